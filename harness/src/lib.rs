@@ -1,0 +1,1 @@
+//! mcp-harness library (work in progress).

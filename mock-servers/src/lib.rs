@@ -1,0 +1,1 @@
+//! mcp-mock library (work in progress).

@@ -1,0 +1,1 @@
+//! TODO(module owner): see lib.rs Layout.

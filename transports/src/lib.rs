@@ -1,0 +1,37 @@
+//! The bundled MCP client transports, the client handshake and the reconnecting manager.
+//!
+//! Behaviour contract: `SPEC.md` (§2 trait, §3 stdio, §4 Streamable HTTP, §5 legacy SSE,
+//! §6 client, §7 manager). The harness checks every rule of it through scenarios.
+//!
+//! # Layout
+//!
+//! - [`message`] — JSON-RPC 2.0 shapes and request ids; classifying an inbound value.
+//! - [`error`] — [`TransportError`], the one error enum; its `Display` is SPEC's exact text.
+//! - [`config`] — per-connection settings and timeout resolution (`MCP_TIMEOUT_MS`).
+//! - [`transport`] — the [`Transport`] trait, [`Handlers`], [`RequestOptions`].
+//! - [`pending`] — id allocation, the pending-request map and inbound dispatch, shared by
+//!   every transport so they all correlate and report alike.
+//! - [`stdio`] — newline-delimited JSON over a child process.
+//! - [`sse`] — a byte-level WHATWG server-sent-events parser.
+//! - [`http`] — Streamable HTTP (stateful 2025-x revisions).
+//! - [`legacy_sse`] — the 2024-11-05 HTTP+SSE transport.
+//! - [`client`] — the MCP handshake and answering server-to-client requests.
+//!
+//! This crate never depends on the mock servers, so a mock can never share a bug with the
+//! client it tests.
+
+pub mod client;
+pub mod config;
+pub mod error;
+pub mod http;
+pub mod legacy_sse;
+pub mod message;
+pub mod pending;
+pub mod sse;
+pub mod stdio;
+pub mod transport;
+
+pub use config::{TransportConfig, resolve_timeout};
+pub use error::{Acceptance, ErrorKind, TransportError};
+pub use message::{Inbound, RequestId, RpcError};
+pub use transport::{Diagnostics, Handlers, RequestOptions, Transport};

@@ -1,0 +1,96 @@
+//! The [`Transport`] trait every bundled transport implements (SPEC §2), and the handlers
+//! through which it reports what it cannot return to a caller.
+
+use crate::error::TransportError;
+use crate::message::RpcError;
+use futures::future::BoxFuture;
+use serde_json::Value;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Called once when the transport closes, whatever the cause.
+pub type CloseHandler = Arc<dyn Fn() + Send + Sync>;
+/// Called for every problem no caller will see: protocol violations, dropped lines, late or
+/// unknown responses, listener failures.
+pub type ErrorHandler = Arc<dyn Fn(&TransportError) + Send + Sync>;
+/// Called for every server notification: `(method, params)`.
+pub type NotificationHandler = Arc<dyn Fn(&str, &Value) + Send + Sync>;
+/// Answers a server-to-client request: `(method, params)` → result or JSON-RPC error.
+pub type RequestHandler = Arc<dyn Fn(String, Value) -> BoxFuture<'static, Result<Value, RpcError>> + Send + Sync>;
+
+/// The callbacks a transport reports through. All optional; a server request with no
+/// `on_request` handler is answered `-32601 Method not found`.
+#[derive(Clone, Default)]
+pub struct Handlers {
+    /// See [`CloseHandler`].
+    pub on_close: Option<CloseHandler>,
+    /// See [`ErrorHandler`].
+    pub on_error: Option<ErrorHandler>,
+    /// See [`NotificationHandler`].
+    pub on_notification: Option<NotificationHandler>,
+    /// See [`RequestHandler`].
+    pub on_request: Option<RequestHandler>,
+}
+
+impl std::fmt::Debug for Handlers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handlers")
+            .field("on_close", &self.on_close.is_some())
+            .field("on_error", &self.on_error.is_some())
+            .field("on_notification", &self.on_notification.is_some())
+            .field("on_request", &self.on_request.is_some())
+            .finish()
+    }
+}
+
+/// Per-request options.
+#[derive(Debug, Clone, Default)]
+pub struct RequestOptions {
+    /// Overrides the connection's resolved timeout for this request; `Some(0)` disables it.
+    pub timeout_ms: Option<u64>,
+    /// Cancelling this token rejects the request and tells the server (SPEC §2).
+    pub cancel: Option<CancellationToken>,
+}
+
+/// Counters and buffers a transport keeps for diagnostics; the harness reports them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Diagnostics {
+    /// Responses that arrived for a request already timed out or cancelled (dropped).
+    pub late_responses: u64,
+    /// Responses whose id matched no request, ever (dropped).
+    pub unknown_responses: u64,
+    /// Inbound messages dropped as malformed or not JSON-RPC.
+    pub protocol_violations: u64,
+    /// Inbound messages dropped for exceeding the size cap.
+    pub oversize_dropped: u64,
+    /// The last bytes the server wrote to stderr (stdio only), lossily decoded.
+    pub stderr_tail: String,
+}
+
+/// A connected (or once-connected) MCP transport. Implementations are cheap to share
+/// behind an `Arc`; every method takes `&self`.
+#[async_trait::async_trait]
+pub trait Transport: Send + Sync {
+    /// Sends a request and waits for its response, its timeout or its cancellation.
+    async fn request(&self, method: &str, params: Option<Value>, options: RequestOptions) -> Result<Value, TransportError>;
+
+    /// Sends a notification. A write failure is returned, never swallowed.
+    async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), TransportError>;
+
+    /// Closes the transport: pending requests fail with `Transport closed`, the close handler
+    /// fires once, and every resource (process, sockets) is released. Bounded in time.
+    async fn close(&self);
+
+    /// Whether requests can be sent.
+    fn is_connected(&self) -> bool;
+
+    /// A snapshot of the diagnostic counters.
+    fn diagnostics(&self) -> Diagnostics;
+
+    /// The protocol revision negotiated for this transport, once known (HTTP transports use
+    /// it for `MCP-Protocol-Version`); the client sets it after `initialize`.
+    fn set_protocol_version(&self, _version: &str) {}
+
+    /// Called by the client after `notifications/initialized` (HTTP starts its GET listener).
+    async fn on_initialized(&self) {}
+}
