@@ -1,1 +1,30 @@
-//! mcp-harness library (work in progress).
+//! The MCP client-transport conformance harness: runs scenario files against a client,
+//! records what crossed the wire, checks it and snapshots it.
+//!
+//! # Layout
+//!
+//! - [`target`] — which client runs: the bundled transports or an external command.
+//! - [`discover`] — finding and loading scenario files.
+//! - [`runner`] — one run per scenario × transport, under a deadline, in parallel.
+//! - [`bundled`] — driving the bundled transports through a client plan, in-process.
+//! - [`outcome`] — what the client reported, per plan step.
+//! - [`checks`] — the scenario's checks and the always-on rules.
+//! - [`render`] — the normalised, redacted transcript that snapshots hold.
+//! - [`snapshot`] — comparing and updating insta-format `.snap` files.
+//! - [`report`] — terminal summary, `results.json`, JUnit XML.
+//! - [`error`] — [`HarnessError`], the crate's one error enum.
+
+pub mod bundled;
+pub mod checks;
+pub mod discover;
+pub mod error;
+pub mod outcome;
+pub mod render;
+pub mod report;
+pub mod runner;
+pub mod snapshot;
+pub mod target;
+
+pub use error::HarnessError;
+pub use runner::{RunConfig, RunResult, Status};
+pub use target::Target;

@@ -1,1 +1,134 @@
-fn main() {}
+//! `mcp-harness`: a thin binary over the `mcp_harness` library. See `mcp-harness --help`.
+
+use clap::{Parser, Subcommand};
+use mcp_harness::runner::{self, RunConfig};
+use mcp_harness::{HarnessError, Target, discover, report};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+const EXIT_CODES: &str = "Exit codes:
+  0  every run passed (or was skipped for the target)
+  1  at least one run failed or errored
+  2  bad usage: unknown target, missing path, invalid scenario file";
+
+/// Runs MCP client-transport scenarios against a client, checks the wire and snapshots it.
+#[derive(Parser, Debug)]
+#[command(name = "mcp-harness", version, after_help = EXIT_CODES)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run scenarios and write reports/results.json and reports/junit.xml.
+    Run {
+        /// Scenario files or folders (searched recursively for *.yaml).
+        #[arg(default_value = "scenarios")]
+        paths: Vec<PathBuf>,
+        /// The client under test: bundled, bundled:stdio, bundled:http, bundled:legacy-sse,
+        /// or cmd:"<command line>".
+        #[arg(long, short, default_value = "bundled")]
+        target: String,
+        /// How many runs at once (default: 4 per core; runs mostly wait on timers).
+        #[arg(short = 'j', long)]
+        jobs: Option<usize>,
+        /// Write snapshots instead of comparing them.
+        #[arg(long)]
+        update_snapshots: bool,
+        /// Where to write results.json and junit.xml.
+        #[arg(long, default_value = "reports")]
+        reports: PathBuf,
+        /// Print only failures and the totals.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Load and validate scenario files without running them.
+    Check {
+        /// Scenario files or folders.
+        #[arg(default_value = "scenarios")]
+        paths: Vec<PathBuf>,
+    },
+    /// Print the JSON Schema of the scenario format (committed as scenarios/schema.json).
+    Schema,
+    /// Run the mock server (same as the `mcp-mock` binary; see `mcp-harness mock --help`).
+    Mock,
+}
+
+fn main() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // `mock` hands every remaining argument to the mock's own CLI untouched.
+    if args.get(1).is_some_and(|a| a == "mock") {
+        let rest = std::iter::once("mcp-harness mock".into()).chain(args.into_iter().skip(2));
+        std::process::exit(mcp_mock::cli::run(rest));
+    }
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("MCP_HARNESS_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Command::Run { paths, target, jobs, update_snapshots, reports, quiet } => {
+            match run(paths, &target, jobs, update_snapshots, reports, quiet) {
+                Ok(code) => code,
+                Err(errors) => {
+                    for e in &errors {
+                        eprintln!("mcp-harness: {e}");
+                    }
+                    errors.first().map(HarnessError::exit_code).unwrap_or(2)
+                }
+            }
+        }
+        Command::Check { paths } => match discover::scenario_files(&paths).map_err(|e| vec![e]).and_then(|f| discover::load_all(&f)) {
+            Ok(loaded) => {
+                println!("{} scenario files are valid", loaded.len());
+                0
+            }
+            Err(errors) => {
+                for e in &errors {
+                    eprintln!("mcp-harness: {e}");
+                }
+                2
+            }
+        },
+        Command::Schema => {
+            print!("{}", mcp_mock::schema::schema_json());
+            0
+        }
+        Command::Mock => unreachable_mock(),
+    };
+    std::process::exit(code);
+}
+
+fn unreachable_mock() -> i32 {
+    // Handled before clap parses; kept so `--help` lists the subcommand.
+    mcp_mock::cli::run(["mcp-harness mock", "--help"])
+}
+
+fn run(paths: Vec<PathBuf>, target: &str, jobs: Option<usize>, update: bool, reports: PathBuf, quiet: bool) -> Result<i32, Vec<HarnessError>> {
+    let target = Target::parse(target).map_err(|e| vec![e])?;
+    let files = discover::scenario_files(&paths).map_err(|e| vec![e])?;
+    let scenarios = discover::load_all(&files)?;
+    let exe = std::env::current_exe().map_err(|e| vec![HarnessError::io("finding the mcp-harness executable", e)])?;
+    let config = Arc::new(RunConfig {
+        target: target.clone(),
+        mock_command: vec![exe.display().to_string(), "mock".into()],
+        update_snapshots: update,
+        compare_snapshots: true,
+    });
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+    let parallel = jobs.unwrap_or(cores * 4);
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| vec![HarnessError::io("starting the runtime", e)])?;
+    let started = Instant::now();
+    let results = runtime.block_on(runner::run_all(runner::jobs(scenarios, &target), config, parallel));
+    let wall_ms = started.elapsed().as_millis() as u64;
+    let mut summary = report::summary(&results, wall_ms);
+    if quiet {
+        summary = summary.lines().filter(|l| !l.starts_with("PASS") && !l.starts_with("SKIP")).collect::<Vec<_>>().join("\n") + "\n";
+    }
+    print!("{summary}");
+    report::write(&reports, &results, wall_ms).map_err(|e| vec![e])?;
+    let totals = report::Totals::of(&results);
+    Ok(if totals.failed + totals.error > 0 { 1 } else { 0 })
+}

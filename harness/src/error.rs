@@ -1,0 +1,40 @@
+//! The crate's one error enum. Every variant says what happened and what to do.
+
+use std::path::PathBuf;
+
+/// What stops the harness from running (as opposed to a scenario that fails).
+#[derive(Debug, thiserror::Error)]
+pub enum HarnessError {
+    /// A path given on the command line does not exist.
+    #[error("no such file or directory: {0} (give scenario files or folders, e.g. scenarios/stdio)")]
+    MissingPath(PathBuf),
+    /// A target name that is not known.
+    #[error("unknown target {0:?}: use bundled, bundled:stdio, bundled:http, bundled:legacy-sse or cmd:\"<command line>\"")]
+    UnknownTarget(String),
+    /// A scenario file failed to load (the message names file:line:column and the field).
+    #[error(transparent)]
+    Scenario(#[from] mcp_mock::MockError),
+    /// No scenario matched the paths.
+    #[error("no scenario files (*.yaml) found under {0}")]
+    NoScenarios(String),
+    /// Writing reports or snapshots failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+impl HarnessError {
+    /// Wraps an I/O error with what was being done.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        HarnessError::Io { context: context.into(), source }
+    }
+
+    /// The process exit code for this error (documented in `mcp-harness --help`).
+    pub fn exit_code(&self) -> i32 {
+        2
+    }
+}

@@ -1,0 +1,143 @@
+//! Reports: a terminal summary for people, `results.json` and JUnit XML for CI.
+
+use crate::runner::{RunResult, Status};
+use crate::snapshot::SnapshotStatus;
+use crate::error::HarnessError;
+use quick_xml::escape::escape;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Totals by status.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct Totals {
+    /// Runs that passed.
+    pub passed: usize,
+    /// Runs that failed.
+    pub failed: usize,
+    /// Runs skipped for the target.
+    pub skipped: usize,
+    /// Runs the harness could not run.
+    pub error: usize,
+}
+
+impl Totals {
+    /// Counts results.
+    pub fn of(results: &[RunResult]) -> Self {
+        let mut t = Totals::default();
+        for r in results {
+            match r.status {
+                Status::Passed => t.passed += 1,
+                Status::Failed => t.failed += 1,
+                Status::Skipped => t.skipped += 1,
+                Status::Error => t.error += 1,
+            }
+        }
+        t
+    }
+}
+
+/// One line per run that did not pass, with its reasons, then the totals line.
+pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
+    let mut s = String::new();
+    for r in results {
+        let label = format!("{} [{}, {}]", r.scenario, r.transport, r.target);
+        match r.status {
+            Status::Passed => {
+                let _ = writeln!(s, "PASS  {label} ({} ms)", r.duration_ms);
+            }
+            Status::Skipped => {
+                let _ = writeln!(s, "SKIP  {label}: {}", r.reason.as_deref().unwrap_or(""));
+            }
+            Status::Error => {
+                let _ = writeln!(s, "ERROR {label}: {}", r.reason.as_deref().unwrap_or(""));
+            }
+            Status::Failed => {
+                let _ = writeln!(s, "FAIL  {label} — {}", r.path.display());
+                for f in &r.failures {
+                    let _ = writeln!(s, "      {}: {}", f.check, f.message);
+                }
+                match &r.snapshot {
+                    SnapshotStatus::Mismatch { path, diff } => {
+                        let _ = writeln!(s, "      snapshot {} differs ({})", path.display(), "review with `cargo insta review` or rerun with --update-snapshots");
+                        for line in diff.lines() {
+                            let _ = writeln!(s, "        {line}");
+                        }
+                    }
+                    SnapshotStatus::Missing { path } => {
+                        let _ = writeln!(s, "      snapshot {} is missing (rerun with --update-snapshots to create it)", path.display());
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    let t = Totals::of(results);
+    let _ = writeln!(s, "{} passed, {} failed, {} skipped, {} errors in {:.2}s", t.passed, t.failed, t.skipped, t.error, wall_ms as f64 / 1000.0);
+    s
+}
+
+/// Writes `results.json` and `junit.xml` into `dir`.
+pub fn write(dir: &Path, results: &[RunResult], wall_ms: u64) -> Result<(), HarnessError> {
+    std::fs::create_dir_all(dir).map_err(|e| HarnessError::io(format!("creating {}", dir.display()), e))?;
+    #[derive(Serialize)]
+    struct Doc<'a> {
+        totals: Totals,
+        wall_ms: u64,
+        runs: &'a [RunResult],
+    }
+    let json = serde_json::to_string_pretty(&Doc { totals: Totals::of(results), wall_ms, runs: results }).unwrap_or_default();
+    let json = crate::render::redact(&json);
+    std::fs::write(dir.join("results.json"), json).map_err(|e| HarnessError::io("writing results.json", e))?;
+    std::fs::write(dir.join("junit.xml"), junit(results, wall_ms)).map_err(|e| HarnessError::io("writing junit.xml", e))?;
+    Ok(())
+}
+
+/// JUnit XML: one testsuite per target, one testcase per run.
+pub fn junit(results: &[RunResult], wall_ms: u64) -> String {
+    let t = Totals::of(results);
+    let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        x,
+        "<testsuites name=\"mcp-harness\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3}\">",
+        results.len(),
+        t.failed,
+        t.error,
+        t.skipped,
+        wall_ms as f64 / 1000.0
+    );
+    let _ = writeln!(x, "  <testsuite name=\"scenarios\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">", results.len(), t.failed, t.error, t.skipped);
+    for r in results {
+        let name = escape(format!("{} [{}]", r.scenario, r.transport)).into_owned();
+        let class = escape(r.target.clone()).into_owned();
+        let _ = write!(x, "    <testcase name=\"{name}\" classname=\"{class}\" file=\"{}\" time=\"{:.3}\"", escape(r.path.display().to_string()), r.duration_ms as f64 / 1000.0);
+        match r.status {
+            Status::Passed => x.push_str("/>\n"),
+            Status::Skipped => {
+                let _ = writeln!(x, ">\n      <skipped message=\"{}\"/>\n    </testcase>", escape(r.reason.clone().unwrap_or_default()));
+            }
+            Status::Error => {
+                let _ = writeln!(x, ">\n      <error message=\"{}\"/>\n    </testcase>", escape(r.reason.clone().unwrap_or_default()));
+            }
+            Status::Failed => {
+                let mut body: Vec<String> = r.failures.iter().map(|f| format!("{}: {}", f.check, f.message)).collect();
+                if let SnapshotStatus::Mismatch { diff, .. } = &r.snapshot {
+                    body.push(format!("snapshot differs\n{diff}"));
+                }
+                if let SnapshotStatus::Missing { path } = &r.snapshot {
+                    body.push(format!("snapshot {} missing", path.display()));
+                }
+                let first = body.first().cloned().unwrap_or_default();
+                let body = crate::render::redact(&body.join("\n"));
+                let _ = writeln!(
+                    x,
+                    ">\n      <failure message=\"{}\">{}</failure>\n    </testcase>",
+                    escape(crate::render::redact(&first)),
+                    escape(body)
+                );
+            }
+        }
+    }
+    x.push_str("  </testsuite>\n</testsuites>\n");
+    x
+}

@@ -1,0 +1,236 @@
+//! Running scenarios: one run = one scenario × one transport × one target, under a deadline,
+//! in its own temp dir; many runs in parallel.
+
+use crate::bundled::{self, Endpoint};
+use crate::checks::{self, CheckResult};
+use crate::outcome::{ClientOutcome, StepOutcome, StepStatus};
+use crate::render;
+use crate::snapshot::{self, SnapshotStatus};
+use crate::target::Target;
+use mcp_mock::Scenario;
+use mcp_mock::record::{self, WireEvent};
+use mcp_mock::scenario::TransportName;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Every check held and the snapshot matched.
+    Passed,
+    /// A check failed or the snapshot differed.
+    Failed,
+    /// The target cannot run this scenario (the reason says why).
+    Skipped,
+    /// The harness itself could not run it.
+    Error,
+}
+
+/// The result of one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    /// The scenario's name.
+    pub scenario: String,
+    /// The scenario file.
+    pub path: PathBuf,
+    /// The transport it ran over.
+    pub transport: &'static str,
+    /// The target, as given.
+    pub target: String,
+    /// How it ended.
+    pub status: Status,
+    /// Wall time.
+    pub duration_ms: u64,
+    /// The checks that failed, with messages.
+    pub failures: Vec<CheckResult>,
+    /// Why the run was skipped or errored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The snapshot comparison.
+    pub snapshot: SnapshotStatus,
+    /// The rendered, normalised transcript (what the snapshot holds).
+    #[serde(skip)]
+    pub transcript: String,
+    /// Each plan step's outcome.
+    pub steps: Vec<StepOutcome>,
+    /// The pids of the mock processes this run started (one per connection).
+    #[serde(skip)]
+    pub mock_pids: Vec<u32>,
+}
+
+/// Settings shared by every run.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// The client under test.
+    pub target: Target,
+    /// The command line that starts the mock, before its own arguments
+    /// (e.g. `[<path to mcp-harness>, "mock"]`).
+    pub mock_command: Vec<String>,
+    /// Write snapshots instead of comparing them.
+    pub update_snapshots: bool,
+    /// Compare snapshots at all (the cargo-test driver lets insta do it).
+    pub compare_snapshots: bool,
+}
+
+/// One unit of work: a scenario file on one transport.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// The file.
+    pub path: PathBuf,
+    /// The loaded scenario.
+    pub scenario: Arc<Scenario>,
+    /// The transport.
+    pub transport: TransportName,
+}
+
+/// Expands scenarios into jobs for the target (one per transport it covers).
+pub fn jobs(scenarios: Vec<(PathBuf, Scenario)>, target: &Target) -> Vec<Job> {
+    let mut jobs = Vec::new();
+    for (path, scenario) in scenarios {
+        let scenario = Arc::new(scenario);
+        for transport in scenario.transport.to_vec() {
+            if target.covers(transport) {
+                jobs.push(Job { path: path.clone(), scenario: scenario.clone(), transport });
+            }
+        }
+    }
+    jobs
+}
+
+/// Runs jobs with at most `parallel` at once; results come back in job order.
+pub async fn run_all(jobs: Vec<Job>, config: Arc<RunConfig>, parallel: usize) -> Vec<RunResult> {
+    let semaphore = Arc::new(tokio::sync::Semaphore::new(parallel.max(1)));
+    let mut handles = Vec::new();
+    for job in jobs {
+        let (semaphore, config) = (semaphore.clone(), config.clone());
+        handles.push(tokio::spawn(async move {
+            let _permit = semaphore.acquire_owned().await;
+            run_one(&job, &config).await
+        }));
+    }
+    let mut results = Vec::new();
+    for h in handles {
+        match h.await {
+            Ok(r) => results.push(r),
+            Err(e) => tracing::error!(error = %e, "a run task failed"),
+        }
+    }
+    results
+}
+
+/// Runs one job: mock + client under the scenario's deadline, then checks and snapshot.
+pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
+    let started = Instant::now();
+    let scenario = &job.scenario;
+    let mut result = RunResult {
+        scenario: scenario.name.clone(),
+        path: job.path.clone(),
+        transport: job.transport.as_str(),
+        target: config.target.to_string(),
+        status: Status::Error,
+        duration_ms: 0,
+        failures: Vec::new(),
+        reason: None,
+        snapshot: SnapshotStatus::NotCompared,
+        transcript: String::new(),
+        steps: Vec::new(),
+        mock_pids: Vec::new(),
+    };
+    let run_dir = match tempfile::Builder::new().prefix("mcp-run-").tempdir() {
+        Ok(d) => d,
+        Err(e) => {
+            result.reason = Some(format!("cannot create a temp dir: {e}"));
+            return result;
+        }
+    };
+    if job.transport != TransportName::Stdio || !config.target.is_bundled() {
+        result.status = Status::Skipped;
+        result.reason = Some(format!("{} over {} is not supported yet", config.target, job.transport.as_str()));
+        return result;
+    }
+
+    let deadline = Duration::from_millis(scenario.deadline_ms);
+    let mut mock = config.mock_command.clone();
+    mock.extend([
+        "stdio".to_string(),
+        "--scenario".into(),
+        absolute(&job.path).display().to_string(),
+        "--run-dir".into(),
+        run_dir.path().display().to_string(),
+        "--deadline-ms".into(),
+        (scenario.deadline_ms + 2000).to_string(),
+    ]);
+    let out = Arc::new(Mutex::new(ClientOutcome::default()));
+    let plan = bundled::run_plan(scenario, job.transport, Endpoint::Command(mock), out.clone());
+    let hung = tokio::time::timeout(deadline, plan).await.is_err();
+    // The plan future (and with it the transport) is gone; make sure no mock outlives the run.
+    let connections = reap_and_read(run_dir.path()).await;
+    result.mock_pids = connections
+        .iter()
+        .flatten()
+        .filter_map(|e| match e {
+            WireEvent::Started { pid } => Some(*pid),
+            _ => None,
+        })
+        .collect();
+
+    let mut outcome = std::mem::take(&mut *out.lock().unwrap_or_else(|e| e.into_inner()));
+    outcome.hung = hung;
+    for n in outcome.steps.len()..scenario.client.len() {
+        outcome.steps.push(StepOutcome {
+            step: n + 1,
+            what: render::describe_step(&scenario.client[n]),
+            status: StepStatus::NotRun,
+            result: None,
+            error: hung.then(|| format!("run deadline of {}ms expired", scenario.deadline_ms)),
+            elapsed_ms: 0,
+        });
+    }
+
+    result.failures = checks::evaluate(scenario, &config.target, &outcome, &connections);
+    result.transcript = render::transcript(scenario, job.transport, &config.target, &outcome, &connections, run_dir.path());
+    if config.compare_snapshots {
+        let path = snapshot::path_for(&job.path, scenario, job.transport, &config.target);
+        result.snapshot = snapshot::compare_or_update(&path, &job.path, &result.transcript, config.update_snapshots);
+    }
+    let snapshot_ok = !matches!(result.snapshot, SnapshotStatus::Mismatch { .. } | SnapshotStatus::Missing { .. });
+    result.status = if result.failures.is_empty() && snapshot_ok { Status::Passed } else { Status::Failed };
+    result.steps = outcome.steps;
+    result.duration_ms = started.elapsed().as_millis() as u64;
+    result
+}
+
+/// Reads the run's records and kills any mock that is still alive (its whole process group).
+/// Waits on nothing but the kill itself, bounded.
+async fn reap_and_read(run_dir: &Path) -> Vec<Vec<WireEvent>> {
+    let connections = record::read_run(run_dir);
+    for events in &connections {
+        let exited = events.iter().any(|e| matches!(e, WireEvent::Exit { .. }));
+        let pid = events.iter().find_map(|e| match e {
+            WireEvent::Started { pid } => Some(*pid),
+            _ => None,
+        });
+        if let (false, Some(pid)) = (exited, pid) {
+            kill_group(pid).await;
+        }
+    }
+    // Re-read: the kill may have let the mock record its last events.
+    record::read_run(run_dir)
+}
+
+async fn kill_group(pid: u32) {
+    use nix::sys::signal::{Signal, kill, killpg};
+    use nix::unistd::Pid;
+    let pid = Pid::from_raw(pid as i32);
+    // The mock runs in its own process group (pgid = pid) when a transport spawned it; the
+    // in-process transport's child handle reaps it.
+    let _ = killpg(pid, Signal::SIGKILL);
+    let _ = kill(pid, Signal::SIGKILL);
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}

@@ -1,0 +1,167 @@
+//! Snapshots: insta-format `.snap` files beside their scenario. The harness compares them
+//! itself (so `mcp-harness run` needs no test runner) the way insta does, and writes
+//! `.snap.new` on a mismatch so `cargo insta review` can accept it.
+
+use crate::target::Target;
+use mcp_mock::Scenario;
+use mcp_mock::scenario::TransportName;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// The result of comparing a run's transcript with its snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum SnapshotStatus {
+    /// Not compared (e.g. under `cargo test`, where insta compares).
+    NotCompared,
+    /// The snapshot matched.
+    Matched,
+    /// The snapshot was written (`--update-snapshots`).
+    Updated {
+        /// The file.
+        path: PathBuf,
+    },
+    /// There is no snapshot yet.
+    Missing {
+        /// The file that should exist.
+        path: PathBuf,
+    },
+    /// The transcript differs from the snapshot.
+    Mismatch {
+        /// The file.
+        path: PathBuf,
+        /// The first differing lines.
+        diff: String,
+    },
+}
+
+/// The snapshot name for a run: the scenario file's stem, plus `@<transport>` when the
+/// scenario runs over several transports, plus `@<client>` for non-bundled targets.
+pub fn name_for(scenario_path: &Path, scenario: &Scenario, transport: TransportName, target: &Target) -> String {
+    let stem = scenario_path.file_stem().and_then(|s| s.to_str()).unwrap_or(&scenario.name);
+    let mut name = stem.to_string();
+    if scenario.transport.to_vec().len() > 1 {
+        name.push('@');
+        name.push_str(transport.as_str());
+    }
+    if let Target::Cmd(line) = target {
+        name.push('@');
+        name.push_str(&client_slug(line));
+    }
+    name
+}
+
+/// The snapshot file for a run, beside the scenario.
+pub fn path_for(scenario_path: &Path, scenario: &Scenario, transport: TransportName, target: &Target) -> PathBuf {
+    let dir = scenario_path.parent().unwrap_or(Path::new("."));
+    dir.join(format!("{}.snap", name_for(scenario_path, scenario, transport, target)))
+}
+
+/// A file-name-safe label for an external client command line.
+pub fn client_slug(line: &str) -> String {
+    let slug: String = line
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .collect::<String>()
+        .split('-')
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("-");
+    slug.chars().take(60).collect()
+}
+
+/// The body of a `.snap` file: everything after its `---` header.
+pub fn read_body(text: &str) -> &str {
+    let Some(rest) = text.strip_prefix("---\n") else { return text };
+    match rest.find("\n---\n") {
+        Some(i) => &rest[i + 5..],
+        None => text,
+    }
+}
+
+fn normalise(s: &str) -> String {
+    s.trim_end().replace("\r\n", "\n")
+}
+
+/// The full file text insta would write for this transcript.
+pub fn file_text(scenario_path: &Path, transcript: &str) -> String {
+    let source = scenario_path.to_string_lossy().replace('\\', "/");
+    let source = match source.find("scenarios/") {
+        Some(i) => source[i..].to_string(),
+        None => source,
+    };
+    format!("---\nsource: {source}\nexpression: transcript\n---\n{}\n", transcript.trim_end())
+}
+
+/// Compares `transcript` with the snapshot at `path`, or writes it when `update` is set.
+pub fn compare_or_update(path: &Path, scenario_path: &Path, transcript: &str, update: bool) -> SnapshotStatus {
+    let existing = std::fs::read_to_string(path).ok();
+    if let Some(text) = &existing {
+        if normalise(read_body(text)) == normalise(transcript) {
+            let _ = std::fs::remove_file(new_path(path));
+            return SnapshotStatus::Matched;
+        }
+    }
+    if update {
+        return match std::fs::write(path, file_text(scenario_path, transcript)) {
+            Ok(()) => {
+                let _ = std::fs::remove_file(new_path(path));
+                SnapshotStatus::Updated { path: path.into() }
+            }
+            Err(e) => SnapshotStatus::Mismatch { path: path.into(), diff: format!("cannot write the snapshot: {e}") },
+        };
+    }
+    // Like insta: leave a .snap.new for `cargo insta review`, except on CI.
+    if std::env::var_os("CI").is_none() {
+        let _ = std::fs::write(new_path(path), file_text(scenario_path, transcript));
+    }
+    match existing {
+        None => SnapshotStatus::Missing { path: path.into() },
+        Some(text) => SnapshotStatus::Mismatch { path: path.into(), diff: first_difference(&normalise(read_body(&text)), &normalise(transcript)) },
+    }
+}
+
+fn new_path(path: &Path) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(".new");
+    PathBuf::from(p)
+}
+
+/// A short diff: the first differing line, with its neighbours.
+pub fn first_difference(old: &str, new: &str) -> String {
+    let (a, b): (Vec<&str>, Vec<&str>) = (old.lines().collect(), new.lines().collect());
+    let i = a.iter().zip(&b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
+    let mut out = format!("first difference at line {}:\n", i + 1);
+    for line in a.iter().skip(i).take(3) {
+        out.push_str(&format!("- {line}\n"));
+    }
+    for line in b.iter().skip(i).take(3) {
+        out.push_str(&format!("+ {line}\n"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn body_after_header() {
+        assert_eq!(read_body("---\nsource: x\n---\nhello\n"), "hello\n");
+        assert_eq!(read_body("plain"), "plain");
+    }
+
+    #[test]
+    fn one_changed_byte_is_a_mismatch() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let snap = dir.path().join("a.snap");
+        std::fs::write(&snap, file_text(Path::new("scenarios/stdio/a.yaml"), "line one\nline two")).expect("write");
+        assert_eq!(compare_or_update(&snap, Path::new("a.yaml"), "line one\nline two\n", false), SnapshotStatus::Matched);
+        assert!(matches!(compare_or_update(&snap, Path::new("a.yaml"), "line one\nline twp", false), SnapshotStatus::Mismatch { .. }));
+    }
+
+    #[test]
+    fn slugs_are_file_safe() {
+        assert_eq!(client_slug("node clients/ts/driver.js --x"), "node-clients-ts-driver-js-x");
+    }
+}

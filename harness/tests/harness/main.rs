@@ -1,0 +1,6 @@
+//! The harness crate's one integration test binary: the scenario library (one test per
+//! scenario file), the CLI's error paths, process hygiene and the committed schema.
+
+mod cli;
+mod hygiene;
+mod scenarios;

@@ -1,0 +1,224 @@
+//! The wire transcript as the mock sees it: one JSON object per line in
+//! `<run-dir>/conn-<n>.jsonl`, written with one `write` per event so that a mock killed by
+//! SIGKILL loses nothing it had recorded.
+
+use crate::error::MockError;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Bytes longer than this are recorded as a prefix plus their full length.
+pub const RECORD_PREFIX_BYTES: usize = 1024;
+
+/// Recorded bytes: UTF-8 text when valid, else hex; truncated past [`RECORD_PREFIX_BYTES`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recorded {
+    /// The (prefix of the) bytes as text, when valid UTF-8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The (prefix of the) bytes as hex, when not valid UTF-8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hex: Option<String>,
+    /// The full length in bytes.
+    pub len: usize,
+}
+
+impl Recorded {
+    /// Records `bytes`, keeping a bounded prefix.
+    pub fn of(bytes: &[u8]) -> Self {
+        let keep = &bytes[..bytes.len().min(RECORD_PREFIX_BYTES)];
+        match std::str::from_utf8(keep) {
+            Ok(t) => Recorded { text: Some(t.into()), hex: None, len: bytes.len() },
+            // A prefix cut in the middle of a character is still text up to the cut.
+            Err(e) if e.error_len().is_none() && bytes.len() > keep.len() => Recorded {
+                text: Some(String::from_utf8_lossy(&keep[..e.valid_up_to()]).into_owned()),
+                hex: None,
+                len: bytes.len(),
+            },
+            Err(_) => Recorded { text: None, hex: Some(hex::encode(keep)), len: bytes.len() },
+        }
+    }
+
+    /// Whether only a prefix was kept.
+    pub fn truncated(&self) -> bool {
+        let kept = self.text.as_ref().map(|t| t.len()).or(self.hex.as_ref().map(|h| h.len() / 2)).unwrap_or(0);
+        kept < self.len
+    }
+}
+
+/// One event on the wire or in the mock's life.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum WireEvent {
+    /// The mock started serving this connection.
+    Started {
+        /// The mock's pid (its process group id too when spawned in its own group).
+        pid: u32,
+    },
+    /// One line the client wrote (without its `\n`); `json` when it parsed.
+    FromClient {
+        /// Microseconds since the mock started.
+        t_us: u64,
+        /// The bytes.
+        bytes: Recorded,
+        /// The parsed JSON, if the line was valid JSON.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        json: Option<Value>,
+        /// False when the stream ended without a final newline.
+        terminated: bool,
+    },
+    /// Bytes the mock wrote to the client in one write.
+    ToClient {
+        /// Microseconds since the mock started.
+        t_us: u64,
+        /// The bytes.
+        bytes: Recorded,
+        /// Why the mock wrote them (`reply`, `auto -32601`, `send`…).
+        why: String,
+    },
+    /// Bytes the mock wrote to stderr.
+    Stderr {
+        /// Microseconds since the mock started.
+        t_us: u64,
+        /// The bytes.
+        bytes: Recorded,
+    },
+    /// The client closed the mock's stdin.
+    StdinEof {
+        /// Microseconds since the mock started.
+        t_us: u64,
+    },
+    /// A signal arrived.
+    Signal {
+        /// Microseconds since the mock started.
+        t_us: u64,
+        /// E.g. `SIGTERM`.
+        name: String,
+        /// Whether the script told the mock to ignore it.
+        ignored: bool,
+    },
+    /// A script label bound to a wire id: a client request an `expect … as:` consumed, or a
+    /// server-to-client request the script sent. Checks refer to requests by label.
+    Labelled {
+        /// The label.
+        label: String,
+        /// The JSON-RPC id on the wire.
+        id: Value,
+        /// The method.
+        method: String,
+    },
+    /// How far the script got; written as each step starts and when the script ends.
+    Script {
+        /// Steps started (1-based index of the last step reached; 0 = none).
+        reached: usize,
+        /// Steps in this connection's script.
+        total: usize,
+        /// Whether the script ran to its end (a `stall` counts as its end).
+        finished: bool,
+    },
+    /// The mock is exiting.
+    Exit {
+        /// Microseconds since the mock started.
+        t_us: u64,
+        /// The exit code, when exiting normally.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        code: Option<i32>,
+        /// The signal it kills itself with, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signal: Option<String>,
+        /// Why (`stdin EOF`, `script`, `SIGTERM`, `deadline`).
+        why: String,
+    },
+}
+
+/// Appends events to a connection's record file.
+pub struct Recorder {
+    file: Mutex<File>,
+    start: Instant,
+}
+
+impl Recorder {
+    /// Creates (truncates) the record file.
+    pub fn create(path: &Path) -> Result<Self, MockError> {
+        let file = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|e| MockError::io(format!("creating record file {}", path.display()), e))?;
+        Ok(Recorder { file: Mutex::new(file), start: Instant::now() })
+    }
+
+    /// Microseconds since the recorder was created.
+    pub fn now_us(&self) -> u64 {
+        self.start.elapsed().as_micros() as u64
+    }
+
+    /// Writes one event as one line, in one `write` call. Errors are logged, not returned:
+    /// a full disk must not change what the mock does on the wire.
+    pub fn record(&self, event: &WireEvent) {
+        let mut line = serde_json::to_vec(event).unwrap_or_default();
+        line.push(b'\n');
+        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        if let Err(e) = file.write_all(&line) {
+            tracing::error!(error = %e, "cannot write the record file");
+        }
+    }
+}
+
+/// The record file of connection `n` in a run directory.
+pub fn record_path(run_dir: &Path, connection: usize) -> PathBuf {
+    run_dir.join(format!("conn-{connection}.jsonl"))
+}
+
+/// Reads every connection's events, in connection order. A torn last line (the mock was
+/// killed mid-write) is skipped.
+pub fn read_run(run_dir: &Path) -> Vec<Vec<WireEvent>> {
+    let mut connections = Vec::new();
+    for n in 1.. {
+        let Ok(text) = std::fs::read_to_string(record_path(run_dir, n)) else { break };
+        connections.push(text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect());
+    }
+    connections
+}
+
+/// Claims the next connection number in a run directory (1, 2, …), atomically across
+/// processes: a respawned stdio mock learns which part of the script is its own.
+pub fn claim_connection(run_dir: &Path) -> Result<usize, MockError> {
+    for n in 1..10_000 {
+        match OpenOptions::new().write(true).create_new(true).open(run_dir.join(format!("conn-{n}.claim"))) {
+            Ok(_) => return Ok(n),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(MockError::io(format!("claiming a connection in {}", run_dir.display()), e)),
+        }
+    }
+    Err(MockError::io("claiming a connection", std::io::Error::other("too many connections")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_text_hex_and_prefixes() {
+        assert_eq!(Recorded::of(b"hi").text.as_deref(), Some("hi"));
+        assert_eq!(Recorded::of(b"\xff\x00").hex.as_deref(), Some("ff00"));
+        let big = Recorded::of(&vec![b'x'; 5000]);
+        assert!(big.truncated());
+        assert_eq!(big.len, 5000);
+    }
+
+    #[test]
+    fn round_trip_and_claims() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert_eq!(claim_connection(dir.path()).expect("claim"), 1);
+        assert_eq!(claim_connection(dir.path()).expect("claim"), 2);
+        let r = Recorder::create(&record_path(dir.path(), 1)).expect("create");
+        r.record(&WireEvent::StdinEof { t_us: 1 });
+        assert_eq!(read_run(dir.path()), vec![vec![WireEvent::StdinEof { t_us: 1 }]]);
+    }
+}

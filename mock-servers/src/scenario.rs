@@ -1,0 +1,525 @@
+//! The scenario file format (v1): what the client under test is asked to do (`client`),
+//! what the mock server does (`server`), and what must hold afterwards (`checks`).
+//!
+//! The Rust types are the single source of truth: the loader deserialises them strictly
+//! (unknown fields rejected) and `scenarios/schema.json` is generated from them.
+//! Documentation with examples: `scenarios/README.md`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One scenario file.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Unique name; also the snapshot's file name. Lowercase words joined by `-`.
+    pub name: String,
+    /// One sentence: what this scenario proves.
+    pub summary: String,
+    /// The transport(s) this scenario runs over.
+    pub transport: TransportSet,
+    /// The MCP protocol revision the mock speaks, e.g. `2025-11-25`.
+    pub revision: Revision,
+    /// Where the rule comes from: SPEC section, MCP spec page, seed section, or bug URL.
+    #[serde(default)]
+    pub refs: Vec<String>,
+    /// Hard deadline for the whole run in ms; on expiry the client is killed and the run is
+    /// reported as a timeout.
+    #[serde(default = "default_deadline_ms")]
+    pub deadline_ms: u64,
+    /// The client plan: what the client under test is asked to do, in order.
+    pub client: Vec<ClientStep>,
+    /// The server script the mock executes, in order. A `new_connection` step starts the
+    /// script of the client's next connection (a respawn, a new HTTP session).
+    pub server: Vec<ServerStep>,
+    /// What must hold of the outcome and the wire transcript.
+    #[serde(default)]
+    pub checks: Vec<Check>,
+}
+
+fn default_deadline_ms() -> u64 {
+    3000
+}
+
+/// The transports a scenario runs over: one name or a list of names.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum TransportSet {
+    /// A single transport.
+    One(TransportName),
+    /// Several transports; the scenario runs once per transport.
+    Many(Vec<TransportName>),
+}
+
+impl TransportSet {
+    /// The transports as a list.
+    pub fn to_vec(&self) -> Vec<TransportName> {
+        match self {
+            TransportSet::One(t) => vec![*t],
+            TransportSet::Many(ts) => ts.clone(),
+        }
+    }
+}
+
+/// A wire transport.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum TransportName {
+    /// Newline-delimited JSON over a child process's stdin/stdout.
+    Stdio,
+    /// Streamable HTTP.
+    Http,
+    /// Legacy HTTP+SSE (2024-11-05).
+    LegacySse,
+}
+
+impl TransportName {
+    /// The name as written in scenario files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TransportName::Stdio => "stdio",
+            TransportName::Http => "http",
+            TransportName::LegacySse => "legacy-sse",
+        }
+    }
+}
+
+/// An MCP protocol revision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+pub enum Revision {
+    /// 2024-11-05 (legacy HTTP+SSE).
+    #[serde(rename = "2024-11-05")]
+    R2024_11_05,
+    /// 2025-03-26 (Streamable HTTP, batches).
+    #[serde(rename = "2025-03-26")]
+    R2025_03_26,
+    /// 2025-06-18.
+    #[serde(rename = "2025-06-18")]
+    R2025_06_18,
+    /// 2025-11-25.
+    #[serde(rename = "2025-11-25")]
+    R2025_11_25,
+    /// 2026-07-28 (stateless).
+    #[serde(rename = "2026-07-28")]
+    R2026_07_28,
+}
+
+impl Revision {
+    /// The revision string as it appears on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Revision::R2024_11_05 => "2024-11-05",
+            Revision::R2025_03_26 => "2025-03-26",
+            Revision::R2025_06_18 => "2025-06-18",
+            Revision::R2025_11_25 => "2025-11-25",
+            Revision::R2026_07_28 => "2026-07-28",
+        }
+    }
+}
+
+/// A generated payload: `size` copies of `fill`, then `\n` when `newline` is true.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Generate {
+    /// Number of fill bytes.
+    pub size: usize,
+    /// The fill byte, as a one-character ASCII string. Default `x`.
+    #[serde(default = "default_fill")]
+    pub fill: String,
+    /// Append `\n`. Default true.
+    #[serde(default = "default_true")]
+    pub newline: bool,
+}
+
+fn default_fill() -> String {
+    "x".into()
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// How a `reply` corrupts the id it answers with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WrongId {
+    /// The same value with the other JSON type: `2` → `"2"`, `"2"` → `2` when numeric.
+    OtherType,
+    /// `null`.
+    Null,
+    /// An id the client never used.
+    Unknown,
+}
+
+/// One step of the mock's script.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ServerStep {
+    /// Expect `initialize`, reply with a canned result (protocolVersion = the scenario's
+    /// revision unless overridden), then expect `notifications/initialized`.
+    Handshake {
+        /// Overrides the protocolVersion the mock answers with.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        protocol_version: Option<String>,
+        /// Overrides the advertised server capabilities (default `{}`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        capabilities: Option<Value>,
+    },
+    /// Wait for the next client message with this method (request or notification).
+    /// Messages for methods no later `expect` names are answered `-32601` at once.
+    Expect {
+        /// The JSON-RPC method.
+        method: String,
+        /// A label that later steps and checks use to refer to this request.
+        #[serde(default, rename = "as", skip_serializing_if = "Option::is_none")]
+        label: Option<String>,
+    },
+    /// Answer an expected request (the latest one, or the one labelled `to`).
+    Reply {
+        /// The label of the request to answer; default: the latest expected request.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        to: Option<String>,
+        /// The result (default `{}` unless `error` is given).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        result: Option<Value>,
+        /// A JSON-RPC error object instead of a result.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<Value>,
+        /// Answer with a corrupted id.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        wrong_id: Option<WrongId>,
+        /// Pad the result with a `_pad` string so the whole line is about this many bytes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pad_to: Option<usize>,
+        /// Line ending: `lf` (default) or `crlf`.
+        #[serde(default)]
+        line_end: LineEnd,
+    },
+    /// Write raw bytes to the client, optionally split into several writes. Exactly one of
+    /// `text`, `hex`, `base64`, `json`, `generate`.
+    Send {
+        /// Verbatim UTF-8 text (YAML escapes such as `\r\n` apply in double quotes).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+        /// Arbitrary bytes as hex, e.g. `ff fe 0a` (spaces ignored).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hex: Option<String>,
+        /// Arbitrary bytes as standard base64.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        base64: Option<String>,
+        /// Any JSON value, written compactly on one line followed by `\n`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        json: Option<Value>,
+        /// A large payload generated from a size, never stored in the file.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        generate: Option<Generate>,
+        /// Split the bytes into writes of these sizes (the rest goes in a last write).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        chunks: Vec<usize>,
+        /// Delay between split writes, in ms.
+        #[serde(default)]
+        chunk_delay_ms: u64,
+    },
+    /// Send a notification.
+    Notify {
+        /// The method.
+        method: String,
+        /// The params (omitted when absent).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        params: Option<Value>,
+    },
+    /// Send a server-to-client request; `expect_response` waits for the answer.
+    Request {
+        /// The method.
+        method: String,
+        /// The params (omitted when absent).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        params: Option<Value>,
+        /// The label `expect_response` and checks use.
+        #[serde(rename = "as")]
+        label: String,
+    },
+    /// Wait for the client's answer to a server-to-client request.
+    ExpectResponse {
+        /// The label given to the `request` step.
+        to: String,
+    },
+    /// Write to stderr (the client must treat it as a log, never an error). Exactly one of
+    /// `text`, `generate`.
+    Stderr {
+        /// Verbatim UTF-8 text.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+        /// A generated payload.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        generate: Option<Generate>,
+    },
+    /// Do nothing for this long.
+    Delay {
+        /// Milliseconds.
+        ms: u64,
+    },
+    /// Stop executing the script: never answer again (unscripted requests still get -32601).
+    Stall,
+    /// Stop reading stdin, so the client's writes eventually block.
+    StopReading,
+    /// From now on, record SIGTERM and keep running.
+    IgnoreSigterm,
+    /// From now on, keep running after stdin reaches EOF.
+    IgnoreStdinEof,
+    /// Wait until stdin reaches EOF.
+    ExpectEof,
+    /// Exit now, with a code or by a signal (e.g. `SIGKILL`).
+    Exit {
+        /// The exit code (default 0).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        code: Option<i32>,
+        /// A signal to kill the mock with instead.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signal: Option<String>,
+    },
+    /// The steps after this one run on the client's next connection.
+    NewConnection,
+}
+
+/// Line ending for a reply.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LineEnd {
+    /// `\n`.
+    #[default]
+    Lf,
+    /// `\r\n`.
+    Crlf,
+}
+
+/// One step of the client plan.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ClientStep {
+    /// Connect (spawn / open) and, unless `handshake: false`, run the MCP handshake.
+    Connect {
+        /// Run initialize / initialized (default true).
+        #[serde(default = "default_true")]
+        handshake: bool,
+        /// The connection's timeout in ms (`0` disables).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout_ms: Option<u64>,
+        /// Environment for the client (e.g. `MCP_TIMEOUT_MS`).
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        env: std::collections::BTreeMap<String, String>,
+        /// Cap on one inbound message, in bytes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_message_bytes: Option<usize>,
+        /// Use string request ids.
+        #[serde(default)]
+        string_ids: bool,
+        /// Roots the client answers `roots/list` with.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        roots: Vec<Value>,
+    },
+    /// Send a request and wait for its outcome (unless `background`).
+    Request {
+        /// The method.
+        method: String,
+        /// The params.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        params: Option<Value>,
+        /// A per-request timeout override in ms.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout_ms: Option<u64>,
+        /// Do not wait; `await` or `cancel` it later by `as`.
+        #[serde(default)]
+        background: bool,
+        /// The label for `await` / `cancel`.
+        #[serde(default, rename = "as", skip_serializing_if = "Option::is_none")]
+        label: Option<String>,
+    },
+    /// Wait for a background request's outcome (recorded on this step).
+    Await {
+        /// The label of the background request.
+        request: String,
+    },
+    /// Cancel a background request.
+    Cancel {
+        /// The label of the background request.
+        request: String,
+    },
+    /// Send a notification.
+    Notify {
+        /// The method.
+        method: String,
+        /// The params.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        params: Option<Value>,
+    },
+    /// Pause the plan for this long.
+    Wait {
+        /// Milliseconds.
+        ms: u64,
+    },
+    /// Wait until the transport reports closed (bounded by `timeout_ms`, default 1000).
+    WaitClosed {
+        /// Bound in ms.
+        #[serde(default = "default_wait_closed_ms")]
+        timeout_ms: u64,
+    },
+    /// Close the connection.
+    Close,
+}
+
+fn default_wait_closed_ms() -> u64 {
+    1000
+}
+
+/// A check on the outcome or the wire. Written as a one-key mapping, e.g.
+/// `- outcome: {step: 2, ok: true}`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Check {
+    /// The outcome of a plan step (1-based).
+    Outcome(OutcomeCheck),
+    /// The client sent a message with this method (on the given connection, default any).
+    Sent(SentCheck),
+    /// The client never sent a message with this method.
+    NotSent(MethodRef),
+    /// The client's first `first` message precedes its first `then` message.
+    SentBefore(OrderCheck),
+    /// The client sent `notifications/cancelled` for the request the server labelled.
+    Cancelled(CancelledCheck),
+    /// The client's answer to a server-to-client request.
+    Answered(AnsweredCheck),
+    /// The mock received (or did not receive) a signal.
+    Signal(SignalCheck),
+    /// The mock saw its stdin reach EOF.
+    StdinClosed(ConnectionRef),
+    /// The bundled client's diagnostic counters (skipped for external clients).
+    Diagnostics(DiagnosticsCheck),
+    /// The client reported receiving this notification.
+    Notified(MethodRef),
+}
+
+/// See [`Check::Outcome`].
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OutcomeCheck {
+    /// The plan step (1-based).
+    pub step: usize,
+    /// Must the step succeed (`true`) or fail (`false`)?
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ok: Option<bool>,
+    /// The error text must start with this (bundled target only; implies `ok: false`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The result must contain these members (a recursive subset match).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// The step must finish within this many ms (a bound, never a race).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within_ms: Option<u64>,
+    /// The step must take at least this many ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_least_ms: Option<u64>,
+}
+
+/// See [`Check::Sent`].
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SentCheck {
+    /// The method.
+    pub method: String,
+    /// Exactly this many times (default: at least once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<usize>,
+    /// The params must contain these members (recursive subset match).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Value>,
+    /// Only on this connection (1-based).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection: Option<usize>,
+}
+
+/// A method name.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MethodRef {
+    /// The method.
+    pub method: String,
+}
+
+/// See [`Check::SentBefore`].
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OrderCheck {
+    /// The method that must come first.
+    pub first: String,
+    /// The method that must come after.
+    pub then: String,
+}
+
+/// See [`Check::Cancelled`].
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CancelledCheck {
+    /// The server script's label of the cancelled request.
+    pub request: String,
+    /// `false` asserts that no cancellation was sent for it.
+    #[serde(default = "default_true")]
+    pub sent: bool,
+}
+
+/// See [`Check::Answered`].
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnsweredCheck {
+    /// The server `request` step's label.
+    pub request: String,
+    /// The answer's result must contain these members.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// The answer must be an error with this code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<i64>,
+}
+
+/// See [`Check::Signal`].
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SignalCheck {
+    /// The signal name, e.g. `SIGTERM`.
+    pub name: String,
+    /// `false` asserts the signal never arrived.
+    #[serde(default = "default_true")]
+    pub received: bool,
+}
+
+/// A connection number.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConnectionRef {
+    /// The connection (1-based); default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection: Option<usize>,
+}
+
+/// See [`Check::Diagnostics`]. Each given counter must equal the value.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DiagnosticsCheck {
+    /// Inbound messages dropped as malformed or not JSON-RPC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_violations: Option<u64>,
+    /// Responses for timed-out or cancelled requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_responses: Option<u64>,
+    /// Responses with an id never used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unknown_responses: Option<u64>,
+    /// Messages dropped for size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oversize_dropped: Option<u64>,
+    /// The captured stderr must contain this text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr_contains: Option<String>,
+}
