@@ -27,6 +27,7 @@ pub enum Endpoint {
 struct Observed {
     notifications: Mutex<Vec<(String, Value)>>,
     reports: Mutex<Vec<String>>,
+    notified: Notify,
     closed: Notify,
     closed_flag: std::sync::atomic::AtomicBool,
 }
@@ -90,14 +91,15 @@ pub async fn run_plan(scenario: &Scenario, transport: TransportName, endpoint: E
                 .await;
                 ("connect".to_string(), result.map_err(|e| e.to_string()))
             }
-            ClientStep::Request { method, params, timeout_ms, background: bg, label } => {
+            ClientStep::Request { method, params, timeout_ms, background: bg, label, pad_params } => {
+                let params = pad(params.clone(), *pad_params);
                 let what = format!("request {method}");
                 match &conn {
                     None => (what, Err(TransportError::NotConnected.to_string())),
                     Some(t) => {
                         let token = CancellationToken::new();
                         let options = RequestOptions { timeout_ms: *timeout_ms, cancel: Some(token.clone()) };
-                        let (t, method, params) = (t.clone(), method.clone(), params.clone());
+                        let (t, method) = (t.clone(), method.clone());
                         let task: Pending = tokio::spawn(async move {
                             let r = t.request(&method, params, options).await;
                             (r, Instant::now())
@@ -150,6 +152,22 @@ pub async fn run_plan(scenario: &Scenario, transport: TransportName, endpoint: E
                 .await;
                 ("wait_closed".to_string(), waited.map(|_| None).map_err(|_| format!("still connected after {timeout_ms}ms")))
             }
+            ClientStep::WaitNotification { method, timeout_ms } => {
+                let waited = tokio::time::timeout(Duration::from_millis(*timeout_ms), async {
+                    loop {
+                        let notified = observed.notified.notified();
+                        if lock(&observed.notifications).iter().any(|(m, _)| m == method) {
+                            return;
+                        }
+                        notified.await;
+                    }
+                })
+                .await;
+                (
+                    format!("wait_notification {method}"),
+                    waited.map(|_| None).map_err(|_| format!("no {method} notification within {timeout_ms}ms")),
+                )
+            }
             ClientStep::Close => {
                 if let Some(t) = &conn {
                     t.close().await;
@@ -195,6 +213,16 @@ pub async fn run_plan(scenario: &Scenario, transport: TransportName, endpoint: E
     }
 }
 
+/// Adds a `_pad` member of `size` bytes to the params.
+fn pad(params: Option<Value>, size: Option<usize>) -> Option<Value> {
+    let Some(size) = size else { return params };
+    let mut p = params.unwrap_or_else(|| serde_json::json!({}));
+    if let Some(obj) = p.as_object_mut() {
+        obj.insert("_pad".into(), Value::from("x".repeat(size)));
+    }
+    Some(p)
+}
+
 async fn join(task: Pending) -> Result<Option<Value>, String> {
     match task.await {
         Ok((Ok(v), _)) => Ok(Some(v)),
@@ -208,6 +236,7 @@ fn handlers(observed: &Arc<Observed>, roots: Vec<Value>) -> Handlers {
     Handlers {
         on_notification: Some(Arc::new(move |method: &str, params: &Value| {
             lock(&n.notifications).push((method.to_string(), params.clone()));
+            n.notified.notify_waiters();
         })),
         on_error: Some(Arc::new(move |e: &TransportError| lock(&r.reports).push(e.to_string()))),
         on_close: Some(Arc::new(move || {

@@ -64,7 +64,7 @@ fn main() {
         std::process::exit(mcp_mock::cli::run(rest));
     }
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("MCP_HARNESS_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("MCP_HARNESS_LOG").unwrap_or_else(|_| "warn,mcp_transports=error".into()))
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();

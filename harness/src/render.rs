@@ -28,6 +28,7 @@ pub fn describe_step(step: &ClientStep) -> String {
         ClientStep::Notify { method, .. } => format!("notify {method}"),
         ClientStep::Wait { ms } => format!("wait {ms}ms"),
         ClientStep::WaitClosed { .. } => "wait_closed".into(),
+        ClientStep::WaitNotification { method, .. } => format!("wait_notification {method}"),
         ClientStep::Close => "close".into(),
     }
 }
@@ -89,6 +90,9 @@ pub fn transcript(
                 s.push_str(&line);
                 s.push('\n');
             }
+        }
+        if !events.iter().any(|e| matches!(e, WireEvent::Exit { .. })) {
+            s.push_str("· mock did not exit by itself (killed by the client or the harness)\n");
         }
     }
     s.push_str("── outcome ──\n");

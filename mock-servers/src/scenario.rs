@@ -195,6 +195,12 @@ pub enum ServerStep {
         /// Line ending: `lf` (default) or `crlf`.
         #[serde(default)]
         line_end: LineEnd,
+        /// Split the reply into writes of these sizes (the rest goes in a last write).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        chunks: Vec<usize>,
+        /// Delay between split writes, in ms.
+        #[serde(default)]
+        chunk_delay_ms: u64,
     },
     /// Write raw bytes to the client, optionally split into several writes. Exactly one of
     /// `text`, `hex`, `base64`, `json`, `generate`.
@@ -335,6 +341,10 @@ pub enum ClientStep {
         /// The label for `await` / `cancel`.
         #[serde(default, rename = "as", skip_serializing_if = "Option::is_none")]
         label: Option<String>,
+        /// Pad the params with a `_pad` string of this many bytes (large requests without
+        /// storing them in the file).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pad_params: Option<usize>,
     },
     /// Wait for a background request's outcome (recorded on this step).
     Await {
@@ -358,6 +368,15 @@ pub enum ClientStep {
     Wait {
         /// Milliseconds.
         ms: u64,
+    },
+    /// Wait until the client has received a notification with this method (bounded by
+    /// `timeout_ms`, default 1000). Lets a plan act only once the server got somewhere.
+    WaitNotification {
+        /// The notification method.
+        method: String,
+        /// Bound in ms.
+        #[serde(default = "default_wait_closed_ms")]
+        timeout_ms: u64,
     },
     /// Wait until the transport reports closed (bounded by `timeout_ms`, default 1000).
     WaitClosed {

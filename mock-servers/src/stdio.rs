@@ -130,6 +130,22 @@ impl Mock {
         }
     }
 
+    /// Writes `bytes` in pieces of the given sizes (the rest last), pausing between them.
+    async fn write_split(&self, bytes: &[u8], chunks: &[usize], delay_ms: u64, why: &str) {
+        let mut rest = bytes;
+        for size in chunks {
+            let (head, tail) = rest.split_at((*size).min(rest.len()));
+            self.write(head, why).await;
+            rest = tail;
+            if delay_ms > 0 {
+                tokio::time::sleep(Duration::from_millis(delay_ms)).await;
+            }
+        }
+        if !rest.is_empty() || chunks.is_empty() {
+            self.write(rest, why).await;
+        }
+    }
+
     /// Records the script's progress and the exit, then exits the process.
     fn exit(&self, code: i32, why: &str) {
         self.exit_with(Some(code), None, why);
@@ -269,29 +285,18 @@ impl Mock {
                         latest = Some(message);
                     }
                 }
-                ServerStep::Reply { to, result, error, wrong_id, pad_to, line_end } => {
+                ServerStep::Reply { to, result, error, wrong_id, pad_to, line_end, chunks, chunk_delay_ms } => {
                     let target = match to {
                         Some(l) => requests.get(l).cloned(),
                         None => latest.clone(),
                     };
                     let id = target.as_ref().and_then(|m| m.get("id")).cloned().unwrap_or(Value::Null);
                     let bytes = payload::reply_line(payload::reply_id(&id, *wrong_id), result.as_ref(), error.as_ref(), *pad_to, *line_end);
-                    self.write(&bytes, "reply").await;
+                    self.write_split(&bytes, chunks, *chunk_delay_ms, "reply").await;
                 }
                 ServerStep::Send { chunks, chunk_delay_ms, .. } => {
                     let bytes = payload::send_bytes(step).unwrap_or_default();
-                    let mut rest: &[u8] = &bytes;
-                    for (n, size) in chunks.iter().enumerate() {
-                        let (head, tail) = rest.split_at((*size).min(rest.len()));
-                        self.write(head, "send").await;
-                        rest = tail;
-                        if n + 1 <= chunks.len() && *chunk_delay_ms > 0 {
-                            tokio::time::sleep(Duration::from_millis(*chunk_delay_ms)).await;
-                        }
-                    }
-                    if !rest.is_empty() {
-                        self.write(rest, "send").await;
-                    }
+                    self.write_split(&bytes, chunks, *chunk_delay_ms, "send").await;
                 }
                 ServerStep::Notify { method, params } => {
                     let mut m = json!({"jsonrpc": "2.0", "method": method});

@@ -1,1 +1,287 @@
-//! TODO(module owner): see lib.rs Layout.
+//! The MCP client layer (SPEC §6): the handshake, answering server-to-client requests and
+//! choosing a transport. It knows message shapes and order, never bytes, so it works over
+//! any [`Transport`].
+
+use crate::config::{TransportConfig, TransportKind};
+use crate::error::TransportError;
+use crate::message::RpcError;
+use crate::stdio::StdioTransport;
+use crate::transport::{Handlers, RequestHandler, RequestOptions, Transport};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// The protocol revisions this client can speak after a stateful handshake.
+pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] = &["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+/// The revision offered when the caller does not choose one.
+pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
+/// `tools/list` pages followed at most, so a server that always returns a cursor cannot keep
+/// the handshake busy forever.
+pub const MAX_TOOL_PAGES: usize = 100;
+
+/// What the client tells the server about itself in `initialize`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientOptions {
+    /// The revision offered in `initialize` (`2024-11-05` on legacy SSE).
+    pub protocol_version: String,
+    /// `clientInfo.name`.
+    pub client_name: String,
+    /// `clientInfo.version`.
+    pub client_version: String,
+    /// The answer to `roots/list`, each a `{"uri", "name"?}` object.
+    pub roots: Vec<Value>,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            protocol_version: LATEST_PROTOCOL_VERSION.into(),
+            client_name: env!("CARGO_PKG_NAME").into(),
+            client_version: env!("CARGO_PKG_VERSION").into(),
+            roots: Vec::new(),
+        }
+    }
+}
+
+/// What the handshake learned about the server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InitializeResult {
+    /// The revision the server chose; one of [`SUPPORTED_PROTOCOL_VERSIONS`].
+    pub protocol_version: String,
+    /// The server's `capabilities` object (`{}` when absent).
+    pub capabilities: Value,
+    /// The server's `serverInfo` object (`null` when absent).
+    pub server_info: Value,
+    /// Every tool from `tools/list`, in order; empty when the server has no tools capability.
+    pub tools: Vec<Value>,
+}
+
+/// The answers SPEC §6 requires to server-to-client requests: `ping` → `{}`,
+/// `roots/list` → the configured roots, anything else → `-32601`.
+pub fn default_request_handler(roots: Vec<Value>) -> RequestHandler {
+    let roots = Arc::new(roots);
+    Arc::new(move |method: String, _params: Value| {
+        let roots = roots.clone();
+        Box::pin(async move {
+            match method.as_str() {
+                "ping" => Ok(json!({})),
+                "roots/list" => Ok(json!({ "roots": *roots })),
+                _ => Err(RpcError::method_not_found(&method)),
+            }
+        })
+    })
+}
+
+/// Runs the stateful handshake: `initialize` → version check → `notifications/initialized`
+/// → [`Transport::on_initialized`] → `tools/list` (all pages) when tools are advertised.
+/// Any failure closes the transport, so a failed handshake leaves nothing open; each step
+/// is bounded by the transport's request timeout.
+pub async fn handshake(transport: &dyn Transport, options: &ClientOptions) -> Result<InitializeResult, TransportError> {
+    match run_handshake(transport, options).await {
+        Ok(result) => Ok(result),
+        Err(e) => {
+            transport.close().await;
+            Err(e)
+        }
+    }
+}
+
+async fn run_handshake(transport: &dyn Transport, options: &ClientOptions) -> Result<InitializeResult, TransportError> {
+    let params = json!({
+        "protocolVersion": options.protocol_version,
+        "capabilities": {"roots": {"listChanged": false}},
+        "clientInfo": {"name": options.client_name, "version": options.client_version},
+    });
+    let init = transport.request("initialize", Some(params), RequestOptions::default()).await?;
+    let Some(version) = init.get("protocolVersion").and_then(Value::as_str) else {
+        return Err(TransportError::Protocol("initialize result has no protocolVersion".into()));
+    };
+    if !SUPPORTED_PROTOCOL_VERSIONS.contains(&version) {
+        return Err(TransportError::UnsupportedProtocolVersion(format!(
+            "server chose {version}; this client speaks {}",
+            SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+        )));
+    }
+    transport.set_protocol_version(version);
+    transport.notify("notifications/initialized", None).await?;
+    transport.on_initialized().await;
+
+    let capabilities = init.get("capabilities").cloned().unwrap_or_else(|| json!({}));
+    let tools = match capabilities.get("tools") {
+        Some(v) if !v.is_null() => list_tools(transport).await?,
+        _ => Vec::new(),
+    };
+    Ok(InitializeResult {
+        protocol_version: version.into(),
+        capabilities,
+        server_info: init.get("serverInfo").cloned().unwrap_or(Value::Null),
+        tools,
+    })
+}
+
+/// Follows `nextCursor` until it is absent, repeats, or [`MAX_TOOL_PAGES`] pages were read.
+async fn list_tools(transport: &dyn Transport) -> Result<Vec<Value>, TransportError> {
+    let mut tools = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_TOOL_PAGES {
+        let params = cursor.as_ref().map(|c| json!({"cursor": c}));
+        let page = transport.request("tools/list", params, RequestOptions::default()).await?;
+        match page.get("tools") {
+            Some(Value::Array(list)) => tools.extend(list.iter().cloned()),
+            _ => return Err(TransportError::Protocol("tools/list result has no tools array".into())),
+        }
+        let next = page.get("nextCursor").and_then(Value::as_str).map(str::to_owned);
+        if next.is_none() || next == cursor {
+            return Ok(tools);
+        }
+        cursor = next;
+    }
+    tracing::warn!(pages = MAX_TOOL_PAGES, "tools/list kept returning a cursor; keeping the tools read so far");
+    Ok(tools)
+}
+
+/// Connects the transport the configuration selects (SPEC §6): stdio, Streamable HTTP or
+/// legacy HTTP+SSE.
+pub async fn create_transport(
+    config: &TransportConfig,
+    handlers: Handlers,
+) -> Result<Arc<dyn Transport>, TransportError> {
+    match config.kind {
+        TransportKind::Stdio => Ok(StdioTransport::connect(config, handlers).await?),
+        // TODO(http.rs owner): connect the Streamable HTTP transport here.
+        TransportKind::Http => Err(TransportError::Config("the Streamable HTTP transport is not built yet".into())),
+        // TODO(legacy_sse.rs owner): connect the legacy HTTP+SSE transport here.
+        TransportKind::Sse => Err(TransportError::Config("the legacy HTTP+SSE transport is not built yet".into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use tokio::time::timeout;
+
+    const BOUND: Duration = Duration::from_secs(10);
+
+    /// A scripted stdio server in Python: logs every line it reads to `log` and runs
+    /// `script` (which sees the parsed `msg`) for each request.
+    fn server(log: &std::path::Path, script: &str) -> TransportConfig {
+        let program = format!(
+            r#"
+import json, sys
+log = open({log:?}, "w")
+for line in sys.stdin:
+    log.write(line); log.flush()
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+{script}
+"#,
+            log = log.display().to_string()
+        );
+        TransportConfig {
+            command: "python3".into(),
+            args: vec!["-c".into(), program],
+            timeout_ms: Some(5_000),
+            timeout_env_override: Some(None),
+            ..TransportConfig::default()
+        }
+    }
+
+    fn reply(result: &str) -> String {
+        format!("    print(json.dumps({{'jsonrpc': '2.0', 'id': msg['id'], 'result': {result}}}), flush=True)")
+    }
+
+    fn sent(log: &std::path::Path) -> Vec<Value> {
+        std::fs::read_to_string(log)
+            .expect("log")
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("client sent JSON"))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn handshake_negotiates_and_lists_every_tool_page() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("in");
+        let script = format!(
+            "    if msg['method'] == 'initialize':\n    {}\n    elif msg['params'].get('cursor') is None:\n    {}\n    else:\n    {}",
+            reply("{'protocolVersion': '2025-06-18', 'capabilities': {'tools': {}}, 'serverInfo': {'name': 's'}}"),
+            reply("{'tools': [{'name': 'a'}], 'nextCursor': 'p2'}"),
+            reply("{'tools': [{'name': 'b'}]}"),
+        );
+        let config = server(&log, &script);
+        let t = create_transport(&config, Handlers::default()).await.expect("spawn");
+        let options = ClientOptions::default();
+        let result = timeout(BOUND, handshake(t.as_ref(), &options)).await.expect("hung").expect("handshake");
+        assert_eq!(result.protocol_version, "2025-06-18");
+        assert_eq!(result.server_info, json!({"name": "s"}));
+        assert_eq!(result.tools, vec![json!({"name": "a"}), json!({"name": "b"})]);
+        t.close().await;
+
+        let sent = sent(&log);
+        let methods: Vec<&str> = sent.iter().map(|m| m["method"].as_str().unwrap_or("")).collect();
+        assert_eq!(methods, ["initialize", "notifications/initialized", "tools/list", "tools/list"]);
+        assert_eq!(sent[0]["params"]["protocolVersion"], json!(LATEST_PROTOCOL_VERSION));
+        assert_eq!(sent[0]["params"]["capabilities"], json!({"roots": {"listChanged": false}}));
+        assert_eq!(sent[0]["params"]["clientInfo"]["name"], json!(options.client_name));
+        assert_eq!(sent[1]["params"], json!({}));
+        assert_eq!(sent[3]["params"], json!({"cursor": "p2"}));
+    }
+
+    #[tokio::test]
+    async fn no_tools_capability_means_no_tools_list() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("in");
+        let config = server(&log, &reply("{'protocolVersion': '2024-11-05', 'capabilities': {}}"));
+        let t = create_transport(&config, Handlers::default()).await.expect("spawn");
+        let result = timeout(BOUND, handshake(t.as_ref(), &ClientOptions::default())).await.expect("hung").expect("ok");
+        assert!(result.tools.is_empty());
+        t.close().await;
+        assert_eq!(sent(&log).len(), 2);
+    }
+
+    #[tokio::test]
+    async fn unsupported_version_closes_the_transport() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("in");
+        let config = server(&log, &reply("{'protocolVersion': '1999-01-01', 'capabilities': {}}"));
+        let t = create_transport(&config, Handlers::default()).await.expect("spawn");
+        let err =
+            timeout(BOUND, handshake(t.as_ref(), &ClientOptions::default())).await.expect("hung").expect_err("refused");
+        assert!(matches!(err, TransportError::UnsupportedProtocolVersion(_)), "{err}");
+        assert!(err.to_string().contains("1999-01-01"), "{err}");
+        assert!(!t.is_connected());
+        // The server never got `initialized`.
+        assert_eq!(sent(&log).len(), 1);
+    }
+
+    #[tokio::test]
+    async fn initialize_error_closes_the_transport() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("in");
+        let script = "    print(json.dumps({'jsonrpc': '2.0', 'id': msg['id'], 'error': {'code': -32602, 'message': 'bad', 'data': 1}}), flush=True)";
+        let t = create_transport(&server(&log, script), Handlers::default()).await.expect("spawn");
+        let err =
+            timeout(BOUND, handshake(t.as_ref(), &ClientOptions::default())).await.expect("hung").expect_err("rpc");
+        assert_eq!(err.to_string(), "MCP error -32602: bad");
+        assert_eq!(err.rpc_data(), Some(&json!(1)));
+        assert!(!t.is_connected());
+    }
+
+    #[tokio::test]
+    async fn default_handler_answers_ping_roots_and_nothing_else() {
+        let roots = vec![json!({"uri": "file:///w", "name": "w"})];
+        let h = default_request_handler(roots.clone());
+        assert_eq!(h("ping".into(), json!({})).await, Ok(json!({})));
+        assert_eq!(h("roots/list".into(), json!({})).await, Ok(json!({"roots": roots})));
+        assert_eq!(h("sampling/createMessage".into(), json!({})).await.map_err(|e| e.code), Err(-32601));
+    }
+
+    #[tokio::test]
+    async fn http_kinds_are_not_wired_yet() {
+        for kind in [TransportKind::Http, TransportKind::Sse] {
+            let config = TransportConfig { kind, ..TransportConfig::default() };
+            assert!(matches!(create_transport(&config, Handlers::default()).await, Err(TransportError::Config(_))));
+        }
+    }
+}

@@ -1,1 +1,1071 @@
-//! TODO(module owner): see lib.rs Layout.
+//! Newline-delimited JSON-RPC over a child process (SPEC §3).
+//!
+//! Four tasks serve one child: a *writer* that owns stdin and writes whole lines one at a
+//! time (so a caller that gives up never leaves half a line on the wire), a *reader* that
+//! frames stdout into lines without ever buffering more than the size cap, a *stderr
+//! capture* into a bounded ring, and a *reaper* that owns the [`Child`] and notices its
+//! exit. Only [`StdioTransport::close`] (or dropping the transport unclosed) signals the
+//! process group; the transport never restarts its child and never outlives it.
+
+use crate::config::TransportConfig;
+use crate::error::TransportError;
+use crate::message::{self, RequestId};
+use crate::pending::{self, Correlator, GaveUp, Routed};
+use crate::transport::{Diagnostics, Handlers, RequestOptions, Transport};
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::{OnceCell, mpsc, oneshot, watch};
+use tokio_util::sync::CancellationToken;
+
+/// How much of the child's stderr is kept for diagnostics.
+pub const STDERR_TAIL_BYTES: usize = 64 * 1024;
+/// Read size for stdout and stderr; with the cap, it bounds the reader's memory.
+const CHUNK: usize = 8 * 1024;
+/// After the child exits, how long the reader may keep draining what it wrote before
+/// pending requests are rejected (a reply written just before exit still counts).
+const EXIT_DRAIN: Duration = Duration::from_millis(200);
+/// How long close() waits for the kernel after SIGKILL before giving up on reaping.
+const KILL_WAIT: Duration = Duration::from_secs(1);
+/// How many bytes of a dropped line go into its report.
+const SNIPPET: usize = 80;
+
+/// The waits of [`StdioTransport::close`]. The defaults are SPEC §3's; tests may shorten them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CloseGrace {
+    /// How long to wait for the child to exit after its stdin is closed, before SIGTERM.
+    pub after_stdin: Duration,
+    /// How long to wait after SIGTERM before SIGKILL.
+    pub after_term: Duration,
+}
+
+impl Default for CloseGrace {
+    fn default() -> Self {
+        CloseGrace { after_stdin: Duration::from_secs(1), after_term: Duration::from_secs(1) }
+    }
+}
+
+/// A JSON Lines transport over a spawned child in its own process group (SPEC §3).
+pub struct StdioTransport {
+    shared: Arc<Shared>,
+    outbox: mpsc::UnboundedSender<Outgoing>,
+    stderr: Arc<Mutex<VecDeque<u8>>>,
+    timeout: Option<Duration>,
+    pid: u32,
+    exited: watch::Receiver<bool>,
+    cleanup: OnceCell<()>,
+    grace: CloseGrace,
+}
+
+/// What the reader, reaper and transport share.
+struct Shared {
+    correlator: Correlator,
+    connected: AtomicBool,
+    /// Stops the writer (closing stdin) and the reader.
+    stop: CancellationToken,
+}
+
+impl Shared {
+    /// The transport is gone for good: disconnected, pending rejected with `Transport
+    /// closed`, close handler fired (once), stdin closed. Idempotent.
+    fn shut(&self) {
+        self.connected.store(false, Ordering::SeqCst);
+        self.correlator.close(TransportError::Closed { reason: None });
+        self.stop.cancel();
+    }
+}
+
+// Write states of one outgoing line: the caller and the writer race for it exactly once.
+const QUEUED: u8 = 0;
+const WRITING: u8 = 1;
+const ABANDONED: u8 = 2;
+
+/// One line for the writer, and who hears about its failure.
+struct Outgoing {
+    line: Vec<u8>,
+    state: Arc<AtomicU8>,
+    done: Done,
+}
+
+enum Done {
+    /// A request: a write failure settles its pending entry.
+    Request(RequestId),
+    /// A notification: the caller awaits the outcome.
+    Ack(oneshot::Sender<Result<(), TransportError>>),
+    /// Fire and forget (answers, cancellations): failures go to the error handler.
+    Report,
+}
+
+impl StdioTransport {
+    /// Spawns the configured command and starts serving it; connected once spawned.
+    pub async fn connect(config: &TransportConfig, handlers: Handlers) -> Result<Arc<StdioTransport>, TransportError> {
+        Self::connect_with(config, handlers, CloseGrace::default()).await
+    }
+
+    /// [`Self::connect`] with explicit close waits.
+    pub async fn connect_with(
+        config: &TransportConfig,
+        handlers: Handlers,
+        grace: CloseGrace,
+    ) -> Result<Arc<StdioTransport>, TransportError> {
+        if config.command.trim().is_empty() {
+            return Err(TransportError::Config("stdio transport needs a command to spawn".into()));
+        }
+        if let Some(cwd) = &config.cwd
+            && !cwd.is_dir()
+        {
+            return Err(spawn_error(config, format!("working directory {} does not exist; fix `cwd`", cwd.display())));
+        }
+        let mut command = Command::new(&config.command);
+        command
+            .args(&config.args)
+            .envs(&config.env)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            // Own group: close() can signal the server and everything it started at once.
+            .process_group(0)
+            // Last resort if the reaper task is dropped with the runtime.
+            .kill_on_drop(true);
+        if let Some(cwd) = &config.cwd {
+            command.current_dir(cwd);
+        }
+        let mut child = command.spawn().map_err(|e| spawn_error(config, explain_spawn(&e)))?;
+        let (Some(stdin), Some(stdout), Some(stderr), Some(pid)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take(), child.id())
+        else {
+            // Cannot happen with piped stdio; never leave the child behind if it does.
+            let _ = child.start_kill();
+            return Err(spawn_error(config, "the child's pipes were not available".into()));
+        };
+
+        let shared = Arc::new(Shared {
+            correlator: Correlator::new(handlers, config.string_ids),
+            connected: AtomicBool::new(true),
+            stop: CancellationToken::new(),
+        });
+        let (outbox, inbox) = mpsc::unbounded_channel();
+        let (exited_tx, exited) = watch::channel(false);
+        let reader_done = CancellationToken::new();
+        let reaped = CancellationToken::new();
+        let ring = Arc::new(Mutex::new(VecDeque::new()));
+
+        tokio::spawn(write_loop(stdin, inbox, shared.clone()));
+        tokio::spawn(read_loop(
+            stdout,
+            shared.clone(),
+            outbox.clone(),
+            config.max_message_bytes(),
+            reader_done.clone(),
+        ));
+        tokio::spawn(capture_stderr(stderr, ring.clone(), reaped.clone()));
+        tokio::spawn(reap(child, exited_tx, shared.clone(), reader_done, reaped));
+
+        Ok(Arc::new(StdioTransport {
+            shared,
+            outbox,
+            stderr: ring,
+            timeout: config.timeout(),
+            pid,
+            exited,
+            cleanup: OnceCell::new(),
+            grace,
+        }))
+    }
+
+    /// The child's pid, which is also its process-group id; `None` once the child has been
+    /// reaped, because the number may then belong to another process.
+    pub fn child_pid(&self) -> Option<u32> {
+        (!*self.exited.borrow()).then_some(self.pid)
+    }
+
+    /// Queues one message for the writer; fails only when the writer has stopped.
+    fn enqueue(&self, value: &Value, done: Done) -> Result<Arc<AtomicU8>, TransportError> {
+        enqueue(&self.outbox, value, done).ok_or(TransportError::NotConnected)
+    }
+
+    /// Tells the server we gave up on `id` (SPEC §2); fire and forget, so a server that
+    /// stopped reading cannot hold the caller's error back.
+    fn send_cancelled(&self, id: &RequestId, reason: String) {
+        let note = message::notification(
+            "notifications/cancelled",
+            Some(json!({"requestId": id.to_value(), "reason": reason})),
+        );
+        let _ = self.enqueue(&note, Done::Report);
+    }
+
+    /// Process cleanup of close(): stdin is already closed; wait, SIGTERM the group, wait,
+    /// SIGKILL, then sweep the group so nothing the server started survives it.
+    async fn terminate(&self, exited_before: bool) {
+        // Exited on its own before close(): no signals (SPEC §3), and its pid, hence the
+        // group id, may belong to another process by now.
+        let Ok(raw) = i32::try_from(self.pid) else { return };
+        if exited_before {
+            return;
+        }
+        let group = Pid::from_raw(raw);
+        let mut exited = self.exited.clone();
+        if !wait_exit(&mut exited, self.grace.after_stdin).await {
+            signal_group(group, Signal::SIGTERM);
+            if !wait_exit(&mut exited, self.grace.after_term).await {
+                signal_group(group, Signal::SIGKILL);
+                if !wait_exit(&mut exited, KILL_WAIT).await {
+                    tracing::warn!(pid = self.pid, "stdio server did not die after SIGKILL");
+                }
+            }
+        }
+        signal_group(group, Signal::SIGKILL);
+    }
+}
+
+impl Drop for StdioTransport {
+    fn drop(&mut self) {
+        // Dropped without close(): kill the whole group rather than leave orphans.
+        if self.cleanup.get().is_none()
+            && !*self.exited.borrow()
+            && let Ok(raw) = i32::try_from(self.pid)
+        {
+            signal_group(Pid::from_raw(raw), Signal::SIGKILL);
+        }
+        self.shared.shut();
+    }
+}
+
+#[async_trait::async_trait]
+impl Transport for StdioTransport {
+    async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: RequestOptions,
+    ) -> Result<Value, TransportError> {
+        if !self.is_connected() {
+            return Err(TransportError::NotConnected);
+        }
+        let correlator = &self.shared.correlator;
+        let id = correlator.next_id();
+        let rx = correlator.register(id.clone());
+        // Registered after close() drained the map: nobody would ever settle it.
+        if correlator.is_closed() {
+            correlator.forget(&id, false);
+            return Err(TransportError::NotConnected);
+        }
+        let state = match self.enqueue(&message::request(&id, method, params), Done::Request(id.clone())) {
+            Ok(state) => state,
+            Err(e) => {
+                correlator.forget(&id, false);
+                return Err(e);
+            }
+        };
+        // The clock covers the write too: a server that stops reading still times out.
+        let timeout = pending::effective_timeout(self.timeout, &options);
+        match pending::wait_reply(correlator, &id, rx, timeout, &options).await {
+            Ok(reply) => reply,
+            Err(gave_up) => {
+                // Still queued → the writer will skip it and the server never sees it.
+                let sent = state.compare_exchange(QUEUED, ABANDONED, Ordering::SeqCst, Ordering::SeqCst).is_err();
+                let err = match gave_up {
+                    GaveUp::Timeout(ms) => TransportError::Timeout { ms, sent },
+                    GaveUp::Cancelled => TransportError::Cancelled { reason: None },
+                };
+                if sent && method != "initialize" {
+                    self.send_cancelled(&id, err.to_string());
+                }
+                Err(err)
+            }
+        }
+    }
+
+    async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), TransportError> {
+        if !self.is_connected() {
+            return Err(TransportError::NotConnected);
+        }
+        let (tx, rx) = oneshot::channel();
+        let state = self.enqueue(&message::notification(method, params), Done::Ack(tx))?;
+        // A dropped ack means the writer stopped: the transport closed meanwhile.
+        let written = async { rx.await.unwrap_or(Err(TransportError::Closed { reason: None })) };
+        // Bounded like a request, so a server that stopped reading cannot hang the caller.
+        let Some(limit) = self.timeout else { return written.await };
+        match tokio::time::timeout(limit, written).await {
+            Ok(result) => result,
+            Err(_) => {
+                let sent = state.compare_exchange(QUEUED, ABANDONED, Ordering::SeqCst, Ordering::SeqCst).is_err();
+                Err(TransportError::Timeout { ms: limit.as_millis() as u64, sent })
+            }
+        }
+    }
+
+    async fn close(&self) {
+        let exited_before = *self.exited.borrow();
+        self.shared.shut();
+        self.cleanup.get_or_init(|| self.terminate(exited_before)).await;
+    }
+
+    fn is_connected(&self) -> bool {
+        self.shared.connected.load(Ordering::SeqCst)
+    }
+
+    fn diagnostics(&self) -> Diagnostics {
+        let mut d = self.shared.correlator.diagnostics();
+        let ring = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        let (a, b) = ring.as_slices();
+        d.stderr_tail = String::from_utf8_lossy(&[a, b].concat()).into_owned();
+        d
+    }
+}
+
+fn spawn_error(config: &TransportConfig, message: String) -> TransportError {
+    TransportError::Spawn { command: config.command.clone(), message }
+}
+
+/// The OS error plus what the user can do about it.
+fn explain_spawn(e: &std::io::Error) -> String {
+    let hint = match e.kind() {
+        std::io::ErrorKind::NotFound => "check that the command is installed and on PATH, or give its absolute path",
+        std::io::ErrorKind::PermissionDenied => "check that the file is executable (chmod +x) and readable",
+        _ => "check the command, its arguments and the working directory",
+    };
+    format!("{e}; {hint}")
+}
+
+fn enqueue(outbox: &mpsc::UnboundedSender<Outgoing>, value: &Value, done: Done) -> Option<Arc<AtomicU8>> {
+    // serde_json escapes control characters, so the line has no embedded newline.
+    let mut line = value.to_string().into_bytes();
+    line.push(b'\n');
+    let state = Arc::new(AtomicU8::new(QUEUED));
+    outbox.send(Outgoing { line, state: state.clone(), done }).ok()?;
+    Some(state)
+}
+
+/// Owns stdin: one whole line at a time, in queue order. Ends (closing stdin) on stop,
+/// after writing whatever is queued and writable without blocking.
+async fn write_loop(mut stdin: ChildStdin, mut inbox: mpsc::UnboundedReceiver<Outgoing>, shared: Arc<Shared>) {
+    loop {
+        let item = tokio::select! {
+            biased;
+            item = inbox.recv() => match item {
+                Some(item) => item,
+                None => break,
+            },
+            _ = shared.stop.cancelled() => break,
+        };
+        if item.state.compare_exchange(QUEUED, WRITING, Ordering::SeqCst, Ordering::SeqCst).is_err() {
+            continue; // the caller gave up before a byte went out
+        }
+        let (result, stopped) = tokio::select! {
+            biased;
+            r = stdin.write_all(&item.line) => (r.map_err(|e| TransportError::Write { message: e.to_string() }), false),
+            _ = shared.stop.cancelled() => (Err(TransportError::Closed { reason: None }), true),
+        };
+        if let Err(err) = result {
+            match item.done {
+                Done::Request(id) => shared.correlator.fail(&id, err),
+                Done::Ack(tx) => {
+                    let _ = tx.send(Err(err));
+                }
+                Done::Report => shared.correlator.report(&err),
+            }
+        } else if let Done::Ack(tx) = item.done {
+            let _ = tx.send(Ok(()));
+        }
+        if stopped {
+            break;
+        }
+    }
+    // Dropping stdin here closes the pipe: the server sees EOF.
+}
+
+/// Frames stdout and dispatches each message. On EOF (or a read error) the transport
+/// closes, minus the signals.
+async fn read_loop(
+    mut stdout: impl AsyncRead + Unpin,
+    shared: Arc<Shared>,
+    outbox: mpsc::UnboundedSender<Outgoing>,
+    max: usize,
+    done: CancellationToken,
+) {
+    let mut framer = Framer::new(max);
+    let mut buf = vec![0u8; CHUNK];
+    let mut on_frame = |frame: Frame<'_>| match frame {
+        Frame::Line(line) => dispatch(&shared, &outbox, line),
+        Frame::Oversize => shared.correlator.oversize(max),
+    };
+    loop {
+        let read = tokio::select! {
+            biased;
+            _ = shared.stop.cancelled() => break,
+            read = stdout.read(&mut buf) => read,
+        };
+        match read {
+            Ok(0) => {
+                framer.finish(&mut on_frame);
+                break;
+            }
+            Ok(n) => framer.push(&buf[..n], &mut on_frame),
+            Err(e) => {
+                let why = format!("reading the server's stdout failed: {e}");
+                shared.correlator.report(&TransportError::Closed { reason: Some(why) });
+                break;
+            }
+        }
+    }
+    shared.shut();
+    done.cancel();
+}
+
+/// Parses and routes one line; anything that is not a JSON-RPC message is dropped and
+/// reported, never fatal.
+fn dispatch(shared: &Arc<Shared>, outbox: &mpsc::UnboundedSender<Outgoing>, line: &[u8]) {
+    let correlator = &shared.correlator;
+    let Ok(text) = std::str::from_utf8(line) else {
+        correlator.violation(format!("line is not valid UTF-8: {}", snippet(line)));
+        return;
+    };
+    let value: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            correlator.violation(format!("line is not JSON ({e}): {}", snippet(line)));
+            return;
+        }
+    };
+    if let Routed::ServerRequest { id, method, params } = correlator.route(&value) {
+        let shared = shared.clone();
+        let outbox = outbox.clone();
+        tokio::spawn(async move {
+            // A handler that never returns must not outlive the transport.
+            tokio::select! {
+                answer = shared.correlator.answer(&id, method, params) => {
+                    let _ = enqueue(&outbox, &answer, Done::Report);
+                }
+                _ = shared.stop.cancelled() => {}
+            }
+        });
+    }
+}
+
+fn snippet(line: &[u8]) -> String {
+    let cut = &line[..line.len().min(SNIPPET)];
+    let more = if line.len() > SNIPPET { "…" } else { "" };
+    format!("{:?}{more}", String::from_utf8_lossy(cut))
+}
+
+/// Keeps the last [`STDERR_TAIL_BYTES`] of stderr. Never parsed: stderr is a log channel.
+async fn capture_stderr(mut stderr: impl AsyncRead + Unpin, ring: Arc<Mutex<VecDeque<u8>>>, reaped: CancellationToken) {
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        let n = tokio::select! {
+            biased;
+            read = stderr.read(&mut buf) => match read {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            },
+            // A grandchild outside the group may hold the pipe open forever.
+            _ = reaped.cancelled() => break,
+        };
+        let mut ring = ring.lock().unwrap_or_else(|e| e.into_inner());
+        ring.extend(&buf[..n]);
+        let excess = ring.len().saturating_sub(STDERR_TAIL_BYTES);
+        ring.drain(..excess);
+    }
+}
+
+/// Owns the child: reaps it as soon as it exits (no zombie), then closes the transport.
+async fn reap(
+    mut child: Child,
+    exited: watch::Sender<bool>,
+    shared: Arc<Shared>,
+    reader_done: CancellationToken,
+    reaped: CancellationToken,
+) {
+    match child.wait().await {
+        Ok(status) => tracing::debug!(%status, "stdio server exited"),
+        Err(e) => tracing::warn!(error = %e, "waiting for the stdio server failed"),
+    }
+    let _ = exited.send(true);
+    let _ = tokio::time::timeout(EXIT_DRAIN, reader_done.cancelled()).await;
+    shared.shut();
+    reaped.cancel();
+}
+
+/// Whether the child exited within `bound`.
+async fn wait_exit(exited: &mut watch::Receiver<bool>, bound: Duration) -> bool {
+    // A closed channel means the reaper is gone, which it only is after the exit.
+    tokio::time::timeout(bound, exited.wait_for(|e| *e)).await.is_ok()
+}
+
+fn signal_group(group: Pid, signal: Signal) {
+    match killpg(group, signal) {
+        Ok(()) | Err(nix::errno::Errno::ESRCH) => {}
+        Err(e) => tracing::warn!(error = %e, ?signal, "signalling the stdio server's process group failed"),
+    }
+}
+
+/// One framing result.
+#[derive(Debug, PartialEq)]
+enum Frame<'a> {
+    /// A complete, non-blank line without its terminator (and without a leading BOM).
+    Line(&'a [u8]),
+    /// A line over the cap, being discarded up to its newline.
+    Oversize,
+}
+
+/// JSON Lines framing with a size cap: holds at most `max + 1` bytes of one line, so an
+/// endless line costs no more memory than a legal one.
+struct Framer {
+    max: usize,
+    line: Vec<u8>,
+    skipping: bool,
+    at_start: bool,
+}
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+impl Framer {
+    fn new(max: usize) -> Self {
+        Framer { max, line: Vec::new(), skipping: false, at_start: true }
+    }
+
+    fn push(&mut self, mut chunk: &[u8], on: &mut impl FnMut(Frame<'_>)) {
+        while !chunk.is_empty() {
+            let (part, rest, complete) = match chunk.iter().position(|&b| b == b'\n') {
+                Some(i) => (&chunk[..i], &chunk[i + 1..], true),
+                None => (chunk, &[][..], false),
+            };
+            if !self.skipping {
+                // +1: room for the '\r' of a CRLF ending, which is not part of the message.
+                if self.line.len() + part.len() > self.max + 1 {
+                    self.line = Vec::new();
+                    self.skipping = true;
+                    self.at_start = false;
+                    on(Frame::Oversize);
+                } else {
+                    self.line.extend_from_slice(part);
+                }
+            }
+            if complete {
+                if !self.skipping {
+                    self.emit(on);
+                }
+                self.skipping = false;
+            }
+            chunk = rest;
+        }
+    }
+
+    /// End of stream: an unterminated last line is still a message (a server that exits
+    /// right after its reply may omit the final newline).
+    fn finish(&mut self, on: &mut impl FnMut(Frame<'_>)) {
+        if !self.skipping && !self.line.is_empty() {
+            self.emit(on);
+        }
+    }
+
+    fn emit(&mut self, on: &mut impl FnMut(Frame<'_>)) {
+        let mut line = &self.line[..];
+        if std::mem::take(&mut self.at_start) {
+            line = line.strip_prefix(BOM).unwrap_or(line);
+        }
+        line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.len() > self.max {
+            on(Frame::Oversize);
+        } else if !line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
+            on(Frame::Line(line));
+        }
+        self.line.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::default_request_handler;
+    use std::path::Path;
+    use std::sync::atomic::AtomicUsize;
+    use std::time::Instant;
+    use tokio::time::timeout;
+
+    const BOUND: Duration = Duration::from_secs(10);
+    const REPLY1: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"ok":true}}"#;
+
+    fn frames(max: usize, chunks: &[&[u8]]) -> Vec<String> {
+        let mut framer = Framer::new(max);
+        let mut out = Vec::new();
+        let mut on = |f: Frame<'_>| {
+            out.push(match f {
+                Frame::Line(l) => String::from_utf8_lossy(l).into_owned(),
+                Frame::Oversize => "<oversize>".into(),
+            })
+        };
+        for chunk in chunks {
+            framer.push(chunk, &mut on);
+        }
+        framer.finish(&mut on);
+        out
+    }
+
+    #[test]
+    fn framer_handles_crlf_bom_blank_and_split_chunks() {
+        assert_eq!(frames(100, &[b"\xEF\xBB", b"\xBFa\r\n\n  \r\n\t\nb", b"c\nd"]), ["a", "bc", "d"]);
+        // A BOM after the start of the stream is data, not stripped.
+        assert_eq!(frames(100, &[b"a\n\xEF\xBB\xBFb\n"]), ["a", "\u{feff}b"]);
+    }
+
+    #[test]
+    fn framer_drops_oversize_lines_with_bounded_memory() {
+        let mut framer = Framer::new(10);
+        let mut seen = Vec::new();
+        let big = vec![b'x'; 4096];
+        for _ in 0..256 {
+            framer.push(&big, &mut |f: Frame<'_>| seen.push(format!("{f:?}")));
+            assert!(framer.line.capacity() <= 64, "the framer buffered an oversize line");
+        }
+        framer.push(b"\nok\n", &mut |f: Frame<'_>| seen.push(format!("{f:?}")));
+        assert_eq!(seen, ["Oversize", "Line([111, 107])"]);
+        // Exactly at the cap, with or without CR, is fine; one over is not.
+        assert_eq!(frames(3, &[b"abc\r\nabc\nabcd\n"]), ["abc", "abc", "<oversize>"]);
+    }
+
+    fn sh(script: &str) -> TransportConfig {
+        TransportConfig {
+            command: "sh".into(),
+            args: vec!["-c".into(), script.into()],
+            timeout_ms: Some(5_000),
+            timeout_env_override: Some(None),
+            ..TransportConfig::default()
+        }
+    }
+
+    /// A config whose server logs every line it reads to `log` and never answers.
+    fn logging_server(log: &Path) -> TransportConfig {
+        sh(&format!("while IFS= read -r l; do printf '%s\\n' \"$l\" >> '{}'; done", log.display()))
+    }
+
+    /// Polls `log` (bounded) until it holds a line for which `pred` is true.
+    async fn wait_for_line(log: &Path, pred: impl Fn(&Value) -> bool) -> Vec<Value> {
+        timeout(BOUND, async {
+            loop {
+                let lines: Vec<Value> = std::fs::read_to_string(log)
+                    .unwrap_or_default()
+                    .lines()
+                    .filter_map(|l| serde_json::from_str(l).ok())
+                    .collect();
+                if lines.iter().any(&pred) {
+                    return lines;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .expect("the expected line never reached the server")
+    }
+
+    async fn connect(config: &TransportConfig) -> Arc<StdioTransport> {
+        StdioTransport::connect(config, Handlers::default()).await.expect("spawn")
+    }
+
+    async fn request(t: &StdioTransport, method: &str) -> Result<Value, TransportError> {
+        timeout(BOUND, t.request(method, None, RequestOptions::default())).await.expect("request hung")
+    }
+
+    /// Live (non-zombie) processes in process group `pgid`, from /proc.
+    fn live_in_group(pgid: u32) -> Vec<String> {
+        let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+        dir.filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("stat")).ok())
+            .filter(|stat| {
+                // "pid (comm) state ppid pgrp …"; comm may hold spaces and parentheses.
+                let rest: Vec<&str> =
+                    stat.rsplit_once(')').map(|(_, r)| r.split_whitespace().collect()).unwrap_or_default();
+                rest.len() > 2 && rest[2] == pgid.to_string() && !matches!(rest[0], "Z" | "X")
+            })
+            .collect()
+    }
+
+    /// Waits (bounded) until the leader is reaped and nothing in its group is alive. Killed
+    /// grandchildren become zombies of init, which here may reap them late, so the group
+    /// itself (kill(-pgid, 0)) can outlive close() without any live process in it.
+    async fn assert_gone(pid: u32) {
+        let leader = Pid::from_raw(pid as i32);
+        timeout(BOUND, async {
+            while nix::sys::signal::kill(leader, None).is_ok() || !live_in_group(pid).is_empty() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("survived close: {:?}", live_in_group(pid)));
+    }
+
+    #[tokio::test]
+    async fn round_trip_sends_params_and_settles() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("in");
+        let t = connect(&sh(&format!(
+            "IFS= read -r l; printf '%s\\n' \"$l\" > '{}'; printf '%s\\n' '{REPLY1}'; cat >/dev/null",
+            log.display()
+        )))
+        .await;
+        assert!(t.is_connected());
+        assert_eq!(request(&t, "tools/list").await.expect("reply"), json!({"ok": true}));
+        let sent = std::fs::read_to_string(&log).expect("log");
+        assert_eq!(sent, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{}}\n");
+        let pid = t.child_pid().expect("pid");
+        timeout(BOUND, t.close()).await.expect("close hung");
+        assert_gone(pid).await;
+        assert_eq!(t.diagnostics().protocol_violations, 0);
+    }
+
+    #[tokio::test]
+    async fn bom_crlf_and_blank_lines_are_accepted() {
+        let notes = Arc::new(AtomicUsize::new(0));
+        let counter = notes.clone();
+        let handlers = Handlers {
+            on_notification: Some(Arc::new(move |method: &str, _: &Value| {
+                assert_eq!(method, "hello");
+                counter.fetch_add(1, Ordering::SeqCst);
+            })),
+            ..Handlers::default()
+        };
+        // BOM + notification, blank and whitespace-only lines, then the reply; all CRLF.
+        let config = sh(&format!(
+            r#"IFS= read -r l; printf '\357\273\277%s\r\n\r\n\n   \r\n\t\n%s\r\n' '{{"jsonrpc":"2.0","method":"hello"}}' '{REPLY1}'; cat >/dev/null"#
+        ));
+        let t = StdioTransport::connect(&config, handlers).await.expect("spawn");
+        assert_eq!(request(&t, "ping").await.expect("reply"), json!({"ok": true}));
+        assert_eq!(notes.load(Ordering::SeqCst), 1);
+        assert_eq!(t.diagnostics().protocol_violations, 0);
+        t.close().await;
+    }
+
+    #[tokio::test]
+    async fn malformed_and_invalid_utf8_lines_are_dropped_and_reported() {
+        let errors = Arc::new(Mutex::new(Vec::new()));
+        let seen = errors.clone();
+        let handlers = Handlers {
+            on_error: Some(Arc::new(move |e: &TransportError| seen.lock().expect("lock").push(e.to_string()))),
+            ..Handlers::default()
+        };
+        let config = sh(&format!(
+            "IFS= read -r l; printf 'starting up...\\n\\377\\376\\n[{REPLY1}]\\n{{\"id\":1}}\\n%s\\n' '{REPLY1}'; cat >/dev/null"
+        ));
+        let t = StdioTransport::connect(&config, handlers).await.expect("spawn");
+        assert_eq!(request(&t, "tools/list").await.expect("reply"), json!({"ok": true}));
+        assert_eq!(t.diagnostics().protocol_violations, 4);
+        let errors = errors.lock().expect("lock").clone();
+        assert!(errors[0].starts_with("Protocol error: line is not JSON"), "{errors:?}");
+        assert!(errors[1].starts_with("Protocol error: line is not valid UTF-8"), "{errors:?}");
+        assert!(errors[2].contains("batch"), "{errors:?}");
+        assert!(t.is_connected());
+        t.close().await;
+    }
+
+    #[tokio::test]
+    async fn oversize_line_is_dropped_and_the_next_message_delivered() {
+        let mut config = sh(&format!(
+            "IFS= read -r l; head -c 200000 /dev/zero | tr '\\0' x; printf '\\n%s\\n' '{REPLY1}'; cat >/dev/null"
+        ));
+        config.max_message_bytes = Some(64);
+        let t = connect(&config).await;
+        assert_eq!(request(&t, "tools/list").await.expect("reply"), json!({"ok": true}));
+        let d = t.diagnostics();
+        assert_eq!((d.oversize_dropped, d.protocol_violations), (1, 0));
+        t.close().await;
+    }
+
+    #[tokio::test]
+    async fn unknown_and_string_ids_are_dropped() {
+        let t = connect(&sh(&format!(
+            r#"IFS= read -r l; printf '%s\n' '{{"jsonrpc":"2.0","id":"1","result":{{}}}}' '{{"jsonrpc":"2.0","id":99,"result":{{}}}}' '{REPLY1}'; cat >/dev/null"#
+        )))
+        .await;
+        assert_eq!(request(&t, "tools/list").await.expect("reply"), json!({"ok": true}));
+        assert_eq!(t.diagnostics().unknown_responses, 2);
+        t.close().await;
+    }
+
+    #[tokio::test]
+    async fn server_requests_are_answered() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("answers");
+        let config = sh(&format!(
+            r#"IFS= read -r l; printf '%s\n' '{{"jsonrpc":"2.0","id":"s1","method":"ping"}}' '{{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{{}}}}'
+               IFS= read -r a; IFS= read -r b; printf '%s\n%s\n' "$a" "$b" > '{}'; printf '%s\n' '{REPLY1}'; cat >/dev/null"#,
+            log.display()
+        ));
+        let handlers = Handlers { on_request: Some(default_request_handler(vec![])), ..Handlers::default() };
+        let t = StdioTransport::connect(&config, handlers).await.expect("spawn");
+        assert_eq!(request(&t, "tools/list").await.expect("reply"), json!({"ok": true}));
+        let answers: Vec<Value> = std::fs::read_to_string(&log)
+            .expect("log")
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("answer is JSON"))
+            .collect();
+        assert!(answers.contains(&json!({"jsonrpc":"2.0","id":"s1","result":{}})), "{answers:?}");
+        let unknown = answers.iter().find(|a| a["id"] == json!(7)).expect("answer to id 7");
+        assert_eq!(unknown["error"]["code"], json!(-32601));
+        t.close().await;
+    }
+
+    #[tokio::test]
+    async fn server_request_without_handler_gets_method_not_found() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("answers");
+        let t = connect(&sh(&format!(
+            r#"printf '%s\n' '{{"jsonrpc":"2.0","id":1,"method":"ping"}}'; IFS= read -r a; printf '%s\n' "$a" > '{}.tmp'; mv '{0}.tmp' '{0}'; cat >/dev/null"#,
+            log.display()
+        )))
+        .await;
+        let lines = wait_for_line(&log, |v| v["id"] == json!(1)).await;
+        assert_eq!(lines[0]["error"]["code"], json!(-32601));
+        t.close().await;
+    }
+
+    #[tokio::test]
+    async fn timeout_rejects_with_exact_text_and_tells_the_server() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("in");
+        let mut config = logging_server(&log);
+        config.timeout_ms = Some(100);
+        let t = connect(&config).await;
+        let started = Instant::now();
+        let err = request(&t, "tools/call").await.expect_err("must time out");
+        assert_eq!(err.to_string(), "Request timeout after 100ms");
+        assert!(started.elapsed() >= Duration::from_millis(100));
+        let lines = wait_for_line(&log, |v| v["method"] == "notifications/cancelled").await;
+        let note = lines.iter().find(|v| v["method"] == "notifications/cancelled").expect("note");
+        assert_eq!(note["params"]["requestId"], json!(1));
+        assert_eq!(note["params"]["reason"], json!("Request timeout after 100ms"));
+        assert_eq!(t.diagnostics().late_responses, 0);
+        t.close().await;
+    }
+
+    #[tokio::test]
+    async fn initialize_timeout_sends_no_cancellation() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("in");
+        let mut config = logging_server(&log);
+        config.timeout_ms = Some(50);
+        let t = connect(&config).await;
+        request(&t, "initialize").await.expect_err("must time out");
+        t.notify("marker", None).await.expect("notify");
+        let lines = wait_for_line(&log, |v| v["method"] == "marker").await;
+        assert!(lines.iter().all(|v| v["method"] != "notifications/cancelled"), "{lines:?}");
+        t.close().await;
+    }
+
+    #[tokio::test]
+    async fn env_override_beats_configured_timeout() {
+        let mut config = sh("cat >/dev/null");
+        config.timeout_ms = Some(60_000);
+        config.timeout_env_override = Some(Some("50".into()));
+        let t = connect(&config).await;
+        let err = request(&t, "tools/list").await.expect_err("must time out");
+        assert_eq!(err.to_string(), "Request timeout after 50ms");
+        t.close().await;
+    }
+
+    #[tokio::test]
+    async fn late_response_is_counted_not_delivered() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let handlers = Handlers {
+            on_error: Some(Arc::new(move |e: &TransportError| {
+                let _ = tx.send(e.to_string());
+            })),
+            ..Handlers::default()
+        };
+        // Replies only after reading the cancellation.
+        let mut config = sh(&format!("IFS= read -r l; IFS= read -r cancel; printf '%s\\n' '{REPLY1}'; cat >/dev/null"));
+        config.timeout_ms = Some(50);
+        let t = StdioTransport::connect(&config, handlers).await.expect("spawn");
+        request(&t, "tools/list").await.expect_err("must time out");
+        let report = timeout(BOUND, rx.recv()).await.expect("late response never reported").expect("sender");
+        assert_eq!(report, "Protocol error: late response for abandoned request 1");
+        let d = t.diagnostics();
+        assert_eq!((d.late_responses, d.unknown_responses), (1, 0));
+        t.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_server_that_stops_reading_blocks_writes_but_not_timeouts() {
+        let mut config = sh("sleep 30");
+        config.timeout_ms = Some(100);
+        let grace = CloseGrace { after_stdin: Duration::from_millis(50), after_term: Duration::from_millis(50) };
+        let t = StdioTransport::connect_with(&config, Handlers::default(), grace).await.expect("spawn");
+        // Far more than a pipe buffer: the write blocks part-way.
+        let big = json!({"blob": "x".repeat(1 << 20)});
+        let err = timeout(BOUND, t.request("tools/call", Some(big), RequestOptions::default()))
+            .await
+            .expect("request hung")
+            .expect_err("must time out");
+        assert!(matches!(err, TransportError::Timeout { ms: 100, sent: true }), "{err:?}");
+        // Queued behind the stuck line, so never sent: safe to retry.
+        let err = timeout(BOUND, t.notify("x", None)).await.expect("notify hung").expect_err("must time out");
+        assert!(matches!(err, TransportError::Timeout { ms: 100, sent: false }), "{err:?}");
+        let pid = t.child_pid().expect("pid");
+        timeout(BOUND, t.close()).await.expect("close hung");
+        assert_gone(pid).await;
+    }
+
+    #[tokio::test]
+    async fn caller_cancellation_rejects_and_tells_the_server() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("in");
+        let t = connect(&logging_server(&log)).await;
+        let token = CancellationToken::new();
+        let options = RequestOptions { timeout_ms: None, cancel: Some(token.clone()) };
+        let call = {
+            let t = t.clone();
+            tokio::spawn(async move { t.request("tools/call", None, options).await })
+        };
+        wait_for_line(&log, |v| v["method"] == "tools/call").await;
+        token.cancel();
+        let err = timeout(BOUND, call).await.expect("cancel hung").expect("join").expect_err("cancelled");
+        assert!(matches!(err, TransportError::Cancelled { .. }), "{err}");
+        let lines = wait_for_line(&log, |v| v["method"] == "notifications/cancelled").await;
+        let note = lines.iter().find(|v| v["method"] == "notifications/cancelled").expect("note");
+        assert_eq!(note["params"]["requestId"], json!(1));
+        t.close().await;
+    }
+
+    #[tokio::test]
+    async fn child_exit_rejects_pending_and_later_calls_fail_fast() {
+        let closes = Arc::new(AtomicUsize::new(0));
+        let (tx, rx) = oneshot::channel();
+        let tx = Mutex::new(Some(tx));
+        let counter = closes.clone();
+        let handlers = Handlers {
+            on_close: Some(Arc::new(move || {
+                counter.fetch_add(1, Ordering::SeqCst);
+                if let Some(tx) = tx.lock().expect("lock").take() {
+                    let _ = tx.send(());
+                }
+            })),
+            ..Handlers::default()
+        };
+        let t = StdioTransport::connect(&sh("IFS= read -r l; exit 3"), handlers).await.expect("spawn");
+        let err = request(&t, "tools/list").await.expect_err("must fail");
+        assert_eq!(err.to_string(), "Transport closed");
+        timeout(BOUND, rx).await.expect("on_close never fired").expect("sender");
+        assert!(!t.is_connected());
+        assert_eq!(t.notify("x", None).await.expect_err("closed").to_string(), "Transport not connected");
+        assert_eq!(request(&t, "x").await.expect_err("closed").to_string(), "Transport not connected");
+        timeout(BOUND, async {
+            while t.child_pid().is_some() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .expect("child never reaped");
+        t.close().await;
+        assert_eq!(closes.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn write_failure_is_returned_not_swallowed() {
+        let (tx, rx) = oneshot::channel();
+        let tx = Mutex::new(Some(tx));
+        let handlers = Handlers {
+            on_notification: Some(Arc::new(move |_: &str, _: &Value| {
+                if let Some(tx) = tx.lock().expect("lock").take() {
+                    let _ = tx.send(());
+                }
+            })),
+            ..Handlers::default()
+        };
+        // The server closes its stdin, says so, then lingers with stdout open.
+        let config = sh(r#"exec 0<&-; printf '%s\n' '{"jsonrpc":"2.0","method":"ready"}'; sleep 5"#);
+        let t = StdioTransport::connect(&config, handlers).await.expect("spawn");
+        timeout(BOUND, rx).await.expect("ready never came").expect("sender");
+        let err = request(&t, "tools/list").await.expect_err("EPIPE");
+        assert!(matches!(err, TransportError::Write { .. }), "{err}");
+        let err = timeout(BOUND, t.notify("x", None)).await.expect("notify hung").expect_err("EPIPE");
+        assert!(matches!(err, TransportError::Write { .. }), "{err}");
+        t.close().await;
+    }
+
+    #[tokio::test]
+    async fn close_escalates_to_sigkill_and_leaves_no_process() {
+        let closes = Arc::new(AtomicUsize::new(0));
+        let counter = closes.clone();
+        let (ready_tx, ready) = oneshot::channel();
+        let ready_tx = Mutex::new(Some(ready_tx));
+        let handlers = Handlers {
+            on_close: Some(Arc::new(move || {
+                counter.fetch_add(1, Ordering::SeqCst);
+            })),
+            on_notification: Some(Arc::new(move |_: &str, _: &Value| {
+                if let Some(tx) = ready_tx.lock().expect("lock").take() {
+                    let _ = tx.send(());
+                }
+            })),
+            ..Handlers::default()
+        };
+        // Ignores SIGTERM (so do its sleeps, which inherit that), never reads stdin, and
+        // leaves a grandchild in its group.
+        let config = sh(
+            r#"trap '' TERM; sleep 30 & printf '%s\n' '{"jsonrpc":"2.0","method":"ready"}'; while :; do sleep 0.05; done"#,
+        );
+        let t = StdioTransport::connect(&config, handlers).await.expect("spawn");
+        let pid = t.child_pid().expect("pid");
+        let pending = {
+            let t = t.clone();
+            tokio::spawn(async move { t.request("tools/list", None, RequestOptions::default()).await })
+        };
+        timeout(BOUND, ready).await.expect("ready never came").expect("sender");
+        assert!(live_in_group(pid).len() >= 2, "the grandchild should be running");
+        let started = Instant::now();
+        timeout(BOUND, t.close()).await.expect("close unbounded");
+        let took = started.elapsed();
+        assert!(took >= Duration::from_millis(1_900) && took < Duration::from_secs(4), "close took {took:?}");
+        // The leader is ours to reap: gone the moment close() returns.
+        assert_eq!(nix::sys::signal::kill(Pid::from_raw(pid as i32), None), Err(nix::errno::Errno::ESRCH));
+        assert_gone(pid).await;
+        let err = timeout(BOUND, pending).await.expect("pending hung").expect("join").expect_err("closed");
+        assert_eq!(err.to_string(), "Transport closed");
+        // Idempotent and immediate the second time.
+        timeout(Duration::from_millis(100), t.close()).await.expect("second close waited");
+        assert_eq!(closes.load(Ordering::SeqCst), 1);
+        assert!(t.child_pid().is_none());
+    }
+
+    #[tokio::test]
+    async fn close_of_a_well_behaved_server_is_quick() {
+        let t = connect(&sh("cat >/dev/null; echo bye >&2")).await;
+        let pid = t.child_pid().expect("pid");
+        let started = Instant::now();
+        t.close().await;
+        assert!(started.elapsed() < Duration::from_millis(900));
+        assert_gone(pid).await;
+    }
+
+    #[tokio::test]
+    async fn stderr_tail_is_captured_and_bounded() {
+        let t = connect(&sh(
+            "head -c 100000 /dev/zero | tr '\\0' e >&2; printf 'last words' >&2; exec 2>&-; cat >/dev/null",
+        ))
+        .await;
+        timeout(BOUND, async {
+            while !t.diagnostics().stderr_tail.ends_with("last words") {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .expect("stderr never captured");
+        assert_eq!(t.diagnostics().stderr_tail.len(), STDERR_TAIL_BYTES);
+        assert!(t.is_connected(), "stderr output is not an error signal");
+        t.close().await;
+    }
+
+    #[tokio::test]
+    async fn spawn_failure_says_what_to_do() {
+        let config = TransportConfig { command: "/nonexistent/mcp-server".into(), ..TransportConfig::default() };
+        let err = StdioTransport::connect(&config, Handlers::default()).await.err().expect("must fail");
+        assert!(matches!(err, TransportError::Spawn { .. }));
+        assert!(err.to_string().contains("PATH"), "{err}");
+    }
+}
