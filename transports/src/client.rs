@@ -5,6 +5,8 @@
 use crate::config::{TransportConfig, TransportKind};
 use crate::error::TransportError;
 use crate::message::RpcError;
+use crate::http::{AuthRefresh, HttpTransport};
+use crate::legacy_sse::LegacySseTransport;
 use crate::stdio::StdioTransport;
 use crate::transport::{Handlers, RequestHandler, RequestOptions, Transport};
 use serde_json::{Value, json};
@@ -145,12 +147,20 @@ pub async fn create_transport(
     config: &TransportConfig,
     handlers: Handlers,
 ) -> Result<Arc<dyn Transport>, TransportError> {
+    create_transport_with_auth(config, handlers, None).await
+}
+
+/// Like [`create_transport`], with the auth refresh hook the HTTP transports ask once on a
+/// 401/403 (SPEC §4); stdio ignores it.
+pub async fn create_transport_with_auth(
+    config: &TransportConfig,
+    handlers: Handlers,
+    auth: Option<AuthRefresh>,
+) -> Result<Arc<dyn Transport>, TransportError> {
     match config.kind {
         TransportKind::Stdio => Ok(StdioTransport::connect(config, handlers).await?),
-        // TODO(http.rs owner): connect the Streamable HTTP transport here.
-        TransportKind::Http => Err(TransportError::Config("the Streamable HTTP transport is not built yet".into())),
-        // TODO(legacy_sse.rs owner): connect the legacy HTTP+SSE transport here.
-        TransportKind::Sse => Err(TransportError::Config("the legacy HTTP+SSE transport is not built yet".into())),
+        TransportKind::Http => Ok(HttpTransport::connect_with_auth(config, handlers, auth).await?),
+        TransportKind::Sse => Ok(LegacySseTransport::connect_with_auth(config, handlers, auth).await?),
     }
 }
 
@@ -278,10 +288,16 @@ for line in sys.stdin:
     }
 
     #[tokio::test]
-    async fn http_kinds_are_not_wired_yet() {
+    async fn http_kinds_report_a_connect_failure_not_a_panic() {
         for kind in [TransportKind::Http, TransportKind::Sse] {
-            let config = TransportConfig { kind, ..TransportConfig::default() };
-            assert!(matches!(create_transport(&config, Handlers::default()).await, Err(TransportError::Config(_))));
+            let config = TransportConfig { kind, url: "http://127.0.0.1:1/mcp".into(), timeout_ms: Some(500), ..TransportConfig::default() };
+            // Streamable HTTP connects lazily (its first POST is initialize); legacy SSE
+            // opens its GET stream at once. Either way nobody listens on port 1.
+            let failed = match create_transport(&config, Handlers::default()).await {
+                Err(_) => true,
+                Ok(t) => t.request("initialize", None, RequestOptions::default()).await.is_err(),
+            };
+            assert!(failed, "{kind:?}");
         }
     }
 }
