@@ -459,15 +459,28 @@ fn snippet(line: &[u8]) -> String {
 /// Keeps the last [`STDERR_TAIL_BYTES`] of stderr. Never parsed: stderr is a log channel.
 async fn capture_stderr(mut stderr: impl AsyncRead + Unpin, ring: Arc<Mutex<VecDeque<u8>>>, reaped: CancellationToken) {
     let mut buf = vec![0u8; CHUNK];
+    // After the child is reaped, keep reading what is already buffered (its last words are
+    // usually the crash explanation) but only briefly: a grandchild outside the group may
+    // hold the pipe open forever.
+    let mut drain_until: Option<tokio::time::Instant> = None;
     loop {
+        let drain_deadline = async {
+            match drain_until {
+                Some(t) => tokio::time::sleep_until(t).await,
+                None => std::future::pending().await,
+            }
+        };
         let n = tokio::select! {
             biased;
             read = stderr.read(&mut buf) => match read {
                 Ok(0) | Err(_) => break,
                 Ok(n) => n,
             },
-            // A grandchild outside the group may hold the pipe open forever.
-            _ = reaped.cancelled() => break,
+            _ = reaped.cancelled(), if drain_until.is_none() => {
+                drain_until = Some(tokio::time::Instant::now() + EXIT_DRAIN);
+                continue;
+            }
+            _ = drain_deadline => break,
         };
         let mut ring = ring.lock().unwrap_or_else(|e| e.into_inner());
         ring.extend(&buf[..n]);
