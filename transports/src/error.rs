@@ -124,6 +124,10 @@ pub enum TransportError {
     /// Connecting (TCP, TLS, HTTP) failed before anything was sent.
     #[error("Connection failed: {0}")]
     Connect(String),
+    /// The connection broke after the request may have reached the server (a reset before
+    /// the status line, say): unlike [`TransportError::Connect`], acceptance is unknown.
+    #[error("Connection lost: {0}")]
+    ConnectionLost(String),
     /// The legacy SSE endpoint event named another origin.
     #[error("Legacy SSE endpoint origin mismatch: {0}")]
     LegacyEndpointOriginMismatch(String),
@@ -161,7 +165,7 @@ impl TransportError {
             Cancelled { .. } => ErrorKind::Cancelled,
             Protocol(_) | MessageTooLarge { .. } | UnsupportedProtocolVersion(_) => ErrorKind::Protocol,
             LegacyEndpointOriginMismatch(_) | LegacyEndpointNotReceived => ErrorKind::Protocol,
-            Spawn { .. } | Write { .. } | Connect(_) => ErrorKind::Io,
+            Spawn { .. } | Write { .. } | Connect(_) | ConnectionLost(_) => ErrorKind::Io,
             Config(_) => ErrorKind::Config,
         }
     }

@@ -938,7 +938,7 @@ pub(crate) fn request_error(e: reqwest::Error) -> TransportError {
         TransportError::Connect(msg)
     } else {
         // The request may have reached the server: acceptance is unknown.
-        TransportError::Closed { reason: Some(format!("HTTP request failed: {msg}")) }
+        TransportError::ConnectionLost(msg)
     }
 }
 
