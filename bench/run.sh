@@ -16,3 +16,6 @@ for i in $(seq "$runs"); do
 done
 count=$(find scenarios/stdio -name '*.yaml' | wc -l)
 echo "stdio library: $count scenarios, best wall time ${best} ms (target: under 10000 ms)"
+
+# The HTTP mock's throughput with recording on (wrk; skipped when wrk is missing).
+bash bench/http-mock.sh

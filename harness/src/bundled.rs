@@ -46,7 +46,7 @@ pub async fn run_plan(scenario: &Scenario, transport: TransportName, endpoint: E
     for (i, step) in scenario.client.iter().enumerate() {
         let started = Instant::now();
         let (what, result): (String, Result<Option<Value>, String>) = match step {
-            ClientStep::Connect { handshake, timeout_ms, env, max_message_bytes, string_ids, roots } => {
+            ClientStep::Connect { handshake, timeout_ms, env, max_message_bytes, string_ids, roots, headers, auth_refresh } => {
                 let config = TransportConfig {
                     kind: match transport {
                         TransportName::Stdio => TransportKind::Stdio,
@@ -72,11 +72,12 @@ pub async fn run_plan(scenario: &Scenario, transport: TransportName, endpoint: E
                     // In-process runs share one process environment, so the plan's env is
                     // handed to the transport instead of set globally.
                     timeout_env_override: Some(env.get(mcp_transports::config::TIMEOUT_ENV).cloned()),
+                    headers: headers.clone(),
                     ..TransportConfig::default()
                 };
                 let handlers = handlers(&observed, roots.clone());
                 let result = async {
-                    let t = client::create_transport(&config, handlers).await?;
+                    let t = client::create_transport_with_auth(&config, handlers, refresh_hook(auth_refresh.clone())).await?;
                     conn = Some(t.clone());
                     if *handshake {
                         let options = ClientOptions {
@@ -211,6 +212,15 @@ pub async fn run_plan(scenario: &Scenario, transport: TransportName, endpoint: E
         o.notifications = lock(&observed.notifications).clone();
         o.reports = lock(&observed.reports).clone();
     }
+}
+
+/// The auth refresh hook a plan asks for: it returns the given headers, or nothing for `{}`.
+fn refresh_hook(headers: Option<std::collections::BTreeMap<String, String>>) -> Option<mcp_transports::http::AuthRefresh> {
+    let headers = headers?;
+    Some(Arc::new(move || {
+        let headers = headers.clone();
+        Box::pin(async move { if headers.is_empty() { None } else { Some(headers) } })
+    }))
 }
 
 /// Adds a `_pad` member of `size` bytes to the params.

@@ -4,8 +4,8 @@
 use crate::outcome::{ClientOutcome, StepStatus};
 use crate::target::Target;
 use mcp_mock::Scenario;
-use mcp_mock::record::WireEvent;
-use mcp_mock::scenario::{Check, ServerStep};
+use mcp_mock::record::{Recorded, WireEvent};
+use mcp_mock::scenario::{Check, HttpCheck, ServerStep};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -50,6 +50,10 @@ pub fn subset(want: &Value, got: &Value) -> bool {
 /// Evaluates every check and always-on rule; returns the failures.
 pub fn evaluate(scenario: &Scenario, target: &Target, outcome: &ClientOutcome, connections: &[Vec<WireEvent>]) -> Vec<CheckResult> {
     let mut failures = Vec::new();
+    // HTTP records carry JSON-RPC in requests, bodies and stream events; the view adds
+    // them as plain client/server messages so every check reads all transports alike.
+    let viewed: Vec<Vec<WireEvent>> = connections.iter().map(|c| message_view(c)).collect();
+    let connections = viewed.as_slice();
     for (i, check) in scenario.checks.iter().enumerate() {
         if let Err(message) = evaluate_one(check, target, outcome, connections) {
             failures.push(CheckResult { check: format!("check {} ({})", i + 1, check_name(check)), message });
@@ -71,6 +75,7 @@ fn check_name(check: &Check) -> &'static str {
         Check::StdinClosed(_) => "stdin_closed",
         Check::Diagnostics(_) => "diagnostics",
         Check::Notified(_) => "notified",
+        Check::Http(_) => "http",
     }
 }
 
@@ -102,16 +107,14 @@ fn evaluate_one(check: &Check, target: &Target, outcome: &ClientOutcome, connect
                     return Err(format!("step {} result {got} does not contain {want}", o.step));
                 }
             }
-            if let Some(max) = o.within_ms {
-                if step.elapsed_ms > max {
+            if let Some(max) = o.within_ms
+                && step.elapsed_ms > max {
                     return Err(format!("step {} took {}ms, bound is {max}ms", o.step, step.elapsed_ms));
                 }
-            }
-            if let Some(min) = o.at_least_ms {
-                if step.elapsed_ms < min {
+            if let Some(min) = o.at_least_ms
+                && step.elapsed_ms < min {
                     return Err(format!("step {} took {}ms, expected at least {min}ms", o.step, step.elapsed_ms));
                 }
-            }
             Ok(())
         }
         Check::Sent(s) => {
@@ -203,19 +206,18 @@ fn evaluate_one(check: &Check, target: &Target, outcome: &ClientOutcome, connect
                 ("oversize_dropped", d.oversize_dropped, got.oversize_dropped),
             ];
             for (name, want, got) in pairs {
-                if let Some(want) = want {
-                    if want != got {
+                if let Some(want) = want
+                    && want != got {
                         return Err(format!("{name} is {got}, expected {want}"));
                     }
-                }
             }
-            if let Some(text) = &d.stderr_contains {
-                if !got.stderr_tail.contains(text.as_str()) {
+            if let Some(text) = &d.stderr_contains
+                && !got.stderr_tail.contains(text.as_str()) {
                     return Err(format!("captured stderr {:?} does not contain {text:?}", got.stderr_tail));
                 }
-            }
             Ok(())
         }
+        Check::Http(h) => http_check(h, connections),
         Check::Notified(m) => {
             if outcome.notifications.iter().any(|(method, _)| *method == m.method) {
                 Ok(())
@@ -224,6 +226,129 @@ fn evaluate_one(check: &Check, target: &Target, outcome: &ClientOutcome, connect
             }
         }
     }
+}
+
+/// A connection's events plus, for HTTP records, the JSON-RPC they carry as `FromClient`
+/// (POST bodies) and `ToClient` (JSON bodies, SSE `data:` lines) events.
+fn message_view(events: &[WireEvent]) -> Vec<WireEvent> {
+    let mut out = Vec::with_capacity(events.len());
+    for e in events {
+        out.push(e.clone());
+        match e {
+            WireEvent::HttpRequest { t_us, http_method, json, body, .. } if http_method == "POST" => {
+                let bytes = match (body, json) {
+                    (Some(b), _) => b.clone(),
+                    (None, Some(v)) => Recorded::of(v.to_string().as_bytes()),
+                    (None, None) => Recorded::of(b""),
+                };
+                out.push(WireEvent::FromClient { t_us: *t_us, bytes, json: json.clone(), terminated: true });
+            }
+            WireEvent::HttpResponse { t_us, body: Some(b), why, .. } => {
+                if let Some(text) = b.text.as_deref().filter(|t| t.starts_with(['{', '['])) {
+                    out.push(WireEvent::ToClient { t_us: *t_us, bytes: Recorded::of(format!("{text}\n").as_bytes()), why: why.clone() });
+                }
+            }
+            WireEvent::StreamWrite { t_us, bytes, why, .. } => {
+                let text = bytes.text.as_deref().unwrap_or("");
+                let data: Vec<&str> = text.split(['\n', '\r']).filter_map(|l| l.strip_prefix("data:")).map(str::trim_start).collect();
+                if !data.is_empty() {
+                    out.push(WireEvent::ToClient { t_us: *t_us, bytes: Recorded::of(format!("{}\n", data.join("\n")).as_bytes()), why: why.clone() });
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// See [`Check::Http`].
+fn http_check(h: &HttpCheck, connections: &[Vec<WireEvent>]) -> Result<(), String> {
+    let header = h.header.as_ref().map(|n| n.to_ascii_lowercase());
+    let (mut matching, mut carrying) = (0usize, 0usize);
+    let mut lacking: Option<String> = None;
+    for (i, events) in connections.iter().enumerate() {
+        if h.connection.is_some_and(|c| c != i + 1) {
+            continue;
+        }
+        // The session id the mock issued on this connection, for `{session}`.
+        let session = events
+            .iter()
+            .find_map(|e| match e {
+                WireEvent::HttpResponse { headers, .. } => headers.get("mcp-session-id").cloned(),
+                _ => None,
+            })
+            .unwrap_or_default();
+        for e in events {
+            let WireEvent::HttpRequest { http_method, path, headers, json, .. } = e else { continue };
+            let methods: Vec<&str> = match json {
+                Some(Value::Array(items)) => items.iter().filter_map(method_of).collect(),
+                Some(v) => method_of(v).into_iter().collect(),
+                None => Vec::new(),
+            };
+            if h.http_method.as_ref().is_some_and(|m| m != http_method)
+                || h.method.as_ref().is_some_and(|m| !methods.contains(&m.as_str()))
+                || h.path.as_ref().is_some_and(|p| path.split('?').next() != Some(p.as_str()))
+            {
+                continue;
+            }
+            matching += 1;
+            let carried = match &header {
+                None => true,
+                Some(name) => headers.get(name).is_some_and(|got| h.value.as_ref().is_none_or(|want| *got == want.replace("{session}", &session))),
+            };
+            if carried {
+                carrying += 1;
+            } else if lacking.is_none() {
+                let got = header.as_ref().and_then(|n| headers.get(n)).map(|v| format!("{v:?}")).unwrap_or_else(|| "absent".into());
+                lacking = Some(format!("{http_method} {} had {got}", path));
+            }
+        }
+    }
+    let what = describe_http_filter(h);
+    let carries = match (&h.header, &h.value) {
+        (Some(n), Some(v)) => format!(" with {n}: {v}"),
+        (Some(n), None) => format!(" with {n}"),
+        _ => String::new(),
+    };
+    if h.every {
+        if matching == 0 {
+            return Err(format!("the client sent no {what}"));
+        }
+        if carrying < matching {
+            return Err(format!(
+                "{} of {matching} {what} lacked {}{}: e.g. {}",
+                matching - carrying,
+                h.header.as_deref().unwrap_or(""),
+                h.value.as_ref().map(|v| format!(": {v}")).unwrap_or_default(),
+                lacking.unwrap_or_default()
+            ));
+        }
+        return Ok(());
+    }
+    match h.count {
+        Some(n) if n != carrying => Err(format!("the client sent {carrying} {what}{carries}, expected {n}")),
+        None if carrying == 0 => Err(match lacking {
+            Some(l) => format!("the client sent no {what}{carries} (e.g. {l})"),
+            None => format!("the client sent no {what}{carries}"),
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn describe_http_filter(h: &HttpCheck) -> String {
+    let mut what = h.http_method.clone().unwrap_or_else(|| "HTTP".into());
+    if let Some(m) = &h.method {
+        what.push(' ');
+        what.push_str(m);
+    }
+    what.push_str(" request(s)");
+    if let Some(p) = &h.path {
+        what.push_str(&format!(" to {p}"));
+    }
+    if let Some(c) = h.connection {
+        what.push_str(&format!(" on connection {c}"));
+    }
+    what
 }
 
 fn describe_params(p: &Option<Value>) -> String {
@@ -283,13 +408,11 @@ fn always_on(scenario: &Scenario, target: &Target, outcome: &ClientOutcome, conn
                 WireEvent::ToClient { bytes, .. } => {
                     if let Some(text) = bytes.text.as_deref() {
                         for line in text.lines() {
-                            if let Ok(v) = serde_json::from_str::<Value>(line) {
-                                if v.get("method").is_none() {
-                                    if let Some(id) = v.get("id") {
+                            if let Ok(v) = serde_json::from_str::<Value>(line)
+                                && v.get("method").is_none()
+                                    && let Some(id) = v.get("id") {
                                         in_flight.retain(|x| x != id);
                                     }
-                                }
-                            }
                         }
                     }
                 }
@@ -310,16 +433,14 @@ fn valid_client_message(m: &Value) -> Result<(), String> {
         if !method.is_string() {
             return Err("\"method\" is not a string".into());
         }
-        if let Some(id) = obj.get("id") {
-            if !id_ok(id) {
+        if let Some(id) = obj.get("id")
+            && !id_ok(id) {
                 return Err("request id is not a string or an integer".into());
             }
-        }
-        if let Some(p) = obj.get("params") {
-            if !p.is_object() && !p.is_array() {
+        if let Some(p) = obj.get("params")
+            && !p.is_object() && !p.is_array() {
                 return Err("\"params\" is neither an object nor an array".into());
             }
-        }
         return Ok(());
     }
     match (obj.get("id"), obj.contains_key("result"), obj.contains_key("error")) {

@@ -6,7 +6,10 @@
 //! - [`target`] — which client runs: the bundled transports or an external command.
 //! - [`discover`] — finding and loading scenario files.
 //! - [`runner`] — one run per scenario × transport, under a deadline, in parallel.
+//! - [`http_mock`] — the HTTP mock as a child process (start, `listening` line, stop).
 //! - [`bundled`] — driving the bundled transports through a client plan, in-process.
+//! - [`external`] — the `cmd:` target: an external client program under the contract in
+//!   `clients/README.md`, with process hygiene (deadline, process group, capped pipes).
 //! - [`outcome`] — what the client reported, per plan step.
 //! - [`checks`] — the scenario's checks and the always-on rules.
 //! - [`render`] — the normalised, redacted transcript that snapshots hold.
@@ -17,6 +20,8 @@
 pub mod bundled;
 pub mod checks;
 pub mod discover;
+pub mod external;
+pub mod http_mock;
 pub mod error;
 pub mod outcome;
 pub mod render;

@@ -51,6 +51,71 @@ pub struct ClientOutcome {
     pub diagnostics: Option<mcp_diag::Counters>,
     /// The run's deadline expired before the plan finished.
     pub hung: bool,
+    /// How an external client's process ended and what it printed besides its step lines
+    /// (`cmd:` targets only; the bundled client runs in-process).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<ProcessReport>,
+}
+
+/// How an external client process ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "how", rename_all = "snake_case")]
+pub enum ProcessEnd {
+    /// It exited by itself with this code.
+    Exited {
+        /// The exit code.
+        code: i32,
+    },
+    /// A signal it did not get from the harness killed it (a crash, e.g. `SIGSEGV`).
+    Signalled {
+        /// The signal's name.
+        signal: String,
+    },
+    /// The harness killed its process group at the run deadline.
+    KilledAtDeadline,
+    /// The harness killed its process group because it wrote more than the stdout cap.
+    KilledForFlooding {
+        /// The cap in bytes.
+        cap: usize,
+    },
+    /// It could not be started at all.
+    NotStarted {
+        /// Why (the command line could not be split, or the program could not be spawned).
+        error: String,
+    },
+}
+
+impl std::fmt::Display for ProcessEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProcessEnd::Exited { code } => write!(f, "client exited {code}"),
+            ProcessEnd::Signalled { signal } => write!(f, "client killed by {signal}"),
+            ProcessEnd::KilledAtDeadline => write!(f, "client killed at the run deadline (whole process group)"),
+            ProcessEnd::KilledForFlooding { cap } => write!(f, "client killed for flooding stdout past {cap} bytes (whole process group)"),
+            ProcessEnd::NotStarted { error } => write!(f, "client could not be started: {error}"),
+        }
+    }
+}
+
+/// What the harness saw of an external client process, beyond its step lines.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessReport {
+    /// How it ended.
+    pub end: ProcessEnd,
+    /// Bytes read from its stdout (up to the cap).
+    pub stdout_bytes: usize,
+    /// Stdout lines that were not contract lines (kept as diagnostics, never parsed as
+    /// results; the first few only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_stdout: Vec<String>,
+    /// Bytes it wrote to stderr (counted past the cap, stored up to it).
+    pub stderr_bytes: usize,
+    /// The end of what it wrote to stderr (its own logs and, for stdio, usually the
+    /// mock's inherited stderr).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub stderr_tail: String,
+    /// Wall time from spawn to the end of the process, in ms.
+    pub wall_ms: u64,
 }
 
 /// Diagnostic counters in a serialisable form.

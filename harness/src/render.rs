@@ -39,9 +39,17 @@ struct Ids {
     map: HashMap<String, Value>,
     numbers: i64,
     strings: i64,
+    /// HTTP exchange numbers, renumbered by first appearance in the transcript.
+    exchanges: HashMap<u64, usize>,
 }
 
 impl Ids {
+    /// The normal form of an HTTP exchange number.
+    fn exchange(&mut self, x: u64) -> usize {
+        let next = self.exchanges.len() + 1;
+        *self.exchanges.entry(x).or_insert(next)
+    }
+
     /// Learns a client request id (first appearance wins) and returns its normal form.
     fn learn(&mut self, id: &Value) -> Value {
         let key = id.to_string();
@@ -85,13 +93,26 @@ pub fn transcript(
     }
     for (n, events) in connections.iter().enumerate() {
         let _ = writeln!(s, "── connection {} ──", n + 1);
-        for e in events {
+        // The Streamable HTTP GET listener runs beside the POSTs; its own section keeps the
+        // transcript independent of which of the two the client happened to send first.
+        let (main, listener) = http_lanes(events, transport);
+        for e in main {
             if let Some(line) = event_line(e, &mut ids) {
                 s.push_str(&line);
                 s.push('\n');
             }
         }
-        if !events.iter().any(|e| matches!(e, WireEvent::Exit { .. })) {
+        if !listener.is_empty() {
+            s.push_str("·· GET listener ··\n");
+            for e in listener {
+                if let Some(line) = event_line(e, &mut ids) {
+                    s.push_str(&line);
+                    s.push('\n');
+                }
+            }
+        }
+        // An HTTP mock is always stopped by the harness; that is not the client's doing.
+        if transport == TransportName::Stdio && !events.iter().any(|e| matches!(e, WireEvent::Exit { .. })) {
             s.push_str("· mock did not exit by itself (killed by the client or the harness)\n");
         }
     }
@@ -111,6 +132,7 @@ pub fn transcript(
     if outcome.hung {
         s.push_str("client hung until the run deadline\n");
     }
+    s.push_str(&crate::external::render_process(outcome));
     if !outcome.notifications.is_empty() {
         s.push_str("── notifications seen by the client ──\n");
         for (method, params) in &outcome.notifications {
@@ -130,7 +152,146 @@ pub fn transcript(
             d.protocol_violations, d.late_responses, d.unknown_responses, d.oversize_dropped
         );
     }
+    let s = normalise_http(&s, connections);
     redact(&s.replace(&run_dir.display().to_string(), "<run-dir>"))
+}
+
+/// Splits an HTTP connection's events into the main lane and the GET listener lane
+/// (Streamable HTTP only; legacy SSE's GET stream is causally ordered with its POSTs).
+fn http_lanes(events: &[WireEvent], transport: TransportName) -> (Vec<&WireEvent>, Vec<&WireEvent>) {
+    if transport != TransportName::Http {
+        return (events.iter().collect(), Vec::new());
+    }
+    let gets: std::collections::HashSet<u64> = events
+        .iter()
+        .filter_map(|e| match e {
+            WireEvent::HttpRequest { exchange, http_method, .. } if http_method == "GET" => Some(*exchange),
+            _ => None,
+        })
+        .collect();
+    events.iter().partition(|e| exchange_of(e).is_none_or(|x| !gets.contains(&x)))
+}
+
+fn exchange_of(e: &WireEvent) -> Option<u64> {
+    match e {
+        WireEvent::HttpRequest { exchange, .. }
+        | WireEvent::HttpResponse { exchange, .. }
+        | WireEvent::StreamWrite { exchange, .. }
+        | WireEvent::StreamEnd { exchange, .. } => Some(*exchange),
+        _ => None,
+    }
+}
+
+/// Replaces the mock's port and the session ids it issued (by first appearance) with
+/// stable placeholders.
+fn normalise_http(s: &str, connections: &[Vec<WireEvent>]) -> String {
+    let mut out = s.to_string();
+    let mut sessions: Vec<String> = Vec::new();
+    for e in connections.iter().flatten() {
+        match e {
+            WireEvent::Listening { port } => {
+                for host in ["127.0.0.1", "localhost"] {
+                    out = out.replace(&format!("{host}:{port}"), &format!("{host}:<port>"));
+                }
+            }
+            WireEvent::HttpResponse { headers, .. } => {
+                if let Some(id) = headers.get("mcp-session-id")
+                    && !id.is_empty() && !sessions.contains(id) {
+                        sessions.push(id.clone());
+                    }
+            }
+            _ => {}
+        }
+    }
+    for (i, id) in sessions.iter().enumerate() {
+        out = out.replace(id.as_str(), &format!("<session-{}>", i + 1));
+    }
+    out
+}
+
+/// The request headers a transcript shows: those that matter, minus the mock's own host.
+fn shown_headers(headers: &std::collections::BTreeMap<String, String>) -> String {
+    let shown: Vec<String> = headers
+        .iter()
+        .filter(|(k, v)| !(k.as_str() == "host" && v.starts_with("127.0.0.1:")))
+        .map(|(k, v)| format!("{k}: {v}"))
+        .collect();
+    if shown.is_empty() { String::new() } else { format!(" [{}]", shown.join("; ")) }
+}
+
+/// HTTP events as transcript lines; exchanges renumbered by first appearance.
+fn http_line(e: &WireEvent, ids: &mut Ids) -> Option<String> {
+    Some(match e {
+        WireEvent::HttpRequest { exchange, http_method, path, headers, body, json, .. } => {
+            let x = ids.exchange(*exchange);
+            let mut line = format!("→ #{x} {http_method} {path}{}", shown_headers(headers));
+            match (json, body) {
+                (Some(v), _) => {
+                    let _ = write!(line, "\n    {}", shorten(&normalise_json(&client_ids(v, ids), ids).to_string()));
+                }
+                (None, Some(b)) => {
+                    let _ = write!(line, "\n    (not JSON) {}", show(b));
+                }
+                (None, None) => {}
+            }
+            line
+        }
+        WireEvent::HttpResponse { exchange, status, headers, body, why, .. } => {
+            let x = ids.exchange(*exchange);
+            let hs: Vec<String> = headers.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+            let hs = if hs.is_empty() { String::new() } else { format!(" [{}]", hs.join("; ")) };
+            let mut line = format!("← #{x} {status}{hs}  ({why})");
+            if let Some(b) = body {
+                let shown = match b.text.as_deref().filter(|_| !b.truncated()).map(serde_json::from_str::<Value>) {
+                    Some(Ok(v)) => shorten(&normalise_json(&v, ids).to_string()),
+                    _ => show(b),
+                };
+                let _ = write!(line, "\n    {shown}");
+            }
+            line
+        }
+        WireEvent::StreamWrite { exchange, bytes, why, .. } => {
+            let x = ids.exchange(*exchange);
+            let shown = match bytes.text.as_deref().filter(|_| !bytes.truncated()) {
+                Some(text) => sse_text(text, ids),
+                None => show(bytes),
+            };
+            format!("⇐ #{x} {shown}  ({why})")
+        }
+        WireEvent::StreamEnd { exchange, how, .. } => format!("· #{} stream ended: {how}", ids.exchange(*exchange)),
+        WireEvent::Note { text, .. } => format!("· note: {text}"),
+        _ => return None,
+    })
+}
+
+/// SSE bytes on one line: `data:` lines holding JSON are normalised, everything escaped.
+fn sse_text(text: &str, ids: &mut Ids) -> String {
+    let mut out = String::new();
+    for piece in text.split_inclusive(['\n', '\r']) {
+        let body = piece.trim_end_matches(['\n', '\r']);
+        let ending = &piece[body.len()..];
+        match body.strip_prefix("data: ").map(serde_json::from_str::<Value>) {
+            Some(Ok(v)) if v.is_object() => {
+                out.push_str("data: ");
+                out.push_str(&normalise_json(&v, ids).to_string());
+                out.push_str(&escape(ending.as_bytes()));
+            }
+            _ => out.push_str(&escape(piece.as_bytes())),
+        }
+    }
+    shorten(&out)
+}
+
+/// A coarse duration class, so snapshots record "waited about a second" without flaking.
+/// The boundaries sit away from the protocol's own timings (timeouts of tens to hundreds
+/// of ms, 1 s grace periods, 2 s close sequences).
+pub fn duration_bucket(ms: u64) -> &'static str {
+    match ms {
+        0..500 => "<0.5s",
+        500..1500 => "~1s",
+        1500..5000 => "~2-4s",
+        _ => "≥5s",
+    }
 }
 
 fn target_label(target: &Target) -> String {
@@ -142,7 +303,12 @@ fn target_label(target: &Target) -> String {
 
 fn event_line(e: &WireEvent, ids: &mut Ids) -> Option<String> {
     Some(match e {
-        WireEvent::Started { .. } | WireEvent::Script { .. } | WireEvent::Labelled { .. } => return None,
+        WireEvent::Started { .. } | WireEvent::Script { .. } | WireEvent::Labelled { .. } | WireEvent::Listening { .. } => return None,
+        WireEvent::HttpRequest { .. }
+        | WireEvent::HttpResponse { .. }
+        | WireEvent::StreamWrite { .. }
+        | WireEvent::StreamEnd { .. }
+        | WireEvent::Note { .. } => return http_line(e, ids),
         WireEvent::FromClient { bytes, json, terminated, .. } => {
             let body = match json {
                 Some(v) => shorten(&normalise_json(&client_ids(v, ids), ids).to_string()),
@@ -205,16 +371,14 @@ fn normalise_json(v: &Value, ids: &mut Ids) -> Value {
     if let Some(obj) = v.as_object_mut() {
         let is_response = !obj.contains_key("method");
         let is_client_request = obj.contains_key("method");
-        if let Some(id) = obj.get("id").cloned() {
-            if is_response || is_client_request {
+        if let Some(id) = obj.get("id").cloned()
+            && (is_response || is_client_request) {
                 obj.insert("id".into(), ids.get(&id));
             }
-        }
-        if let Some(rid) = obj.get("params").and_then(|p| p.get("requestId")).cloned() {
-            if let Some(p) = obj.get_mut("params").and_then(Value::as_object_mut) {
+        if let Some(rid) = obj.get("params").and_then(|p| p.get("requestId")).cloned()
+            && let Some(p) = obj.get_mut("params").and_then(Value::as_object_mut) {
                 p.insert("requestId".into(), ids.get(&rid));
             }
-        }
         if let Some(version) = obj.get_mut("params").and_then(|p| p.get_mut("clientInfo")).and_then(|c| c.get_mut("version")) {
             *version = Value::from("<version>");
         }

@@ -1,9 +1,11 @@
 //! Running scenarios: one run = one scenario × one transport × one target, under a deadline,
 //! in its own temp dir; many runs in parallel.
 
-use crate::bundled::{self, Endpoint};
+use crate::bundled::Endpoint;
 use crate::checks::{self, CheckResult};
-use crate::outcome::{ClientOutcome, StepOutcome, StepStatus};
+use crate::http_mock::HttpMock;
+use crate::external;
+use crate::outcome::{ClientOutcome, ProcessReport, StepOutcome, StepStatus};
 use crate::render;
 use crate::snapshot::{self, SnapshotStatus};
 use crate::target::Target;
@@ -56,6 +58,10 @@ pub struct RunResult {
     pub transcript: String,
     /// Each plan step's outcome.
     pub steps: Vec<StepOutcome>,
+    /// How an external client's process ended, its stderr tail and other stdout lines
+    /// (`cmd:` targets only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<ProcessReport>,
     /// The pids of the mock processes this run started (one per connection).
     #[serde(skip)]
     pub mock_pids: Vec<u32>,
@@ -137,6 +143,7 @@ pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
         snapshot: SnapshotStatus::NotCompared,
         transcript: String::new(),
         steps: Vec::new(),
+        client: None,
         mock_pids: Vec::new(),
     };
     let run_dir = match tempfile::Builder::new().prefix("mcp-run-").tempdir() {
@@ -146,12 +153,31 @@ pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
             return result;
         }
     };
-    if job.transport != TransportName::Stdio || !config.target.is_bundled() {
-        result.status = Status::Skipped;
-        result.reason = Some(format!("{} over {} is not supported yet", config.target, job.transport.as_str()));
-        return result;
-    }
+    let deadline = Duration::from_millis(scenario.deadline_ms);
+    let out = Arc::new(Mutex::new(ClientOutcome::default()));
+    let (hung, connections) = if job.transport == TransportName::Stdio {
+        run_stdio(job, config, run_dir.path(), out.clone()).await
+    } else {
+        // HTTP kinds: the mock is a server the harness starts, and stops after the run.
+        let path = absolute(&job.path);
+        let mock = match HttpMock::start(&config.mock_command, job.transport, &path, run_dir.path(), scenario.deadline_ms + 2000).await {
+            Ok(m) => m,
+            Err(reason) => {
+                result.reason = Some(reason);
+                return result;
+            }
+        };
+        let hung = external::run_client(&config.target, scenario, job.transport, Endpoint::Url(mock.url.clone()), deadline, out.clone()).await;
+        result.mock_pids.push(mock.pid());
+        mock.stop().await;
+        (hung, record::read_run(run_dir.path()))
+    };
+    finish(job, config, result, started, run_dir.path(), out, hung, connections)
+}
 
+/// The stdio part of a run: the transport spawns the mock; returns (hung, records).
+async fn run_stdio(job: &Job, config: &RunConfig, run_dir: &Path, out: Arc<Mutex<ClientOutcome>>) -> (bool, Vec<Vec<WireEvent>>) {
+    let scenario = &job.scenario;
     let deadline = Duration::from_millis(scenario.deadline_ms);
     let mut mock = config.mock_command.clone();
     mock.extend([
@@ -159,23 +185,36 @@ pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
         "--scenario".into(),
         absolute(&job.path).display().to_string(),
         "--run-dir".into(),
-        run_dir.path().display().to_string(),
+        run_dir.display().to_string(),
         "--deadline-ms".into(),
         (scenario.deadline_ms + 2000).to_string(),
     ]);
-    let out = Arc::new(Mutex::new(ClientOutcome::default()));
-    let plan = bundled::run_plan(scenario, job.transport, Endpoint::Command(mock), out.clone());
-    let hung = tokio::time::timeout(deadline, plan).await.is_err();
+    let hung = external::run_client(&config.target, scenario, job.transport, Endpoint::Command(mock), deadline, out).await;
     // The plan future (and with it the transport) is gone; make sure no mock outlives the run.
-    let connections = reap_and_read(run_dir.path()).await;
-    result.mock_pids = connections
+    (hung, reap_and_read(run_dir).await)
+}
+
+/// Checks, renders and snapshots a run whose client part is over.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    job: &Job,
+    config: &RunConfig,
+    mut result: RunResult,
+    started: Instant,
+    run_dir: &Path,
+    out: Arc<Mutex<ClientOutcome>>,
+    hung: bool,
+    connections: Vec<Vec<WireEvent>>,
+) -> RunResult {
+    let scenario = &job.scenario;
+    result.mock_pids.extend(connections
         .iter()
         .flatten()
         .filter_map(|e| match e {
             WireEvent::Started { pid } => Some(*pid),
             _ => None,
-        })
-        .collect();
+        }));
+    result.mock_pids.dedup();
 
     let mut outcome = std::mem::take(&mut *out.lock().unwrap_or_else(|e| e.into_inner()));
     outcome.hung = hung;
@@ -191,13 +230,23 @@ pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
     }
 
     result.failures = checks::evaluate(scenario, &config.target, &outcome, &connections);
-    result.transcript = render::transcript(scenario, job.transport, &config.target, &outcome, &connections, run_dir.path());
-    if config.compare_snapshots {
+    result.failures.extend(external::process_failures(&outcome));
+    // An external client that could not run a step (or could not start) gets no verdict and
+    // no snapshot: the scenario did not run as written.
+    let overridden = external::status_override(&outcome);
+    result.transcript = render::transcript(scenario, job.transport, &config.target, &outcome, &connections, run_dir);
+    if config.compare_snapshots && overridden.is_none() {
         let path = snapshot::path_for(&job.path, scenario, job.transport, &config.target);
         result.snapshot = snapshot::compare_or_update(&path, &job.path, &result.transcript, config.update_snapshots);
     }
     let snapshot_ok = !matches!(result.snapshot, SnapshotStatus::Mismatch { .. } | SnapshotStatus::Missing { .. });
     result.status = if result.failures.is_empty() && snapshot_ok { Status::Passed } else { Status::Failed };
+    if let Some((status, reason)) = overridden {
+        result.status = status;
+        result.reason = Some(reason);
+        result.failures.clear();
+    }
+    result.client = outcome.process.take();
     result.steps = outcome.steps;
     result.duration_ms = started.elapsed().as_millis() as u64;
     result

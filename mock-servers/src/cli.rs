@@ -34,6 +34,14 @@ enum Command {
         #[arg(long, default_value_t = 30_000)]
         deadline_ms: u64,
     },
+    /// Serve one scenario over Streamable HTTP on 127.0.0.1. Prints exactly one line,
+    /// `listening http://127.0.0.1:<port>/mcp`, once bound; serves until killed (SIGTERM
+    /// flushes the record) or the deadline.
+    Http(HttpArgs),
+    /// Serve one scenario over legacy HTTP+SSE (2024-11-05) on 127.0.0.1: a GET stream that
+    /// sends the `endpoint` event, and the POST endpoint. Prints
+    /// `listening http://127.0.0.1:<port>/sse` once bound.
+    LegacySse(HttpArgs),
     /// Load and validate scenario files; print each error as file:line:column: message.
     Check {
         /// Scenario files.
@@ -42,6 +50,58 @@ enum Command {
     },
     /// Print the JSON Schema of the scenario format.
     Schema,
+}
+
+/// Arguments of the HTTP servers.
+#[derive(clap::Args, Debug)]
+struct HttpArgs {
+    /// The scenario file.
+    #[arg(long)]
+    scenario: PathBuf,
+    /// Where to write the wire record (conn-<n>.jsonl); created if missing.
+    #[arg(long)]
+    run_dir: PathBuf,
+    /// The port on 127.0.0.1; 0 picks a free one.
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Exit on our own after this many ms, so a leaked mock never outlives its run for long.
+    #[arg(long, default_value_t = 30_000)]
+    deadline_ms: u64,
+    /// Worker threads (default: the number of cores, at most 4).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+fn serve_http(args: HttpArgs, flavour: crate::http::Flavour) -> i32 {
+    let scenario = match crate::load::load(&args.scenario) {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    let wanted = match flavour {
+        crate::http::Flavour::StreamableHttp => crate::scenario::TransportName::Http,
+        crate::http::Flavour::LegacySse => crate::scenario::TransportName::LegacySse,
+    };
+    if !scenario.transport.to_vec().contains(&wanted) {
+        eprintln!(
+            "mcp-mock: {}: the scenario does not run over {} (its `transport` field lists {:?}); serve it with the matching subcommand",
+            args.scenario.display(),
+            wanted.as_str(),
+            scenario.transport.to_vec().iter().map(|t| t.as_str()).collect::<Vec<_>>()
+        );
+        return 2;
+    }
+    if let Err(e) = std::fs::create_dir_all(&args.run_dir) {
+        return fail(&MockError::io(format!("creating run dir {}", args.run_dir.display()), e));
+    }
+    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(4)).max(1);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(threads).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return fail(&MockError::io("starting the runtime", e)),
+    };
+    match runtime.block_on(crate::http::serve(&scenario, &args.run_dir, flavour, args.port, Duration::from_millis(args.deadline_ms))) {
+        Ok(()) => 0,
+        Err(e) => fail(&e),
+    }
 }
 
 /// Runs the CLI with the given arguments (the first is the program name) and returns the
@@ -76,6 +136,8 @@ where
                 Err(e) => fail(&e),
             }
         }
+        Command::Http(args) => serve_http(args, crate::http::Flavour::StreamableHttp),
+        Command::LegacySse(args) => serve_http(args, crate::http::Flavour::LegacySse),
         Command::Check { paths } => {
             let mut code = 0;
             for p in paths {

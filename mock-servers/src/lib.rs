@@ -9,6 +9,7 @@
 //! - [`payload`] — script steps to bytes (raw payloads, replies, corrupted ids, padding).
 //! - [`record`] — the wire transcript the mock writes, one JSON event per line.
 //! - [`stdio`] — the stdio mock server and its step engine.
+//! - [`http`] — the Streamable HTTP and legacy HTTP+SSE mock servers.
 //! - [`cli`] — the `mcp-mock` command line.
 //! - [`error`] — [`MockError`], the crate's one error enum.
 //!
@@ -17,6 +18,7 @@
 
 pub mod cli;
 pub mod error;
+pub mod http;
 pub mod load;
 pub mod payload;
 pub mod record;

@@ -79,8 +79,11 @@ impl Validator<'_> {
         }
         let mut server_labels = HashSet::new();
         let mut server_requests = HashSet::new();
+        let transports = s.transport.to_vec();
+        let mut stream_labels: HashSet<String> = ["get", "post"].iter().map(|l| l.to_string()).collect();
         for (i, step) in s.server.iter().enumerate() {
             let err = |m: String| self.at(&self.spans.server, i, format!("server step {}: {m}", i + 1));
+            http_step_problem(step, &transports, &server_labels, &mut stream_labels).map_err(err)?;
             match step {
                 ServerStep::Expect { label: Some(l), .. } => {
                     server_labels.insert(l.clone());
@@ -101,18 +104,16 @@ impl Validator<'_> {
                     if given.iter().filter(|g| **g).count() != 1 {
                         return Err(err("op `send` takes exactly one of `text`, `hex`, `base64`, `json`, `generate`".into()));
                     }
-                    crate::payload::send_bytes(step).map_err(|m| err(m))?;
+                    crate::payload::send_bytes(step).map_err(&err)?;
                 }
-                ServerStep::Stderr { text, generate } => {
-                    if text.is_some() == generate.is_some() {
+                ServerStep::Stderr { text, generate }
+                    if text.is_some() == generate.is_some() => {
                         return Err(err("op `stderr` takes exactly one of `text`, `generate`".into()));
                     }
-                }
-                ServerStep::Request { label, .. } => {
-                    if !server_requests.insert(label.clone()) {
+                ServerStep::Request { label, .. }
+                    if !server_requests.insert(label.clone()) => {
                         return Err(err(format!("field `as`: label {label:?} is used twice")));
                     }
-                }
                 ServerStep::ExpectResponse { to } if !server_requests.contains(to) => {
                     return Err(err(format!("field `to`: no earlier `request` is labelled {to:?}")));
                 }
@@ -131,11 +132,10 @@ impl Validator<'_> {
         for (i, step) in s.client.iter().enumerate() {
             let err = |m: String| self.at(&self.spans.client, i, format!("client step {}: {m}", i + 1));
             match step {
-                ClientStep::Request { label: Some(l), .. } => {
-                    if !plan_labels.insert(l.clone()) {
+                ClientStep::Request { label: Some(l), .. }
+                    if !plan_labels.insert(l.clone()) => {
                         return Err(err(format!("field `as`: label {l:?} is used twice")));
                     }
-                }
                 ClientStep::Request { background: true, label: None, .. } => {
                     return Err(err("field `as`: a background request needs a label".into()));
                 }
@@ -167,11 +167,162 @@ impl Validator<'_> {
                 Check::Signal(sig) if crate::signals::by_name(&sig.name).is_none() => {
                     return Err(err(format!("field `name`: unknown signal {:?}", sig.name)));
                 }
+                Check::Http(h) => http_check_problem(h).map_err(err)?,
                 _ => {}
             }
         }
         Ok(())
     }
+}
+
+/// Problems with an HTTP step (or a stdio step in a scenario without stdio), naming the
+/// field. Keeps the stream labels seen so far, so `stream:` fields can be checked.
+fn http_step_problem(step: &ServerStep, transports: &[TransportName], labels: &HashSet<String>, streams: &mut HashSet<String>) -> Result<(), String> {
+    let http = transports.iter().any(|t| *t != TransportName::Stdio);
+    let op = serde_json::to_value(step).ok().and_then(|v| v.get("op").and_then(|o| o.as_str()).map(str::to_string)).unwrap_or_default();
+    let http_only = matches!(
+        step,
+        ServerStep::Respond { .. }
+            | ServerStep::RawResponse { .. }
+            | ServerStep::OpenStream { .. }
+            | ServerStep::Event { .. }
+            | ServerStep::EndStream { .. }
+            | ServerStep::ExpectGet { .. }
+            | ServerStep::ExpectDelete { .. }
+            | ServerStep::ExpireSession
+            | ServerStep::RequireAuth { .. }
+            | ServerStep::MessageEvent { .. }
+            | ServerStep::Endpoint { .. }
+    );
+    if http_only && !http {
+        return Err(format!("op `{op}` needs transport `http` or `legacy-sse`; this scenario runs over stdio only"));
+    }
+    let stdio_only = matches!(
+        step,
+        ServerStep::Stderr { .. } | ServerStep::StopReading | ServerStep::IgnoreSigterm | ServerStep::IgnoreStdinEof | ServerStep::ExpectEof
+    );
+    if stdio_only && !transports.contains(&TransportName::Stdio) {
+        return Err(format!("op `{op}` only means something over stdio; this scenario does not run over stdio"));
+    }
+    if matches!(step, ServerStep::Endpoint { .. }) && !transports.contains(&TransportName::LegacySse) {
+        return Err("op `endpoint` is the legacy SSE `endpoint` event; this scenario does not run over `legacy-sse`".into());
+    }
+    let check_to = |to: &Option<String>| match to {
+        Some(l) if !labels.contains(l) => Err(format!("field `to`: no earlier `expect` is labelled {l:?}")),
+        _ => Ok(()),
+    };
+    let check_stream = |name: &Option<String>, streams: &HashSet<String>| match name {
+        Some(l) if !streams.contains(l) && !labels.contains(l) => {
+            Err(format!("field `stream`: no earlier `open_stream` or `expect_get` names a stream {l:?}"))
+        }
+        _ => Ok(()),
+    };
+    match step {
+        ServerStep::Respond { to, status, headers, json, text, generate, .. } => {
+            check_to(to)?;
+            check_status(*status)?;
+            check_headers(headers)?;
+            if [json.is_some(), text.is_some(), generate.is_some()].iter().filter(|g| **g).count() > 1 {
+                return Err("op `respond` takes at most one of `json`, `text`, `generate`".into());
+            }
+            if let Some(g) = generate {
+                crate::payload::generated(g)?;
+            }
+        }
+        ServerStep::RawResponse { to, text, hex, base64, .. } => {
+            check_to(to)?;
+            if [text.is_some(), hex.is_some(), base64.is_some()].iter().filter(|g| **g).count() != 1 {
+                return Err("op `raw_response` takes exactly one of `text`, `hex`, `base64`".into());
+            }
+            let as_send = ServerStep::Send { text: text.clone(), hex: hex.clone(), base64: base64.clone(), json: None, generate: None, chunks: Vec::new(), chunk_delay_ms: 0 };
+            crate::payload::send_bytes(&as_send)?;
+        }
+        ServerStep::OpenStream { to, label, status, headers, .. } => {
+            check_to(to)?;
+            check_status(*status)?;
+            check_headers(headers)?;
+            if let Some(l) = label.clone().or_else(|| to.clone()) {
+                streams.insert(l);
+            }
+        }
+        ServerStep::Event { stream, comment, event, id, retry, data, json, .. } => {
+            check_stream(stream, streams)?;
+            if data.is_some() && json.is_some() {
+                return Err("fields `data` and `json`: give one, not both".into());
+            }
+            if comment.is_none() && event.is_none() && id.is_none() && retry.is_none() && data.is_none() && json.is_none() {
+                return Err("op `event` needs at least one of `comment`, `event`, `id`, `retry`, `data`, `json`".into());
+            }
+            for (field, value) in [("event", event), ("id", id)] {
+                if value.as_deref().is_some_and(|v| v.contains(['\n', '\r'])) {
+                    return Err(format!("field `{field}`: a line break would end the field early; use `send` for raw bytes"));
+                }
+            }
+        }
+        ServerStep::EndStream { stream, .. } => check_stream(stream, streams)?,
+        ServerStep::ExpectGet { label, status, headers, .. } => {
+            check_status(*status)?;
+            check_headers(headers)?;
+            if let Some(l) = label {
+                streams.insert(l.clone());
+            }
+        }
+        ServerStep::ExpectDelete { status, .. } => check_status(*status)?,
+        ServerStep::RequireAuth { token, status, www_authenticate, .. } => {
+            if token.trim().is_empty() || token.contains(char::is_whitespace) {
+                return Err("field `token`: give a non-empty token without spaces".into());
+            }
+            if !(400..500).contains(status) {
+                return Err(format!("field `status`: {status} is not a 4xx status (use 401 or 403)"));
+            }
+            if let Some(v) = www_authenticate {
+                http::HeaderValue::from_str(v).map_err(|_| format!("field `www_authenticate`: {v:?} is not a valid header value"))?;
+            }
+        }
+        ServerStep::ReplyAlways { result: Some(_), error: Some(_), .. } => {
+            return Err("fields `result` and `error`: give one, not both".into());
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn check_status(status: u16) -> Result<(), String> {
+    if (100..600).contains(&status) { Ok(()) } else { Err(format!("field `status`: {status} is not an HTTP status (100–599)")) }
+}
+
+fn check_headers(headers: &std::collections::BTreeMap<String, String>) -> Result<(), String> {
+    for (name, value) in headers {
+        http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| format!("field `headers`: {name:?} is not a valid header name"))?;
+        http::HeaderValue::from_str(value).map_err(|_| format!("field `headers`: the value of {name:?} is not a valid header value"))?;
+    }
+    Ok(())
+}
+
+fn http_check_problem(h: &crate::scenario::HttpCheck) -> Result<(), String> {
+    if let Some(name) = &h.header {
+        http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| format!("field `header`: {name:?} is not a valid header name"))?;
+        if !crate::record::RECORDED_REQUEST_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+            return Err(format!(
+                "field `header`: {name:?} is not recorded, so it cannot be checked (recorded: {})",
+                crate::record::RECORDED_REQUEST_HEADERS.join(", ")
+            ));
+        }
+    }
+    if h.header.is_none() && (h.value.is_some() || h.every) {
+        return Err("fields `value` / `every` need `header`".into());
+    }
+    if h.every && h.count.is_some() {
+        return Err("fields `every` and `count`: give one, not both".into());
+    }
+    if h.connection == Some(0) {
+        return Err("field `connection`: connections are numbered from 1".into());
+    }
+    if let Some(m) = &h.http_method
+        && (!m.chars().all(|c| c.is_ascii_uppercase()) || m.is_empty()) {
+            return Err(format!("field `http_method`: {m:?} must be an uppercase HTTP method such as POST, GET, DELETE"));
+        }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -210,6 +361,21 @@ mod tests {
     fn duplicate_keys_and_loose_booleans_are_rejected() {
         err(&GOOD.replace("summary: s\n", "summary: s\nsummary: t\n"));
         err(&GOOD.replace("ok: true", "ok: yes"));
+    }
+
+    #[test]
+    fn http_ops_are_validated_naming_the_field() {
+        let http = GOOD.replace("transport: stdio", "transport: http");
+        let e = err(&GOOD.replace("  - op: reply\n", "  - op: expect_get\n  - op: reply\n"));
+        assert!(e.contains("needs transport `http` or `legacy-sse`"), "{e}");
+        let e = err(&http.replace("  - op: reply\n", "  - op: respond\n    status: 700\n  - op: reply\n"));
+        assert!(e.contains("field `status`"), "{e}");
+        let e = err(&http.replace("  - op: reply\n", "  - op: end_stream\n    stream: nope\n  - op: reply\n"));
+        assert!(e.contains("field `stream`"), "{e}");
+        let e = err(&http.replace("checks:\n", "checks:\n  - http: {header: X-Custom}\n"));
+        assert!(e.contains("is not recorded"), "{e}");
+        let e = err(&http.replace("  - op: reply\n", "  - op: stop_reading\n  - op: reply\n"));
+        assert!(e.contains("only means something over stdio"), "{e}");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use crate::error::MockError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -133,7 +134,97 @@ pub enum WireEvent {
         /// Why (`stdin EOF`, `script`, `SIGTERM`, `deadline`).
         why: String,
     },
+    /// HTTP: the mock listens on this port (transcripts show `<port>`).
+    Listening {
+        /// The TCP port on 127.0.0.1.
+        port: u16,
+    },
+    /// HTTP: a request from the client. Only the headers that matter are kept (see
+    /// [`RECORDED_REQUEST_HEADERS`]); an Authorization token is replaced by
+    /// `<redacted:N>`, N numbering distinct tokens by first appearance.
+    HttpRequest {
+        /// Microseconds since the mock started.
+        t_us: u64,
+        /// The exchange number (per mock process, from 1) that ties responses, stream
+        /// writes and stream ends to this request.
+        exchange: u64,
+        /// `POST`, `GET`, `DELETE`…
+        http_method: String,
+        /// Path and query.
+        path: String,
+        /// The headers that matter, lowercase names.
+        headers: BTreeMap<String, String>,
+        /// The body, when not empty.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        body: Option<Recorded>,
+        /// The body parsed as JSON, when it is.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        json: Option<Value>,
+    },
+    /// HTTP: the mock's response head, and its body unless it is a stream.
+    HttpResponse {
+        /// Microseconds since the mock started.
+        t_us: u64,
+        /// The request's exchange number.
+        exchange: u64,
+        /// The status code.
+        status: u16,
+        /// Every header the mock set, lowercase names.
+        headers: BTreeMap<String, String>,
+        /// The body (absent for streams and empty bodies).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        body: Option<Recorded>,
+        /// The body parsed as JSON, when it is.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        json: Option<Value>,
+        /// Why the mock answered so (`reply`, `auto -32601`, `open_stream`…).
+        why: String,
+    },
+    /// HTTP: bytes the mock wrote on an open stream (or a raw response) in one write.
+    StreamWrite {
+        /// Microseconds since the mock started.
+        t_us: u64,
+        /// The exchange number of the request whose response this stream is.
+        exchange: u64,
+        /// The bytes.
+        bytes: Recorded,
+        /// Why (`reply`, `notify`, `event`…).
+        why: String,
+    },
+    /// HTTP: how a stream ended: `clean`, `mid_event`, `reset`, `stall` (left open),
+    /// `client went away`, `open when the mock stopped`.
+    StreamEnd {
+        /// Microseconds since the mock started.
+        t_us: u64,
+        /// The exchange number.
+        exchange: u64,
+        /// How it ended.
+        how: String,
+    },
+    /// Something the mock noticed about its own script (e.g. a `reply` with nothing left
+    /// to answer), recorded so the transcript explains it.
+    Note {
+        /// Microseconds since the mock started.
+        t_us: u64,
+        /// What happened.
+        text: String,
+    },
 }
+
+/// The request headers an HTTP record keeps (lowercase): those the MCP transports define
+/// plus the ones that decide how a server treats a request.
+pub const RECORDED_REQUEST_HEADERS: &[&str] = &[
+    "accept",
+    "authorization",
+    "content-type",
+    "host",
+    "last-event-id",
+    "mcp-method",
+    "mcp-name",
+    "mcp-protocol-version",
+    "mcp-session-id",
+    "origin",
+];
 
 /// Appends events to a connection's record file.
 pub struct Recorder {

@@ -165,6 +165,14 @@ pub enum ServerStep {
         /// Overrides the advertised server capabilities (default `{}`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         capabilities: Option<Value>,
+        /// Streamable HTTP (stateful revisions): issue an `Mcp-Session-Id` on the initialize
+        /// response (default true). Once issued, requests without it get 400 and requests
+        /// with an unknown or expired one get 404.
+        #[serde(default = "default_true")]
+        session: bool,
+        /// Streamable HTTP: the session id to issue (default: a fresh random one).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_id: Option<String>,
     },
     /// Wait for the next client message with this method (request or notification).
     /// Messages for methods no later `expect` names are answered `-32601` at once.
@@ -285,8 +293,258 @@ pub enum ServerStep {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         signal: Option<String>,
     },
-    /// The steps after this one run on the client's next connection.
+    /// The steps after this one run on the client's next connection. Over Streamable HTTP a
+    /// connection is a session (the next `initialize` starts it); over legacy SSE it is the
+    /// next GET stream.
     NewConnection,
+    /// HTTP: answer the expected request (the latest, or the one labelled `to`) with any
+    /// status, headers, content type and body. Header values and `text` may use `{origin}`
+    /// (e.g. `http://127.0.0.1:4242`) and `{port}`.
+    Respond {
+        /// The label of the request to answer; default: the latest expected message.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        to: Option<String>,
+        /// The HTTP status (default 200).
+        #[serde(default = "default_status")]
+        status: u16,
+        /// Extra response headers, e.g. `{Location: "/mcp2"}`.
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        headers: std::collections::BTreeMap<String, String>,
+        /// The `Content-Type` (default `application/json` for `json`, `text/plain` for
+        /// `text` / `generate`, none for an empty body).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content_type: Option<String>,
+        /// A JSON body, written compactly.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        json: Option<Value>,
+        /// A verbatim text body.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+        /// A large generated body (`newline` is ignored unless true).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        generate: Option<Generate>,
+    },
+    /// HTTP: answer the expected request with raw bytes written on the socket instead of a
+    /// well-formed response (bad status lines, broken chunking, wrong Content-Length…).
+    /// Exactly one of `text`, `hex`, `base64`.
+    RawResponse {
+        /// The label of the request to answer; default: the latest expected message.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        to: Option<String>,
+        /// Verbatim UTF-8 text (YAML escapes such as `\r\n` apply in double quotes).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+        /// Arbitrary bytes as hex (spaces ignored).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hex: Option<String>,
+        /// Arbitrary bytes as standard base64.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        base64: Option<String>,
+        /// Split the bytes into writes of these sizes (the rest goes in a last write).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        chunks: Vec<usize>,
+        /// Delay between split writes, in ms.
+        #[serde(default)]
+        chunk_delay_ms: u64,
+        /// What happens to the connection after the bytes: `close` (default), `reset`, `stall`.
+        #[serde(default)]
+        then: SocketEnd,
+    },
+    /// HTTP: answer the expected POST with `200 text/event-stream` and keep the stream open.
+    /// It becomes the current stream: later `reply`, `notify`, `request`, `event` and `send`
+    /// steps write on it. The `reply` to the request it answers ends it cleanly (unless
+    /// `keep_open`); reply streams still open when the script runs to its end are ended
+    /// cleanly too (end one otherwise with `end_stream`; keep it open with `stall`).
+    OpenStream {
+        /// The label of the request to answer; default: the latest expected message.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        to: Option<String>,
+        /// The stream's name for `stream:` fields (default: the request's label, else `post`).
+        #[serde(default, rename = "as", skip_serializing_if = "Option::is_none")]
+        label: Option<String>,
+        /// The HTTP status (default 200).
+        #[serde(default = "default_status")]
+        status: u16,
+        /// Extra response headers.
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        headers: std::collections::BTreeMap<String, String>,
+        /// The `Content-Type` (default `text/event-stream`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content_type: Option<String>,
+        /// Keep the stream open after the reply to its request (for events after the match).
+        #[serde(default)]
+        keep_open: bool,
+    },
+    /// HTTP: write one SSE event on a stream: comment lines, then `event`, `id`, `retry` and
+    /// `data` lines (multi-line `data` becomes several `data:` lines), then a blank line.
+    Event {
+        /// The stream (default: the current one).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stream: Option<String>,
+        /// A comment (`: <text>`), e.g. a keep-alive.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        comment: Option<String>,
+        /// The `event:` field.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        event: Option<String>,
+        /// The `id:` field.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        /// The `retry:` field, in ms.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry: Option<u64>,
+        /// The data, verbatim; each line becomes one `data:` line.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        data: Option<String>,
+        /// The data as JSON, written compactly on one `data:` line.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        json: Option<Value>,
+        /// Line ending: `lf` (default), `crlf` or `cr`.
+        #[serde(default)]
+        line_end: SseLineEnd,
+    },
+    /// HTTP: end a stream (default: the current one).
+    EndStream {
+        /// The stream (default: the current one).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stream: Option<String>,
+        /// `clean` (default), `mid_event` (write `partial`, then abort the connection),
+        /// `reset` (TCP RST) or `stall` (write nothing more, keep the connection open).
+        #[serde(default)]
+        how: StreamEnd,
+        /// `mid_event`: the unfinished event written before the abort (default
+        /// `data: {"jsonrpc":"2.0",`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        partial: Option<String>,
+    },
+    /// HTTP: wait for the client's GET (the Streamable HTTP listener, or the legacy SSE
+    /// stream) and answer it: by default with an open `text/event-stream` that becomes the
+    /// current stream. Unscripted GETs are answered 405.
+    ExpectGet {
+        /// The stream's name for `stream:` fields (default `get`).
+        #[serde(default, rename = "as", skip_serializing_if = "Option::is_none")]
+        label: Option<String>,
+        /// The HTTP status (default 200). A non-2xx status is answered without a stream.
+        #[serde(default = "default_status")]
+        status: u16,
+        /// Extra response headers.
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        headers: std::collections::BTreeMap<String, String>,
+        /// The `Content-Type` (default `text/event-stream`); any other type is answered
+        /// with `text` as the body and no stream.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content_type: Option<String>,
+        /// A body for a non-stream answer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+        /// Answer with a stream that ends at once.
+        #[serde(default)]
+        close: bool,
+    },
+    /// HTTP: wait for the client's DELETE (session end) and answer it. Unscripted DELETEs
+    /// are answered 200.
+    ExpectDelete {
+        /// The HTTP status (default 200).
+        #[serde(default = "default_status")]
+        status: u16,
+        /// Never answer (the client's close must be bounded in time).
+        #[serde(default)]
+        hang: bool,
+    },
+    /// Streamable HTTP: the current session expires; from now on a request carrying its id
+    /// is answered 404.
+    ExpireSession,
+    /// HTTP: from now on every request must carry `Authorization: Bearer <token>`; others
+    /// are answered `status` with `WWW-Authenticate` (and never reach the script).
+    RequireAuth {
+        /// The one accepted bearer token (never recorded; transcripts show
+        /// `Bearer <redacted:N>`).
+        token: String,
+        /// The status for a missing or wrong token: 401 (default) or 403.
+        #[serde(default = "default_auth_status")]
+        status: u16,
+        /// The `WWW-Authenticate` value (default `Bearer error="invalid_token"`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        www_authenticate: Option<String>,
+        /// The body of the refusal (default empty).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+    },
+    /// A standing rule (for benchmarks and noise): every later request with this method
+    /// that no `expect` consumes is answered at once with this result (or error).
+    ReplyAlways {
+        /// The JSON-RPC method.
+        method: String,
+        /// The result (default `{}` unless `error` is given).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        result: Option<Value>,
+        /// A JSON-RPC error object instead of a result.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<Value>,
+    },
+    /// HTTP: the SSE `event:` name later JSON-RPC messages are written with (default
+    /// `message`; an empty name writes unnamed events).
+    MessageEvent {
+        /// The event name; `""` for none.
+        name: String,
+    },
+    /// Legacy SSE: send the `endpoint` event on the current stream.
+    Endpoint {
+        /// The POST URI (default `/message?session_id=<connection>`); may use `{origin}`,
+        /// `{port}` and `{connection}`, e.g. `{origin}/message` or
+        /// `http://localhost:{port}/message` (another origin).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        uri: Option<String>,
+    },
+}
+
+fn default_status() -> u16 {
+    200
+}
+
+fn default_auth_status() -> u16 {
+    401
+}
+
+/// How a stream ends (see [`ServerStep::EndStream`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StreamEnd {
+    /// The body ends normally (terminating chunk).
+    #[default]
+    Clean,
+    /// An unfinished event, then the connection is aborted.
+    MidEvent,
+    /// A TCP reset (SO_LINGER 0, then close).
+    Reset,
+    /// No more bytes; the connection stays open.
+    Stall,
+}
+
+/// What happens to the socket after a raw response (see [`ServerStep::RawResponse`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SocketEnd {
+    /// Close the connection (FIN).
+    #[default]
+    Close,
+    /// Reset the connection (RST).
+    Reset,
+    /// Keep it open and silent.
+    Stall,
+}
+
+/// The line ending of an SSE event (see [`ServerStep::Event`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SseLineEnd {
+    /// `\n`.
+    #[default]
+    Lf,
+    /// `\r\n`.
+    Crlf,
+    /// `\r`.
+    Cr,
 }
 
 /// Line ending for a reply.
@@ -324,6 +582,15 @@ pub enum ClientStep {
         /// Roots the client answers `roots/list` with.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         roots: Vec<Value>,
+        /// HTTP transports: headers the user configured (e.g. an `Authorization` bearer
+        /// token). Generated protocol headers must win over them.
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        headers: std::collections::BTreeMap<String, String>,
+        /// HTTP transports: install an auth refresh hook that, asked on a 401/403, returns
+        /// these headers (e.g. a new bearer token); `{}` makes a hook that returns nothing.
+        /// Absent: no hook.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        auth_refresh: Option<std::collections::BTreeMap<String, String>>,
     },
     /// Send a request and wait for its outcome (unless `background`).
     Request {
@@ -417,6 +684,44 @@ pub enum Check {
     Diagnostics(DiagnosticsCheck),
     /// The client reported receiving this notification.
     Notified(MethodRef),
+    /// HTTP: the client's HTTP requests that match (by HTTP method, JSON-RPC method, path,
+    /// connection) carried a header, with a value, a number of times.
+    Http(HttpCheck),
+}
+
+/// See [`Check::Http`]. Examples: `- http: {http_method: DELETE}` (a DELETE was sent);
+/// `- http: {http_method: GET, header: Last-Event-ID, value: "7"}`;
+/// `- http: {method: tools/list, header: Mcp-Session-Id, value: "{session}", every: true}`;
+/// `- http: {method: initialize, header: Mcp-Session-Id, count: 0}`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HttpCheck {
+    /// Only requests with this HTTP method (`POST`, `GET`, `DELETE`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_method: Option<String>,
+    /// Only POSTs whose JSON-RPC body has this method.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// Only requests to this path (without the query).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Only on this connection (1-based).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection: Option<usize>,
+    /// The header that must be present (case-insensitive name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<String>,
+    /// The header's exact value; `{session}` stands for the session id the mock issued on
+    /// that connection. Authorization values are recorded as `Bearer <redacted:N>` (N
+    /// numbers distinct tokens by first appearance).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// Exactly this many matching requests (default: at least one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<usize>,
+    /// Every request matching the filters carried the header (and value); at least one.
+    #[serde(default)]
+    pub every: bool,
 }
 
 /// See [`Check::Outcome`].

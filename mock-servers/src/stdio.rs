@@ -218,12 +218,11 @@ impl Mock {
             let notified = self.inbox_ready.notified();
             {
                 let mut inbox = lock(&self.inbox);
-                if let Some(pos) = inbox.iter().position(|m| m.get("method").and_then(Value::as_str) == Some(method)) {
-                    if let Some(m) = inbox.remove(pos) {
+                if let Some(pos) = inbox.iter().position(|m| m.get("method").and_then(Value::as_str) == Some(method))
+                    && let Some(m) = inbox.remove(pos) {
                         *lock(&self.waiting) = None;
                         return m;
                     }
-                }
             }
             self.wait_for(Waiting::Method(method.into()));
             notified.await;
@@ -267,7 +266,7 @@ impl Mock {
             }
             self.record_progress();
             match step {
-                ServerStep::Handshake { protocol_version, capabilities } => {
+                ServerStep::Handshake { protocol_version, capabilities, .. } => {
                     let init = self.expect("initialize").await;
                     let version = protocol_version.clone().unwrap_or_else(|| self.revision.clone());
                     let result = payload::initialize_result(&version, capabilities.as_ref());
@@ -363,6 +362,20 @@ impl Mock {
                     }
                 }
                 ServerStep::NewConnection => {}
+                // HTTP-only steps mean nothing on a pipe (the loader rejects them in
+                // stdio-only scenarios; multi-transport ones skip them here).
+                ServerStep::Respond { .. }
+                | ServerStep::RawResponse { .. }
+                | ServerStep::OpenStream { .. }
+                | ServerStep::Event { .. }
+                | ServerStep::EndStream { .. }
+                | ServerStep::ExpectGet { .. }
+                | ServerStep::ExpectDelete { .. }
+                | ServerStep::ExpireSession
+                | ServerStep::RequireAuth { .. }
+                | ServerStep::ReplyAlways { .. }
+                | ServerStep::MessageEvent { .. }
+                | ServerStep::Endpoint { .. } => {}
             }
         }
         self.finished.store(true, Ordering::SeqCst);

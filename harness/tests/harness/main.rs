@@ -2,5 +2,7 @@
 //! scenario file), the CLI's error paths, process hygiene and the committed schema.
 
 mod cli;
+mod external;
 mod hygiene;
 mod scenarios;
+mod secrets;

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Installs the third-party SDK drivers that mcp-harness runs as cmd: targets.
+#
+#   clients/install.sh [typescript|python|rmcp|all]...   (default: all)
+#
+# Idempotent and fast when already installed: each part keeps a stamp of the inputs it was
+# installed from (lock file, requirements, Cargo.lock + sources) and does nothing while they
+# are unchanged. Only the ordinary package registries are used (npm, PyPI, crates.io).
+#
+# Environment: PYTHON (default python3), NPM (default npm), CARGO (default cargo),
+# MCP_RMCP_TARGET_DIR (default /work/target-rmcp if /work exists, else clients/rmcp/target).
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+PYTHON="${PYTHON:-python3}"
+NPM="${NPM:-npm}"
+CARGO="${CARGO:-cargo}"
+
+say() { printf 'install.sh: %s\n' "$*" >&2; }
+die() { say "$*"; exit 1; }
+
+# A digest of the files an install depends on; the install is redone when it changes.
+digest() { cat "$@" | sha256sum | cut -d' ' -f1; }
+
+up_to_date() { # stamp-file digest
+  [[ -f "$1" && "$(cat "$1")" == "$2" ]]
+}
+
+install_typescript() {
+  local dir="$here/typescript" stamp="$here/typescript/node_modules/.mcp-harness-stamp"
+  command -v node >/dev/null || die "node is not installed (Node.js 18+ is needed for the TypeScript driver)"
+  local d; d="$(digest "$dir/package.json" "$dir/package-lock.json")"
+  if up_to_date "$stamp" "$d"; then say "typescript: up to date"; return; fi
+  say "typescript: npm ci"
+  (cd "$dir" && "$NPM" ci --no-audit --no-fund --loglevel=error)
+  echo "$d" > "$stamp"
+}
+
+install_python_venv() { # name requirements-file
+  local venv="$here/python/.venv-$1" req="$here/python/$2" stamp="$here/python/.venv-$1/.mcp-harness-stamp"
+  local d; d="$(digest "$req")"
+  if up_to_date "$stamp" "$d"; then say "python-$1: up to date"; return; fi
+  say "python-$1: creating $venv from $2"
+  "$PYTHON" -m venv "$venv" || die "cannot create a venv with $PYTHON (on Debian: apt-get install python3-venv)"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
+  echo "$d" > "$stamp"
+}
+
+install_python() {
+  command -v "$PYTHON" >/dev/null || die "$PYTHON is not installed (Python 3.10+ is needed for the Python driver)"
+  install_python_venv v2 requirements-v2.txt
+  install_python_venv v1 requirements-v1.txt
+}
+
+rmcp_target_dir() {
+  if [[ -n "${MCP_RMCP_TARGET_DIR:-}" ]]; then echo "$MCP_RMCP_TARGET_DIR";
+  elif [[ -d /work ]]; then echo /work/target-rmcp;
+  else echo "$here/rmcp/target"; fi
+}
+
+install_rmcp() {
+  local dir="$here/rmcp" target; target="$(rmcp_target_dir)"
+  local stamp="$target/.mcp-harness-stamp" bin="$target/release/mcp-driver-rmcp"
+  local d; d="$(digest "$dir/Cargo.toml" "$dir/Cargo.lock" "$dir"/src/*.rs)"
+  if [[ -x "$bin" ]] && up_to_date "$stamp" "$d"; then say "rmcp: up to date"; return; fi
+  say "rmcp: cargo build --release (target dir $target; the first build takes a few minutes)"
+  CARGO_TARGET_DIR="$target" "$CARGO" build --release --locked --quiet --manifest-path "$dir/Cargo.toml"
+  mkdir -p "$target" && echo "$d" > "$stamp"
+}
+
+parts=("$@")
+[[ ${#parts[@]} -eq 0 ]] && parts=(all)
+for part in "${parts[@]}"; do
+  case "$part" in
+    typescript) install_typescript ;;
+    python) install_python ;;
+    rmcp) install_rmcp ;;
+    all) install_typescript; install_python; install_rmcp ;;
+    *) die "unknown part '$part': use typescript, python, rmcp or all" ;;
+  esac
+done

@@ -1,0 +1,326 @@
+"""mcp-harness driver for the Python MCP SDK (the `mcp` package; 1.x and 2.x).
+
+Runs the client plan from MCP_HARNESS_PLAN and prints one JSON line per step on stdout, as
+clients/README.md specifies. One file serves both pinned lines (clients/python/requirements-*.txt)
+because the calls an application makes are nearly the same; where the two differ (timeouts
+as timedelta vs float seconds, typed vs generic requests) the driver asks which one it runs.
+
+The driver translates plan ops into what an application would call (ClientSession.list_tools,
+call_tool, send_request, an anyio cancel scope for cancellation) and reports the SDK's own
+error text. It never works around the SDK: an op the SDK cannot express is reported
+`unsupported` with the reason, and the plan stops there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+from datetime import timedelta
+from importlib.metadata import version as package_version
+from typing import Any
+
+import anyio
+import mcp.types as types
+from mcp.client.session import ClientSession
+from mcp.client.sse import sse_client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+SDK_VERSION = package_version("mcp")
+SDK_MAJOR = int(SDK_VERSION.split(".")[0])
+if SDK_MAJOR >= 2:
+    from mcp.client.streamable_http import streamable_http_client as http_client
+else:
+    from mcp.client.streamable_http import streamablehttp_client as http_client
+
+from pydantic import TypeAdapter  # noqa: E402  (after the version switch on purpose)
+
+#: Strings in results longer than this are shortened, so a large reply cannot flood stdout.
+MAX_STRING = 4096
+
+RESULT_TYPES: dict[str, Any] = {
+    "ping": types.EmptyResult,
+    "tools/list": types.ListToolsResult,
+    "tools/call": types.CallToolResult,
+    "resources/list": types.ListResourcesResult,
+    "prompts/list": types.ListPromptsResult,
+}
+
+
+class Unsupported(Exception):
+    """A plan op the SDK cannot express."""
+
+
+def emit(obj: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def shorten(value: Any) -> Any:
+    if isinstance(value, str):
+        return value if len(value) <= MAX_STRING else f"{value[:MAX_STRING]}…({len(value)} chars)"
+    if isinstance(value, list):
+        return [shorten(v) for v in value]
+    if isinstance(value, dict):
+        return {k: shorten(v) for k, v in value.items()}
+    return value
+
+
+def error_text(e: BaseException) -> str:
+    text = str(e)
+    if isinstance(e, BaseExceptionGroup):
+        text = "; ".join(error_text(x) for x in e.exceptions)
+    return text or type(e).__name__
+
+
+def dump(model: Any) -> Any:
+    if hasattr(model, "model_dump"):
+        return model.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return model
+
+
+def timeout_arg(ms: int | None) -> Any:
+    """A per-request timeout in the form this SDK line takes (None: the session default)."""
+    if ms is None:
+        return None
+    seconds = None if ms == 0 else ms / 1000
+    if SDK_MAJOR >= 2 or seconds is None:
+        return seconds
+    return timedelta(seconds=seconds)
+
+
+def typed(kind: str, data: dict[str, Any]) -> Any:
+    """Builds a typed ClientRequest / ClientNotification, or says the SDK has no such type."""
+    union = types.ClientRequest if kind == "request" else types.ClientNotification
+    try:
+        if SDK_MAJOR >= 2:
+            return TypeAdapter(union).validate_python(data)
+        return union.model_validate(data)
+    except Exception:
+        if SDK_MAJOR >= 2 and kind == "request":
+            return types.Request(method=data["method"], params=data.get("params"))
+        raise Unsupported(
+            f"ClientSession (mcp {SDK_VERSION}) sends only the {kind} types of mcp.types.Client{kind.title()}; "
+            f"{data['method']} with these params is not one"
+        ) from None
+
+
+class Driver:
+    def __init__(self, plan: list[dict[str, Any]], transport: str, server_command: list[str], url: str | None):
+        self.plan = plan
+        self.transport = transport
+        self.server_command = server_command
+        self.url = url
+        self.stack = contextlib.AsyncExitStack()
+        self.session: ClientSession | None = None
+        self.closed = False
+        self.notifications: list[str] = []
+        self.notified = anyio.Event()
+        self.background: dict[str, dict[str, Any]] = {}
+        self.task_group: Any = None
+
+    async def on_message(self, message: Any) -> None:
+        if isinstance(message, Exception):
+            emit({"report": error_text(message)})
+            return
+        n = getattr(message, "root", message)
+        method = getattr(n, "method", None)
+        if method is None:
+            return
+        params = dump(getattr(n, "params", None)) or {}
+        self.notifications.append(method)
+        emit({"notification": {"method": method, "params": params}})
+        self.notified.set()
+        self.notified = anyio.Event()
+
+    def transport_cm(self) -> Any:
+        if self.transport == "stdio":
+            if not self.server_command:
+                raise RuntimeError("MCP_HARNESS_SERVER_COMMAND is missing or empty")
+            command, *args = self.server_command
+            return stdio_client(StdioServerParameters(command=command, args=args))
+        if not self.url:
+            raise RuntimeError("no server URL: the harness appends it as the last argument")
+        if self.transport == "http":
+            return http_client(self.url)
+        if self.transport == "legacy-sse":
+            return sse_client(self.url)
+        raise Unsupported(f"unknown transport {self.transport!r}")
+
+    async def connect(self, step: dict[str, Any]) -> None:
+        if step.get("env"):
+            raise Unsupported(f"the SDK reads no transport settings from the environment (plan sets {', '.join(step['env'])})")
+        if step.get("max_message_bytes") is not None:
+            raise Unsupported("the SDK has no inbound message size cap setting")
+        if step.get("string_ids"):
+            raise Unsupported("the SDK always uses numeric request ids and has no option for string ids")
+        roots = step.get("roots") or []
+
+        async def list_roots(_context: Any) -> Any:
+            return types.ListRootsResult(roots=[types.Root(**r) for r in roots])
+
+        streams = await self.stack.enter_async_context(self.transport_cm())
+        read, write = streams[0], streams[1]
+        session = ClientSession(
+            read,
+            write,
+            read_timeout_seconds=timeout_arg(step.get("timeout_ms")),
+            list_roots_callback=list_roots if roots else None,
+            message_handler=self.on_message,
+        )
+        self.session = await self.stack.enter_async_context(session)
+        if step.get("handshake", True):
+            await self.session.initialize()
+
+    def need_session(self) -> ClientSession:
+        if self.session is None:
+            raise RuntimeError("not connected (the plan has no successful connect before this step)")
+        return self.session
+
+    async def request(self, step: dict[str, Any]) -> Any:
+        session = self.need_session()
+        method = step["method"]
+        params = dict(step["params"]) if step.get("params") is not None else None
+        if step.get("pad_params") is not None:
+            params = {**(params or {}), "_pad": "x" * step["pad_params"]}
+        timeout = timeout_arg(step.get("timeout_ms"))
+        plain = step.get("pad_params") is None
+        if method == "tools/list" and plain and step.get("timeout_ms") is None:
+            if params:
+                return await session.list_tools(params=types.PaginatedRequestParams(**params))
+            return await session.list_tools()
+        if method == "tools/call" and plain and params is not None and set(params) <= {"name", "arguments"}:
+            return await session.call_tool(params["name"], params.get("arguments"), read_timeout_seconds=timeout)
+        data: dict[str, Any] = {"method": method}
+        if params is not None:
+            data["params"] = params
+        request = typed("request", data)
+        return await session.send_request(request, RESULT_TYPES.get(method, types.Result), request_read_timeout_seconds=timeout)
+
+    async def background_request(self, step: dict[str, Any]) -> None:
+        label = step.get("as") or ""
+        entry: dict[str, Any] = {"done": anyio.Event(), "scope": anyio.CancelScope(), "started": time.monotonic()}
+        self.background[label] = entry
+
+        async def run() -> None:
+            with entry["scope"]:
+                try:
+                    entry["result"] = await self.request(step)
+                except Exception as e:  # the SDK's error is the outcome
+                    entry["error"] = e
+            if entry["scope"].cancelled_caught:
+                entry["error"] = RuntimeError("cancelled by the plan (anyio cancel scope); the SDK raised no error of its own")
+            entry["done"].set()
+
+        self.task_group.start_soon(run)
+
+    async def run_step(self, step: dict[str, Any]) -> tuple[Any, int | None]:
+        op = step.get("op")
+        if op == "connect":
+            await self.connect(step)
+        elif op == "request":
+            if step.get("background"):
+                self.need_session()
+                await self.background_request(step)
+            else:
+                return await self.request(step), None
+        elif op == "await":
+            entry = self.background.pop(step["request"], None)
+            if entry is None:
+                raise RuntimeError(f"no background request labelled {step['request']!r}")
+            await entry["done"].wait()
+            elapsed = int((time.monotonic() - entry["started"]) * 1000)
+            if "error" in entry:
+                raise StepError(entry["error"], elapsed)
+            return entry.get("result"), elapsed
+        elif op == "cancel":
+            entry = self.background.get(step["request"])
+            if entry is not None:
+                entry["scope"].cancel()
+        elif op == "notify":
+            session = self.need_session()
+            if step["method"] == "notifications/roots/list_changed":
+                await session.send_roots_list_changed()
+            else:
+                data: dict[str, Any] = {"method": step["method"]}
+                if step.get("params") is not None:
+                    data["params"] = step["params"]
+                await session.send_notification(typed("notification", data))
+        elif op == "wait":
+            await anyio.sleep(step["ms"] / 1000)
+        elif op == "wait_notification":
+            timeout = step.get("timeout_ms", 1000)
+            with anyio.move_on_after(timeout / 1000):
+                while step["method"] not in self.notifications:
+                    await self.notified.wait()
+            if step["method"] not in self.notifications:
+                raise RuntimeError(f"no {step['method']} notification within {timeout}ms")
+        elif op == "wait_closed":
+            raise Unsupported("ClientSession exposes no connection-closed event to wait on")
+        elif op == "close":
+            await self.close()
+        else:
+            raise Unsupported(f"plan op {op!r} is unknown to this driver")
+        return None, None
+
+    async def close(self) -> None:
+        for entry in self.background.values():
+            entry["scope"].cancel()
+        self.closed = True
+        await self.stack.aclose()
+
+    async def run(self) -> None:
+        async with anyio.create_task_group() as tg:
+            self.task_group = tg
+            for i, step in enumerate(self.plan):
+                n = i + 1
+                started = time.monotonic()
+                try:
+                    value, elapsed = await self.run_step(step)
+                except Unsupported as e:
+                    emit({"step": n, "unsupported": str(e)})
+                    break
+                except StepError as e:
+                    emit({"step": n, "ok": False, "error": error_text(e.error), "elapsed_ms": e.elapsed_ms})
+                    continue
+                except Exception as e:
+                    emit({"step": n, "ok": False, "error": error_text(e), "elapsed_ms": int((time.monotonic() - started) * 1000)})
+                    continue
+                line: dict[str, Any] = {"step": n, "ok": True}
+                if value is not None:
+                    line["result"] = shorten(dump(value))
+                line["elapsed_ms"] = elapsed if elapsed is not None else int((time.monotonic() - started) * 1000)
+                emit(line)
+            # Like the bundled target, a plan that does not close ends with an implicit close.
+            if not self.closed:
+                try:
+                    await self.close()
+                except Exception as e:
+                    emit({"report": f"close after the plan failed: {error_text(e)}"})
+            tg.cancel_scope.cancel()
+
+
+class StepError(Exception):
+    def __init__(self, error: BaseException, elapsed_ms: int):
+        super().__init__(error_text(error))
+        self.error = error
+        self.elapsed_ms = elapsed_ms
+
+
+def main() -> int:
+    try:
+        plan = json.loads(os.environ["MCP_HARNESS_PLAN"])
+        server_command = json.loads(os.environ.get("MCP_HARNESS_SERVER_COMMAND", "[]"))
+    except (KeyError, json.JSONDecodeError) as e:
+        print(f"driver.py: MCP_HARNESS_PLAN missing or not JSON ({e}); run me through mcp-harness --target cmd:…", file=sys.stderr)
+        return 2
+    transport = os.environ.get("MCP_HARNESS_TRANSPORT", "stdio")
+    url = sys.argv[-1] if len(sys.argv) > 1 else None
+    anyio.run(Driver(plan, transport, server_command, url).run)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,317 @@
+#!/usr/bin/env node
+// mcp-harness driver for the TypeScript MCP SDK (@modelcontextprotocol/sdk, pinned in
+// package.json). Runs the client plan from MCP_HARNESS_PLAN and prints one JSON line per
+// step on stdout, as clients/README.md specifies. Plain ESM JavaScript so there is no build
+// step: `npm ci` is the whole install.
+//
+// The driver translates plan ops into what an application would call (Client.listTools,
+// Client.callTool, Client.request, AbortSignal for cancellation, …) and reports the SDK's own
+// error text. It never works around the SDK: an op the SDK cannot express is reported
+// `unsupported` with the reason, and the plan stops there.
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import {
+  ListRootsRequestSchema,
+  ResultSchema,
+  EmptyResultSchema,
+  ListResourcesResultSchema,
+  ListResourceTemplatesResultSchema,
+  ReadResourceResultSchema,
+  ListPromptsResultSchema,
+  GetPromptResultSchema,
+  CompleteResultSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { createRequire } from "node:module";
+
+const SDK_VERSION = createRequire(import.meta.url)("@modelcontextprotocol/sdk/package.json").version;
+/** Strings in results longer than this are shortened, so a large reply cannot flood stdout. */
+const MAX_STRING = 4096;
+/** "Disabled" timeouts (`timeout_ms: 0`) become the largest timer Node accepts. */
+const NO_TIMEOUT = 2 ** 31 - 1;
+
+function emit(obj) {
+  // Pipes are synchronous on Linux, so a line is out before any later process.exit.
+  process.stdout.write(JSON.stringify(obj) + "\n");
+}
+
+function shorten(value) {
+  if (typeof value === "string") {
+    return value.length > MAX_STRING ? `${value.slice(0, MAX_STRING)}…(${value.length} chars)` : value;
+  }
+  if (Array.isArray(value)) return value.map(shorten);
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shorten(v)]));
+  }
+  return value;
+}
+
+function errorText(e) {
+  if (e instanceof Error) return e.message;
+  return String(e);
+}
+
+function fail(message) {
+  process.stderr.write(`driver.mjs: ${message}\n`);
+  process.exit(2);
+}
+
+function parseJsonEnv(name, fallback) {
+  const raw = process.env[name];
+  if (raw === undefined) return fallback;
+  try {
+    return JSON.parse(raw);
+  } catch (e) {
+    fail(`${name} is not valid JSON (${errorText(e)}); run me through mcp-harness --target cmd:…`);
+  }
+}
+
+const plan = parseJsonEnv("MCP_HARNESS_PLAN", null);
+if (!Array.isArray(plan)) fail("MCP_HARNESS_PLAN is missing; run me through mcp-harness --target cmd:…");
+const transportName = process.env.MCP_HARNESS_TRANSPORT ?? "stdio";
+const serverCommand = parseJsonEnv("MCP_HARNESS_SERVER_COMMAND", []);
+const url = process.argv.length > 2 ? process.argv[process.argv.length - 1] : undefined;
+
+/** Result schemas by method, as the SDK's own convenience methods use them. */
+const RESULT_SCHEMAS = {
+  ping: EmptyResultSchema,
+  "resources/list": ListResourcesResultSchema,
+  "resources/templates/list": ListResourceTemplatesResultSchema,
+  "resources/read": ReadResourceResultSchema,
+  "resources/subscribe": EmptyResultSchema,
+  "resources/unsubscribe": EmptyResultSchema,
+  "prompts/list": ListPromptsResultSchema,
+  "prompts/get": GetPromptResultSchema,
+  "completion/complete": CompleteResultSchema,
+  "logging/setLevel": EmptyResultSchema,
+};
+
+class Unsupported extends Error {}
+
+const state = {
+  client: null,
+  transport: null,
+  timeoutMs: undefined,
+  closed: false,
+  closeWaiters: [],
+  notifications: [],
+  notificationWaiters: [],
+  background: new Map(),
+};
+
+function makeTransport() {
+  switch (transportName) {
+    case "stdio": {
+      if (!Array.isArray(serverCommand) || serverCommand.length === 0) {
+        throw new Error("MCP_HARNESS_SERVER_COMMAND is missing or empty");
+      }
+      const [command, ...args] = serverCommand;
+      return new StdioClientTransport({ command, args });
+    }
+    case "http":
+      if (!url) throw new Error("no server URL: the harness appends it as the last argument");
+      return new StreamableHTTPClientTransport(new URL(url));
+    case "legacy-sse":
+      if (!url) throw new Error("no server URL: the harness appends it as the last argument");
+      return new SSEClientTransport(new URL(url));
+    default:
+      throw new Unsupported(`unknown transport ${JSON.stringify(transportName)}`);
+  }
+}
+
+function requestOptions(timeoutMs, signal) {
+  const t = timeoutMs ?? state.timeoutMs;
+  const options = {};
+  if (t !== undefined) options.timeout = t === 0 ? NO_TIMEOUT : t;
+  if (signal) options.signal = signal;
+  return options;
+}
+
+function sendRequest(method, params, options) {
+  const client = state.client;
+  switch (method) {
+    case "tools/list":
+      return client.listTools(params, options);
+    case "tools/call":
+      return client.callTool(params, undefined, options);
+    default:
+      return client.request(params === undefined ? { method } : { method, params }, RESULT_SCHEMAS[method] ?? ResultSchema, options);
+  }
+}
+
+function waitFor(predicate, waiters, timeoutMs) {
+  if (predicate()) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const waiter = () => {
+      if (predicate()) {
+        clearTimeout(timer);
+        resolve(true);
+        return true;
+      }
+      return false;
+    };
+    const timer = setTimeout(() => {
+      const i = waiters.indexOf(waiter);
+      if (i >= 0) waiters.splice(i, 1);
+      resolve(false);
+    }, timeoutMs);
+    waiters.push(waiter);
+  });
+}
+
+function wake(waiters) {
+  for (const w of [...waiters]) {
+    if (w()) waiters.splice(waiters.indexOf(w), 1);
+  }
+}
+
+async function connect(step) {
+  if (step.env && Object.keys(step.env).length > 0) {
+    throw new Unsupported(`the SDK reads no transport settings from the environment (plan sets ${Object.keys(step.env).join(", ")})`);
+  }
+  if (step.max_message_bytes !== undefined) {
+    throw new Unsupported("the SDK has no inbound message size cap setting");
+  }
+  if (step.string_ids) {
+    throw new Unsupported("the SDK always uses numeric request ids and has no option for string ids");
+  }
+  if (step.handshake === false) {
+    throw new Unsupported("Client.connect always runs the initialize handshake; the SDK has no connect-without-handshake");
+  }
+  state.timeoutMs = step.timeout_ms;
+  const roots = step.roots ?? [];
+  const client = new Client(
+    { name: "mcp-harness-driver-typescript", version: SDK_VERSION },
+    { capabilities: roots.length > 0 ? { roots: { listChanged: true } } : {} },
+  );
+  if (roots.length > 0) {
+    client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots }));
+  }
+  client.fallbackNotificationHandler = async (notification) => {
+    state.notifications.push(notification.method);
+    emit({ notification: { method: notification.method, params: notification.params ?? {} } });
+    wake(state.notificationWaiters);
+  };
+  client.onclose = () => {
+    state.closed = true;
+    wake(state.closeWaiters);
+  };
+  client.onerror = (error) => emit({ report: errorText(error) });
+  const transport = makeTransport();
+  state.client = client;
+  state.transport = transport;
+  await client.connect(transport, requestOptions(undefined));
+  return undefined;
+}
+
+function requireClient() {
+  if (!state.client) throw new Error("not connected (the plan has no successful connect before this step)");
+  return state.client;
+}
+
+function withPad(params, pad) {
+  if (pad === undefined || pad === null) return params;
+  return { ...(params ?? {}), _pad: "x".repeat(pad) };
+}
+
+async function runStep(step) {
+  switch (step.op) {
+    case "connect":
+      return connect(step);
+    case "request": {
+      requireClient();
+      const params = withPad(step.params, step.pad_params);
+      if (step.background) {
+        const controller = new AbortController();
+        const started = Date.now();
+        const settled = sendRequest(step.method, params, requestOptions(step.timeout_ms, controller.signal)).then(
+          (result) => ({ ok: true, result, started }),
+          (error) => ({ ok: false, error, started }),
+        );
+        state.background.set(step.as ?? "", { controller, settled });
+        return undefined;
+      }
+      return sendRequest(step.method, params, requestOptions(step.timeout_ms));
+    }
+    case "await": {
+      const entry = state.background.get(step.request);
+      if (!entry) throw new Error(`no background request labelled ${JSON.stringify(step.request)}`);
+      state.background.delete(step.request);
+      const outcome = await entry.settled;
+      const elapsed_ms = Date.now() - outcome.started;
+      if (outcome.ok) return { result: outcome.result, elapsed_ms };
+      const e = new Error(errorText(outcome.error));
+      e.elapsed_ms = elapsed_ms;
+      throw e;
+    }
+    case "cancel": {
+      const entry = state.background.get(step.request);
+      if (entry) entry.controller.abort("cancelled by the plan");
+      return undefined;
+    }
+    case "notify":
+      await requireClient().notification(step.params === undefined ? { method: step.method } : { method: step.method, params: step.params });
+      return undefined;
+    case "wait":
+      await new Promise((r) => setTimeout(r, step.ms));
+      return undefined;
+    case "wait_notification": {
+      const timeout = step.timeout_ms ?? 1000;
+      const seen = await waitFor(() => state.notifications.includes(step.method), state.notificationWaiters, timeout);
+      if (!seen) throw new Error(`no ${step.method} notification within ${timeout}ms`);
+      return undefined;
+    }
+    case "wait_closed": {
+      const timeout = step.timeout_ms ?? 1000;
+      const closed = await waitFor(() => state.closed, state.closeWaiters, timeout);
+      if (!closed) throw new Error(`still connected after ${timeout}ms`);
+      return undefined;
+    }
+    case "close":
+      if (state.client) await state.client.close();
+      return undefined;
+    default:
+      throw new Unsupported(`plan op ${JSON.stringify(step.op)} is unknown to this driver`);
+  }
+}
+
+async function main() {
+  for (let i = 0; i < plan.length; i++) {
+    const step = plan[i];
+    const n = i + 1;
+    const started = Date.now();
+    try {
+      const value = await runStep(step);
+      const line = { step: n, ok: true };
+      let result = value;
+      let elapsed = Date.now() - started;
+      if (step.op === "await" && value) {
+        result = value.result;
+        elapsed = value.elapsed_ms;
+      }
+      if (result !== undefined) line.result = shorten(result);
+      line.elapsed_ms = elapsed;
+      emit(line);
+    } catch (e) {
+      if (e instanceof Unsupported) {
+        emit({ step: n, unsupported: e.message });
+        break;
+      }
+      emit({ step: n, ok: false, error: errorText(e), elapsed_ms: e.elapsed_ms ?? Date.now() - started });
+    }
+  }
+  // Like the bundled target, a plan that does not close ends with an implicit close.
+  for (const { controller } of state.background.values()) controller.abort("plan ended");
+  if (state.client && !state.closed) {
+    try {
+      await state.client.close();
+    } catch (e) {
+      emit({ report: `close after the plan failed: ${errorText(e)}` });
+    }
+  }
+  process.exit(0);
+}
+
+main().catch((e) => fail(`driver bug: ${e?.stack ?? e}`));

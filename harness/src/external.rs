@@ -1,0 +1,488 @@
+//! The `cmd:"<command line>"` target: any MCP client as an external program, driven through
+//! the scenario's client plan under the contract documented in `clients/README.md`.
+//!
+//! The contract mirrors the official MCP conformance suite's client contract (the server
+//! URL is the last argument; `MCP_CONFORMANCE_SCENARIO`, `MCP_CONFORMANCE_PROTOCOL_VERSION`)
+//! and adds the plan, the transport and, for stdio, the mock's command line in environment
+//! variables. The client answers with one JSON line per plan step on stdout.
+//!
+//! Process hygiene is this module's other half, because an external client is the least
+//! trusted thing the harness runs: it starts in its own process group with stdin from
+//! `/dev/null`; at the deadline (or when it floods stdout) the whole group is killed; its
+//! pipes are read only for a bounded time once it is gone, because a grandchild that
+//! inherited them may hold them open forever; stdout and stderr are capped.
+
+use crate::bundled::Endpoint;
+use crate::checks::CheckResult;
+use crate::outcome::{ClientOutcome, ProcessEnd, ProcessReport, StepOutcome, StepStatus};
+use crate::render;
+use crate::runner::Status;
+use crate::target::Target;
+use mcp_mock::scenario::{ClientStep, Scenario, TransportName};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::Notify;
+
+/// Bytes of stdout a client may write; past this it is killed and reported as flooding.
+pub const STDOUT_CAP: usize = 1 << 20;
+/// Bytes of stderr kept; past this stderr is drained and counted but not stored (stderr is
+/// often the mock's, inherited through the SDK, so a noisy one is not the client's fault).
+pub const STDERR_CAP: usize = 1 << 20;
+/// How much of stderr the report keeps (its end).
+const STDERR_TAIL: usize = 4096;
+/// Non-contract stdout lines kept as diagnostics.
+const OTHER_LINES: usize = 40;
+/// How long to keep reading a client's pipes after it exited by itself: long enough for
+/// the mock it spawned to see stdin EOF and exit, short enough that a grandchild holding
+/// the pipes open cannot stall the run.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(1000);
+/// How long to keep reading after the whole group was killed.
+const DRAIN_AFTER_KILL: Duration = Duration::from_millis(300);
+/// Default extra time an external client gets on top of the scenario's deadline, for its
+/// runtime to start (node, python and their SDK imports); see [`startup_allowance`].
+const DEFAULT_STARTUP_MS: u64 = 2000;
+
+/// Environment variable overriding [`DEFAULT_STARTUP_MS`].
+pub const STARTUP_ENV: &str = "MCP_HARNESS_STARTUP_MS";
+
+/// Extra deadline time for a target: zero for the in-process bundled client; for external
+/// clients `MCP_HARNESS_STARTUP_MS` (default 2000 ms), because scenario deadlines are sized
+/// for an in-process client and an interpreter needs time to start before step 1.
+pub fn startup_allowance(target: &Target) -> Duration {
+    match target {
+        Target::Bundled(_) => Duration::ZERO,
+        Target::Cmd(_) => Duration::from_millis(
+            std::env::var(STARTUP_ENV).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(DEFAULT_STARTUP_MS),
+        ),
+    }
+}
+
+/// The program and arguments for a run: the command line split like a shell would, plus
+/// the mock's URL as the last argument for HTTP transports.
+pub fn argv(command_line: &str, endpoint: &Endpoint) -> Result<Vec<String>, String> {
+    let mut argv = shlex::split(command_line).ok_or_else(|| {
+        format!("cannot split the command line {command_line:?} like a shell would (an unclosed quote?); quote it as in sh")
+    })?;
+    if argv.is_empty() {
+        return Err("the command line is empty: give cmd:\"<program> [args…]\"".into());
+    }
+    if let Endpoint::Url(url) = endpoint {
+        argv.push(url.clone());
+    }
+    Ok(argv)
+}
+
+/// The environment the contract promises the client.
+pub fn contract_env(scenario: &Scenario, transport: TransportName, endpoint: &Endpoint) -> Vec<(String, String)> {
+    let mut env = vec![
+        ("MCP_CONFORMANCE_SCENARIO".to_string(), scenario.name.clone()),
+        ("MCP_CONFORMANCE_PROTOCOL_VERSION".into(), scenario.revision.as_str().to_string()),
+        ("MCP_HARNESS_TRANSPORT".into(), transport.as_str().to_string()),
+        ("MCP_HARNESS_PLAN".into(), serde_json::to_string(&scenario.client).unwrap_or_else(|_| "[]".into())),
+    ];
+    if let Endpoint::Command(mock) = endpoint {
+        env.push(("MCP_HARNESS_SERVER_COMMAND".into(), serde_json::to_string(mock).unwrap_or_else(|_| "[]".into())));
+    }
+    env
+}
+
+/// One step line as the client reported it.
+#[derive(Debug, Clone)]
+enum Reported {
+    Ok(Option<Value>),
+    Error(String),
+    Unsupported(String),
+}
+
+/// Everything read from the client's stdout, with arrival times.
+#[derive(Debug, Default)]
+struct Collected {
+    steps: BTreeMap<usize, (Reported, Option<u64>, Instant)>,
+    notifications: Vec<(String, Value)>,
+    reports: Vec<String>,
+    other: Vec<String>,
+    stdout_bytes: usize,
+    flooded: bool,
+    stderr: Vec<u8>,
+    stderr_bytes: usize,
+}
+
+impl Collected {
+    /// Files one stdout line: a contract line, or a diagnostic.
+    fn accept(&mut self, line: &[u8], plan_len: usize) {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        let parsed: Option<Value> = serde_json::from_slice(line).ok();
+        let Some(Value::Object(obj)) = parsed else {
+            return self.note(render::escape(line));
+        };
+        if let Some(step) = obj.get("step") {
+            let Some(n) = step.as_u64().map(|n| n as usize).filter(|n| (1..=plan_len).contains(n)) else {
+                return self.note(format!("(step out of range 1..={plan_len}) {}", render::escape(line)));
+            };
+            if self.steps.contains_key(&n) {
+                return self.note(format!("(step {n} reported twice; the first report counts) {}", render::escape(line)));
+            }
+            let elapsed = obj.get("elapsed_ms").and_then(Value::as_u64);
+            let reported = if let Some(reason) = obj.get("unsupported") {
+                Reported::Unsupported(reason.as_str().map(str::to_string).unwrap_or_else(|| reason.to_string()))
+            } else {
+                match obj.get("ok").and_then(Value::as_bool) {
+                    Some(true) => Reported::Ok(obj.get("result").cloned().filter(|v| !v.is_null())),
+                    Some(false) => Reported::Error(match obj.get("error") {
+                        Some(Value::String(s)) => s.clone(),
+                        Some(other) => other.to_string(),
+                        None => "(the client gave no error text)".into(),
+                    }),
+                    None => return self.note(format!("(step line without \"ok\" or \"unsupported\") {}", render::escape(line))),
+                }
+            };
+            self.steps.insert(n, (reported, elapsed, Instant::now()));
+        } else if let Some(n) = obj.get("notification") {
+            let method = n.get("method").and_then(Value::as_str).unwrap_or("").to_string();
+            let params = n.get("params").cloned().unwrap_or(Value::Null);
+            self.notifications.push((method, params));
+        } else if let Some(r) = obj.get("report") {
+            self.reports.push(r.as_str().map(str::to_string).unwrap_or_else(|| r.to_string()));
+        } else {
+            self.note(render::escape(line));
+        }
+    }
+
+    fn note(&mut self, line: String) {
+        if self.other.len() < OTHER_LINES {
+            self.other.push(line.chars().take(400).collect());
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Reads stdout line by line into `collected`; past [`STDOUT_CAP`] it marks the client as
+/// flooding, wakes the run and stops reading.
+async fn read_stdout(mut pipe: impl AsyncRead + Unpin, collected: Arc<Mutex<Collected>>, flood: Arc<Notify>, plan_len: usize) {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut line: Vec<u8> = Vec::new();
+    loop {
+        let n = match pipe.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let mut c = lock(&collected);
+        c.stdout_bytes += n;
+        if c.stdout_bytes > STDOUT_CAP {
+            c.flooded = true;
+            drop(c);
+            flood.notify_one();
+            return;
+        }
+        let mut chunk = &buf[..n];
+        while let Some(pos) = chunk.iter().position(|b| *b == b'\n') {
+            line.extend_from_slice(&chunk[..pos]);
+            c.accept(&line, plan_len);
+            line.clear();
+            chunk = &chunk[pos + 1..];
+        }
+        line.extend_from_slice(chunk);
+    }
+    if !line.is_empty() {
+        lock(&collected).accept(&line, plan_len);
+    }
+}
+
+/// Reads stderr, storing up to [`STDERR_CAP`] and counting the rest.
+async fn read_stderr(mut pipe: impl AsyncRead + Unpin, collected: Arc<Mutex<Collected>>) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match pipe.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let mut c = lock(&collected);
+        c.stderr_bytes += n;
+        let room = STDERR_CAP.saturating_sub(c.stderr.len());
+        c.stderr.extend_from_slice(&buf[..n.min(room)]);
+    }
+}
+
+/// Kills every process in the group `pgid` (the client and whatever it started without
+/// leaving the group). A group that is already gone is not an error.
+fn kill_group(pgid: u32) {
+    use nix::sys::signal::{Signal, killpg};
+    use nix::unistd::Pid;
+    // pgid 0 or 1 would mean "our own group" or init: never signal those.
+    if let Ok(raw @ 2..) = i32::try_from(pgid) {
+        let _ = killpg(Pid::from_raw(raw), Signal::SIGKILL);
+    }
+}
+
+fn process_end(status: std::process::ExitStatus) -> ProcessEnd {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => ProcessEnd::Exited { code },
+        (None, Some(sig)) => ProcessEnd::Signalled {
+            signal: nix::sys::signal::Signal::try_from(sig).map(|s| s.as_str().to_string()).unwrap_or_else(|_| format!("signal {sig}")),
+        },
+        (None, None) => ProcessEnd::Exited { code: -1 },
+    }
+}
+
+/// Runs the client part of a run with the target's client: the bundled transports
+/// in-process, or the external program. Returns whether the run hung until its deadline
+/// (the scenario's, plus [`startup_allowance`] for external clients).
+pub async fn run_client(
+    target: &Target,
+    scenario: &Scenario,
+    transport: TransportName,
+    endpoint: Endpoint,
+    deadline: Duration,
+    out: Arc<Mutex<ClientOutcome>>,
+) -> bool {
+    match target {
+        Target::Bundled(_) => {
+            let plan = crate::bundled::run_plan(scenario, transport, endpoint, out);
+            tokio::time::timeout(deadline, plan).await.is_err()
+        }
+        Target::Cmd(line) => run(line, scenario, transport, endpoint, deadline + startup_allowance(target), out).await,
+    }
+}
+
+/// Runs the client program through the scenario's plan and fills `out` with the same
+/// [`ClientOutcome`] the bundled target produces (plus the process report). Returns whether
+/// the run hung until `deadline`. Never panics and never waits unboundedly: the worst case
+/// is `deadline` plus [`DRAIN_AFTER_EXIT`] or [`DRAIN_AFTER_KILL`] plus a bounded reap.
+pub async fn run(
+    command_line: &str,
+    scenario: &Scenario,
+    transport: TransportName,
+    endpoint: Endpoint,
+    deadline: Duration,
+    out: Arc<Mutex<ClientOutcome>>,
+) -> bool {
+    let plan = &scenario.client;
+    let started = Instant::now();
+    let not_started = |error: String| ProcessReport {
+        end: ProcessEnd::NotStarted { error },
+        stdout_bytes: 0,
+        other_stdout: Vec::new(),
+        stderr_bytes: 0,
+        stderr_tail: String::new(),
+        wall_ms: 0,
+    };
+    let argv = match argv(command_line, &endpoint) {
+        Ok(a) => a,
+        Err(e) => {
+            *lock(&out) = assemble(plan, Collected::default(), not_started(e), started, deadline);
+            return false;
+        }
+    };
+    let mut cmd = tokio::process::Command::new(&argv[0]);
+    cmd.args(&argv[1..])
+        .envs(contract_env(scenario, transport, &endpoint))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            let error = format!("cannot run {:?}: {e} (is it installed? see clients/README.md)", argv[0]);
+            *lock(&out) = assemble(plan, Collected::default(), not_started(error), started, deadline);
+            return false;
+        }
+    };
+    let pgid = child.id().unwrap_or(0);
+    let collected = Arc::new(Mutex::new(Collected::default()));
+    let flood = Arc::new(Notify::new());
+    let mut readers = Vec::new();
+    if let Some(stdout) = child.stdout.take() {
+        readers.push(tokio::spawn(read_stdout(stdout, collected.clone(), flood.clone(), plan.len())));
+    }
+    if let Some(stderr) = child.stderr.take() {
+        readers.push(tokio::spawn(read_stderr(stderr, collected.clone())));
+    }
+
+    let end = tokio::select! {
+        status = child.wait() => match status {
+            Ok(s) => process_end(s),
+            Err(e) => ProcessEnd::NotStarted { error: format!("cannot wait for the client: {e}") },
+        },
+        () = tokio::time::sleep(deadline) => ProcessEnd::KilledAtDeadline,
+        () = flood.notified() => ProcessEnd::KilledForFlooding { cap: STDOUT_CAP },
+    };
+    let killed = matches!(end, ProcessEnd::KilledAtDeadline | ProcessEnd::KilledForFlooding { .. });
+    if killed {
+        kill_group(pgid);
+        // SIGKILL cannot be ignored; the bound only guards against a kernel that is slow
+        // to reap (e.g. a process in uninterruptible sleep).
+        let _ = tokio::time::timeout(Duration::from_secs(1), child.wait()).await;
+    }
+    let wall_ms = started.elapsed().as_millis() as u64;
+
+    // Read what is left, bounded: a grandchild (the mock, an SDK helper, `sleep 60 &`) may
+    // hold the pipes open long after the client is gone.
+    let drain = if killed { DRAIN_AFTER_KILL } else { DRAIN_AFTER_EXIT };
+    let aborts: Vec<_> = readers.iter().map(|r| r.abort_handle()).collect();
+    let mut readers = futures::future::join_all(readers);
+    if tokio::time::timeout(drain, &mut readers).await.is_err() {
+        kill_group(pgid);
+        let _ = tokio::time::timeout(DRAIN_AFTER_KILL, &mut readers).await;
+    } else {
+        // Leftovers that closed their pipes still belong to the run.
+        kill_group(pgid);
+    }
+    // Whatever still holds a pipe is outside the group; stop reading from it (dropping the
+    // read ends, so a writer there gets EPIPE rather than blocking forever).
+    for a in aborts {
+        a.abort();
+    }
+    drop(readers);
+
+    let collected = std::mem::take(&mut *lock(&collected));
+    let tail_from = collected.stderr.len().saturating_sub(STDERR_TAIL);
+    let report = ProcessReport {
+        end,
+        stdout_bytes: collected.stdout_bytes.min(STDOUT_CAP + 64 * 1024),
+        other_stdout: collected.other.clone(),
+        stderr_bytes: collected.stderr_bytes,
+        stderr_tail: String::from_utf8_lossy(&collected.stderr[tail_from..]).into_owned(),
+        wall_ms,
+    };
+    let outcome = assemble(plan, collected, report, started, deadline);
+    let hung = outcome.hung;
+    *lock(&out) = outcome;
+    hung
+}
+
+/// Turns what was collected into the per-step outcome, filling steps the client never
+/// reported as not run, with the reason the process gives.
+fn assemble(plan: &[ClientStep], mut c: Collected, report: ProcessReport, started: Instant, deadline: Duration) -> ClientOutcome {
+    let hung = report.end == ProcessEnd::KilledAtDeadline;
+    let why_not_run = match &report.end {
+        ProcessEnd::KilledAtDeadline => format!("run deadline of {}ms expired", deadline.as_millis()),
+        ProcessEnd::NotStarted { error } => error.clone(),
+        other => format!("{other} before reporting this step"),
+    };
+    let mut steps = Vec::with_capacity(plan.len());
+    let mut previous = started;
+    let mut sent_at: BTreeMap<String, Instant> = BTreeMap::new();
+    for (i, step) in plan.iter().enumerate() {
+        let what = render::describe_step(step);
+        let Some((reported, elapsed, at)) = c.steps.remove(&(i + 1)) else {
+            steps.push(StepOutcome { step: i + 1, what, status: StepStatus::NotRun, result: None, error: Some(why_not_run.clone()), elapsed_ms: 0 });
+            continue;
+        };
+        // Without the client's own measure, a step took from the previous line to this
+        // one; an awaited background request counts from the line that sent it.
+        let since = match step {
+            ClientStep::Await { request } => sent_at.get(request).copied().unwrap_or(previous),
+            _ => previous,
+        };
+        if let ClientStep::Request { background: true, label: Some(l), .. } = step {
+            sent_at.insert(l.clone(), at);
+        }
+        let elapsed_ms = elapsed.unwrap_or_else(|| at.saturating_duration_since(since).as_millis() as u64);
+        previous = previous.max(at);
+        let what = match step {
+            ClientStep::Request { background: true, .. } => format!("{what} (background)"),
+            _ => what,
+        };
+        let (status, result, error) = match reported {
+            Reported::Ok(r) => (StepStatus::Ok, r, None),
+            Reported::Error(e) => (StepStatus::Error, None, Some(e)),
+            Reported::Unsupported(r) => (StepStatus::Unsupported, None, Some(r)),
+        };
+        steps.push(StepOutcome { step: i + 1, what, status, result, error, elapsed_ms });
+    }
+    ClientOutcome {
+        steps,
+        notifications: c.notifications,
+        reports: c.reports,
+        diagnostics: None,
+        hung,
+        process: Some(report),
+    }
+}
+
+/// Failures that come from the client process itself rather than from a scenario check: a
+/// crash, a signal death, a non-zero exit, flooding. A hang is judged by the always-on
+/// deadline rule.
+pub fn process_failures(outcome: &ClientOutcome) -> Vec<CheckResult> {
+    let Some(report) = &outcome.process else { return Vec::new() };
+    let failed = match &report.end {
+        ProcessEnd::Exited { code: 0 } | ProcessEnd::KilledAtDeadline | ProcessEnd::NotStarted { .. } => false,
+        ProcessEnd::Exited { .. } | ProcessEnd::Signalled { .. } | ProcessEnd::KilledForFlooding { .. } => true,
+    };
+    if !failed {
+        return Vec::new();
+    }
+    let mut message = report.end.to_string();
+    if let Some(last) = report.stderr_tail.lines().rev().find(|l| !l.trim().is_empty()) {
+        message.push_str(&format!("; last stderr line: {}", last.chars().take(300).collect::<String>()));
+    }
+    vec![CheckResult { check: "always: client process ends cleanly".into(), message }]
+}
+
+/// A status that overrides the checks' verdict: skipped when the client reported a step
+/// unsupported (never passed: the scenario did not run as written), error when the client
+/// could not be started at all (a harness-side problem, not a finding).
+pub fn status_override(outcome: &ClientOutcome) -> Option<(Status, String)> {
+    if let Some(ProcessEnd::NotStarted { error }) = outcome.process.as_ref().map(|p| &p.end) {
+        return Some((Status::Error, error.clone()));
+    }
+    outcome.steps.iter().find(|s| s.status == StepStatus::Unsupported).map(|s| {
+        (Status::Skipped, format!("step {} ({}) unsupported: {}", s.step, s.what, s.error.as_deref().unwrap_or("no reason given")))
+    })
+}
+
+/// The lines a snapshot shows about the client process: only what is stable across runs
+/// (how it ended), never stderr or timings.
+pub fn render_process(outcome: &ClientOutcome) -> String {
+    match &outcome.process {
+        Some(p) => format!("── client process ──\n{}\n", p.end),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn argv_splits_like_a_shell_and_appends_the_url() {
+        let url = Endpoint::Url("http://127.0.0.1:1/mcp".into());
+        assert_eq!(argv("node 'my driver.mjs' --x", &url).expect("splits"), ["node", "my driver.mjs", "--x", "http://127.0.0.1:1/mcp"]);
+        assert_eq!(argv("py d.py", &Endpoint::Command(vec!["m".into()])).expect("splits"), ["py", "d.py"]);
+        assert!(argv("node 'unclosed", &url).is_err());
+        assert!(argv("   ", &url).is_err());
+    }
+
+    #[test]
+    fn step_lines_notifications_and_diagnostics_are_told_apart() {
+        let mut c = Collected::default();
+        for line in [
+            r#"{"step":1,"ok":true}"#,
+            r#"{"step":2,"ok":false,"error":"boom"}"#,
+            r#"{"step":3,"unsupported":"no such op"}"#,
+            r#"{"step":9,"ok":true}"#,
+            r#"{"notification":{"method":"n/x","params":{"a":1}}}"#,
+            "hello from the SDK",
+            r#"{"step":1,"ok":false,"error":"again"}"#,
+        ] {
+            c.accept(line.as_bytes(), 3);
+        }
+        assert!(matches!(c.steps.get(&1), Some((Reported::Ok(None), None, _))));
+        assert!(matches!(c.steps.get(&2), Some((Reported::Error(e), _, _)) if e == "boom"));
+        assert!(matches!(c.steps.get(&3), Some((Reported::Unsupported(r), _, _)) if r == "no such op"));
+        assert_eq!(c.notifications, vec![("n/x".to_string(), serde_json::json!({"a": 1}))]);
+        assert_eq!(c.other.len(), 3, "{:?}", c.other);
+    }
+}

@@ -1,0 +1,136 @@
+//! The `cmd:` target's process hygiene, with fake clients written as small sh scripts: a
+//! client that hangs while a grandchild holds its stdout is killed at the deadline with its
+//! whole process group; a flooding client is cut off; crashes and signal deaths are reported
+//! as such; an unsupported op skips the run. No test sleeps: each waits on the run itself,
+//! whose own deadline bounds it.
+
+use mcp_harness::external;
+use mcp_harness::outcome::StepStatus;
+use mcp_harness::runner::{self, RunConfig, RunResult, Status};
+use mcp_harness::Target;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const DEADLINE_MS: u64 = 1000;
+
+fn scenario_yaml() -> String {
+    format!(
+        "name: fake-client\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\ndeadline_ms: {DEADLINE_MS}\nclient:\n  - op: connect\n  - op: request\n    method: tools/list\nserver:\n  - op: handshake\n  - op: expect\n    method: tools/list\n  - op: reply\n    result: {{\"tools\": []}}\n"
+    )
+}
+
+/// Writes `body` as an executable sh script in `dir` and runs the scenario against it.
+async fn run_fake(dir: &Path, name: &str, body: &str) -> (RunResult, Duration) {
+    use std::os::unix::fs::PermissionsExt;
+    let script = dir.join(name);
+    std::fs::write(&script, format!("#!/bin/sh\n{body}\n")).expect("write script");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let scenario_path = dir.join("fake-client.yaml");
+    std::fs::write(&scenario_path, scenario_yaml()).expect("write scenario");
+    let scenario = mcp_mock::load(&scenario_path).expect("loads");
+    let config = RunConfig {
+        target: Target::Cmd(script.display().to_string()),
+        mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
+        update_snapshots: false,
+        compare_snapshots: false,
+    };
+    let job = runner::jobs(vec![(scenario_path, scenario)], &config.target).remove(0);
+    let started = Instant::now();
+    let result = runner::run_one(&job, &Arc::new(config)).await;
+    (result, started.elapsed())
+}
+
+/// Processes (not zombies: those have an empty command line) whose command line mentions
+/// `needle`.
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if text.contains(needle) {
+            found.push(format!("{} {text}", entry.file_name().to_string_lossy()));
+        }
+    }
+    found
+}
+
+fn bound() -> Duration {
+    Duration::from_millis(DEADLINE_MS) + external::startup_allowance(&Target::Cmd("x".into())) + Duration::from_secs(1)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hanging_client_with_grandchild_holding_stdout_is_a_timeout_and_leaves_nothing() {
+    let dir = tempfile::Builder::new().prefix("mcp-hang-marker-").tempdir().expect("tempdir");
+    let marker = dir.path().display().to_string();
+    // The grandchild inherits stdout and names the script ($0, which contains the marker).
+    let body = "sh -c 'sleep 60; :' \"$0\" &\necho '{\"step\":1,\"ok\":true}'\nsh -c 'sleep 61; :' \"$0\"";
+    let (result, took) = run_fake(dir.path(), "hang.sh", body).await;
+    assert!(took < bound(), "took {took:?}, bound {:?}", bound());
+    assert_eq!(result.status, Status::Failed, "{result:?}");
+    assert!(result.transcript.contains("client killed at the run deadline"), "{}", result.transcript);
+    assert!(result.failures.iter().any(|f| f.check.contains("finishes before the deadline")), "{:?}", result.failures);
+    assert_eq!(result.steps[0].status, StepStatus::Ok);
+    assert_eq!(result.steps[1].status, StepStatus::NotRun);
+    assert!(result.steps[1].error.as_deref().unwrap_or("").contains("deadline"), "{:?}", result.steps[1]);
+    let left = processes_mentioning(&marker);
+    assert!(left.is_empty(), "processes left behind: {left:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flooding_client_is_cut_off_and_reported() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (result, took) = run_fake(dir.path(), "flood.sh", "echo '{\"step\":1,\"ok\":true}'\nexec yes 'flood flood flood'").await;
+    assert!(took < bound(), "took {took:?}");
+    assert_eq!(result.status, Status::Failed);
+    let client = result.client.as_ref().expect("process report");
+    assert!(matches!(client.end, mcp_harness::outcome::ProcessEnd::KilledForFlooding { .. }), "{client:?}");
+    assert!(client.stdout_bytes <= external::STDOUT_CAP + 64 * 1024, "{}", client.stdout_bytes);
+    assert!(result.failures.iter().any(|f| f.message.contains("flooding stdout")), "{:?}", result.failures);
+    assert!(result.transcript.contains("killed for flooding stdout"), "{}", result.transcript);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signal_deaths_are_reported_by_name() {
+    for signal in ["SEGV", "KILL"] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let body = format!("echo '{{\"step\":1,\"ok\":true}}'\nkill -{signal} $$");
+        let (result, _) = run_fake(dir.path(), "crash.sh", &body).await;
+        assert_eq!(result.status, Status::Failed);
+        let want = format!("client killed by SIG{signal}");
+        assert!(result.failures.iter().any(|f| f.message.contains(&want)), "{signal}: {:?}", result.failures);
+        assert!(result.transcript.contains(&want), "{}", result.transcript);
+        assert!(result.steps[1].error.as_deref().unwrap_or("").contains("before reporting this step"), "{:?}", result.steps[1]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nonzero_exit_fails_and_unsupported_skips() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (result, _) = run_fake(dir.path(), "exit3.sh", "echo 'driver broke' >&2\nexit 3").await;
+    assert_eq!(result.status, Status::Failed);
+    assert!(result.failures.iter().any(|f| f.message.contains("client exited 3") && f.message.contains("driver broke")), "{:?}", result.failures);
+
+    let (result, _) = run_fake(dir.path(), "unsupported.sh", "echo 'not a contract line'\necho '{\"step\":1,\"unsupported\":\"no such thing in this SDK\"}'").await;
+    assert_eq!(result.status, Status::Skipped, "{result:?}");
+    assert!(result.reason.as_deref().unwrap_or("").contains("no such thing in this SDK"), "{:?}", result.reason);
+    assert_eq!(result.client.as_ref().expect("report").other_stdout, vec!["not a contract line".to_string()]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn missing_program_is_a_harness_error_not_a_finding() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenario_path = dir.path().join("fake-client.yaml");
+    std::fs::write(&scenario_path, scenario_yaml()).expect("write scenario");
+    let scenario = mcp_mock::load(&scenario_path).expect("loads");
+    let config = RunConfig {
+        target: Target::Cmd("/no/such/driver --flag".into()),
+        mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
+        update_snapshots: false,
+        compare_snapshots: false,
+    };
+    let job = runner::jobs(vec![(scenario_path, scenario)], &config.target).remove(0);
+    let result = runner::run_one(&job, &Arc::new(config)).await;
+    assert_eq!(result.status, Status::Error);
+    assert!(result.reason.as_deref().unwrap_or("").contains("/no/such/driver"), "{:?}", result.reason);
+}

@@ -1,0 +1,262 @@
+//! The listener and the request handler: accepts TCP connections on 127.0.0.1, serves them
+//! with hyper (HTTP/1.1) over the fault-injecting socket wrapper, records every request,
+//! routes it to its connection (session / legacy stream), applies the standing rules, and
+//! either hands it to the script or answers it at once with a default that never makes a
+//! client wait: an unscripted request gets `200` with JSON-RPC `-32601`, a notification or
+//! response `202`, a GET `405`, a DELETE `200`.
+
+use super::Flavour;
+use super::body::MockBody;
+use super::raw::{FaultIo, SocketControl};
+use super::shared::{Conn, DELETE, GET, Inbound, Route, Shared, lock};
+use super::sse;
+use crate::record::{RECORDED_REQUEST_HEADERS, Recorded, WireEvent};
+use bytes::Bytes;
+use http::{Method, Request, Response};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+thread_local! {
+    static JSON_HEADERS: Vec<(String, String)> = vec![("content-type".to_string(), "application/json".to_string())];
+}
+
+/// Request bodies larger than this are refused with 413 (the mock keeps memory bounded).
+const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
+
+/// Accepts connections until the process ends.
+pub async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
+    loop {
+        let stream = match listener.accept().await {
+            Ok((s, _)) => s,
+            Err(e) => {
+                // EMFILE and friends: back off briefly instead of spinning.
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let socket = Arc::new(SocketControl::default());
+        let io = TokioIo::new(FaultIo::new(stream, socket.clone()));
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |req| {
+                let (shared, socket) = (shared.clone(), socket.clone());
+                async move { Ok::<_, Infallible>(handle(shared, socket, req).await) }
+            });
+            // Errors here are the faults we inject or clients leaving; the record says which.
+            let _ = http1::Builder::new().keep_alive(true).serve_connection(io, service).await;
+        });
+    }
+}
+
+/// A parsed request, ready to record and route.
+struct Incoming_ {
+    exchange: u64,
+    method: Method,
+    headers: BTreeMap<String, String>,
+    session: Option<String>,
+    authorization: Option<String>,
+    json: Option<Value>,
+    body: Bytes,
+    path: String,
+}
+
+async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<Incoming>) -> Response<MockBody> {
+    let exchange = shared.next_exchange();
+    let (parts, body) = req.into_parts();
+    let (body, too_big) = match Limited::new(body, MAX_REQUEST_BYTES).collect().await {
+        Ok(c) => (c.to_bytes(), false),
+        Err(e) => (Bytes::new(), e.downcast_ref::<http_body_util::LengthLimitError>().is_some()),
+    };
+    let mut headers = BTreeMap::new();
+    let mut authorization = None;
+    for name in RECORDED_REQUEST_HEADERS {
+        let values: Vec<&str> = parts.headers.get_all(*name).iter().filter_map(|v| v.to_str().ok()).collect();
+        if values.is_empty() {
+            continue;
+        }
+        let joined = values.join(", ");
+        if *name == "authorization" {
+            headers.insert(name.to_string(), shared.redact_credential(&joined));
+            authorization = Some(joined);
+        } else {
+            headers.insert(name.to_string(), joined);
+        }
+    }
+    let json: Option<Value> = if body.is_empty() { None } else { serde_json::from_slice(&body).ok() };
+    let path = parts.uri.path_and_query().map(|p| p.as_str().to_string()).unwrap_or_else(|| "/".into());
+    let session = headers.get("mcp-session-id").cloned();
+    let mut req = Incoming_ { exchange, method: parts.method, headers, session, authorization, json, body, path };
+
+    let route = match shared.flavour {
+        Flavour::StreamableHttp => {
+            let is_init = req.method == Method::POST && req.json.as_ref().and_then(|j| j.get("method")).and_then(Value::as_str) == Some("initialize");
+            shared.route_streamable(req.session.as_deref(), is_init)
+        }
+        Flavour::LegacySse => Route::Conn(route_legacy(&shared, &req)),
+    };
+    let conn = match &route {
+        Route::Conn(c) | Route::Refuse(c, ..) => c.clone(),
+    };
+    let n = conn.index;
+    // Recorded by moving the parts in and back out: no copies on the hot path.
+    let event = WireEvent::HttpRequest {
+        t_us: shared.journal.now_us(),
+        exchange,
+        http_method: req.method.to_string(),
+        path: std::mem::take(&mut req.path),
+        headers: std::mem::take(&mut req.headers),
+        body: (req.json.is_none() && !req.body.is_empty()).then(|| Recorded::of(&req.body)),
+        json: req.json.take(),
+    };
+    shared.record(n, &event);
+    if let WireEvent::HttpRequest { path, headers, json, .. } = event {
+        (req.path, req.headers, req.json) = (path, headers, json);
+    }
+    if too_big {
+        return shared.respond(n, exchange, 413, &[], Bytes::new(), "request body over the mock's cap");
+    }
+    if let Some(rule) = shared.auth_refusal(req.authorization.as_deref()) {
+        let mut hs = vec![("www-authenticate".to_string(), rule.www_authenticate.clone())];
+        if !rule.text.is_empty() {
+            hs.push(("content-type".into(), "text/plain".into()));
+        }
+        return shared.respond(n, exchange, rule.status, &hs, Bytes::from(rule.text.clone()), "auth required");
+    }
+    if let Route::Refuse(_, status, why, message) = route {
+        let id = req.json.as_ref().and_then(|j| j.get("id")).cloned().unwrap_or(Value::Null);
+        let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32001, "message": message}});
+        return shared.respond_json(n, exchange, status, &body, &[], why);
+    }
+    match req.method {
+        Method::POST => post(&shared, &conn, socket, req).await,
+        Method::GET => {
+            if conn.take(GET) {
+                return hand_over(&conn, GET, Value::Null, exchange, socket).await;
+            }
+            shared.respond(n, exchange, 405, &[("allow".into(), "POST, DELETE".into())], Bytes::new(), "unscripted GET")
+        }
+        Method::DELETE => {
+            if conn.take(DELETE) {
+                return hand_over(&conn, DELETE, Value::Null, exchange, socket).await;
+            }
+            shared.expire_session(&conn);
+            shared.respond(n, exchange, 200, &[], Bytes::new(), "unscripted DELETE")
+        }
+        _ => shared.respond(n, exchange, 405, &[("allow".into(), "GET, POST, DELETE".into())], Bytes::new(), "method not allowed"),
+    }
+}
+
+/// Legacy SSE: a GET opens the next connection's stream; a POST goes to the connection its
+/// `session_id` query names, else to the latest.
+fn route_legacy(shared: &Arc<Shared>, req: &Incoming_) -> Arc<Conn> {
+    if req.method == Method::GET {
+        return shared.conn_for_new(GET);
+    }
+    let named = req.path.split_once('?').and_then(|(_, q)| q.split('&').find_map(|kv| kv.strip_prefix("session_id=")));
+    named.and_then(|v| v.parse::<usize>().ok()).and_then(|n| shared.conn(n)).unwrap_or_else(|| shared.latest())
+}
+
+async fn post(shared: &Arc<Shared>, conn: &Arc<Conn>, socket: Arc<SocketControl>, req: Incoming_) -> Response<MockBody> {
+    let (n, exchange) = (conn.index, req.exchange);
+    let Some(message) = req.json else {
+        let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error: the body is not JSON"}});
+        return shared.respond_json(n, exchange, 400, &body, &[], "parse error");
+    };
+    if let Value::Array(items) = &message {
+        return batch(shared, conn, exchange, items);
+    }
+    let method = message.get("method").and_then(Value::as_str).map(str::to_string);
+    let id = message.get("id").filter(|id| !id.is_null()).cloned();
+    match (method, id) {
+        (Some(method), id) if conn.take(&method) => {
+            let _ = id;
+            hand_over(conn, &method, message, exchange, socket).await
+        }
+        (Some(method), Some(id)) if shared.flavour == Flavour::StreamableHttp && shared.rule(&method).is_some() => {
+            let body = rule_body(shared, &method, &id).unwrap_or_default();
+            shared.respond(n, exchange, 200, JSON_HEADERS.with(|h| h.clone()).as_slice(), body, "reply_always")
+        }
+        (Some(method), Some(id)) => {
+            let answer = auto_answer(shared, &method, id);
+            if shared.flavour == Flavour::LegacySse {
+                // Legacy answers travel on the SSE stream; the POST is only accepted.
+                let stream = lock(&conn.current_stream).clone();
+                match stream {
+                    Some(s) => shared.write(n, &s, sse::message(&lock(&conn.message_event), &answer.0), answer.1),
+                    None => shared.note(n, format!("{}: no open stream for the answer", answer.1)),
+                }
+                return shared.respond(n, exchange, 202, &[], Bytes::new(), "accepted");
+            }
+            shared.respond_json(n, exchange, 200, &answer.0, &[], answer.1)
+        }
+        (Some(_), None) => shared.respond(n, exchange, 202, &[], Bytes::new(), "accepted"),
+        (None, Some(id)) => {
+            conn.answer(&id, message.clone());
+            shared.respond(n, exchange, 202, &[], Bytes::new(), "accepted")
+        }
+        (None, None) => {
+            let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "Invalid Request"}});
+            shared.respond_json(n, exchange, 400, &body, &[], "invalid request")
+        }
+    }
+}
+
+/// A batch (2025-03-26): never scripted; requests get their standing or `-32601` answers.
+fn batch(shared: &Arc<Shared>, conn: &Conn, exchange: u64, items: &[Value]) -> Response<MockBody> {
+    let mut answers = Vec::new();
+    for item in items {
+        match (item.get("method").and_then(Value::as_str), item.get("id").filter(|id| !id.is_null())) {
+            (Some(method), Some(id)) => answers.push(auto_answer(shared, method, id.clone()).0),
+            (None, Some(id)) => conn.answer(id, item.clone()),
+            _ => {}
+        }
+    }
+    if answers.is_empty() {
+        return shared.respond(conn.index, exchange, 202, &[], Bytes::new(), "accepted batch");
+    }
+    shared.respond_json(conn.index, exchange, 200, &Value::Array(answers), &[], "auto batch")
+}
+
+/// The answer to an unscripted request: a `reply_always` rule, else `-32601`.
+fn auto_answer(shared: &Shared, method: &str, id: Value) -> (Value, &'static str) {
+    match shared.rule(method) {
+        Some(fragment) => {
+            let text = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},{fragment}}}");
+            (serde_json::from_str(&text).unwrap_or(Value::Null), "reply_always")
+        }
+        None => (
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("Method not found: {method} (unscripted)")}}),
+            "auto -32601",
+        ),
+    }
+}
+
+/// The fast path of a `reply_always` answer over Streamable HTTP: the body is spliced from
+/// the serialised rule, never built as a JSON tree.
+fn rule_body(shared: &Shared, method: &str, id: &Value) -> Option<Bytes> {
+    let fragment = shared.rule(method)?;
+    Some(Bytes::from(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},{fragment}}}")))
+}
+
+/// Gives a scripted message to the script and waits for the script's answer. If the script
+/// never answers (it stalled, or expects without replying), the request stays open: that is
+/// what the scenario asked for.
+async fn hand_over(conn: &Arc<Conn>, key: &str, message: Value, exchange: u64, socket: Arc<SocketControl>) -> Response<MockBody> {
+    let (tx, rx) = oneshot::channel();
+    conn.deliver(Inbound { key: key.to_string(), message, exchange, socket, reply: Some(tx) });
+    match rx.await {
+        Ok(r) => r,
+        Err(_) => std::future::pending().await,
+    }
+}
