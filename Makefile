@@ -3,7 +3,7 @@ CARGO ?= cargo
 HARNESS := target/debug/mcp-harness
 SCENARIOS ?= scenarios
 
-.PHONY: run test bench fmt lint schema build validate clients
+.PHONY: run test bench fmt lint schema build validate validate-one baselines baseline-one clients
 
 ## Build the harness (debug: fast to build, and the library still runs in seconds).
 build:
@@ -24,10 +24,28 @@ client_cmd_rmcp := clients/rmcp/run
 clients:
 	bash clients/install.sh $(if $(filter rmcp,$(CLIENTS)),all,typescript python)
 
-## Run the library against every driver; reports in reports/clients/<client>/. Findings
-## (failed runs) do not fail the target: the reports are the product; bad usage (exit 2) does.
+## Run the library against every driver and compare with its expected-failures baseline
+## (clients/baselines/<client>.yml): fails only when a client's results change. Reports in
+## reports/clients/<client>/, then the committed matrix reports/clients/<client>.md + README.md.
 validate: build clients
-	$(foreach c,$(CLIENTS),echo "== $(c)" && { $(HARNESS) run $(SCENARIOS) --target "cmd:$(client_cmd_$(c))" --reports reports/clients/$(c) --quiet || test $$? -eq 1; } &&) true
+	@status=0; for c in $(CLIENTS); do \
+	  echo "== $$c"; \
+	  $(MAKE) --no-print-directory validate-one CLIENT=$$c || status=1; \
+	done; \
+	$(HARNESS) matrix reports/clients; exit $$status
+
+validate-one:
+	$(HARNESS) run $(SCENARIOS) --target "cmd:$(client_cmd_$(CLIENT))" --reports reports/clients/$(CLIENT) \
+	  --quiet --expected-failures clients/baselines/$(CLIENT).yml
+
+## Rewrite each client's baseline from a fresh run (review the diff before committing).
+baselines: build clients
+	@for c in $(CLIENTS); do $(MAKE) --no-print-directory baseline-one CLIENT=$$c; done
+	$(HARNESS) matrix reports/clients
+
+baseline-one:
+	-$(HARNESS) run $(SCENARIOS) --target "cmd:$(client_cmd_$(CLIENT))" --reports reports/clients/$(CLIENT) \
+	  --quiet --write-baseline clients/baselines/$(CLIENT).yml
 
 ## Run every test: unit tests, the scenario library (one test per scenario file), CLI tests.
 test:

@@ -230,12 +230,26 @@ fn evaluate_one(check: &Check, target: &Target, outcome: &ClientOutcome, connect
 
 /// A connection's events plus, for HTTP records, the JSON-RPC they carry as `FromClient`
 /// (POST bodies) and `ToClient` (JSON bodies, SSE `data:` lines) events.
+///
+/// A POST refused with a non-2xx status ends its request's life on the wire (the client
+/// may re-send it with the same id, e.g. after an auth refresh), so the refusal is viewed
+/// as a `ToClient` error for that id.
 fn message_view(events: &[WireEvent]) -> Vec<WireEvent> {
     let mut out = Vec::with_capacity(events.len());
+    let mut request_ids: std::collections::HashMap<u64, Value> = std::collections::HashMap::new();
     for e in events {
         out.push(e.clone());
         match e {
-            WireEvent::HttpRequest { t_us, http_method, json, body, .. } if http_method == "POST" => {
+            WireEvent::HttpResponse { t_us, exchange, status, .. } if !(200..300).contains(status) => {
+                if let Some(id) = request_ids.remove(exchange) {
+                    let refusal = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": 0, "message": format!("HTTP {status}")}});
+                    out.push(WireEvent::ToClient { t_us: *t_us, bytes: Recorded::of(format!("{refusal}\n").as_bytes()), why: "refused".into() });
+                }
+            }
+            WireEvent::HttpRequest { t_us, http_method, json, body, exchange, .. } if http_method == "POST" => {
+                if let Some(id) = json.as_ref().filter(|v| v.get("method").is_some()).and_then(|v| v.get("id")) {
+                    request_ids.insert(*exchange, id.clone());
+                }
                 let bytes = match (body, json) {
                     (Some(b), _) => b.clone(),
                     (None, Some(v)) => Recorded::of(v.to_string().as_bytes()),

@@ -14,14 +14,18 @@
 //! - [`checks`] — the scenario's checks and the always-on rules.
 //! - [`render`] — the normalised, redacted transcript that snapshots hold.
 //! - [`snapshot`] — comparing and updating insta-format `.snap` files.
+//! - [`baseline`] — expected-failures baselines, so CI fails only on change.
+//! - [`matrix`] — the third-party compatibility matrix (Markdown).
 //! - [`report`] — terminal summary, `results.json`, JUnit XML.
 //! - [`error`] — [`HarnessError`], the crate's one error enum.
 
+pub mod baseline;
 pub mod bundled;
 pub mod checks;
 pub mod discover;
 pub mod external;
 pub mod http_mock;
+pub mod matrix;
 pub mod error;
 pub mod outcome;
 pub mod render;

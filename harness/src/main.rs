@@ -2,15 +2,18 @@
 
 use clap::{Parser, Subcommand};
 use mcp_harness::runner::{self, RunConfig};
+use mcp_harness::baseline::{self, Baseline, Verdict};
 use mcp_harness::{HarnessError, Target, discover, report};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
 const EXIT_CODES: &str = "Exit codes:
-  0  every run passed (or was skipped for the target)
-  1  at least one run failed or errored
-  2  bad usage: unknown target, missing path, invalid scenario file";
+  0  every run passed (or was skipped for the target); with --expected-failures: the
+     results match the baseline
+  1  at least one run failed or errored; with --expected-failures: a failure not in the
+     baseline, or a listed scenario that now passes
+  2  bad usage: unknown target, missing path, invalid scenario or baseline file";
 
 /// Runs MCP client-transport scenarios against a client, checks the wire and snapshots it.
 #[derive(Parser, Debug)]
@@ -44,6 +47,21 @@ enum Command {
         /// Print only failures and the totals.
         #[arg(long, short)]
         quiet: bool,
+        /// Judge failures against this expected-failures baseline (the official conformance
+        /// suite's format plus `flaky:`): exit 1 only for unlisted failures and for listed
+        /// scenarios that now pass.
+        #[arg(long, value_name = "FILE")]
+        expected_failures: Option<PathBuf>,
+        /// Write a baseline listing this run's failures to FILE (keeps its `flaky:` list).
+        #[arg(long, value_name = "FILE")]
+        write_baseline: Option<PathBuf>,
+    },
+    /// Write the compatibility matrix (<DIR>/<client>.md and <DIR>/README.md) from
+    /// <DIR>/<client>/results.json files.
+    Matrix {
+        /// The folder holding one results folder per client.
+        #[arg(default_value = "reports/clients")]
+        dir: PathBuf,
     },
     /// Load and validate scenario files without running them.
     Check {
@@ -70,8 +88,9 @@ fn main() {
         .init();
     let cli = Cli::parse();
     let code = match cli.command {
-        Command::Run { paths, target, jobs, update_snapshots, reports, quiet } => {
-            match run(paths, &target, jobs, update_snapshots, reports, quiet) {
+        Command::Run { paths, target, jobs, update_snapshots, reports, quiet, expected_failures, write_baseline } => {
+            let baselines = Baselines { expected: expected_failures, write: write_baseline };
+            match run(paths, &target, jobs, update_snapshots, reports, quiet, baselines) {
                 Ok(code) => code,
                 Err(errors) => {
                     for e in &errors {
@@ -93,6 +112,16 @@ fn main() {
                 2
             }
         },
+        Command::Matrix { dir } => match mcp_harness::matrix::write(&dir) {
+            Ok(clients) => {
+                println!("wrote {} and README.md for {} clients", dir.display(), clients.len());
+                0
+            }
+            Err(e) => {
+                eprintln!("mcp-harness: {e}");
+                2
+            }
+        },
         Command::Schema => {
             print!("{}", mcp_mock::schema::schema_json());
             0
@@ -107,7 +136,25 @@ fn unreachable_mock() -> i32 {
     mcp_mock::cli::run(["mcp-harness mock", "--help"])
 }
 
-fn run(paths: Vec<PathBuf>, target: &str, jobs: Option<usize>, update: bool, reports: PathBuf, quiet: bool) -> Result<i32, Vec<HarnessError>> {
+/// The baseline files a run reads and writes.
+struct Baselines {
+    expected: Option<PathBuf>,
+    write: Option<PathBuf>,
+}
+
+fn run(
+    paths: Vec<PathBuf>,
+    target: &str,
+    jobs: Option<usize>,
+    update: bool,
+    reports: PathBuf,
+    quiet: bool,
+    baselines: Baselines,
+) -> Result<i32, Vec<HarnessError>> {
+    let baseline = match &baselines.expected {
+        Some(path) => Some(Baseline::load(path).map_err(|e| vec![e])?),
+        None => None,
+    };
     let target = Target::parse(target).map_err(|e| vec![e])?;
     let files = discover::scenario_files(&paths).map_err(|e| vec![e])?;
     let scenarios = discover::load_all(&files)?;
@@ -124,14 +171,44 @@ fn run(paths: Vec<PathBuf>, target: &str, jobs: Option<usize>, update: bool, rep
     let parallel = jobs.unwrap_or(if target.is_bundled() { cores * 4 } else { cores });
     let runtime = tokio::runtime::Runtime::new().map_err(|e| vec![HarnessError::io("starting the runtime", e)])?;
     let started = Instant::now();
-    let results = runtime.block_on(runner::run_all(runner::jobs(scenarios, &target), config, parallel));
+    let mut results = runtime.block_on(runner::run_all(runner::jobs(scenarios, &target), config, parallel));
     let wall_ms = started.elapsed().as_millis() as u64;
+    if let Some(b) = &baseline {
+        let verdicts = b.judge(&results);
+        for (r, v) in results.iter_mut().zip(verdicts) {
+            r.baseline = Some(v);
+        }
+    }
     let mut summary = report::summary(&results, wall_ms);
     if quiet {
         summary = summary.lines().filter(|l| !l.starts_with("PASS") && !l.starts_with("SKIP")).collect::<Vec<_>>().join("\n") + "\n";
     }
     print!("{summary}");
     report::write(&reports, &results, wall_ms).map_err(|e| vec![e])?;
+    if let Some(path) = &baselines.write {
+        let previous = if path.exists() { Baseline::load(path).map_err(|e| vec![e])? } else { Baseline::default() };
+        let client = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        std::fs::write(path, baseline::render(&client, &results, &previous))
+            .map_err(|e| vec![HarnessError::io(format!("writing {}", path.display()), e)])?;
+    }
+    if let (Some(path), Some(_)) = (&baselines.expected, &baseline) {
+        let mut regressions = 0;
+        for r in &results {
+            match r.baseline {
+                Some(Verdict::UnexpectedFailure) => {
+                    regressions += 1;
+                    println!("NEW FAILURE  {} [{}]: not in {}", r.scenario, r.transport, path.display());
+                }
+                Some(Verdict::StaleEntry) => {
+                    regressions += 1;
+                    println!("NOW PASSES   {} [{}]: remove it from {}", r.scenario, r.transport, path.display());
+                }
+                _ => {}
+            }
+        }
+        println!("baseline {}: {}", path.display(), if regressions == 0 { "unchanged" } else { "CHANGED" });
+        return Ok(if regressions == 0 { 0 } else { 1 });
+    }
     let totals = report::Totals::of(&results);
     Ok(if totals.failed + totals.error > 0 { 1 } else { 0 })
 }

@@ -62,6 +62,9 @@ pub struct RunResult {
     /// (`cmd:` targets only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client: Option<ProcessReport>,
+    /// How the run compares with the client's expected-failures baseline, when one is given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<crate::baseline::Verdict>,
     /// The pids of the mock processes this run started (one per connection).
     #[serde(skip)]
     pub mock_pids: Vec<u32>,
@@ -144,6 +147,7 @@ pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
         transcript: String::new(),
         steps: Vec::new(),
         client: None,
+        baseline: None,
         mock_pids: Vec::new(),
     };
     let run_dir = match tempfile::Builder::new().prefix("mcp-run-").tempdir() {

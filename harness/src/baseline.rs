@@ -1,0 +1,163 @@
+//! Expected-failures baselines, so CI fails only when a client's behaviour changes.
+//!
+//! The file format is the official MCP conformance suite's `expected-failures.yml`
+//! (`client:` and `server:` lists of scenario names; this harness tests clients, so it reads
+//! `client:`), extended with a `flaky:` list whose scenarios may pass or fail. A scenario
+//! that runs over several transports is named `<name>@<transport>`.
+//!
+//! Verdicts: a failure that is listed is expected; a failure that is not is a regression; a
+//! listed scenario that passes is a stale entry (it fails the run too, so the baseline
+//! burns down as clients improve); a flaky one never fails the run.
+
+use crate::error::HarnessError;
+use crate::runner::{RunResult, Status};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// A client's baseline.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Baseline {
+    /// Scenarios the client is known to fail.
+    #[serde(default)]
+    pub client: Vec<String>,
+    /// Kept for compatibility with the official format; unused here.
+    #[serde(default)]
+    pub server: Vec<String>,
+    /// Scenarios whose outcome is not stable for this client.
+    #[serde(default)]
+    pub flaky: Vec<String>,
+}
+
+/// How one run compares with the baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Passed and not listed.
+    Pass,
+    /// Failed and listed under `client:`.
+    ExpectedFailure,
+    /// Failed (or errored) and not listed: a regression.
+    UnexpectedFailure,
+    /// Listed under `client:` but passed: the entry is stale.
+    StaleEntry,
+    /// Listed under `flaky:`; either outcome is accepted.
+    Flaky,
+    /// Skipped for the target.
+    Skipped,
+}
+
+impl Verdict {
+    /// Whether this verdict fails the run.
+    pub fn fails(self) -> bool {
+        matches!(self, Verdict::UnexpectedFailure | Verdict::StaleEntry)
+    }
+}
+
+impl Baseline {
+    /// Reads a baseline file; errors name the file (and line:column for YAML errors).
+    pub fn load(path: &Path) -> Result<Self, HarnessError> {
+        let text = std::fs::read_to_string(path).map_err(|e| HarnessError::io(format!("reading baseline {}", path.display()), e))?;
+        serde_saphyr::from_str(&text).map_err(|e| {
+            let at = e.location().map(|l| format!(":{}:{}", l.line(), l.column())).unwrap_or_default();
+            HarnessError::io(
+                format!("baseline {}{at}", path.display()),
+                std::io::Error::other(e.to_string().lines().next().unwrap_or("invalid YAML").to_string()),
+            )
+        })
+    }
+
+    /// The key a run is listed under.
+    pub fn key(result: &RunResult, multi_transport: bool) -> String {
+        if multi_transport { format!("{}@{}", result.scenario, result.transport) } else { result.scenario.clone() }
+    }
+
+    /// The verdict for one run.
+    pub fn verdict(&self, key: &str, status: Status) -> Verdict {
+        let listed = self.client.iter().any(|k| k == key);
+        let flaky = self.flaky.iter().any(|k| k == key);
+        match status {
+            Status::Skipped => Verdict::Skipped,
+            _ if flaky => Verdict::Flaky,
+            Status::Passed if listed => Verdict::StaleEntry,
+            Status::Passed => Verdict::Pass,
+            Status::Failed | Status::Error if listed => Verdict::ExpectedFailure,
+            Status::Failed | Status::Error => Verdict::UnexpectedFailure,
+        }
+    }
+
+    /// Verdicts for every run, in order.
+    pub fn judge(&self, results: &[RunResult]) -> Vec<Verdict> {
+        results
+            .iter()
+            .map(|r| {
+                let multi = results.iter().filter(|o| o.scenario == r.scenario).count() > 1;
+                self.verdict(&Self::key(r, multi), r.status)
+            })
+            .collect()
+    }
+}
+
+/// Writes the baseline that makes the current results pass: failures under `client:`,
+/// keeping the `flaky:` list of `previous`.
+pub fn render(client: &str, results: &[RunResult], previous: &Baseline) -> String {
+    let mut out = format!(
+        "# Scenarios {client} is known to fail (the official conformance suite's expected-failures\n\
+         # format, plus `flaky:`). CI fails when a listed scenario starts passing (remove it) or an\n\
+         # unlisted one fails. Regenerate with `make baselines`; review every change.\nclient:\n"
+    );
+    let mut failing: Vec<String> = results
+        .iter()
+        .filter(|r| matches!(r.status, Status::Failed | Status::Error))
+        .map(|r| {
+            let multi = results.iter().filter(|o| o.scenario == r.scenario).count() > 1;
+            Baseline::key(r, multi)
+        })
+        .filter(|k| !previous.flaky.contains(k))
+        .collect();
+    failing.sort();
+    failing.dedup();
+    for k in &failing {
+        out.push_str(&format!("  - {k}\n"));
+    }
+    if failing.is_empty() {
+        out = out.replace("client:\n", "client: []\n");
+    }
+    if previous.flaky.is_empty() {
+        out.push_str("flaky: []\n");
+    } else {
+        out.push_str("flaky:\n");
+        for k in &previous.flaky {
+            out.push_str(&format!("  - {k}\n"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_follow_the_listing() {
+        let b = Baseline { client: vec!["known".into()], server: vec![], flaky: vec!["shaky".into()] };
+        assert_eq!(b.verdict("known", Status::Failed), Verdict::ExpectedFailure);
+        assert_eq!(b.verdict("known", Status::Passed), Verdict::StaleEntry);
+        assert_eq!(b.verdict("new", Status::Failed), Verdict::UnexpectedFailure);
+        assert_eq!(b.verdict("new", Status::Passed), Verdict::Pass);
+        assert_eq!(b.verdict("shaky", Status::Failed), Verdict::Flaky);
+        assert_eq!(b.verdict("known", Status::Skipped), Verdict::Skipped);
+        assert!(Verdict::StaleEntry.fails() && Verdict::UnexpectedFailure.fails() && !Verdict::Flaky.fails());
+    }
+
+    #[test]
+    fn reads_the_official_format() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("expected-failures.yml");
+        std::fs::write(&path, "client:\n  - a\n  - b\nserver: []\nflaky:\n  - c\n").expect("write");
+        let b = Baseline::load(&path).expect("loads");
+        assert_eq!((b.client.len(), b.flaky.len()), (2, 1));
+        std::fs::write(&path, "clients:\n  - a\n").expect("write");
+        assert!(Baseline::load(&path).is_err());
+    }
+}
