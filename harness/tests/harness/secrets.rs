@@ -28,8 +28,12 @@ fn scenario_tokens(scenarios: &Path) -> Vec<String> {
                 tokens.push(token);
             }
         };
-        for (i, _) in text.match_indices("Bearer ") {
-            take(&text[i + 7..]);
+        // Only credentials: `Authorization: Bearer …` values (configured headers, refresh
+        // hooks), not `WWW-Authenticate: Bearer realm=…` challenges.
+        for line in text.lines().filter(|l| l.to_ascii_lowercase().contains("authorization")) {
+            for (i, _) in line.match_indices("Bearer ") {
+                take(&line[i + 7..]);
+            }
         }
         for line in text.lines() {
             if let Some(rest) = line.trim_start().strip_prefix("token: ") {
