@@ -96,20 +96,10 @@ pub fn transcript(
         // The Streamable HTTP GET listener runs beside the POSTs; its own section keeps the
         // transcript independent of which of the two the client happened to send first.
         let (main, listener) = http_lanes(events, transport);
-        for e in main {
-            if let Some(line) = event_line(e, &mut ids) {
-                s.push_str(&line);
-                s.push('\n');
-            }
-        }
+        render_lane(&mut s, &main, &mut ids);
         if !listener.is_empty() {
             s.push_str("·· GET listener ··\n");
-            for e in listener {
-                if let Some(line) = event_line(e, &mut ids) {
-                    s.push_str(&line);
-                    s.push('\n');
-                }
-            }
+            render_lane(&mut s, &listener, &mut ids);
         }
         // An HTTP mock is always stopped by the harness; that is not the client's doing.
         if transport == TransportName::Stdio && !events.iter().any(|e| matches!(e, WireEvent::Exit { .. })) {
@@ -154,6 +144,27 @@ pub fn transcript(
     }
     let s = normalise_http(&s, connections);
     redact(&s.replace(&run_dir.display().to_string(), "<run-dir>"))
+}
+
+/// Renders one lane. A stream the client abandoned is noticed by the mock whenever the
+/// socket closes, which races with the client's next request, so those endings are listed
+/// after the lane, in exchange order, rather than where they happened to be recorded.
+fn render_lane(s: &mut String, events: &[&WireEvent], ids: &mut Ids) {
+    let abandoned = |e: &WireEvent| matches!(e, WireEvent::StreamEnd { how, .. } if how.to_string() == "client went away");
+    for e in events.iter().filter(|e| !abandoned(e)) {
+        if let Some(line) = event_line(e, ids) {
+            s.push_str(&line);
+            s.push('\n');
+        }
+    }
+    let mut later: Vec<&&WireEvent> = events.iter().filter(|e| abandoned(e)).collect();
+    later.sort_by_key(|e| exchange_of(e));
+    for e in later {
+        if let Some(line) = event_line(e, ids) {
+            s.push_str(&line);
+            s.push('\n');
+        }
+    }
 }
 
 /// Splits an HTTP connection's events into the main lane and the GET listener lane
