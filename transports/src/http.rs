@@ -331,9 +331,15 @@ impl Inner {
 
     /// The headers for one exchange: configured (and refreshed auth) headers first, then
     /// the generated protocol headers, which replace same-named ones (names are
-    /// case-insensitive in [`HeaderMap`]).
+    /// case-insensitive in [`HeaderMap`]). The protocol headers belong to the transport
+    /// even when it sends none (no `MCP-Protocol-Version` before negotiation or on
+    /// 2025-03-26, no session id before one is issued), so configured values of those
+    /// names are dropped rather than sent in their place.
     fn headers(&self, configured: HeaderMap, out: Outbound<'_>, session: Option<&str>) -> HeaderMap {
         let mut h = configured;
+        for owned in [PROTOCOL_HEADER, SESSION_HEADER, "last-event-id"] {
+            h.remove(owned);
+        }
         match out {
             Outbound::Post(_) => {
                 h.insert(reqwest::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
