@@ -117,7 +117,13 @@ pub fn transcript(
             StepStatus::Unsupported => format!("unsupported: {}", step.error.as_deref().unwrap_or("")),
             StepStatus::NotRun => format!("not run{}", step.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default()),
         };
-        let _ = writeln!(s, "{} {}: {}", step.step, step.what, status);
+        // Durations go in coarse buckets, for the bundled client only: a third-party
+        // client's step times include its runtime's start-up, which varies too much.
+        let took = match (target.is_bundled(), step.status) {
+            (true, StepStatus::Ok | StepStatus::Error) => format!(" [{}]", duration_bucket(step.elapsed_ms)),
+            _ => String::new(),
+        };
+        let _ = writeln!(s, "{} {}: {}{took}", step.step, step.what, status);
     }
     if outcome.hung {
         s.push_str("client hung until the run deadline\n");
