@@ -13,8 +13,8 @@ build:
 run: build
 	$(HARNESS) run $(SCENARIOS) --target bundled
 
-## Third-party SDK drivers (clients/README.md): name → launcher. rmcp joins once its driver exists.
-CLIENTS ?= typescript python-v2 python-v1
+## Third-party SDK drivers (clients/README.md): name → launcher.
+CLIENTS ?= typescript python-v2 python-v1 rmcp
 client_cmd_typescript := clients/typescript/run
 client_cmd_python-v2 := clients/python/run-v2
 client_cmd_python-v1 := clients/python/run-v1
@@ -22,7 +22,7 @@ client_cmd_rmcp := clients/rmcp/run
 
 ## Install the drivers (idempotent, fast when already installed).
 clients:
-	bash clients/install.sh $(if $(filter rmcp,$(CLIENTS)),all,typescript python)
+	bash clients/install.sh $(sort $(patsubst python-%,python,$(CLIENTS)))
 
 ## Run the library against every driver and compare with its expected-failures baseline
 ## (clients/baselines/<client>.yml): fails only when a client's results change. Reports in

@@ -150,6 +150,11 @@ pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
         baseline: None,
         mock_pids: Vec::new(),
     };
+    if scenario.bundled_only && !config.target.is_bundled() {
+        result.status = Status::Skipped;
+        result.reason = Some("checks a behaviour SPEC.md sets for the bundled transports only (`bundled_only`)".into());
+        return result;
+    }
     let run_dir = match tempfile::Builder::new().prefix("mcp-run-").tempdir() {
         Ok(d) => d,
         Err(e) => {

@@ -180,20 +180,7 @@ impl Validator<'_> {
 fn http_step_problem(step: &ServerStep, transports: &[TransportName], labels: &HashSet<String>, streams: &mut HashSet<String>) -> Result<(), String> {
     let http = transports.iter().any(|t| *t != TransportName::Stdio);
     let op = serde_json::to_value(step).ok().and_then(|v| v.get("op").and_then(|o| o.as_str()).map(str::to_string)).unwrap_or_default();
-    let http_only = matches!(
-        step,
-        ServerStep::Respond { .. }
-            | ServerStep::RawResponse { .. }
-            | ServerStep::OpenStream { .. }
-            | ServerStep::Event { .. }
-            | ServerStep::EndStream { .. }
-            | ServerStep::ExpectGet { .. }
-            | ServerStep::ExpectDelete { .. }
-            | ServerStep::ExpireSession
-            | ServerStep::RequireAuth { .. }
-            | ServerStep::MessageEvent { .. }
-            | ServerStep::Endpoint { .. }
-    );
+    let http_only = step.is_http_only();
     if http_only && !http {
         return Err(format!("op `{op}` needs transport `http` or `legacy-sse`; this scenario runs over stdio only"));
     }

@@ -203,36 +203,7 @@ impl Transport for HttpTransport {
         let body = Bytes::from(message::request(&id, method, params).to_string());
         let is_init = method == "initialize";
         let task = tokio::spawn(inner.clone().exchange(id.clone(), body, is_init));
-        let mut guard = {
-            let (forget_inner, forget_id) = (inner.clone(), id.clone());
-            let (cancel_inner, cancel_id) = (inner.clone(), id.clone());
-            let cancel: Option<BoxFuture<'static, ()>> = (!is_init).then(|| {
-                Box::pin(
-                    async move { cancel_inner.send_cancelled(&cancel_id, "request abandoned by the caller").await },
-                ) as _
-            });
-            AbandonGuard::new(task.abort_handle(), move || forget_inner.correlator.forget(&forget_id, true), cancel)
-        };
-        let timeout = pending::effective_timeout(inner.timeout, &options);
-        let outcome = pending::wait_reply(&inner.correlator, &id, rx, timeout, &options).await;
-        guard.disarm();
-        match outcome {
-            // On success the exchange task keeps draining the reply stream.
-            Ok(reply) => reply,
-            Err(gave_up) => {
-                // Dropping the task closes the request's response stream.
-                task.abort();
-                let err = match gave_up {
-                    // Conservative: the POST may have left before the clock ran out.
-                    GaveUp::Timeout(ms) => TransportError::Timeout { ms, sent: true },
-                    GaveUp::Cancelled => TransportError::Cancelled { reason: None },
-                };
-                if !is_init {
-                    inner.send_cancelled(&id, &err.to_string()).await;
-                }
-                Err(err)
-            }
-        }
+        await_exchange(inner, id, rx, task.abort_handle(), is_init, &options).await
     }
 
     async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), TransportError> {
@@ -270,6 +241,71 @@ impl Transport for HttpTransport {
         if self.inner.is_connected() && !self.inner.listener_started.swap(true, Ordering::SeqCst) {
             self.inner.start_listener().await;
         }
+    }
+}
+
+/// What [`await_exchange`] needs from an HTTP-kind transport's shared state.
+pub(crate) trait Exchanges: Send + Sync + 'static {
+    /// The transport's correlator.
+    fn correlator(&self) -> &Correlator;
+    /// The connection's resolved timeout.
+    fn timeout(&self) -> Option<Duration>;
+    /// POSTs `notifications/cancelled` for `id`.
+    fn cancel_on_server<'a>(&'a self, id: &'a RequestId, reason: &'a str) -> BoxFuture<'a, ()>;
+}
+
+/// Waits for a registered request whose exchange runs in `task`, under the request's one
+/// timeout budget (SPEC §2). On timeout or cancellation the exchange is aborted, which
+/// closes its response stream, and the server is told with `notifications/cancelled`
+/// (never for `initialize`); a caller that drops the future mid-wait does the same.
+/// Shared by Streamable HTTP and legacy SSE.
+pub(crate) async fn await_exchange<I: Exchanges>(
+    inner: &Arc<I>,
+    id: RequestId,
+    rx: oneshot::Receiver<Result<Value, TransportError>>,
+    task: AbortHandle,
+    is_init: bool,
+    options: &RequestOptions,
+) -> Result<Value, TransportError> {
+    let mut guard = {
+        let (forget_inner, forget_id) = (inner.clone(), id.clone());
+        let (cancel_inner, cancel_id) = (inner.clone(), id.clone());
+        let cancel: Option<BoxFuture<'static, ()>> = (!is_init).then(|| {
+            Box::pin(async move { cancel_inner.cancel_on_server(&cancel_id, "request abandoned by the caller").await }) as _
+        });
+        AbandonGuard::new(task.clone(), move || forget_inner.correlator().forget(&forget_id, true), cancel)
+    };
+    let timeout = pending::effective_timeout(inner.timeout(), options);
+    let outcome = pending::wait_reply(inner.correlator(), &id, rx, timeout, options).await;
+    guard.disarm();
+    match outcome {
+        // On success the exchange task keeps draining the reply stream.
+        Ok(reply) => reply,
+        Err(gave_up) => {
+            // Aborting the exchange closes the request's response stream.
+            task.abort();
+            let err = match gave_up {
+                // Conservative: the POST may have left before the clock ran out.
+                GaveUp::Timeout(ms) => TransportError::Timeout { ms, sent: true },
+                GaveUp::Cancelled => TransportError::Cancelled { reason: None },
+            };
+            if !is_init {
+                inner.cancel_on_server(&id, &err.to_string()).await;
+            }
+            Err(err)
+        }
+    }
+}
+
+impl Exchanges for Inner {
+    fn correlator(&self) -> &Correlator {
+        &self.correlator
+    }
+    fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+    fn cancel_on_server<'a>(&'a self, id: &'a RequestId, reason: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(self.send_cancelled(id, reason))
     }
 }
 

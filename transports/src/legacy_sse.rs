@@ -8,11 +8,11 @@
 use crate::config::TransportConfig;
 use crate::error::TransportError;
 use crate::http::{
-    AbandonGuard, AuthHeaders, AuthRefresh, CLEANUP_BOUND, build_client, event_message, mime, parse_url,
-    send_with_auth, status_error, with_timeout,
+    AuthHeaders, AuthRefresh, CLEANUP_BOUND, Exchanges, await_exchange, build_client, event_message, mime,
+    parse_url, send_with_auth, status_error, with_timeout,
 };
 use crate::message::{self, RequestId};
-use crate::pending::{self, Correlator, GaveUp, Routed};
+use crate::pending::{Correlator, Routed};
 use crate::sse::{SseItem, SseParser};
 use crate::transport::{Diagnostics, Handlers, RequestOptions, Transport};
 use bytes::Bytes;
@@ -154,33 +154,7 @@ impl Transport for LegacySseTransport {
                 }
             })
         };
-        let mut guard = {
-            let (forget_inner, forget_id) = (inner.clone(), id.clone());
-            let (cancel_inner, cancel_id) = (inner.clone(), id.clone());
-            let cancel: Option<BoxFuture<'static, ()>> = (!is_init).then(|| {
-                Box::pin(
-                    async move { cancel_inner.send_cancelled(&cancel_id, "request abandoned by the caller").await },
-                ) as _
-            });
-            AbandonGuard::new(task.abort_handle(), move || forget_inner.correlator.forget(&forget_id, true), cancel)
-        };
-        let timeout = pending::effective_timeout(inner.timeout, &options);
-        let outcome = pending::wait_reply(&inner.correlator, &id, rx, timeout, &options).await;
-        guard.disarm();
-        match outcome {
-            Ok(reply) => reply,
-            Err(gave_up) => {
-                task.abort();
-                let err = match gave_up {
-                    GaveUp::Timeout(ms) => TransportError::Timeout { ms, sent: true },
-                    GaveUp::Cancelled => TransportError::Cancelled { reason: None },
-                };
-                if !is_init {
-                    inner.send_cancelled(&id, &err.to_string()).await;
-                }
-                Err(err)
-            }
-        }
+        await_exchange(inner, id, rx, task.abort_handle(), is_init, &options).await
     }
 
     async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), TransportError> {
@@ -205,6 +179,18 @@ impl Transport for LegacySseTransport {
 
     fn diagnostics(&self) -> Diagnostics {
         self.inner.correlator.diagnostics()
+    }
+}
+
+impl Exchanges for Inner {
+    fn correlator(&self) -> &Correlator {
+        &self.correlator
+    }
+    fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+    fn cancel_on_server<'a>(&'a self, id: &'a RequestId, reason: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(self.send_cancelled(id, reason))
     }
 }
 
