@@ -63,6 +63,7 @@ install_rmcp() {
   local stamp="$target/.mcp-harness-stamp" bin="$target/release/mcp-driver-rmcp"
   local d; d="$(digest "$dir/Cargo.toml" "$dir/Cargo.lock" "$dir"/src/*.rs)"
   if [[ -x "$bin" ]] && up_to_date "$stamp" "$d"; then say "rmcp: up to date"; return; fi
+  command -v "$CARGO" >/dev/null || die "$CARGO is not installed (a Rust toolchain with edition 2024 support, 1.85+, is needed for the rmcp driver)"
   say "rmcp: cargo build --release (target dir $target; the first build takes a few minutes)"
   CARGO_TARGET_DIR="$target" "$CARGO" build --release --locked --quiet --manifest-path "$dir/Cargo.toml"
   mkdir -p "$target" && echo "$d" > "$stamp"

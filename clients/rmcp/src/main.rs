@@ -1,11 +1,780 @@
-//! mcp-harness driver for rmcp (the Rust MCP SDK): NOT WRITTEN YET.
+//! mcp-harness driver for rmcp (the Rust MCP SDK, pinned to =3.11.0 in Cargo.toml).
 //!
-//! The crate is set up (rmcp pinned to =3.11.0 with the client, child-process and
-//! Streamable HTTP client features, its own Cargo.lock and target dir, excluded from the main
-//! workspace) so the driver can be filled in without touching the build. Until then it says
-//! so and exits 2, so a run against it is reported as "client exited 2", never as a pass.
+//! Runs the client plan from `MCP_HARNESS_PLAN` and prints one JSON line per step on stdout,
+//! as clients/README.md specifies. The driver translates plan ops into what an application
+//! would call with rmcp and reports the SDK's own error text (`Display` of `ServiceError`,
+//! `ClientInitializeError`, `std::io::Error`). It never works around the SDK: an op (or an
+//! op's option) rmcp cannot express is reported `unsupported` with the reason, and the plan
+//! stops there.
+//!
+//! Mapping (details and the reasons for each choice in clients/README.md, "rmcp"):
+//! - `connect`: `TokioChildProcess` (stdio) or `StreamableHttpClientTransport::from_config`
+//!   (http), then `ServiceExt::serve_with_ct` (handshake) or `serve_directly` (no handshake).
+//!   The client is a `ClientHandler` (roots/list answers the plan's roots; everything else is
+//!   rmcp's default) wrapped in a `Service` that records every notification.
+//! - `request`: plain foreground requests of methods with a convenience method
+//!   (`Peer::list_tools`, `call_tool`, …) use it; requests with a timeout, background requests
+//!   and other methods go through `Peer::send_cancellable_request` with `PeerRequestOptions`
+//!   (typed `ClientRequest` when the plan's JSON round-trips through it unchanged, otherwise a
+//!   raw `CustomRequest` carrying exactly the plan's method and params).
+//! - `cancel`: `Peer::notify_cancelled` for the handle's id (what `RequestHandle::cancel`
+//!   sends, without consuming the handle); `await`: `RequestHandle::await_response`.
+//! - `notify`: a typed `ClientNotification` when lossless, else a raw `CustomNotification`.
+//! - `wait_closed`: `Peer::is_transport_closed` (true once the service loop has ended).
+//! - `close`: `RunningService::close`.
+#![allow(deprecated)] // roots/list and logging are deprecated by SEP-2577 but still in the protocol
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    io::Write,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use rmcp::{
+    ClientHandler, ErrorData as McpError, Peer, RoleClient, Service, ServiceExt,
+    model::{
+        CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientNotification, ClientRequest,
+        CustomNotification, CustomRequest, Implementation, ListRootsResult, NotificationMetaObject, Root,
+        ServerNotification, ServerResult,
+    },
+    service::{NotificationContext, PeerRequestOptions, RequestContext, RequestHandle, RunningService, serve_directly},
+    transport::{
+        StreamableHttpClientTransport, TokioChildProcess, streamable_http_client::StreamableHttpClientTransportConfig,
+    },
+};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+const SDK_VERSION: &str = "3.11.0";
+/// Strings in results longer than this are shortened, so a large reply cannot flood stdout.
+const MAX_STRING: usize = 4096;
+const CANCEL_REASON: &str = "cancelled by the plan";
+
+// ---------------------------------------------------------------------------------------------
+// The plan (mirrors `ClientStep` in mock-servers/src/scenario.rs; unknown fields are ignored
+// here so a newer harness can add options, but every option the driver cannot honour is
+// reported unsupported below).
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+enum Step {
+    Connect {
+        #[serde(default = "yes")]
+        handshake: bool,
+        #[serde(default)]
+        timeout_ms: Option<u64>,
+        #[serde(default)]
+        env: BTreeMap<String, String>,
+        #[serde(default)]
+        max_message_bytes: Option<usize>,
+        #[serde(default)]
+        string_ids: bool,
+        #[serde(default)]
+        roots: Vec<Value>,
+        #[serde(default)]
+        headers: BTreeMap<String, String>,
+        #[serde(default)]
+        auth_refresh: Option<BTreeMap<String, String>>,
+    },
+    Request {
+        method: String,
+        #[serde(default)]
+        params: Option<Value>,
+        #[serde(default)]
+        timeout_ms: Option<u64>,
+        #[serde(default)]
+        background: bool,
+        #[serde(default, rename = "as")]
+        label: Option<String>,
+        #[serde(default)]
+        pad_params: Option<usize>,
+    },
+    Await {
+        request: String,
+    },
+    Cancel {
+        request: String,
+    },
+    Notify {
+        method: String,
+        #[serde(default)]
+        params: Option<Value>,
+    },
+    Wait {
+        ms: u64,
+    },
+    WaitNotification {
+        method: String,
+        #[serde(default = "thousand")]
+        timeout_ms: u64,
+    },
+    WaitClosed {
+        #[serde(default = "thousand")]
+        timeout_ms: u64,
+    },
+    Close,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn thousand() -> u64 {
+    1000
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output
+
+static STDOUT: Mutex<()> = Mutex::new(());
+
+fn emit(line: Value) {
+    let _guard = STDOUT.lock().unwrap_or_else(|e| e.into_inner());
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+fn shorten(value: Value) -> Value {
+    match value {
+        Value::String(s) if s.chars().count() > MAX_STRING => {
+            let head: String = s.chars().take(MAX_STRING).collect();
+            Value::String(format!("{head}…({} chars)", s.chars().count()))
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(shorten).collect()),
+        Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (k, shorten(v))).collect()),
+        other => other,
+    }
+}
+
+fn ms(d: Duration) -> u64 {
+    d.as_millis() as u64
+}
+
+// ---------------------------------------------------------------------------------------------
+// The client: a ClientHandler (the application's callbacks) inside a Service wrapper that
+// reports every notification the SDK delivers.
+
+#[derive(Default)]
+struct Seen {
+    methods: Vec<String>,
+}
+
+struct Shared {
+    seen: Mutex<Seen>,
+    changed: tokio::sync::Notify,
+}
+
+struct Handler {
+    roots: Vec<Root>,
+    info: ClientConfig,
+}
+
+impl ClientHandler for Handler {
+    async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, McpError> {
+        Ok(ListRootsResult::new(self.roots.clone()))
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        self.info.clone()
+    }
+}
+
+struct Recorder {
+    handler: Handler,
+    shared: Arc<Shared>,
+}
+
+impl Service<RoleClient> for Recorder {
+    fn handle_request(
+        &self,
+        request: rmcp::model::ServerRequest,
+        context: RequestContext<RoleClient>,
+    ) -> impl Future<Output = Result<rmcp::model::ClientResult, McpError>> + Send + '_ {
+        Service::handle_request(&self.handler, request, context)
+    }
+
+    fn handle_notification(
+        &self,
+        notification: ServerNotification,
+        context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = Result<(), McpError>> + Send + '_ {
+        self.record(&notification, &context);
+        Service::handle_notification(&self.handler, notification, context)
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        self.handler.info.clone()
+    }
+}
+
+impl Recorder {
+    fn record(&self, notification: &ServerNotification, context: &NotificationContext<RoleClient>) {
+        let mut value = serde_json::to_value(notification)
+            .unwrap_or_else(|e| json!({"method": "?", "params": {"_driver_error": e.to_string()}}));
+        let method = value.get("method").and_then(Value::as_str).unwrap_or("?").to_owned();
+        let mut params = match value.get_mut("params").map(Value::take) {
+            Some(Value::Object(map)) => map,
+            Some(Value::Null) | None => Map::new(),
+            Some(other) => Map::from_iter([("_params".to_owned(), other)]),
+        };
+        // The serve loop moves `_meta` out of the notification into the context (typed
+        // notifications: `context.meta`; custom ones: still inside `context.extensions`), and
+        // may leave an empty one behind on the notification.
+        if params.get("_meta").is_some_and(|m| m.as_object().is_some_and(Map::is_empty)) {
+            params.remove("_meta");
+        }
+        let meta = if !context.meta.is_empty() {
+            Some(&context.meta)
+        } else {
+            context.extensions.get::<NotificationMetaObject>().filter(|m| !m.is_empty())
+        };
+        if let Some(meta) = meta.and_then(|m| serde_json::to_value(m).ok()) {
+            params.insert("_meta".to_owned(), meta);
+        }
+        emit(json!({"notification": {"method": method, "params": Value::Object(params)}}));
+        self.shared.seen.lock().unwrap().methods.push(method);
+        self.shared.changed.notify_waiters();
+    }
+}
+
+type Client = RunningService<RoleClient, Recorder>;
+
+// ---------------------------------------------------------------------------------------------
+// Driver state
+
+enum Outcome {
+    /// The step succeeded; the result (if any) and the elapsed time override.
+    Ok(Option<Value>, Option<u64>),
+    /// The step failed with this (SDK) error text.
+    Err(String, Option<u64>),
+    /// The SDK cannot do this; stop the plan.
+    Unsupported(String),
+}
+
+struct Background {
+    handle: RequestHandle<RoleClient>,
+    started: Instant,
+}
+
+struct Driver {
+    transport: String,
+    server_command: Vec<String>,
+    url: Option<String>,
+    shared: Arc<Shared>,
+    client: Option<Client>,
+    /// The connection's default request timeout (`connect.timeout_ms`; `0` disables).
+    timeout: Option<Duration>,
+    background: HashMap<String, Background>,
+    closed: bool,
+    /// The last connect attempt failed (nothing is left open).
+    connect_failed: bool,
+}
+
+fn timeout_of(ms: u64) -> Option<Duration> {
+    (ms > 0).then(|| Duration::from_millis(ms))
+}
+
+/// Builds a typed request/notification from the plan's method and params when serde
+/// round-trips it unchanged; otherwise `None` (the caller then sends the raw custom variant).
+fn lossless<T: serde::de::DeserializeOwned + serde::Serialize>(wire: &Value) -> Option<T> {
+    let typed: T = serde_json::from_value(wire.clone()).ok()?;
+    (serde_json::to_value(&typed).ok()? == *wire).then_some(typed)
+}
+
+fn wire(method: &str, params: &Option<Value>) -> Value {
+    match params {
+        Some(p) => json!({"method": method, "params": p}),
+        None => json!({"method": method}),
+    }
+}
+
+fn client_request(method: &str, params: &Option<Value>) -> ClientRequest {
+    match lossless::<ClientRequest>(&wire(method, params)) {
+        Some(ClientRequest::CustomRequest(_)) | None => {
+            ClientRequest::CustomRequest(CustomRequest::new(method, params.clone()))
+        }
+        Some(typed) => typed,
+    }
+}
+
+fn result_value<T: serde::Serialize>(result: &T) -> Value {
+    serde_json::to_value(result).unwrap_or_else(|e| json!({"_driver_error": format!("result not serialisable: {e}")}))
+}
+
+impl Driver {
+    fn client(&self) -> Result<&Client, String> {
+        self.client
+            .as_ref()
+            .ok_or_else(|| "not connected (the plan has no successful connect before this step)".to_owned())
+    }
+
+    async fn run_step(&mut self, step: Step) -> Outcome {
+        match step {
+            Step::Connect {
+                handshake,
+                timeout_ms,
+                env,
+                max_message_bytes,
+                string_ids,
+                roots,
+                headers,
+                auth_refresh,
+            } => {
+                self.connect(handshake, timeout_ms, env, max_message_bytes, string_ids, roots, headers, auth_refresh)
+                    .await
+            }
+            Step::Request { method, params, timeout_ms, background, label, pad_params } => {
+                let params = match pad_params {
+                    None => params,
+                    Some(n) => {
+                        let mut map = match params {
+                            Some(Value::Object(map)) => map,
+                            None | Some(Value::Null) => Map::new(),
+                            Some(_) => {
+                                return Outcome::Unsupported("pad_params with non-object params".to_owned());
+                            }
+                        };
+                        map.insert("_pad".to_owned(), Value::String("x".repeat(n)));
+                        Some(Value::Object(map))
+                    }
+                };
+                let timeout = match timeout_ms {
+                    Some(t) => timeout_of(t),
+                    None => self.timeout,
+                };
+                if background {
+                    self.background_request(method, params, timeout, label.unwrap_or_default()).await
+                } else {
+                    self.request(method, params, timeout, timeout_ms.is_some() || self.timeout.is_some()).await
+                }
+            }
+            Step::Await { request } => match self.background.remove(&request) {
+                Some(bg) => {
+                    let result = bg.handle.await_response().await;
+                    let elapsed = Some(ms(bg.started.elapsed()));
+                    match result {
+                        Ok(r) => Outcome::Ok(Some(result_value(&r)), elapsed),
+                        Err(e) => Outcome::Err(e.to_string(), elapsed),
+                    }
+                }
+                None => Outcome::Err(format!("no background request labelled {request:?}"), None),
+            },
+            // rmcp's cancellation is a `notifications/cancelled` for the request id: the serve
+            // loop sends it and then settles the pending request with ServiceError::Cancelled.
+            // `RequestHandle::cancel` does exactly that but consumes the handle, which would hide
+            // the settled outcome from a later `await`, so the driver sends the same
+            // notification with `Peer::notify_cancelled` and keeps the handle.
+            Step::Cancel { request } => {
+                let Some(bg) = self.background.get(&request) else {
+                    return Outcome::Ok(None, None);
+                };
+                let param = CancelledNotificationParam::new(Some(bg.handle.id.clone()), Some(CANCEL_REASON.to_owned()));
+                match bg.handle.peer.notify_cancelled(param).await {
+                    Ok(()) => Outcome::Ok(None, None),
+                    Err(e) => Outcome::Err(e.to_string(), None),
+                }
+            }
+            Step::Notify { method, params } => {
+                let client = match self.client() {
+                    Ok(c) => c,
+                    Err(e) => return Outcome::Err(e, None),
+                };
+                let result = if method == "notifications/roots/list_changed" && params.is_none() {
+                    client.notify_roots_list_changed().await
+                } else {
+                    let notification = match lossless::<ClientNotification>(&wire(&method, &params)) {
+                        Some(ClientNotification::CustomNotification(_)) | None => {
+                            ClientNotification::CustomNotification(CustomNotification::new(method, params))
+                        }
+                        Some(typed) => typed,
+                    };
+                    client.send_notification(notification).await
+                };
+                match result {
+                    Ok(()) => Outcome::Ok(None, None),
+                    Err(e) => Outcome::Err(e.to_string(), None),
+                }
+            }
+            Step::Wait { ms } => {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                Outcome::Ok(None, None)
+            }
+            Step::WaitNotification { method, timeout_ms } => {
+                let shared = self.shared.clone();
+                let seen = async {
+                    loop {
+                        let notified = shared.changed.notified();
+                        tokio::pin!(notified);
+                        notified.as_mut().enable();
+                        if shared.seen.lock().unwrap().methods.contains(&method) {
+                            return;
+                        }
+                        notified.await;
+                    }
+                };
+                match tokio::time::timeout(Duration::from_millis(timeout_ms), seen).await {
+                    Ok(()) => Outcome::Ok(None, None),
+                    Err(_) => Outcome::Err(format!("no {method} notification within {timeout_ms}ms"), None),
+                }
+            }
+            Step::WaitClosed { timeout_ms } => {
+                let peer: Peer<RoleClient> = match self.client() {
+                    Ok(c) => c.peer().clone(),
+                    // A failed serve()/serve_with_ct() drops (and so closes) its transport.
+                    Err(_) if self.connect_failed => return Outcome::Ok(None, None),
+                    Err(e) => return Outcome::Err(e, None),
+                };
+                let deadline = Instant::now() + Duration::from_millis(timeout_ms);
+                while !peer.is_transport_closed() {
+                    if Instant::now() >= deadline {
+                        return Outcome::Err(format!("still connected after {timeout_ms}ms"), None);
+                    }
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+                Outcome::Ok(None, None)
+            }
+            Step::Close => match self.close().await {
+                Ok(()) => Outcome::Ok(None, None),
+                Err(e) => Outcome::Err(e, None),
+            },
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn connect(
+        &mut self,
+        handshake: bool,
+        timeout_ms: Option<u64>,
+        env: BTreeMap<String, String>,
+        max_message_bytes: Option<usize>,
+        string_ids: bool,
+        roots: Vec<Value>,
+        headers: BTreeMap<String, String>,
+        auth_refresh: Option<BTreeMap<String, String>>,
+    ) -> Outcome {
+        // Until serve succeeds: any failure below leaves no transport open.
+        self.connect_failed = true;
+        if !env.is_empty() {
+            let names: Vec<&str> = env.keys().map(String::as_str).collect();
+            return Outcome::Unsupported(format!(
+                "rmcp reads no client or transport settings from the environment (plan sets {})",
+                names.join(", ")
+            ));
+        }
+        if string_ids {
+            return Outcome::Unsupported(
+                "rmcp always uses numeric request ids: serve_client hard-wires AtomicU32RequestIdProvider and exposes no way to supply another RequestIdProvider".to_owned(),
+            );
+        }
+        if self.transport == "legacy-sse" {
+            return Outcome::Unsupported(
+                "rmcp 3.11.0 has no legacy HTTP+SSE (2024-11-05) client transport; its only HTTP client transport is Streamable HTTP".to_owned(),
+            );
+        }
+        if self.transport != "stdio" && self.transport != "http" {
+            return Outcome::Unsupported(format!("unknown transport {:?}", self.transport));
+        }
+        if self.transport == "stdio" && max_message_bytes.is_some() {
+            return Outcome::Unsupported(
+                "TokioChildProcess has no inbound message size setting (its line reader keeps rmcp's fixed 16 MiB DEFAULT_MAX_LINE_LENGTH; AsyncRwTransport::with_max_line_length is not reachable through TokioChildProcess)".to_owned(),
+            );
+        }
+        if self.transport == "stdio" && !headers.is_empty() {
+            return Outcome::Unsupported("HTTP headers on a stdio connection".to_owned());
+        }
+        if auth_refresh.is_some() {
+            return Outcome::Unsupported(
+                "rmcp has no auth refresh hook returning headers on 401/403; its only re-authorisation path is the OAuth AuthClient/AuthorizationManager flow (feature `auth`)".to_owned(),
+            );
+        }
+        let roots: Vec<Root> = match roots.into_iter().map(serde_json::from_value).collect() {
+            Ok(r) => r,
+            Err(e) => return Outcome::Unsupported(format!("the plan's roots do not fit rmcp's model::Root ({e})")),
+        };
+
+        let mut info = ClientConfig::default();
+        info.client_info = Implementation::new("mcp-harness-driver-rmcp", SDK_VERSION);
+        if !roots.is_empty() {
+            info.capabilities = serde_json::from_value::<ClientCapabilities>(json!({"roots": {"listChanged": true}}))
+                .expect("roots capability");
+        }
+        let service = Recorder { handler: Handler { roots, info }, shared: self.shared.clone() };
+        self.timeout = timeout_ms.and_then(timeout_of);
+
+        let result = if self.transport == "stdio" {
+            let Some((program, args)) = self.server_command.split_first() else {
+                return Outcome::Err("MCP_HARNESS_SERVER_COMMAND is missing or empty".to_owned(), None);
+            };
+            let mut command = tokio::process::Command::new(program);
+            command.args(args);
+            let transport = match TokioChildProcess::new(command) {
+                Ok(t) => t,
+                Err(e) => return Outcome::Err(e.to_string(), None),
+            };
+            Self::serve(service, transport, handshake, self.timeout).await
+        } else {
+            let Some(url) = self.url.clone() else {
+                return Outcome::Err("no server URL: the harness appends it as the last argument".to_owned(), None);
+            };
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+            if !headers.is_empty() {
+                let mut custom = HashMap::new();
+                for (name, value) in &headers {
+                    let name = match http::HeaderName::from_bytes(name.as_bytes()) {
+                        Ok(n) => n,
+                        Err(e) => return Outcome::Err(format!("header name {name:?}: {e}"), None),
+                    };
+                    let value = match http::HeaderValue::from_str(value) {
+                        Ok(v) => v,
+                        Err(e) => return Outcome::Err(format!("header value for {name}: {e}"), None),
+                    };
+                    custom.insert(name, value);
+                }
+                config = config.custom_headers(custom);
+            }
+            if let Some(cap) = max_message_bytes {
+                config = config.max_sse_event_size(cap).max_json_response_size(cap);
+            }
+            let transport = StreamableHttpClientTransport::from_config(config);
+            Self::serve(service, transport, handshake, self.timeout).await
+        };
+        match result {
+            Ok(client) => {
+                self.client = Some(client);
+                self.closed = false;
+                self.connect_failed = false;
+                Outcome::Ok(None, None)
+            }
+            Err(e) => Outcome::Err(e, None),
+        }
+    }
+
+    /// `serve_with_ct` runs the initialize handshake; a connection timeout cancels it through
+    /// the token (rmcp's way to interrupt initialisation). Without a handshake,
+    /// `serve_directly` starts the service loop at once.
+    async fn serve<T, E, A>(
+        service: Recorder,
+        transport: T,
+        handshake: bool,
+        timeout: Option<Duration>,
+    ) -> Result<Client, String>
+    where
+        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        if !handshake {
+            return Ok(serve_directly(service, transport, None));
+        }
+        let ct = CancellationToken::new();
+        let serving = service.serve_with_ct(transport, ct.clone());
+        tokio::pin!(serving);
+        let result = match timeout {
+            None => serving.await,
+            Some(t) => tokio::select! {
+                r = &mut serving => r,
+                _ = tokio::time::sleep(t) => {
+                    ct.cancel();
+                    serving.await
+                }
+            },
+        };
+        result.map_err(|e| e.to_string())
+    }
+
+    async fn request(
+        &mut self,
+        method: String,
+        params: Option<Value>,
+        timeout: Option<Duration>,
+        timed: bool,
+    ) -> Outcome {
+        let client = match self.client() {
+            Ok(c) => c,
+            Err(e) => return Outcome::Err(e, None),
+        };
+        let request = client_request(&method, &params);
+        // Plain foreground calls use the convenience method an application would call.
+        // Those take no timeout, so any timeout (per request or per connection) goes through
+        // send_cancellable_request with PeerRequestOptions instead.
+        if !timed {
+            let convenience = match request.clone() {
+                ClientRequest::ListToolsRequest(r) => Some(to_outcome(client.list_tools(r.params).await)),
+                ClientRequest::CallToolRequest(r) => Some(to_outcome(client.call_tool(r.params).await)),
+                ClientRequest::ListResourcesRequest(r) => Some(to_outcome(client.list_resources(r.params).await)),
+                ClientRequest::ListResourceTemplatesRequest(r) => {
+                    Some(to_outcome(client.list_resource_templates(r.params).await))
+                }
+                ClientRequest::ReadResourceRequest(r) => Some(to_outcome(client.read_resource(r.params).await)),
+                ClientRequest::ListPromptsRequest(r) => Some(to_outcome(client.list_prompts(r.params).await)),
+                ClientRequest::GetPromptRequest(r) => Some(to_outcome(client.get_prompt(r.params).await)),
+                ClientRequest::CompleteRequest(r) => Some(to_outcome(client.complete(r.params).await)),
+                _ => None,
+            };
+            if let Some(outcome) = convenience {
+                return outcome;
+            }
+        }
+        let options = match timeout {
+            Some(t) => PeerRequestOptions::with_timeout(t),
+            None => PeerRequestOptions::no_options(),
+        };
+        match client.send_cancellable_request(request, options).await {
+            Ok(handle) => to_outcome(handle.await_response().await),
+            Err(e) => Outcome::Err(e.to_string(), None),
+        }
+    }
+
+    async fn background_request(
+        &mut self,
+        method: String,
+        params: Option<Value>,
+        timeout: Option<Duration>,
+        label: String,
+    ) -> Outcome {
+        let client = match self.client() {
+            Ok(c) => c,
+            Err(e) => return Outcome::Err(e, None),
+        };
+        let request = client_request(&method, &params);
+        let options = match timeout {
+            Some(t) => PeerRequestOptions::with_timeout(t),
+            None => PeerRequestOptions::no_options(),
+        };
+        let started = Instant::now();
+        match client.send_cancellable_request(request, options).await {
+            Ok(handle) => {
+                self.background.insert(label, Background { handle, started });
+                Outcome::Ok(None, None)
+            }
+            Err(e) => Outcome::Err(e.to_string(), None),
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), String> {
+        self.closed = true;
+        match self.client.as_mut() {
+            Some(client) => client.close().await.map(|_reason| ()).map_err(|e| e.to_string()),
+            None => Ok(()),
+        }
+    }
+}
+
+/// SDK results as JSON for the step line.
+trait IntoValue {
+    fn into_value(self) -> Value;
+}
+
+impl IntoValue for ServerResult {
+    fn into_value(self) -> Value {
+        result_value(&self)
+    }
+}
+
+macro_rules! into_value {
+    ($($t:ty),*) => {$(
+        impl IntoValue for $t {
+            fn into_value(self) -> Value {
+                result_value(&self)
+            }
+        }
+    )*};
+}
+
+into_value!(
+    rmcp::model::ListToolsResult,
+    rmcp::model::CallToolResult,
+    rmcp::model::ListResourcesResult,
+    rmcp::model::ListResourceTemplatesResult,
+    rmcp::model::ReadResourceResult,
+    rmcp::model::ListPromptsResult,
+    rmcp::model::GetPromptResult,
+    rmcp::model::CompleteResult
+);
+
+fn to_outcome<T: IntoValue>(result: Result<T, rmcp::ServiceError>) -> Outcome {
+    match result {
+        Ok(r) => Outcome::Ok(Some(r.into_value()), None),
+        Err(e) => Outcome::Err(e.to_string(), None),
+    }
+}
+
+fn fail(message: &str) -> ! {
+    eprintln!("mcp-driver-rmcp: {message}");
+    std::process::exit(2);
+}
 
 fn main() {
-    eprintln!("mcp-driver-rmcp: the rmcp driver is not written yet (see clients/README.md); nothing was run");
-    std::process::exit(2);
+    let plan: Vec<Value> = match std::env::var("MCP_HARNESS_PLAN") {
+        Ok(raw) => serde_json::from_str(&raw).unwrap_or_else(|e| {
+            fail(&format!("MCP_HARNESS_PLAN is not a JSON array ({e}); run me through mcp-harness --target cmd:…"))
+        }),
+        Err(_) => fail("MCP_HARNESS_PLAN is missing; run me through mcp-harness --target cmd:…"),
+    };
+    let server_command: Vec<String> = match std::env::var("MCP_HARNESS_SERVER_COMMAND") {
+        Ok(raw) => serde_json::from_str(&raw)
+            .unwrap_or_else(|e| fail(&format!("MCP_HARNESS_SERVER_COMMAND is not a JSON array of strings ({e})"))),
+        Err(_) => Vec::new(),
+    };
+    let args: Vec<String> = std::env::args().collect();
+    let url = (args.len() > 1).then(|| args[args.len() - 1].clone());
+    let transport = std::env::var("MCP_HARNESS_TRANSPORT").unwrap_or_else(|_| "stdio".to_owned());
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| fail(&format!("cannot start the tokio runtime: {e}")));
+    runtime.block_on(async move {
+        let mut driver = Driver {
+            transport,
+            server_command,
+            url,
+            shared: Arc::new(Shared { seen: Mutex::new(Seen::default()), changed: tokio::sync::Notify::new() }),
+            client: None,
+            timeout: None,
+            background: HashMap::new(),
+            closed: false,
+            connect_failed: false,
+        };
+        for (i, raw) in plan.into_iter().enumerate() {
+            let n = i + 1;
+            let op = raw.get("op").and_then(Value::as_str).unwrap_or("?").to_owned();
+            let step: Step = match serde_json::from_value(raw) {
+                Ok(s) => s,
+                Err(e) => {
+                    emit(json!({"step": n, "unsupported": format!("plan op {op:?} is unknown to this driver or malformed ({e})")}));
+                    break;
+                }
+            };
+            let started = Instant::now();
+            match driver.run_step(step).await {
+                Outcome::Ok(result, elapsed) => {
+                    let mut line = json!({"step": n, "ok": true});
+                    if let Some(r) = result {
+                        line["result"] = shorten(r);
+                    }
+                    line["elapsed_ms"] = json!(elapsed.unwrap_or_else(|| ms(started.elapsed())));
+                    emit(line);
+                }
+                Outcome::Err(error, elapsed) => {
+                    emit(json!({"step": n, "ok": false, "error": error, "elapsed_ms": elapsed.unwrap_or_else(|| ms(started.elapsed()))}));
+                }
+                Outcome::Unsupported(reason) => {
+                    emit(json!({"step": n, "unsupported": reason}));
+                    break;
+                }
+            }
+        }
+        // Like the bundled target, a plan that does not close ends with an implicit close.
+        if driver.client.is_some()
+            && !driver.closed
+            && let Err(e) = driver.close().await
+        {
+            emit(json!({"report": format!("close after the plan failed: {e}")}));
+        }
+    });
+    let _ = std::io::stdout().flush();
+    std::process::exit(0);
 }
