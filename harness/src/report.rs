@@ -59,7 +59,11 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
                 }
                 match &r.snapshot {
                     SnapshotStatus::Mismatch { path, diff } => {
-                        let _ = writeln!(s, "      snapshot {} differs ({})", path.display(), "review with `cargo insta review` or rerun with --update-snapshots");
+                        let _ = writeln!(
+                            s,
+                            "      snapshot {} differs (review with `cargo insta review` or rerun with --update-snapshots)",
+                            path.display()
+                        );
                         for line in diff.lines() {
                             let _ = writeln!(s, "        {line}");
                         }

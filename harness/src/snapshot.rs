@@ -96,11 +96,11 @@ pub fn file_text(scenario_path: &Path, transcript: &str) -> String {
 /// Compares `transcript` with the snapshot at `path`, or writes it when `update` is set.
 pub fn compare_or_update(path: &Path, scenario_path: &Path, transcript: &str, update: bool) -> SnapshotStatus {
     let existing = std::fs::read_to_string(path).ok();
-    if let Some(text) = &existing {
-        if normalise(read_body(text)) == normalise(transcript) {
-            let _ = std::fs::remove_file(new_path(path));
-            return SnapshotStatus::Matched;
-        }
+    if let Some(text) = &existing
+        && normalise(read_body(text)) == normalise(transcript)
+    {
+        let _ = std::fs::remove_file(new_path(path));
+        return SnapshotStatus::Matched;
     }
     if update {
         return match std::fs::write(path, file_text(scenario_path, transcript)) {
