@@ -156,7 +156,7 @@ pub fn transcript(
 /// socket closes, which races with the client's next request, so those endings are listed
 /// after the lane, in exchange order, rather than where they happened to be recorded.
 fn render_lane(s: &mut String, events: &[&WireEvent], ids: &mut Ids) {
-    let abandoned = |e: &WireEvent| matches!(e, WireEvent::StreamEnd { how, .. } if how.to_string() == "client went away");
+    let abandoned = |e: &WireEvent| matches!(e, WireEvent::StreamEnd { how, .. } if *how == "client went away");
     for e in events.iter().filter(|e| !abandoned(e)) {
         if let Some(line) = event_line(e, ids) {
             s.push_str(&line);

@@ -194,12 +194,7 @@ impl Transport for HttpTransport {
         if !inner.is_connected() {
             return Err(TransportError::NotConnected);
         }
-        let id = inner.correlator.next_id();
-        let rx = inner.correlator.register(id.clone());
-        if inner.correlator.is_closed() {
-            inner.correlator.forget(&id, false);
-            return Err(TransportError::NotConnected);
-        }
+        let (id, rx) = inner.correlator.open_request()?;
         let body = Bytes::from(message::request(&id, method, params).to_string());
         let is_init = method == "initialize";
         let task = tokio::spawn(inner.clone().exchange(id.clone(), body, is_init));

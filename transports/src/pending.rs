@@ -79,6 +79,18 @@ impl Correlator {
         rx
     }
 
+    /// Allocates an id and registers it, unless the transport has closed: a request
+    /// registered after [`Self::close`] drained the map would never be settled.
+    pub fn open_request(&self) -> Result<(RequestId, oneshot::Receiver<Reply>), TransportError> {
+        let id = self.next_id();
+        let rx = self.register(id.clone());
+        if self.is_closed() {
+            self.forget(&id, false);
+            return Err(TransportError::NotConnected);
+        }
+        Ok((id, rx))
+    }
+
     /// Removes a pending request without settling it (write failed, or the caller gave up).
     /// With `abandoned`, a later response for it counts as late rather than unknown.
     pub fn forget(&self, id: &RequestId, abandoned: bool) {

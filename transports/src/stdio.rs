@@ -250,13 +250,7 @@ impl Transport for StdioTransport {
             return Err(TransportError::NotConnected);
         }
         let correlator = &self.shared.correlator;
-        let id = correlator.next_id();
-        let rx = correlator.register(id.clone());
-        // Registered after close() drained the map: nobody would ever settle it.
-        if correlator.is_closed() {
-            correlator.forget(&id, false);
-            return Err(TransportError::NotConnected);
-        }
+        let (id, rx) = correlator.open_request()?;
         let state = match self.enqueue(&message::request(&id, method, params), Done::Request(id.clone())) {
             Ok(state) => state,
             Err(e) => {
