@@ -57,7 +57,8 @@ impl Verdict {
 impl Baseline {
     /// Reads a baseline file; errors name the file (and line:column for YAML errors).
     pub fn load(path: &Path) -> Result<Self, HarnessError> {
-        let text = std::fs::read_to_string(path).map_err(|e| HarnessError::io(format!("reading baseline {}", path.display()), e))?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| HarnessError::io(format!("reading baseline {}", path.display()), e))?;
         serde_saphyr::from_str(&text).map_err(|e| {
             let at = e.location().map(|l| format!(":{}:{}", l.line(), l.column())).unwrap_or_default();
             HarnessError::io(

@@ -1,6 +1,6 @@
 //! The bundled target: drives the project's own transports in-process through a client plan.
 
-use crate::outcome::{ClientOutcome, StepOutcome, StepStatus};
+use crate::outcome::{ClientOutcome, StepOutcome, StepStatus, lock};
 use mcp_mock::scenario::{ClientStep, Scenario, TransportName};
 use mcp_transports::client::{self, ClientOptions};
 use mcp_transports::config::TransportKind;
@@ -36,17 +36,30 @@ type Pending = JoinHandle<(Result<Value, TransportError>, Instant)>;
 
 /// Runs the client plan, pushing each step's outcome into `out` as it completes, so a run
 /// cut short by its deadline still reports the steps that finished.
-pub async fn run_plan(scenario: &Scenario, transport: TransportName, endpoint: Endpoint, out: Arc<Mutex<ClientOutcome>>) {
+pub async fn run_plan(
+    scenario: &Scenario,
+    transport: TransportName,
+    endpoint: Endpoint,
+    out: Arc<Mutex<ClientOutcome>>,
+) {
     let observed = Arc::new(Observed::default());
     let mut conn: Option<Arc<dyn Transport>> = None;
     let mut background: HashMap<String, (Pending, CancellationToken)> = HashMap::new();
-    let started_at: HashMap<String, Instant> = HashMap::new();
-    let mut started_at = started_at;
+    let mut started_at: HashMap<String, Instant> = HashMap::new();
 
     for (i, step) in scenario.client.iter().enumerate() {
         let started = Instant::now();
         let (what, result): (String, Result<Option<Value>, String>) = match step {
-            ClientStep::Connect { handshake, timeout_ms, env, max_message_bytes, string_ids, roots, headers, auth_refresh } => {
+            ClientStep::Connect {
+                handshake,
+                timeout_ms,
+                env,
+                max_message_bytes,
+                string_ids,
+                roots,
+                headers,
+                auth_refresh,
+            } => {
                 let config = TransportConfig {
                     kind: match transport {
                         TransportName::Stdio => TransportKind::Stdio,
@@ -77,7 +90,8 @@ pub async fn run_plan(scenario: &Scenario, transport: TransportName, endpoint: E
                 };
                 let handlers = handlers(&observed, roots.clone());
                 let result = async {
-                    let t = client::create_transport_with_auth(&config, handlers, refresh_hook(auth_refresh.clone())).await?;
+                    let t = client::create_transport_with_auth(&config, handlers, refresh_hook(auth_refresh.clone()))
+                        .await?;
                     conn = Some(t.clone());
                     if *handshake {
                         let options = ClientOptions {
@@ -151,7 +165,10 @@ pub async fn run_plan(scenario: &Scenario, transport: TransportName, endpoint: E
                     }
                 })
                 .await;
-                ("wait_closed".to_string(), waited.map(|_| None).map_err(|_| format!("still connected after {timeout_ms}ms")))
+                (
+                    "wait_closed".to_string(),
+                    waited.map(|_| None).map_err(|_| format!("still connected after {timeout_ms}ms")),
+                )
             }
             ClientStep::WaitNotification { method, timeout_ms } => {
                 let waited = tokio::time::timeout(Duration::from_millis(*timeout_ms), async {
@@ -215,7 +232,9 @@ pub async fn run_plan(scenario: &Scenario, transport: TransportName, endpoint: E
 }
 
 /// The auth refresh hook a plan asks for: it returns the given headers, or nothing for `{}`.
-fn refresh_hook(headers: Option<std::collections::BTreeMap<String, String>>) -> Option<mcp_transports::http::AuthRefresh> {
+fn refresh_hook(
+    headers: Option<std::collections::BTreeMap<String, String>>,
+) -> Option<mcp_transports::http::AuthRefresh> {
     let headers = headers?;
     Some(Arc::new(move || {
         let headers = headers.clone();
@@ -255,8 +274,4 @@ fn handlers(observed: &Arc<Observed>, roots: Vec<Value>) -> Handlers {
         })),
         on_request: Some(client::default_request_handler(roots)),
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }

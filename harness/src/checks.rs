@@ -48,7 +48,12 @@ pub fn subset(want: &Value, got: &Value) -> bool {
 }
 
 /// Evaluates every check and always-on rule; returns the failures.
-pub fn evaluate(scenario: &Scenario, target: &Target, outcome: &ClientOutcome, connections: &[Vec<WireEvent>]) -> Vec<CheckResult> {
+pub fn evaluate(
+    scenario: &Scenario,
+    target: &Target,
+    outcome: &ClientOutcome,
+    connections: &[Vec<WireEvent>],
+) -> Vec<CheckResult> {
     let mut failures = Vec::new();
     // HTTP records carry JSON-RPC in requests, bodies and stream events; the view adds
     // them as plain client/server messages so every check reads all transports alike.
@@ -79,13 +84,23 @@ fn check_name(check: &Check) -> &'static str {
     }
 }
 
-fn evaluate_one(check: &Check, target: &Target, outcome: &ClientOutcome, connections: &[Vec<WireEvent>]) -> Result<(), String> {
+fn evaluate_one(
+    check: &Check,
+    target: &Target,
+    outcome: &ClientOutcome,
+    connections: &[Vec<WireEvent>],
+) -> Result<(), String> {
     let all = || connections.iter().flat_map(|c| client_messages(c));
     match check {
         Check::Outcome(o) => {
             let step = outcome.steps.get(o.step - 1).ok_or_else(|| format!("step {} has no outcome", o.step))?;
             if matches!(step.status, StepStatus::NotRun | StepStatus::Unsupported) {
-                return Err(format!("step {} ({}) did not run: {}", o.step, step.what, step.error.as_deref().unwrap_or("")));
+                return Err(format!(
+                    "step {} ({}) did not run: {}",
+                    o.step,
+                    step.what,
+                    step.error.as_deref().unwrap_or("")
+                ));
             }
             let want_ok = o.ok.unwrap_or(o.error.is_none());
             let is_ok = step.status == StepStatus::Ok;
@@ -108,13 +123,15 @@ fn evaluate_one(check: &Check, target: &Target, outcome: &ClientOutcome, connect
                 }
             }
             if let Some(max) = o.within_ms
-                && step.elapsed_ms > max {
-                    return Err(format!("step {} took {}ms, bound is {max}ms", o.step, step.elapsed_ms));
-                }
+                && step.elapsed_ms > max
+            {
+                return Err(format!("step {} took {}ms, bound is {max}ms", o.step, step.elapsed_ms));
+            }
             if let Some(min) = o.at_least_ms
-                && step.elapsed_ms < min {
-                    return Err(format!("step {} took {}ms, expected at least {min}ms", o.step, step.elapsed_ms));
-                }
+                && step.elapsed_ms < min
+            {
+                return Err(format!("step {} took {}ms, expected at least {min}ms", o.step, step.elapsed_ms));
+            }
             Ok(())
         }
         Check::Sent(s) => {
@@ -147,10 +164,10 @@ fn evaluate_one(check: &Check, target: &Target, outcome: &ClientOutcome, connect
             }
         }
         Check::Cancelled(c) => {
-            let id = labelled_id(connections, &c.request).ok_or_else(|| format!("the mock never received request {:?}", c.request))?;
-            let sent = all().any(|v| {
-                method_of(v) == Some("notifications/cancelled") && v.pointer("/params/requestId") == Some(id)
-            });
+            let id = labelled_id(connections, &c.request)
+                .ok_or_else(|| format!("the mock never received request {:?}", c.request))?;
+            let sent = all()
+                .any(|v| method_of(v) == Some("notifications/cancelled") && v.pointer("/params/requestId") == Some(id));
             match (c.sent, sent) {
                 (true, false) => Err(format!("client sent no notifications/cancelled with requestId {id}")),
                 (false, true) => Err(format!("client sent notifications/cancelled for {id}, expected none")),
@@ -158,7 +175,8 @@ fn evaluate_one(check: &Check, target: &Target, outcome: &ClientOutcome, connect
             }
         }
         Check::Answered(a) => {
-            let id = labelled_id(connections, &a.request).ok_or_else(|| format!("the mock never sent request {:?}", a.request))?;
+            let id = labelled_id(connections, &a.request)
+                .ok_or_else(|| format!("the mock never sent request {:?}", a.request))?;
             let answer = all()
                 .find(|v| v.get("id") == Some(id) && v.get("method").is_none())
                 .ok_or_else(|| format!("client never answered server request {id}"))?;
@@ -178,7 +196,8 @@ fn evaluate_one(check: &Check, target: &Target, outcome: &ClientOutcome, connect
         }
         Check::Signal(s) => {
             let name = if s.name.starts_with("SIG") { s.name.clone() } else { format!("SIG{}", s.name) };
-            let got = connections.iter().flatten().any(|e| matches!(e, WireEvent::Signal { name: n, .. } if *n == name));
+            let got =
+                connections.iter().flatten().any(|e| matches!(e, WireEvent::Signal { name: n, .. } if *n == name));
             match (s.received, got) {
                 (true, false) => Err(format!("the mock never received {name}")),
                 (false, true) => Err(format!("the mock received {name}, expected not")),
@@ -207,14 +226,16 @@ fn evaluate_one(check: &Check, target: &Target, outcome: &ClientOutcome, connect
             ];
             for (name, want, got) in pairs {
                 if let Some(want) = want
-                    && want != got {
-                        return Err(format!("{name} is {got}, expected {want}"));
-                    }
+                    && want != got
+                {
+                    return Err(format!("{name} is {got}, expected {want}"));
+                }
             }
             if let Some(text) = &d.stderr_contains
-                && !got.stderr_tail.contains(text.as_str()) {
-                    return Err(format!("captured stderr {:?} does not contain {text:?}", got.stderr_tail));
-                }
+                && !got.stderr_tail.contains(text.as_str())
+            {
+                return Err(format!("captured stderr {:?} does not contain {text:?}", got.stderr_tail));
+            }
             Ok(())
         }
         Check::Http(h) => http_check(h, connections),
@@ -243,7 +264,11 @@ fn message_view(events: &[WireEvent]) -> Vec<WireEvent> {
             WireEvent::HttpResponse { t_us, exchange, status, .. } if !(200..300).contains(status) => {
                 if let Some(id) = request_ids.remove(exchange) {
                     let refusal = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": 0, "message": format!("HTTP {status}")}});
-                    out.push(WireEvent::ToClient { t_us: *t_us, bytes: Recorded::of(format!("{refusal}\n").as_bytes()), why: "refused".into() });
+                    out.push(WireEvent::ToClient {
+                        t_us: *t_us,
+                        bytes: Recorded::of(format!("{refusal}\n").as_bytes()),
+                        why: "refused".into(),
+                    });
                 }
             }
             WireEvent::HttpRequest { t_us, http_method, json, body, exchange, .. } if http_method == "POST" => {
@@ -259,14 +284,23 @@ fn message_view(events: &[WireEvent]) -> Vec<WireEvent> {
             }
             WireEvent::HttpResponse { t_us, body: Some(b), why, .. } => {
                 if let Some(text) = b.text.as_deref().filter(|t| t.starts_with(['{', '['])) {
-                    out.push(WireEvent::ToClient { t_us: *t_us, bytes: Recorded::of(format!("{text}\n").as_bytes()), why: why.clone() });
+                    out.push(WireEvent::ToClient {
+                        t_us: *t_us,
+                        bytes: Recorded::of(format!("{text}\n").as_bytes()),
+                        why: why.clone(),
+                    });
                 }
             }
             WireEvent::StreamWrite { t_us, bytes, why, .. } => {
                 let text = bytes.text.as_deref().unwrap_or("");
-                let data: Vec<&str> = text.split(['\n', '\r']).filter_map(|l| l.strip_prefix("data:")).map(str::trim_start).collect();
+                let data: Vec<&str> =
+                    text.split(['\n', '\r']).filter_map(|l| l.strip_prefix("data:")).map(str::trim_start).collect();
                 if !data.is_empty() {
-                    out.push(WireEvent::ToClient { t_us: *t_us, bytes: Recorded::of(format!("{}\n", data.join("\n")).as_bytes()), why: why.clone() });
+                    out.push(WireEvent::ToClient {
+                        t_us: *t_us,
+                        bytes: Recorded::of(format!("{}\n", data.join("\n")).as_bytes()),
+                        why: why.clone(),
+                    });
                 }
             }
             _ => {}
@@ -308,12 +342,18 @@ fn http_check(h: &HttpCheck, connections: &[Vec<WireEvent>]) -> Result<(), Strin
             matching += 1;
             let carried = match &header {
                 None => true,
-                Some(name) => headers.get(name).is_some_and(|got| h.value.as_ref().is_none_or(|want| *got == want.replace("{session}", &session))),
+                Some(name) => headers
+                    .get(name)
+                    .is_some_and(|got| h.value.as_ref().is_none_or(|want| *got == want.replace("{session}", &session))),
             };
             if carried {
                 carrying += 1;
             } else if lacking.is_none() {
-                let got = header.as_ref().and_then(|n| headers.get(n)).map(|v| format!("{v:?}")).unwrap_or_else(|| "absent".into());
+                let got = header
+                    .as_ref()
+                    .and_then(|n| headers.get(n))
+                    .map(|v| format!("{v:?}"))
+                    .unwrap_or_else(|| "absent".into());
                 lacking = Some(format!("{http_method} {} had {got}", path));
             }
         }
@@ -370,10 +410,20 @@ fn describe_params(p: &Option<Value>) -> String {
 }
 
 /// Rules every run must satisfy, whatever its checks say.
-fn always_on(scenario: &Scenario, target: &Target, outcome: &ClientOutcome, connections: &[Vec<WireEvent>], failures: &mut Vec<CheckResult>) {
-    let mut fail = |rule: &str, message: String| failures.push(CheckResult { check: format!("always: {rule}"), message });
+fn always_on(
+    scenario: &Scenario,
+    target: &Target,
+    outcome: &ClientOutcome,
+    connections: &[Vec<WireEvent>],
+    failures: &mut Vec<CheckResult>,
+) {
+    let mut fail =
+        |rule: &str, message: String| failures.push(CheckResult { check: format!("always: {rule}"), message });
     if outcome.hung {
-        fail("finishes before the deadline", format!("the client plan did not finish within {}ms", scenario.deadline_ms));
+        fail(
+            "finishes before the deadline",
+            format!("the client plan did not finish within {}ms", scenario.deadline_ms),
+        );
     }
     let batches_allowed = scenario.revision.as_str() == "2025-03-26";
     for (n, events) in connections.iter().enumerate() {
@@ -388,7 +438,9 @@ fn always_on(scenario: &Scenario, target: &Target, outcome: &ClientOutcome, conn
             let op = steps.get(reached.saturating_sub(1)).map(describe_server_step).unwrap_or_default();
             fail(
                 "server script completes",
-                format!("connection {conn}: the mock's script stopped at step {reached} of {total} ({op}): the client never got that far"),
+                format!(
+                    "connection {conn}: the mock's script stopped at step {reached} of {total} ({op}): the client never got that far"
+                ),
             );
         }
         let mut in_flight: Vec<Value> = Vec::new();
@@ -396,7 +448,13 @@ fn always_on(scenario: &Scenario, target: &Target, outcome: &ClientOutcome, conn
             match e {
                 WireEvent::FromClient { json, bytes, .. } => {
                     let Some(v) = json else {
-                        fail("valid JSON-RPC", format!("connection {conn}: client sent a line that is not JSON: {:?}", bytes.text.as_deref().unwrap_or("<binary>")));
+                        fail(
+                            "valid JSON-RPC",
+                            format!(
+                                "connection {conn}: client sent a line that is not JSON: {:?}",
+                                bytes.text.as_deref().unwrap_or("<binary>")
+                            ),
+                        );
                         continue;
                     };
                     let messages: Vec<&Value> = match v {
@@ -413,7 +471,10 @@ fn always_on(scenario: &Scenario, target: &Target, outcome: &ClientOutcome, conn
                         }
                         if let (Some(_), Some(id)) = (m.get("method"), m.get("id")) {
                             if in_flight.contains(id) {
-                                fail("unique in-flight ids", format!("connection {conn}: id {id} reused while still in flight"));
+                                fail(
+                                    "unique in-flight ids",
+                                    format!("connection {conn}: id {id} reused while still in flight"),
+                                );
                             }
                             in_flight.push(id.clone());
                         }
@@ -424,9 +485,10 @@ fn always_on(scenario: &Scenario, target: &Target, outcome: &ClientOutcome, conn
                         for line in text.lines() {
                             if let Ok(v) = serde_json::from_str::<Value>(line)
                                 && v.get("method").is_none()
-                                    && let Some(id) = v.get("id") {
-                                        in_flight.retain(|x| x != id);
-                                    }
+                                && let Some(id) = v.get("id")
+                            {
+                                in_flight.retain(|x| x != id);
+                            }
                         }
                     }
                 }
@@ -448,13 +510,16 @@ fn valid_client_message(m: &Value) -> Result<(), String> {
             return Err("\"method\" is not a string".into());
         }
         if let Some(id) = obj.get("id")
-            && !id_ok(id) {
-                return Err("request id is not a string or an integer".into());
-            }
+            && !id_ok(id)
+        {
+            return Err("request id is not a string or an integer".into());
+        }
         if let Some(p) = obj.get("params")
-            && !p.is_object() && !p.is_array() {
-                return Err("\"params\" is neither an object nor an array".into());
-            }
+            && !p.is_object()
+            && !p.is_array()
+        {
+            return Err("\"params\" is neither an object nor an array".into());
+        }
         return Ok(());
     }
     match (obj.get("id"), obj.contains_key("result"), obj.contains_key("error")) {

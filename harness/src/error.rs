@@ -9,7 +9,9 @@ pub enum HarnessError {
     #[error("no such file or directory: {0} (give scenario files or folders, e.g. scenarios/stdio)")]
     MissingPath(PathBuf),
     /// A target name that is not known.
-    #[error("unknown target {0:?}: use bundled, bundled:stdio, bundled:http, bundled:legacy-sse or cmd:\"<command line>\"")]
+    #[error(
+        "unknown target {0:?}: use bundled, bundled:stdio, bundled:http, bundled:legacy-sse or cmd:\"<command line>\""
+    )]
     UnknownTarget(String),
     /// A scenario file failed to load (the message names file:line:column and the field).
     #[error(transparent)]

@@ -14,7 +14,7 @@
 
 use crate::bundled::Endpoint;
 use crate::checks::CheckResult;
-use crate::outcome::{ClientOutcome, ProcessEnd, ProcessReport, StepOutcome, StepStatus};
+use crate::outcome::{ClientOutcome, ProcessEnd, ProcessReport, StepOutcome, StepStatus, lock};
 use crate::render;
 use crate::runner::Status;
 use crate::target::Target;
@@ -64,7 +64,9 @@ pub fn startup_allowance(target: &Target) -> Duration {
 /// the mock's URL as the last argument for HTTP transports.
 pub fn argv(command_line: &str, endpoint: &Endpoint) -> Result<Vec<String>, String> {
     let mut argv = shlex::split(command_line).ok_or_else(|| {
-        format!("cannot split the command line {command_line:?} like a shell would (an unclosed quote?); quote it as in sh")
+        format!(
+            "cannot split the command line {command_line:?} like a shell would (an unclosed quote?); quote it as in sh"
+        )
     })?;
     if argv.is_empty() {
         return Err("the command line is empty: give cmd:\"<program> [args…]\"".into());
@@ -126,7 +128,8 @@ impl Collected {
                 return self.note(format!("(step out of range 1..={plan_len}) {}", render::escape(line)));
             };
             if self.steps.contains_key(&n) {
-                return self.note(format!("(step {n} reported twice; the first report counts) {}", render::escape(line)));
+                return self
+                    .note(format!("(step {n} reported twice; the first report counts) {}", render::escape(line)));
             }
             let elapsed = obj.get("elapsed_ms").and_then(Value::as_u64);
             let reported = if let Some(reason) = obj.get("unsupported") {
@@ -139,7 +142,10 @@ impl Collected {
                         Some(other) => other.to_string(),
                         None => "(the client gave no error text)".into(),
                     }),
-                    None => return self.note(format!("(step line without \"ok\" or \"unsupported\") {}", render::escape(line))),
+                    None => {
+                        return self
+                            .note(format!("(step line without \"ok\" or \"unsupported\") {}", render::escape(line)));
+                    }
                 }
             };
             self.steps.insert(n, (reported, elapsed, Instant::now()));
@@ -161,13 +167,14 @@ impl Collected {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// Reads stdout line by line into `collected`; past [`STDOUT_CAP`] it marks the client as
 /// flooding, wakes the run and stops reading.
-async fn read_stdout(mut pipe: impl AsyncRead + Unpin, collected: Arc<Mutex<Collected>>, flood: Arc<Notify>, plan_len: usize) {
+async fn read_stdout(
+    mut pipe: impl AsyncRead + Unpin,
+    collected: Arc<Mutex<Collected>>,
+    flood: Arc<Notify>,
+    plan_len: usize,
+) {
     let mut buf = vec![0u8; 64 * 1024];
     let mut line: Vec<u8> = Vec::new();
     loop {
@@ -228,7 +235,9 @@ fn process_end(status: std::process::ExitStatus) -> ProcessEnd {
     match (status.code(), status.signal()) {
         (Some(code), _) => ProcessEnd::Exited { code },
         (None, Some(sig)) => ProcessEnd::Signalled {
-            signal: nix::sys::signal::Signal::try_from(sig).map(|s| s.as_str().to_string()).unwrap_or_else(|_| format!("signal {sig}")),
+            signal: nix::sys::signal::Signal::try_from(sig)
+                .map(|s| s.as_str().to_string())
+                .unwrap_or_else(|_| format!("signal {sig}")),
         },
         (None, None) => ProcessEnd::Exited { code: -1 },
     }
@@ -364,7 +373,13 @@ pub async fn run(
 
 /// Turns what was collected into the per-step outcome, filling steps the client never
 /// reported as not run, with the reason the process gives.
-fn assemble(plan: &[ClientStep], mut c: Collected, report: ProcessReport, started: Instant, deadline: Duration) -> ClientOutcome {
+fn assemble(
+    plan: &[ClientStep],
+    mut c: Collected,
+    report: ProcessReport,
+    started: Instant,
+    deadline: Duration,
+) -> ClientOutcome {
     let hung = report.end == ProcessEnd::KilledAtDeadline;
     let why_not_run = match &report.end {
         ProcessEnd::KilledAtDeadline => format!("run deadline of {}ms expired", deadline.as_millis()),
@@ -377,7 +392,14 @@ fn assemble(plan: &[ClientStep], mut c: Collected, report: ProcessReport, starte
     for (i, step) in plan.iter().enumerate() {
         let what = render::describe_step(step);
         let Some((reported, elapsed, at)) = c.steps.remove(&(i + 1)) else {
-            steps.push(StepOutcome { step: i + 1, what, status: StepStatus::NotRun, result: None, error: Some(why_not_run.clone()), elapsed_ms: 0 });
+            steps.push(StepOutcome {
+                step: i + 1,
+                what,
+                status: StepStatus::NotRun,
+                result: None,
+                error: Some(why_not_run.clone()),
+                elapsed_ms: 0,
+            });
             continue;
         };
         // Without the client's own measure, a step took from the previous line to this
@@ -439,7 +461,10 @@ pub fn status_override(outcome: &ClientOutcome) -> Option<(Status, String)> {
         return Some((Status::Error, error.clone()));
     }
     outcome.steps.iter().find(|s| s.status == StepStatus::Unsupported).map(|s| {
-        (Status::Skipped, format!("step {} ({}) unsupported: {}", s.step, s.what, s.error.as_deref().unwrap_or("no reason given")))
+        (
+            Status::Skipped,
+            format!("step {} ({}) unsupported: {}", s.step, s.what, s.error.as_deref().unwrap_or("no reason given")),
+        )
     })
 }
 
@@ -459,7 +484,10 @@ mod tests {
     #[test]
     fn argv_splits_like_a_shell_and_appends_the_url() {
         let url = Endpoint::Url("http://127.0.0.1:1/mcp".into());
-        assert_eq!(argv("node 'my driver.mjs' --x", &url).expect("splits"), ["node", "my driver.mjs", "--x", "http://127.0.0.1:1/mcp"]);
+        assert_eq!(
+            argv("node 'my driver.mjs' --x", &url).expect("splits"),
+            ["node", "my driver.mjs", "--x", "http://127.0.0.1:1/mcp"]
+        );
         assert_eq!(argv("py d.py", &Endpoint::Command(vec!["m".into()])).expect("splits"), ["py", "d.py"]);
         assert!(argv("node 'unclosed", &url).is_err());
         assert!(argv("   ", &url).is_err());

@@ -32,7 +32,13 @@ pub struct HttpMock {
 impl HttpMock {
     /// Starts `<mock_command> http|legacy-sse --scenario … --run-dir … --deadline-ms …` and
     /// waits (bounded) for its `listening` line. The error says what the mock printed.
-    pub async fn start(mock_command: &[String], transport: TransportName, scenario: &Path, run_dir: &Path, deadline_ms: u64) -> Result<Self, String> {
+    pub async fn start(
+        mock_command: &[String],
+        transport: TransportName,
+        scenario: &Path,
+        run_dir: &Path,
+        deadline_ms: u64,
+    ) -> Result<Self, String> {
         let (program, args) = mock_command.split_first().ok_or("no mock command configured")?;
         let sub = match transport {
             TransportName::LegacySse => "legacy-sse",

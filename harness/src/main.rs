@@ -1,8 +1,8 @@
 //! `mcp-harness`: a thin binary over the `mcp_harness` library. See `mcp-harness --help`.
 
 use clap::{Parser, Subcommand};
-use mcp_harness::runner::{self, RunConfig};
 use mcp_harness::baseline::{self, Baseline, Verdict};
+use mcp_harness::runner::{self, RunConfig};
 use mcp_harness::{HarnessError, Target, discover, report};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -83,7 +83,10 @@ fn main() {
         std::process::exit(mcp_mock::cli::run(rest));
     }
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("MCP_HARNESS_LOG").unwrap_or_else(|_| "warn,mcp_transports=error".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("MCP_HARNESS_LOG")
+                .unwrap_or_else(|_| "warn,mcp_transports=error".into()),
+        )
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
@@ -100,18 +103,20 @@ fn main() {
                 }
             }
         }
-        Command::Check { paths } => match discover::scenario_files(&paths).map_err(|e| vec![e]).and_then(|f| discover::load_all(&f)) {
-            Ok(loaded) => {
-                println!("{} scenario files are valid", loaded.len());
-                0
-            }
-            Err(errors) => {
-                for e in &errors {
-                    eprintln!("mcp-harness: {e}");
+        Command::Check { paths } => {
+            match discover::scenario_files(&paths).map_err(|e| vec![e]).and_then(|f| discover::load_all(&f)) {
+                Ok(loaded) => {
+                    println!("{} scenario files are valid", loaded.len());
+                    0
                 }
-                2
+                Err(errors) => {
+                    for e in &errors {
+                        eprintln!("mcp-harness: {e}");
+                    }
+                    2
+                }
             }
-        },
+        }
         Command::Matrix { dir } => match mcp_harness::matrix::write(&dir) {
             Ok(clients) => {
                 println!("wrote {} and README.md for {} clients", dir.display(), clients.len());
@@ -181,7 +186,9 @@ fn run(
     }
     let mut summary = report::summary(&results, wall_ms);
     if quiet {
-        summary = summary.lines().filter(|l| !l.starts_with("PASS") && !l.starts_with("SKIP")).collect::<Vec<_>>().join("\n") + "\n";
+        summary =
+            summary.lines().filter(|l| !l.starts_with("PASS") && !l.starts_with("SKIP")).collect::<Vec<_>>().join("\n")
+                + "\n";
     }
     print!("{summary}");
     report::write(&reports, &results, wall_ms).map_err(|e| vec![e])?;

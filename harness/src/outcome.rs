@@ -91,7 +91,9 @@ impl std::fmt::Display for ProcessEnd {
             ProcessEnd::Exited { code } => write!(f, "client exited {code}"),
             ProcessEnd::Signalled { signal } => write!(f, "client killed by {signal}"),
             ProcessEnd::KilledAtDeadline => write!(f, "client killed at the run deadline (whole process group)"),
-            ProcessEnd::KilledForFlooding { cap } => write!(f, "client killed for flooding stdout past {cap} bytes (whole process group)"),
+            ProcessEnd::KilledForFlooding { cap } => {
+                write!(f, "client killed for flooding stdout past {cap} bytes (whole process group)")
+            }
             ProcessEnd::NotStarted { error } => write!(f, "client could not be started: {error}"),
         }
     }
@@ -148,4 +150,10 @@ pub mod mcp_diag {
             }
         }
     }
+}
+
+/// Locks a mutex shared with the client's side tasks. A poisoned lock holds plain data that
+/// is still usable, and a run must keep reporting rather than panic.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -87,7 +87,13 @@ pub fn transcript(
 ) -> String {
     let mut ids = Ids::default();
     let mut s = String::new();
-    let _ = writeln!(s, "scenario: {} · transport: {} · target: {}", scenario.name, transport.as_str(), target_label(target));
+    let _ = writeln!(
+        s,
+        "scenario: {} · transport: {} · target: {}",
+        scenario.name,
+        transport.as_str(),
+        target_label(target)
+    );
     if connections.is_empty() {
         s.push_str("(the mock never started)\n");
     }
@@ -115,7 +121,9 @@ pub fn transcript(
             },
             StepStatus::Error => format!("error: {}", step.error.as_deref().unwrap_or("")),
             StepStatus::Unsupported => format!("unsupported: {}", step.error.as_deref().unwrap_or("")),
-            StepStatus::NotRun => format!("not run{}", step.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default()),
+            StepStatus::NotRun => {
+                format!("not run{}", step.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default())
+            }
         };
         // Durations go in coarse buckets, for the bundled client only: a third-party
         // client's step times include its runtime's start-up, which varies too much.
@@ -213,9 +221,11 @@ fn normalise_http(s: &str, connections: &[Vec<WireEvent>]) -> String {
             }
             WireEvent::HttpResponse { headers, .. } => {
                 if let Some(id) = headers.get("mcp-session-id")
-                    && !id.is_empty() && !sessions.contains(id) {
-                        sessions.push(id.clone());
-                    }
+                    && !id.is_empty()
+                    && !sessions.contains(id)
+                {
+                    sessions.push(id.clone());
+                }
             }
             _ => {}
         }
@@ -320,7 +330,10 @@ fn target_label(target: &Target) -> String {
 
 fn event_line(e: &WireEvent, ids: &mut Ids) -> Option<String> {
     Some(match e {
-        WireEvent::Started { .. } | WireEvent::Script { .. } | WireEvent::Labelled { .. } | WireEvent::Listening { .. } => return None,
+        WireEvent::Started { .. }
+        | WireEvent::Script { .. }
+        | WireEvent::Labelled { .. }
+        | WireEvent::Listening { .. } => return None,
         WireEvent::HttpRequest { .. }
         | WireEvent::HttpResponse { .. }
         | WireEvent::StreamWrite { .. }
@@ -344,7 +357,9 @@ fn event_line(e: &WireEvent, ids: &mut Ids) -> Option<String> {
         }
         WireEvent::Stderr { bytes, .. } => format!("⇠ stderr {}", show(bytes)),
         WireEvent::StdinEof { .. } => "· stdin closed by the client".into(),
-        WireEvent::Signal { name, ignored, .. } => format!("· {name} received{}", if *ignored { " (ignored)" } else { "" }),
+        WireEvent::Signal { name, ignored, .. } => {
+            format!("· {name} received{}", if *ignored { " (ignored)" } else { "" })
+        }
         WireEvent::Exit { code, signal, why, .. } => match (code, signal) {
             (_, Some(sig)) => format!("· mock killed itself with {sig} ({why})"),
             (Some(c), None) => format!("· mock exited {c} ({why})"),
@@ -389,14 +404,18 @@ fn normalise_json(v: &Value, ids: &mut Ids) -> Value {
         let is_response = !obj.contains_key("method");
         let is_client_request = obj.contains_key("method");
         if let Some(id) = obj.get("id").cloned()
-            && (is_response || is_client_request) {
-                obj.insert("id".into(), ids.get(&id));
-            }
+            && (is_response || is_client_request)
+        {
+            obj.insert("id".into(), ids.get(&id));
+        }
         if let Some(rid) = obj.get("params").and_then(|p| p.get("requestId")).cloned()
-            && let Some(p) = obj.get_mut("params").and_then(Value::as_object_mut) {
-                p.insert("requestId".into(), ids.get(&rid));
-            }
-        if let Some(version) = obj.get_mut("params").and_then(|p| p.get_mut("clientInfo")).and_then(|c| c.get_mut("version")) {
+            && let Some(p) = obj.get_mut("params").and_then(Value::as_object_mut)
+        {
+            p.insert("requestId".into(), ids.get(&rid));
+        }
+        if let Some(version) =
+            obj.get_mut("params").and_then(|p| p.get_mut("clientInfo")).and_then(|c| c.get_mut("version"))
+        {
             *version = Value::from("<version>");
         }
     }
@@ -461,7 +480,9 @@ pub fn redact(s: &str) -> String {
         out.push_str(head);
         out.push_str(&tail[..pos.1]);
         out.push_str("<redacted>");
-        let value_len = tail[pos.1..].find(|c: char| c.is_whitespace() || c == '"' || c == ',' || c == '\\').unwrap_or(tail.len() - pos.1);
+        let value_len = tail[pos.1..]
+            .find(|c: char| c.is_whitespace() || c == '"' || c == ',' || c == '\\')
+            .unwrap_or(tail.len() - pos.1);
         rest = &tail[pos.1 + value_len..];
     }
     out.push_str(rest);

@@ -1,8 +1,8 @@
 //! Reports: a terminal summary for people, `results.json` and JUnit XML for CI.
 
+use crate::error::HarnessError;
 use crate::runner::{RunResult, Status};
 use crate::snapshot::SnapshotStatus;
-use crate::error::HarnessError;
 use quick_xml::escape::escape;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -69,7 +69,11 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
                         }
                     }
                     SnapshotStatus::Missing { path } => {
-                        let _ = writeln!(s, "      snapshot {} is missing (rerun with --update-snapshots to create it)", path.display());
+                        let _ = writeln!(
+                            s,
+                            "      snapshot {} is missing (rerun with --update-snapshots to create it)",
+                            path.display()
+                        );
                     }
                     _ => {}
                 }
@@ -77,7 +81,15 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
         }
     }
     let t = Totals::of(results);
-    let _ = writeln!(s, "{} passed, {} failed, {} skipped, {} errors in {:.2}s", t.passed, t.failed, t.skipped, t.error, wall_ms as f64 / 1000.0);
+    let _ = writeln!(
+        s,
+        "{} passed, {} failed, {} skipped, {} errors in {:.2}s",
+        t.passed,
+        t.failed,
+        t.skipped,
+        t.error,
+        wall_ms as f64 / 1000.0
+    );
     s
 }
 
@@ -90,10 +102,12 @@ pub fn write(dir: &Path, results: &[RunResult], wall_ms: u64) -> Result<(), Harn
         wall_ms: u64,
         runs: &'a [RunResult],
     }
-    let json = serde_json::to_string_pretty(&Doc { totals: Totals::of(results), wall_ms, runs: results }).unwrap_or_default();
+    let json =
+        serde_json::to_string_pretty(&Doc { totals: Totals::of(results), wall_ms, runs: results }).unwrap_or_default();
     let json = crate::render::redact(&json);
     std::fs::write(dir.join("results.json"), json).map_err(|e| HarnessError::io("writing results.json", e))?;
-    std::fs::write(dir.join("junit.xml"), junit(results, wall_ms)).map_err(|e| HarnessError::io("writing junit.xml", e))?;
+    std::fs::write(dir.join("junit.xml"), junit(results, wall_ms))
+        .map_err(|e| HarnessError::io("writing junit.xml", e))?;
     Ok(())
 }
 
@@ -110,18 +124,38 @@ pub fn junit(results: &[RunResult], wall_ms: u64) -> String {
         t.skipped,
         wall_ms as f64 / 1000.0
     );
-    let _ = writeln!(x, "  <testsuite name=\"scenarios\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">", results.len(), t.failed, t.error, t.skipped);
+    let _ = writeln!(
+        x,
+        "  <testsuite name=\"scenarios\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">",
+        results.len(),
+        t.failed,
+        t.error,
+        t.skipped
+    );
     for r in results {
         let name = escape(format!("{} [{}]", r.scenario, r.transport)).into_owned();
         let class = escape(r.target.clone()).into_owned();
-        let _ = write!(x, "    <testcase name=\"{name}\" classname=\"{class}\" file=\"{}\" time=\"{:.3}\"", escape(r.path.display().to_string()), r.duration_ms as f64 / 1000.0);
+        let _ = write!(
+            x,
+            "    <testcase name=\"{name}\" classname=\"{class}\" file=\"{}\" time=\"{:.3}\"",
+            escape(r.path.display().to_string()),
+            r.duration_ms as f64 / 1000.0
+        );
         match r.status {
             Status::Passed => x.push_str("/>\n"),
             Status::Skipped => {
-                let _ = writeln!(x, ">\n      <skipped message=\"{}\"/>\n    </testcase>", escape(r.reason.clone().unwrap_or_default()));
+                let _ = writeln!(
+                    x,
+                    ">\n      <skipped message=\"{}\"/>\n    </testcase>",
+                    escape(r.reason.clone().unwrap_or_default())
+                );
             }
             Status::Error => {
-                let _ = writeln!(x, ">\n      <error message=\"{}\"/>\n    </testcase>", escape(r.reason.clone().unwrap_or_default()));
+                let _ = writeln!(
+                    x,
+                    ">\n      <error message=\"{}\"/>\n    </testcase>",
+                    escape(r.reason.clone().unwrap_or_default())
+                );
             }
             Status::Failed => {
                 let mut body: Vec<String> = r.failures.iter().map(|f| format!("{}: {}", f.check, f.message)).collect();

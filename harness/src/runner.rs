@@ -3,8 +3,8 @@
 
 use crate::bundled::Endpoint;
 use crate::checks::{self, CheckResult};
-use crate::http_mock::HttpMock;
 use crate::external;
+use crate::http_mock::HttpMock;
 use crate::outcome::{ClientOutcome, ProcessReport, StepOutcome, StepStatus};
 use crate::render;
 use crate::snapshot::{self, SnapshotStatus};
@@ -169,14 +169,30 @@ pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
     } else {
         // HTTP kinds: the mock is a server the harness starts, and stops after the run.
         let path = absolute(&job.path);
-        let mock = match HttpMock::start(&config.mock_command, job.transport, &path, run_dir.path(), scenario.deadline_ms + 2000).await {
+        let mock = match HttpMock::start(
+            &config.mock_command,
+            job.transport,
+            &path,
+            run_dir.path(),
+            scenario.deadline_ms + 2000,
+        )
+        .await
+        {
             Ok(m) => m,
             Err(reason) => {
                 result.reason = Some(reason);
                 return result;
             }
         };
-        let hung = external::run_client(&config.target, scenario, job.transport, Endpoint::Url(mock.url.clone()), deadline, out.clone()).await;
+        let hung = external::run_client(
+            &config.target,
+            scenario,
+            job.transport,
+            Endpoint::Url(mock.url.clone()),
+            deadline,
+            out.clone(),
+        )
+        .await;
         result.mock_pids.push(mock.pid());
         mock.stop().await;
         (hung, record::read_run(run_dir.path()))
@@ -185,7 +201,12 @@ pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
 }
 
 /// The stdio part of a run: the transport spawns the mock; returns (hung, records).
-async fn run_stdio(job: &Job, config: &RunConfig, run_dir: &Path, out: Arc<Mutex<ClientOutcome>>) -> (bool, Vec<Vec<WireEvent>>) {
+async fn run_stdio(
+    job: &Job,
+    config: &RunConfig,
+    run_dir: &Path,
+    out: Arc<Mutex<ClientOutcome>>,
+) -> (bool, Vec<Vec<WireEvent>>) {
     let scenario = &job.scenario;
     let deadline = Duration::from_millis(scenario.deadline_ms);
     let mut mock = config.mock_command.clone();
@@ -198,7 +219,8 @@ async fn run_stdio(job: &Job, config: &RunConfig, run_dir: &Path, out: Arc<Mutex
         "--deadline-ms".into(),
         (scenario.deadline_ms + 2000).to_string(),
     ]);
-    let hung = external::run_client(&config.target, scenario, job.transport, Endpoint::Command(mock), deadline, out).await;
+    let hung =
+        external::run_client(&config.target, scenario, job.transport, Endpoint::Command(mock), deadline, out).await;
     // The plan future (and with it the transport) is gone; make sure no mock outlives the run.
     (hung, reap_and_read(run_dir).await)
 }
@@ -216,13 +238,10 @@ fn finish(
     connections: Vec<Vec<WireEvent>>,
 ) -> RunResult {
     let scenario = &job.scenario;
-    result.mock_pids.extend(connections
-        .iter()
-        .flatten()
-        .filter_map(|e| match e {
-            WireEvent::Started { pid } => Some(*pid),
-            _ => None,
-        }));
+    result.mock_pids.extend(connections.iter().flatten().filter_map(|e| match e {
+        WireEvent::Started { pid } => Some(*pid),
+        _ => None,
+    }));
     result.mock_pids.dedup();
 
     let mut outcome = std::mem::take(&mut *out.lock().unwrap_or_else(|e| e.into_inner()));

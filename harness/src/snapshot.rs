@@ -117,7 +117,10 @@ pub fn compare_or_update(path: &Path, scenario_path: &Path, transcript: &str, up
     }
     match existing {
         None => SnapshotStatus::Missing { path: path.into() },
-        Some(text) => SnapshotStatus::Mismatch { path: path.into(), diff: first_difference(&normalise(read_body(&text)), &normalise(transcript)) },
+        Some(text) => SnapshotStatus::Mismatch {
+            path: path.into(),
+            diff: first_difference(&normalise(read_body(&text)), &normalise(transcript)),
+        },
     }
 }
 
@@ -156,8 +159,14 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let snap = dir.path().join("a.snap");
         std::fs::write(&snap, file_text(Path::new("scenarios/stdio/a.yaml"), "line one\nline two")).expect("write");
-        assert_eq!(compare_or_update(&snap, Path::new("a.yaml"), "line one\nline two\n", false), SnapshotStatus::Matched);
-        assert!(matches!(compare_or_update(&snap, Path::new("a.yaml"), "line one\nline twp", false), SnapshotStatus::Mismatch { .. }));
+        assert_eq!(
+            compare_or_update(&snap, Path::new("a.yaml"), "line one\nline two\n", false),
+            SnapshotStatus::Matched
+        );
+        assert!(matches!(
+            compare_or_update(&snap, Path::new("a.yaml"), "line one\nline twp", false),
+            SnapshotStatus::Mismatch { .. }
+        ));
     }
 
     #[test]

@@ -93,12 +93,21 @@ fn serve_http(args: HttpArgs, flavour: crate::http::Flavour) -> i32 {
     if let Err(e) = std::fs::create_dir_all(&args.run_dir) {
         return fail(&MockError::io(format!("creating run dir {}", args.run_dir.display()), e));
     }
-    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(4)).max(1);
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(4))
+        .max(1);
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(threads).enable_all().build() {
         Ok(rt) => rt,
         Err(e) => return fail(&MockError::io("starting the runtime", e)),
     };
-    match runtime.block_on(crate::http::serve(&scenario, &args.run_dir, flavour, args.port, Duration::from_millis(args.deadline_ms))) {
+    match runtime.block_on(crate::http::serve(
+        &scenario,
+        &args.run_dir,
+        flavour,
+        args.port,
+        Duration::from_millis(args.deadline_ms),
+    )) {
         Ok(()) => 0,
         Err(e) => fail(&e),
     }

@@ -56,7 +56,8 @@ struct Validator<'a> {
 
 impl Validator<'_> {
     fn at(&self, list: &[Spanned<IgnoredAny>], index: usize, message: String) -> MockError {
-        let (line, column) = list.get(index).map(|s| (s.referenced.line() as u32, s.referenced.column() as u32)).unwrap_or((0, 0));
+        let (line, column) =
+            list.get(index).map(|s| (s.referenced.line() as u32, s.referenced.column() as u32)).unwrap_or((0, 0));
         MockError::Invalid { path: self.path.into(), line, column, message }
     }
 
@@ -102,18 +103,18 @@ impl Validator<'_> {
                 ServerStep::Send { text, hex, base64, json, generate, .. } => {
                     let given = [text.is_some(), hex.is_some(), base64.is_some(), json.is_some(), generate.is_some()];
                     if given.iter().filter(|g| **g).count() != 1 {
-                        return Err(err("op `send` takes exactly one of `text`, `hex`, `base64`, `json`, `generate`".into()));
+                        return Err(err(
+                            "op `send` takes exactly one of `text`, `hex`, `base64`, `json`, `generate`".into()
+                        ));
                     }
                     crate::payload::send_bytes(step).map_err(&err)?;
                 }
-                ServerStep::Stderr { text, generate }
-                    if text.is_some() == generate.is_some() => {
-                        return Err(err("op `stderr` takes exactly one of `text`, `generate`".into()));
-                    }
-                ServerStep::Request { label, .. }
-                    if !server_requests.insert(label.clone()) => {
-                        return Err(err(format!("field `as`: label {label:?} is used twice")));
-                    }
+                ServerStep::Stderr { text, generate } if text.is_some() == generate.is_some() => {
+                    return Err(err("op `stderr` takes exactly one of `text`, `generate`".into()));
+                }
+                ServerStep::Request { label, .. } if !server_requests.insert(label.clone()) => {
+                    return Err(err(format!("field `as`: label {label:?} is used twice")));
+                }
                 ServerStep::ExpectResponse { to } if !server_requests.contains(to) => {
                     return Err(err(format!("field `to`: no earlier `request` is labelled {to:?}")));
                 }
@@ -122,7 +123,9 @@ impl Validator<'_> {
                         return Err(err("fields `code` and `signal`: give one, not both".into()));
                     }
                     if crate::signals::by_name(sig).is_none() {
-                        return Err(err(format!("field `signal`: unknown signal {sig:?} (e.g. SIGKILL, SIGTERM, SIGSEGV)")));
+                        return Err(err(format!(
+                            "field `signal`: unknown signal {sig:?} (e.g. SIGKILL, SIGTERM, SIGSEGV)"
+                        )));
                     }
                 }
                 _ => {}
@@ -132,10 +135,9 @@ impl Validator<'_> {
         for (i, step) in s.client.iter().enumerate() {
             let err = |m: String| self.at(&self.spans.client, i, format!("client step {}: {m}", i + 1));
             match step {
-                ClientStep::Request { label: Some(l), .. }
-                    if !plan_labels.insert(l.clone()) => {
-                        return Err(err(format!("field `as`: label {l:?} is used twice")));
-                    }
+                ClientStep::Request { label: Some(l), .. } if !plan_labels.insert(l.clone()) => {
+                    return Err(err(format!("field `as`: label {l:?} is used twice")));
+                }
                 ClientStep::Request { background: true, label: None, .. } => {
                     return Err(err("field `as`: a background request needs a label".into()));
                 }
@@ -177,22 +179,36 @@ impl Validator<'_> {
 
 /// Problems with an HTTP step (or a stdio step in a scenario without stdio), naming the
 /// field. Keeps the stream labels seen so far, so `stream:` fields can be checked.
-fn http_step_problem(step: &ServerStep, transports: &[TransportName], labels: &HashSet<String>, streams: &mut HashSet<String>) -> Result<(), String> {
+fn http_step_problem(
+    step: &ServerStep,
+    transports: &[TransportName],
+    labels: &HashSet<String>,
+    streams: &mut HashSet<String>,
+) -> Result<(), String> {
     let http = transports.iter().any(|t| *t != TransportName::Stdio);
-    let op = serde_json::to_value(step).ok().and_then(|v| v.get("op").and_then(|o| o.as_str()).map(str::to_string)).unwrap_or_default();
+    let op = serde_json::to_value(step)
+        .ok()
+        .and_then(|v| v.get("op").and_then(|o| o.as_str()).map(str::to_string))
+        .unwrap_or_default();
     let http_only = step.is_http_only();
     if http_only && !http {
         return Err(format!("op `{op}` needs transport `http` or `legacy-sse`; this scenario runs over stdio only"));
     }
     let stdio_only = matches!(
         step,
-        ServerStep::Stderr { .. } | ServerStep::StopReading | ServerStep::IgnoreSigterm | ServerStep::IgnoreStdinEof | ServerStep::ExpectEof
+        ServerStep::Stderr { .. }
+            | ServerStep::StopReading
+            | ServerStep::IgnoreSigterm
+            | ServerStep::IgnoreStdinEof
+            | ServerStep::ExpectEof
     );
     if stdio_only && !transports.contains(&TransportName::Stdio) {
         return Err(format!("op `{op}` only means something over stdio; this scenario does not run over stdio"));
     }
     if matches!(step, ServerStep::Endpoint { .. }) && !transports.contains(&TransportName::LegacySse) {
-        return Err("op `endpoint` is the legacy SSE `endpoint` event; this scenario does not run over `legacy-sse`".into());
+        return Err(
+            "op `endpoint` is the legacy SSE `endpoint` event; this scenario does not run over `legacy-sse`".into()
+        );
     }
     let check_to = |to: &Option<String>| match to {
         Some(l) if !labels.contains(l) => Err(format!("field `to`: no earlier `expect` is labelled {l:?}")),
@@ -221,7 +237,15 @@ fn http_step_problem(step: &ServerStep, transports: &[TransportName], labels: &H
             if [text.is_some(), hex.is_some(), base64.is_some()].iter().filter(|g| **g).count() != 1 {
                 return Err("op `raw_response` takes exactly one of `text`, `hex`, `base64`".into());
             }
-            let as_send = ServerStep::Send { text: text.clone(), hex: hex.clone(), base64: base64.clone(), json: None, generate: None, chunks: Vec::new(), chunk_delay_ms: 0 };
+            let as_send = ServerStep::Send {
+                text: text.clone(),
+                hex: hex.clone(),
+                base64: base64.clone(),
+                json: None,
+                generate: None,
+                chunks: Vec::new(),
+                chunk_delay_ms: 0,
+            };
             crate::payload::send_bytes(&as_send)?;
         }
         ServerStep::OpenStream { to, label, status, headers, .. } => {
@@ -237,12 +261,20 @@ fn http_step_problem(step: &ServerStep, transports: &[TransportName], labels: &H
             if data.is_some() && json.is_some() {
                 return Err("fields `data` and `json`: give one, not both".into());
             }
-            if comment.is_none() && event.is_none() && id.is_none() && retry.is_none() && data.is_none() && json.is_none() {
+            if comment.is_none()
+                && event.is_none()
+                && id.is_none()
+                && retry.is_none()
+                && data.is_none()
+                && json.is_none()
+            {
                 return Err("op `event` needs at least one of `comment`, `event`, `id`, `retry`, `data`, `json`".into());
             }
             for (field, value) in [("event", event), ("id", id)] {
                 if value.as_deref().is_some_and(|v| v.contains(['\n', '\r'])) {
-                    return Err(format!("field `{field}`: a line break would end the field early; use `send` for raw bytes"));
+                    return Err(format!(
+                        "field `{field}`: a line break would end the field early; use `send` for raw bytes"
+                    ));
                 }
             }
         }
@@ -263,7 +295,8 @@ fn http_step_problem(step: &ServerStep, transports: &[TransportName], labels: &H
                 return Err(format!("field `status`: {status} is not a 4xx status (use 401 or 403)"));
             }
             if let Some(v) = www_authenticate {
-                http::HeaderValue::from_str(v).map_err(|_| format!("field `www_authenticate`: {v:?} is not a valid header value"))?;
+                http::HeaderValue::from_str(v)
+                    .map_err(|_| format!("field `www_authenticate`: {v:?} is not a valid header value"))?;
             }
         }
         ServerStep::ReplyAlways { result: Some(_), error: Some(_), .. } => {
@@ -275,20 +308,27 @@ fn http_step_problem(step: &ServerStep, transports: &[TransportName], labels: &H
 }
 
 fn check_status(status: u16) -> Result<(), String> {
-    if (100..600).contains(&status) { Ok(()) } else { Err(format!("field `status`: {status} is not an HTTP status (100–599)")) }
+    if (100..600).contains(&status) {
+        Ok(())
+    } else {
+        Err(format!("field `status`: {status} is not an HTTP status (100–599)"))
+    }
 }
 
 fn check_headers(headers: &std::collections::BTreeMap<String, String>) -> Result<(), String> {
     for (name, value) in headers {
-        http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| format!("field `headers`: {name:?} is not a valid header name"))?;
-        http::HeaderValue::from_str(value).map_err(|_| format!("field `headers`: the value of {name:?} is not a valid header value"))?;
+        http::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("field `headers`: {name:?} is not a valid header name"))?;
+        http::HeaderValue::from_str(value)
+            .map_err(|_| format!("field `headers`: the value of {name:?} is not a valid header value"))?;
     }
     Ok(())
 }
 
 fn http_check_problem(h: &crate::scenario::HttpCheck) -> Result<(), String> {
     if let Some(name) = &h.header {
-        http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| format!("field `header`: {name:?} is not a valid header name"))?;
+        http::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("field `header`: {name:?} is not a valid header name"))?;
         if !crate::record::RECORDED_REQUEST_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
             return Err(format!(
                 "field `header`: {name:?} is not recorded, so it cannot be checked (recorded: {})",
@@ -306,9 +346,10 @@ fn http_check_problem(h: &crate::scenario::HttpCheck) -> Result<(), String> {
         return Err("field `connection`: connections are numbered from 1".into());
     }
     if let Some(m) = &h.http_method
-        && (!m.chars().all(|c| c.is_ascii_uppercase()) || m.is_empty()) {
-            return Err(format!("field `http_method`: {m:?} must be an uppercase HTTP method such as POST, GET, DELETE"));
-        }
+        && (!m.chars().all(|c| c.is_ascii_uppercase()) || m.is_empty())
+    {
+        return Err(format!("field `http_method`: {m:?} must be an uppercase HTTP method such as POST, GET, DELETE"));
+    }
     Ok(())
 }
 

@@ -62,7 +62,13 @@ pub fn reply_id(id: &Value, wrong: Option<WrongId>) -> Value {
 }
 
 /// One reply line: `result` (default `{}`) or `error`, optionally padded to `pad_to` bytes.
-pub fn reply_line(id: Value, result: Option<&Value>, error: Option<&Value>, pad_to: Option<usize>, end: LineEnd) -> Vec<u8> {
+pub fn reply_line(
+    id: Value,
+    result: Option<&Value>,
+    error: Option<&Value>,
+    pad_to: Option<usize>,
+    end: LineEnd,
+) -> Vec<u8> {
     let mut message = match error {
         Some(e) => json!({"jsonrpc": "2.0", "id": id, "error": e}),
         None => json!({"jsonrpc": "2.0", "id": id, "result": result.cloned().unwrap_or_else(|| json!({}))}),

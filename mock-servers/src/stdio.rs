@@ -5,6 +5,7 @@
 //! `-32601` at once, so no client ever waits on the mock by accident.
 
 use crate::error::MockError;
+use crate::http::shared::lock;
 use crate::payload;
 use crate::record::{Recorded, Recorder, WireEvent, claim_connection, record_path};
 use crate::scenario::{LineEnd, Scenario, ServerStep};
@@ -44,11 +45,7 @@ pub async fn serve(scenario: &Scenario, run_dir: &Path, deadline: Duration) -> R
 /// The steps of connection `n` (1-based): the script is split at `new_connection` steps.
 /// A connection past the last part gets an empty script (it only auto-answers).
 pub fn connection_script(steps: &[ServerStep], n: usize) -> Vec<ServerStep> {
-    steps
-        .split(|s| matches!(s, ServerStep::NewConnection))
-        .nth(n - 1)
-        .map(<[ServerStep]>::to_vec)
-        .unwrap_or_default()
+    steps.split(|s| matches!(s, ServerStep::NewConnection)).nth(n - 1).map(<[ServerStep]>::to_vec).unwrap_or_default()
 }
 
 /// What a waiting script step needs from the client.
@@ -123,7 +120,11 @@ impl Mock {
 
     async fn write(&self, bytes: &[u8], why: &str) {
         let mut out = self.stdout.lock().await;
-        self.recorder.record(&WireEvent::ToClient { t_us: self.recorder.now_us(), bytes: Recorded::of(bytes), why: why.into() });
+        self.recorder.record(&WireEvent::ToClient {
+            t_us: self.recorder.now_us(),
+            bytes: Recorded::of(bytes),
+            why: why.into(),
+        });
         // A client that closed our stdout is itself the finding; the record shows it.
         if out.write_all(bytes).await.is_ok() {
             let _ = out.flush().await;
@@ -219,10 +220,11 @@ impl Mock {
             {
                 let mut inbox = lock(&self.inbox);
                 if let Some(pos) = inbox.iter().position(|m| m.get("method").and_then(Value::as_str) == Some(method))
-                    && let Some(m) = inbox.remove(pos) {
-                        *lock(&self.waiting) = None;
-                        return m;
-                    }
+                    && let Some(m) = inbox.remove(pos)
+                {
+                    *lock(&self.waiting) = None;
+                    return m;
+                }
             }
             self.wait_for(Waiting::Method(method.into()));
             notified.await;
@@ -244,7 +246,9 @@ impl Mock {
         }
         match lock(&self.waiting).clone() {
             None => false,
-            Some(Waiting::Method(m)) => !lock(&self.inbox).iter().any(|v| v.get("method").and_then(Value::as_str) == Some(m.as_str())),
+            Some(Waiting::Method(m)) => {
+                !lock(&self.inbox).iter().any(|v| v.get("method").and_then(Value::as_str) == Some(m.as_str()))
+            }
             Some(Waiting::Answer(key)) => !lock(&self.answers).contains_key(&key),
         }
     }
@@ -259,7 +263,11 @@ impl Mock {
             // client that reacts at once (e.g. closes) cannot outrun the record.
             let output_last = matches!(
                 step,
-                ServerStep::Reply { .. } | ServerStep::Send { .. } | ServerStep::Notify { .. } | ServerStep::Request { .. } | ServerStep::Stderr { .. }
+                ServerStep::Reply { .. }
+                    | ServerStep::Send { .. }
+                    | ServerStep::Notify { .. }
+                    | ServerStep::Request { .. }
+                    | ServerStep::Stderr { .. }
             );
             if output_last && i + 1 == steps.len() {
                 self.finished.store(true, Ordering::SeqCst);
@@ -271,14 +279,19 @@ impl Mock {
                     let version = protocol_version.clone().unwrap_or_else(|| self.revision.clone());
                     let result = payload::initialize_result(&version, capabilities.as_ref());
                     let id = init.get("id").cloned().unwrap_or(Value::Null);
-                    self.write(&payload::reply_line(id, Some(&result), None, None, LineEnd::Lf), "reply initialize").await;
+                    self.write(&payload::reply_line(id, Some(&result), None, None, LineEnd::Lf), "reply initialize")
+                        .await;
                     self.expect("notifications/initialized").await;
                 }
                 ServerStep::Expect { method, label } => {
                     let message = self.expect(method).await;
                     if let Some(id) = message.get("id") {
                         if let Some(l) = label {
-                            self.recorder.record(&WireEvent::Labelled { label: l.clone(), id: id.clone(), method: method.clone() });
+                            self.recorder.record(&WireEvent::Labelled {
+                                label: l.clone(),
+                                id: id.clone(),
+                                method: method.clone(),
+                            });
                             requests.insert(l.clone(), message.clone());
                         }
                         latest = Some(message);
@@ -290,7 +303,13 @@ impl Mock {
                         None => latest.clone(),
                     };
                     let id = target.as_ref().and_then(|m| m.get("id")).cloned().unwrap_or(Value::Null);
-                    let bytes = payload::reply_line(payload::reply_id(&id, *wrong_id), result.as_ref(), error.as_ref(), *pad_to, *line_end);
+                    let bytes = payload::reply_line(
+                        payload::reply_id(&id, *wrong_id),
+                        result.as_ref(),
+                        error.as_ref(),
+                        *pad_to,
+                        *line_end,
+                    );
                     self.write_split(&bytes, chunks, *chunk_delay_ms, "reply").await;
                 }
                 ServerStep::Send { chunks, chunk_delay_ms, .. } => {
@@ -307,7 +326,11 @@ impl Mock {
                 ServerStep::Request { method, params, label } => {
                     let id = json!(format!("srv-{}", server_ids.len() + 1));
                     server_ids.insert(label.clone(), id.clone());
-                    self.recorder.record(&WireEvent::Labelled { label: label.clone(), id: id.clone(), method: method.clone() });
+                    self.recorder.record(&WireEvent::Labelled {
+                        label: label.clone(),
+                        id: id.clone(),
+                        method: method.clone(),
+                    });
                     let mut m = json!({"jsonrpc": "2.0", "id": id, "method": method});
                     if let Some(p) = params {
                         m["params"] = p.clone();
@@ -332,7 +355,8 @@ impl Mock {
                         (None, Some(g)) => payload::generated(g).unwrap_or_default(),
                         (None, None) => Vec::new(),
                     };
-                    self.recorder.record(&WireEvent::Stderr { t_us: self.recorder.now_us(), bytes: Recorded::of(&bytes) });
+                    self.recorder
+                        .record(&WireEvent::Stderr { t_us: self.recorder.now_us(), bytes: Recorded::of(&bytes) });
                     let mut err = tokio::io::stderr();
                     let _ = err.write_all(&bytes).await;
                     let _ = err.flush().await;
@@ -457,8 +481,4 @@ async fn watch_signals(mock: Arc<Mock>) {
             mock.exit(128 + number, name);
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }

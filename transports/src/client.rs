@@ -4,9 +4,9 @@
 
 use crate::config::{TransportConfig, TransportKind};
 use crate::error::TransportError;
-use crate::message::RpcError;
 use crate::http::{AuthRefresh, HttpTransport};
 use crate::legacy_sse::LegacySseTransport;
+use crate::message::RpcError;
 use crate::stdio::StdioTransport;
 use crate::transport::{Handlers, RequestHandler, RequestOptions, Transport};
 use serde_json::{Value, json};
@@ -290,7 +290,12 @@ for line in sys.stdin:
     #[tokio::test]
     async fn http_kinds_report_a_connect_failure_not_a_panic() {
         for kind in [TransportKind::Http, TransportKind::Sse] {
-            let config = TransportConfig { kind, url: "http://127.0.0.1:1/mcp".into(), timeout_ms: Some(500), ..TransportConfig::default() };
+            let config = TransportConfig {
+                kind,
+                url: "http://127.0.0.1:1/mcp".into(),
+                timeout_ms: Some(500),
+                ..TransportConfig::default()
+            };
             // Streamable HTTP connects lazily (its first POST is initialize); legacy SSE
             // opens its GET stream at once. Either way nobody listens on port 1.
             let failed = match create_transport(&config, Handlers::default()).await {

@@ -188,7 +188,11 @@ impl TransportError {
     pub fn is_retryable(&self) -> bool {
         matches!(
             self.kind(),
-            ErrorKind::NotConnected | ErrorKind::Closed | ErrorKind::Io | ErrorKind::SessionExpired | ErrorKind::NoResponse
+            ErrorKind::NotConnected
+                | ErrorKind::Closed
+                | ErrorKind::Io
+                | ErrorKind::SessionExpired
+                | ErrorKind::NoResponse
         ) || matches!(self, TransportError::Http { status, .. } if *status >= 500)
     }
 

@@ -17,7 +17,7 @@
 use crate::config::TransportConfig;
 use crate::error::TransportError;
 use crate::message::{self, Inbound, RequestId};
-use crate::pending::{self, Correlator, GaveUp, Routed};
+use crate::pending::{self, Correlator, GaveUp, Routed, lock};
 use crate::sse::{SseEvent, SseItem, SseParser};
 use crate::transport::{Diagnostics, Handlers, RequestOptions, Transport};
 use bytes::Bytes;
@@ -266,7 +266,8 @@ pub(crate) async fn await_exchange<I: Exchanges>(
         let (forget_inner, forget_id) = (inner.clone(), id.clone());
         let (cancel_inner, cancel_id) = (inner.clone(), id.clone());
         let cancel: Option<BoxFuture<'static, ()>> = (!is_init).then(|| {
-            Box::pin(async move { cancel_inner.cancel_on_server(&cancel_id, "request abandoned by the caller").await }) as _
+            Box::pin(async move { cancel_inner.cancel_on_server(&cancel_id, "request abandoned by the caller").await })
+                as _
         });
         AbandonGuard::new(task.clone(), move || forget_inner.correlator().forget(&forget_id, true), cancel)
     };
@@ -1044,11 +1045,6 @@ pub(crate) async fn read_capped(mut resp: Response, limit: usize) -> Result<Vec<
             Err(e) => return Err(BodyError::Failed(e.without_url().to_string())),
         }
     }
-}
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A poisoned lock holds plain data that is still usable; keep going rather than panic.
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A hand-written HTTP/1.1 responder for tests: every request arrives on a channel with

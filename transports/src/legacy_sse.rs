@@ -8,8 +8,8 @@
 use crate::config::TransportConfig;
 use crate::error::TransportError;
 use crate::http::{
-    AuthHeaders, AuthRefresh, CLEANUP_BOUND, Exchanges, await_exchange, build_client, event_message, mime,
-    parse_url, send_with_auth, status_error, with_timeout,
+    AuthHeaders, AuthRefresh, CLEANUP_BOUND, Exchanges, await_exchange, build_client, event_message, mime, parse_url,
+    send_with_auth, status_error, with_timeout,
 };
 use crate::message::{self, RequestId};
 use crate::pending::{Correlator, Routed};

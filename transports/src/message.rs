@@ -171,7 +171,10 @@ mod tests {
     fn classifies_every_shape() {
         let c = |v: Value| Inbound::classify(&v);
         assert!(matches!(c(json!({"jsonrpc":"2.0","id":1,"result":{}})), Inbound::Response { .. }));
-        assert!(matches!(c(json!({"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"x"}})), Inbound::ErrorResponse { id: None, .. }));
+        assert!(matches!(
+            c(json!({"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"x"}})),
+            Inbound::ErrorResponse { id: None, .. }
+        ));
         assert!(matches!(c(json!({"jsonrpc":"2.0","id":7,"method":"ping"})), Inbound::Request { .. }));
         assert!(matches!(c(json!({"jsonrpc":"2.0","method":"n"})), Inbound::Notification { .. }));
         assert!(matches!(c(json!([1])), Inbound::Invalid(_)));

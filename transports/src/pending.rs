@@ -280,7 +280,7 @@ fn describe_id(id: &RequestId) -> String {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // A poisoned lock only means another thread panicked mid-update of plain data; the data
     // is still usable and the harness must keep reporting rather than cascade the panic.
     m.lock().unwrap_or_else(|e| e.into_inner())

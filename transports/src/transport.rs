@@ -72,7 +72,12 @@ pub struct Diagnostics {
 #[async_trait::async_trait]
 pub trait Transport: Send + Sync {
     /// Sends a request and waits for its response, its timeout or its cancellation.
-    async fn request(&self, method: &str, params: Option<Value>, options: RequestOptions) -> Result<Value, TransportError>;
+    async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: RequestOptions,
+    ) -> Result<Value, TransportError>;
 
     /// Sends a notification. A write failure is returned, never swallowed.
     async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), TransportError>;

@@ -12,27 +12,26 @@ const SCENARIO: &str = "name: tiny\nsummary: s\ntransport: stdio\nrevision: 2025
 
 #[test]
 fn missing_path_is_one_line_and_exit_2() {
-    harness()
-        .args(["run", "no/such/scenarios"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("no such file or directory: no/such/scenarios").and(predicate::function(|s: &str| s.lines().count() == 1)));
+    harness().args(["run", "no/such/scenarios"]).assert().code(2).stderr(
+        predicate::str::contains("no such file or directory: no/such/scenarios")
+            .and(predicate::function(|s: &str| s.lines().count() == 1)),
+    );
 }
 
 #[test]
 fn unknown_target_is_one_line_and_exit_2() {
-    harness()
-        .args(["run", "--target", "bundeld", "."])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("unknown target \"bundeld\"").and(predicate::function(|s: &str| s.lines().count() == 1)));
+    harness().args(["run", "--target", "bundeld", "."]).assert().code(2).stderr(
+        predicate::str::contains("unknown target \"bundeld\"")
+            .and(predicate::function(|s: &str| s.lines().count() == 1)),
+    );
 }
 
 #[test]
 fn misspelt_field_names_file_line_column_and_field() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("bad.yaml");
-    std::fs::write(&path, SCENARIO.replace("    method: tools/list\nserver", "    methd: tools/list\nserver")).expect("write");
+    std::fs::write(&path, SCENARIO.replace("    method: tools/list\nserver", "    methd: tools/list\nserver"))
+        .expect("write");
     let expected = format!("{}:7:5: unknown field `methd`", path.display());
     harness().args(["run", path.to_str().expect("utf8")]).assert().code(2).stderr(predicate::str::contains(expected));
 }
@@ -64,7 +63,8 @@ fn one_changed_snapshot_byte_fails_the_run() {
 
 #[test]
 fn committed_schema_is_current() {
-    let committed = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios/schema.json")).unwrap_or_default();
+    let committed =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios/schema.json")).unwrap_or_default();
     assert!(
         committed == mcp_mock::schema::schema_json(),
         "scenarios/schema.json is stale: run `make schema` (cargo run -p mcp-harness -- schema > scenarios/schema.json)"

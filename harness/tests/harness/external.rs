@@ -4,10 +4,10 @@
 //! as such; an unsupported op skips the run. No test sleeps: each waits on the run itself,
 //! whose own deadline bounds it.
 
+use mcp_harness::Target;
 use mcp_harness::external;
 use mcp_harness::outcome::StepStatus;
 use mcp_harness::runner::{self, RunConfig, RunResult, Status};
-use mcp_harness::Target;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -80,7 +80,8 @@ async fn hanging_client_with_grandchild_holding_stdout_is_a_timeout_and_leaves_n
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn flooding_client_is_cut_off_and_reported() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (result, took) = run_fake(dir.path(), "flood.sh", "echo '{\"step\":1,\"ok\":true}'\nexec yes 'flood flood flood'").await;
+    let (result, took) =
+        run_fake(dir.path(), "flood.sh", "echo '{\"step\":1,\"ok\":true}'\nexec yes 'flood flood flood'").await;
     assert!(took < bound(), "took {took:?}");
     assert_eq!(result.status, Status::Failed);
     let client = result.client.as_ref().expect("process report");
@@ -100,7 +101,11 @@ async fn signal_deaths_are_reported_by_name() {
         let want = format!("client killed by SIG{signal}");
         assert!(result.failures.iter().any(|f| f.message.contains(&want)), "{signal}: {:?}", result.failures);
         assert!(result.transcript.contains(&want), "{}", result.transcript);
-        assert!(result.steps[1].error.as_deref().unwrap_or("").contains("before reporting this step"), "{:?}", result.steps[1]);
+        assert!(
+            result.steps[1].error.as_deref().unwrap_or("").contains("before reporting this step"),
+            "{:?}",
+            result.steps[1]
+        );
     }
 }
 
@@ -109,9 +114,18 @@ async fn nonzero_exit_fails_and_unsupported_skips() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (result, _) = run_fake(dir.path(), "exit3.sh", "echo 'driver broke' >&2\nexit 3").await;
     assert_eq!(result.status, Status::Failed);
-    assert!(result.failures.iter().any(|f| f.message.contains("client exited 3") && f.message.contains("driver broke")), "{:?}", result.failures);
+    assert!(
+        result.failures.iter().any(|f| f.message.contains("client exited 3") && f.message.contains("driver broke")),
+        "{:?}",
+        result.failures
+    );
 
-    let (result, _) = run_fake(dir.path(), "unsupported.sh", "echo 'not a contract line'\necho '{\"step\":1,\"unsupported\":\"no such thing in this SDK\"}'").await;
+    let (result, _) = run_fake(
+        dir.path(),
+        "unsupported.sh",
+        "echo 'not a contract line'\necho '{\"step\":1,\"unsupported\":\"no such thing in this SDK\"}'",
+    )
+    .await;
     assert_eq!(result.status, Status::Skipped, "{result:?}");
     assert!(result.reason.as_deref().unwrap_or("").contains("no such thing in this SDK"), "{:?}", result.reason);
     assert_eq!(result.client.as_ref().expect("report").other_stdout, vec!["not a contract line".to_string()]);

@@ -1,8 +1,8 @@
 //! Process hygiene: a server that ignores SIGTERM and never exits still finishes within its
 //! deadline + 1 s, and no process is left behind.
 
-use mcp_harness::runner::{self, RunConfig, Status};
 use mcp_harness::Target;
+use mcp_harness::runner::{self, RunConfig, Status};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -14,7 +14,11 @@ fn processes_mentioning(needle: &str) -> Vec<String> {
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
         if String::from_utf8_lossy(&cmdline).contains(needle) {
-            found.push(format!("{} {}", entry.file_name().to_string_lossy(), String::from_utf8_lossy(&cmdline).replace('\0', " ")));
+            found.push(format!(
+                "{} {}",
+                entry.file_name().to_string_lossy(),
+                String::from_utf8_lossy(&cmdline).replace('\0', " ")
+            ));
         }
     }
     found

@@ -30,7 +30,14 @@ async fn scenario(#[files("../scenarios/**/*.yaml")] path: PathBuf) {
             continue;
         }
         let failures: Vec<String> = result.failures.iter().map(|f| format!("{}: {}", f.check, f.message)).collect();
-        assert!(failures.is_empty(), "{} [{}] failed:\n{}\n\ntranscript:\n{}", path.display(), job.transport.as_str(), failures.join("\n"), result.transcript);
+        assert!(
+            failures.is_empty(),
+            "{} [{}] failed:\n{}\n\ntranscript:\n{}",
+            path.display(),
+            job.transport.as_str(),
+            failures.join("\n"),
+            result.transcript
+        );
         let name = snapshot::name_for(&job.path, &job.scenario, job.transport, &config.target);
         let mut settings = insta::Settings::clone_current();
         settings.set_snapshot_path(std::path::absolute(path.parent().expect("scenario dir")).expect("absolute"));

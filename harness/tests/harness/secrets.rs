@@ -23,7 +23,8 @@ fn scenario_tokens(scenarios: &Path) -> Vec<String> {
     for file in files.iter().filter(|f| f.extension().is_some_and(|e| e == "yaml")) {
         let text = std::fs::read_to_string(file).unwrap_or_default();
         let mut take = |rest: &str| {
-            let token: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || "._~+/=-".contains(*c)).collect();
+            let token: String =
+                rest.chars().take_while(|c| c.is_ascii_alphanumeric() || "._~+/=-".contains(*c)).collect();
             if token.len() >= 4 && !tokens.contains(&token) {
                 tokens.push(token);
             }

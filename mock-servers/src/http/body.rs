@@ -10,7 +10,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, ready};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 
 /// What the script sends down a stream.
 pub enum Piece {
@@ -23,8 +23,12 @@ pub enum Piece {
 /// Shared between a stream's body and the script's handle: whether the script ended it, and
 /// what to record when the body goes away first (the client left).
 pub struct StreamWatch {
-    /// Set once the stream's end is recorded.
+    /// Set once the stream's end is claimed (by the script, the client leaving, or the stop).
     pub ended: AtomicBool,
+    /// Set once that end is also recorded, so a stopping mock never flushes its record
+    /// between the claim and the record (which lost "client went away" lines).
+    settled: AtomicBool,
+    settle: Notify,
     /// Records the client going away; called at most once.
     on_gone: Box<dyn Fn() + Send + Sync>,
 }
@@ -32,12 +36,38 @@ pub struct StreamWatch {
 impl StreamWatch {
     /// A watch that calls `on_gone` if the body is dropped before the script ends it.
     pub fn new(on_gone: impl Fn() + Send + Sync + 'static) -> Arc<Self> {
-        Arc::new(StreamWatch { ended: AtomicBool::new(false), on_gone: Box::new(on_gone) })
+        Arc::new(StreamWatch {
+            ended: AtomicBool::new(false),
+            settled: AtomicBool::new(false),
+            settle: Notify::new(),
+            on_gone: Box::new(on_gone),
+        })
     }
 
-    /// Marks the stream ended by the script; false when it had already ended.
+    /// Marks the stream ended by the script (which records it); false when it had already
+    /// ended.
     pub fn end(&self) -> bool {
-        !self.ended.swap(true, Ordering::SeqCst)
+        let first = !self.ended.swap(true, Ordering::SeqCst);
+        if first {
+            self.mark_settled();
+        }
+        first
+    }
+
+    fn mark_settled(&self) {
+        self.settled.store(true, Ordering::SeqCst);
+        self.settle.notify_waiters();
+    }
+
+    /// Waits until the stream's end has been claimed and recorded.
+    pub async fn settled(&self) {
+        loop {
+            let notified = self.settle.notified();
+            if self.settled.load(Ordering::SeqCst) {
+                return;
+            }
+            notified.await;
+        }
     }
 }
 
@@ -99,6 +129,7 @@ impl Drop for StreamBody {
     fn drop(&mut self) {
         if !self.watch.ended.swap(true, Ordering::SeqCst) {
             (self.watch.on_gone)();
+            self.watch.mark_settled();
         }
     }
 }

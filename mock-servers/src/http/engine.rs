@@ -78,18 +78,25 @@ impl Run {
     /// next step (`respond` / `raw_response`) answers it.
     async fn consume(&mut self, key: &str, label: Option<String>, next: Option<&ServerStep>) -> usize {
         let mut inbound = self.conn.next(key).await;
-        let is_request = inbound.message.get("id").is_some_and(|id| !id.is_null()) && inbound.message.get("method").is_some();
+        let is_request =
+            inbound.message.get("id").is_some_and(|id| !id.is_null()) && inbound.message.get("method").is_some();
         let answered_next = match next {
-            Some(ServerStep::Respond { to, .. }) | Some(ServerStep::RawResponse { to, .. }) => to.is_none() || *to == label,
+            Some(ServerStep::Respond { to, .. }) | Some(ServerStep::RawResponse { to, .. }) => {
+                to.is_none() || *to == label
+            }
             _ => false,
         };
         let http_message = key != GET && key != DELETE;
-        if http_message && (self.legacy() || !is_request) && !answered_next
-            && let Some(tx) = inbound.reply.take() {
-                let _ = tx.send(self.shared.respond(self.n(), inbound.exchange, 202, &[], Bytes::new(), "accepted"));
-            }
+        if http_message
+            && (self.legacy() || !is_request)
+            && !answered_next
+            && let Some(tx) = inbound.reply.take()
+        {
+            let _ = tx.send(self.shared.respond(self.n(), inbound.exchange, 202, &[], Bytes::new(), "accepted"));
+        }
         if let (Some(l), Some(id)) = (&label, inbound.message.get("id")) {
-            self.shared.record(self.n(), &WireEvent::Labelled { label: l.clone(), id: id.clone(), method: key.to_string() });
+            self.shared
+                .record(self.n(), &WireEvent::Labelled { label: l.clone(), id: id.clone(), method: key.to_string() });
         }
         self.held.push(Held { label, inbound, stream: None, keep_open: false });
         self.held.len() - 1
@@ -158,7 +165,10 @@ impl Run {
                 let version = protocol_version.clone().unwrap_or_else(|| self.shared.revision.as_str().to_string());
                 let result = payload::initialize_result(&version, capabilities.as_ref());
                 let id = self.held[i].inbound.message.get("id").cloned().unwrap_or(Value::Null);
-                let stateful = matches!(self.shared.revision, Revision::R2025_03_26 | Revision::R2025_06_18 | Revision::R2025_11_25);
+                let stateful = matches!(
+                    self.shared.revision,
+                    Revision::R2025_03_26 | Revision::R2025_06_18 | Revision::R2025_11_25
+                );
                 let mut extra = Vec::new();
                 if *session && stateful && !self.legacy() {
                     let sid = session_id.clone().unwrap_or_else(fresh_session_id);
@@ -176,7 +186,13 @@ impl Run {
                     return self.shared.note(n, "reply: no expected request to answer; nothing sent");
                 };
                 let id = self.held[i].inbound.message.get("id").cloned().unwrap_or(Value::Null);
-                let line = payload::reply_line(payload::reply_id(&id, *wrong_id), result.as_ref(), error.as_ref(), *pad_to, LineEnd::Lf);
+                let line = payload::reply_line(
+                    payload::reply_id(&id, *wrong_id),
+                    result.as_ref(),
+                    error.as_ref(),
+                    *pad_to,
+                    LineEnd::Lf,
+                );
                 let message: Value = serde_json::from_slice(&line).unwrap_or(Value::Null);
                 self.answer(i, &message, &[], "reply");
             }
@@ -198,7 +214,14 @@ impl Run {
                 let held = &mut self.held[i];
                 match held.inbound.reply.take() {
                     Some(tx) => {
-                        let _ = tx.send(self.shared.respond(n, held.inbound.exchange, *status, &hs, Bytes::from(body), "respond"));
+                        let _ = tx.send(self.shared.respond(
+                            n,
+                            held.inbound.exchange,
+                            *status,
+                            &hs,
+                            Bytes::from(body),
+                            "respond",
+                        ));
                     }
                     None => self.shared.note(n, "respond: that request was already answered; nothing sent"),
                 }
@@ -223,13 +246,22 @@ impl Run {
                     return self.shared.note(n, "raw_response: that request was already answered; nothing sent");
                 };
                 let exchange = held.inbound.exchange;
-                self.shared.record(n, &WireEvent::StreamWrite { t_us: self.shared.journal.now_us(), exchange, bytes: Recorded::of(&bytes), why: "raw_response".into() });
+                self.shared.record(
+                    n,
+                    &WireEvent::StreamWrite {
+                        t_us: self.shared.journal.now_us(),
+                        exchange,
+                        bytes: Recorded::of(&bytes),
+                        why: "raw_response".into(),
+                    },
+                );
                 let how = match then {
                     SocketEnd::Close => "raw: close",
                     SocketEnd::Reset => "raw: reset",
                     SocketEnd::Stall => "raw: stall",
                 };
-                self.shared.record(n, &WireEvent::StreamEnd { t_us: self.shared.journal.now_us(), exchange, how: how.into() });
+                self.shared
+                    .record(n, &WireEvent::StreamEnd { t_us: self.shared.journal.now_us(), exchange, how: how.into() });
                 held.inbound.socket.arm(RawPlan { pieces, delay: Duration::from_millis(*chunk_delay_ms), then: *then });
                 // Hyper writes this placeholder; the socket wrapper swallows it.
                 let _ = tx.send(http::Response::new(super::body::MockBody::empty()));
@@ -239,15 +271,26 @@ impl Run {
                     return self.shared.note(n, "open_stream: no expected request to answer; nothing sent");
                 };
                 let name = label.clone().or_else(|| self.held[i].label.clone()).unwrap_or_else(|| "post".into());
-                let mut hs = vec![("content-type".to_string(), content_type.clone().unwrap_or_else(|| "text/event-stream".into()))];
+                let mut hs = vec![(
+                    "content-type".to_string(),
+                    content_type.clone().unwrap_or_else(|| "text/event-stream".into()),
+                )];
                 hs.push(("cache-control".into(), "no-cache".into()));
                 hs.extend(headers.iter().map(|(k, v)| (k.clone(), self.shared.expand(v, n))));
                 let held = &mut self.held[i];
                 let Some(tx) = held.inbound.reply.take() else {
                     return self.shared.note(n, "open_stream: that request was already answered; nothing sent");
                 };
-                let (response, handle) =
-                    self.shared.open_stream(n, held.inbound.exchange, held.inbound.socket.clone(), *status, &hs, name.clone(), false, "open_stream");
+                let (response, handle) = self.shared.open_stream(
+                    n,
+                    held.inbound.exchange,
+                    held.inbound.socket.clone(),
+                    *status,
+                    &hs,
+                    name.clone(),
+                    false,
+                    "open_stream",
+                );
                 held.stream = Some(name);
                 held.keep_open = *keep_open;
                 let _ = tx.send(response);
@@ -303,7 +346,8 @@ impl Run {
             ServerStep::Request { method, params, label } => {
                 let id = json!(format!("srv-{}", self.server_ids.len() + 1));
                 self.server_ids.insert(label.clone(), id.clone());
-                self.shared.record(n, &WireEvent::Labelled { label: label.clone(), id: id.clone(), method: method.clone() });
+                self.shared
+                    .record(n, &WireEvent::Labelled { label: label.clone(), id: id.clone(), method: method.clone() });
                 let mut m = json!({"jsonrpc": "2.0", "id": id, "method": method});
                 if let Some(p) = params {
                     m["params"] = p.clone();
@@ -331,14 +375,26 @@ impl Run {
                 let exchange = held.inbound.exchange;
                 if (200..300).contains(status) && is_sse && !close {
                     let name = label.clone().unwrap_or_else(|| "get".into());
-                    let (response, handle) = self.shared.open_stream(n, exchange, held.inbound.socket.clone(), *status, &hs, name, true, "expect_get");
+                    let (response, handle) = self.shared.open_stream(
+                        n,
+                        exchange,
+                        held.inbound.socket.clone(),
+                        *status,
+                        &hs,
+                        name,
+                        true,
+                        "expect_get",
+                    );
                     let _ = tx.send(response);
                     self.add_stream(handle);
                 } else {
                     let body = text.as_deref().map(|t| self.shared.expand(t, n)).unwrap_or_default();
                     let _ = tx.send(self.shared.respond(n, exchange, *status, &hs, Bytes::from(body), "expect_get"));
                     if *close && is_sse {
-                        self.shared.record(n, &WireEvent::StreamEnd { t_us: self.shared.journal.now_us(), exchange, how: "clean".into() });
+                        self.shared.record(
+                            n,
+                            &WireEvent::StreamEnd { t_us: self.shared.journal.now_us(), exchange, how: "clean".into() },
+                        );
                     }
                 }
             }
@@ -349,7 +405,14 @@ impl Run {
                 }
                 let held = &mut self.held[i];
                 if let Some(tx) = held.inbound.reply.take() {
-                    let _ = tx.send(self.shared.respond(n, held.inbound.exchange, *status, &[], Bytes::new(), "expect_delete"));
+                    let _ = tx.send(self.shared.respond(
+                        n,
+                        held.inbound.exchange,
+                        *status,
+                        &[],
+                        Bytes::new(),
+                        "expect_delete",
+                    ));
                 }
                 if (200..300).contains(status) {
                     self.shared.expire_session(&self.conn);
@@ -380,7 +443,15 @@ impl Run {
             }
             ServerStep::Delay { ms } => tokio::time::sleep(Duration::from_millis(*ms)).await,
             ServerStep::Exit { code, signal } => {
-                self.shared.record(n, &WireEvent::Exit { t_us: self.shared.journal.now_us(), code: *code, signal: signal.clone(), why: "script".into() });
+                self.shared.record(
+                    n,
+                    &WireEvent::Exit {
+                        t_us: self.shared.journal.now_us(),
+                        code: *code,
+                        signal: signal.clone(),
+                        why: "script".into(),
+                    },
+                );
                 self.shared.journal.flush(Duration::from_secs(2));
                 match signal.as_deref().and_then(crate::signals::by_name) {
                     Some(sig) => {
@@ -391,7 +462,11 @@ impl Run {
                 }
             }
             ServerStep::Stall | ServerStep::NewConnection => {}
-            ServerStep::Stderr { .. } | ServerStep::StopReading | ServerStep::IgnoreSigterm | ServerStep::IgnoreStdinEof | ServerStep::ExpectEof => {
+            ServerStep::Stderr { .. }
+            | ServerStep::StopReading
+            | ServerStep::IgnoreSigterm
+            | ServerStep::IgnoreStdinEof
+            | ServerStep::ExpectEof => {
                 self.shared.note(n, format!("{}: a stdio-only step; does nothing over HTTP", op_name(step)));
             }
         }
@@ -399,13 +474,24 @@ impl Run {
 }
 
 fn op_name(step: &ServerStep) -> String {
-    serde_json::to_value(step).ok().and_then(|v| v.get("op").and_then(Value::as_str).map(str::to_string)).unwrap_or_default()
+    serde_json::to_value(step)
+        .ok()
+        .and_then(|v| v.get("op").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_default()
 }
 
 /// The bytes of a `raw_response` step.
 fn raw_bytes(step: &ServerStep) -> Vec<u8> {
     let ServerStep::RawResponse { text, hex, base64, .. } = step else { return Vec::new() };
-    let as_send = ServerStep::Send { text: text.clone(), hex: hex.clone(), base64: base64.clone(), json: None, generate: None, chunks: Vec::new(), chunk_delay_ms: 0 };
+    let as_send = ServerStep::Send {
+        text: text.clone(),
+        hex: hex.clone(),
+        base64: base64.clone(),
+        json: None,
+        generate: None,
+        chunks: Vec::new(),
+        chunk_delay_ms: 0,
+    };
     payload::send_bytes(&as_send).unwrap_or_default()
 }
 

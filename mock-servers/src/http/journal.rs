@@ -118,9 +118,10 @@ fn handle(dir: &Path, files: &mut Files, msg: Msg, flush_all: &dyn Fn(&mut Files
         Msg::Line(n, line) => {
             let w = files.entry(n).or_insert_with(|| open(dir, n));
             if let Some(w) = w
-                && let Err(e) = w.write_all(&line) {
-                    tracing::error!(error = %e, connection = n, "cannot write the record file");
-                }
+                && let Err(e) = w.write_all(&line)
+            {
+                tracing::error!(error = %e, connection = n, "cannot write the record file");
+            }
         }
         Msg::Flush(ack) => {
             flush_all(files);

@@ -68,11 +68,18 @@ impl Flavour {
 
 /// Binds 127.0.0.1:`port` (0 = any free port), prints the `listening` line and serves the
 /// scenario until stopped. Returns only on a bind error.
-pub async fn serve(scenario: &Scenario, run_dir: &Path, flavour: Flavour, port: u16, deadline: Duration) -> Result<(), MockError> {
+pub async fn serve(
+    scenario: &Scenario,
+    run_dir: &Path,
+    flavour: Flavour,
+    port: u16,
+    deadline: Duration,
+) -> Result<(), MockError> {
     let addr = format!("127.0.0.1:{port}");
     let listener = TcpListener::bind(&addr).await.map_err(|source| MockError::Bind { addr: addr.clone(), source })?;
     let port = listener.local_addr().map_err(|e| MockError::io("reading the bound address", e))?.port();
-    let parts: Vec<Vec<ServerStep>> = scenario.server.split(|s| matches!(s, ServerStep::NewConnection)).map(<[ServerStep]>::to_vec).collect();
+    let parts: Vec<Vec<ServerStep>> =
+        scenario.server.split(|s| matches!(s, ServerStep::NewConnection)).map(<[ServerStep]>::to_vec).collect();
     let shared = Arc::new(Shared::new(Journal::start(run_dir), flavour, scenario.revision, port, parts));
     shared.start_next();
     // Signal handlers go in before the `listening` line: whoever reads it may stop us at once.
@@ -80,16 +87,25 @@ pub async fn serve(scenario: &Scenario, run_dir: &Path, flavour: Flavour, port: 
 
     {
         let mut out = std::io::stdout().lock();
-        writeln!(out, "listening http://127.0.0.1:{port}{}", flavour.path()).map_err(|e| MockError::io("writing the listening line", e))?;
+        writeln!(out, "listening http://127.0.0.1:{port}{}", flavour.path())
+            .map_err(|e| MockError::io("writing the listening line", e))?;
         out.flush().map_err(|e| MockError::io("writing the listening line", e))?;
     }
     tokio::spawn(server::accept_loop(listener, shared.clone()));
     stop_on_signal_or_deadline(shared, signals, deadline).await
 }
 
-type Signals = (std::io::Result<tokio::signal::unix::Signal>, std::io::Result<tokio::signal::unix::Signal>, std::io::Result<tokio::signal::unix::Signal>);
+type Signals = (
+    std::io::Result<tokio::signal::unix::Signal>,
+    std::io::Result<tokio::signal::unix::Signal>,
+    std::io::Result<tokio::signal::unix::Signal>,
+);
 
-async fn stop_on_signal_or_deadline(shared: Arc<Shared>, signals: Signals, deadline: Duration) -> Result<(), MockError> {
+async fn stop_on_signal_or_deadline(
+    shared: Arc<Shared>,
+    signals: Signals,
+    deadline: Duration,
+) -> Result<(), MockError> {
     let (Ok(mut term), Ok(mut int), Ok(mut hup)) = signals else {
         tokio::time::sleep(deadline).await;
         stop(&shared, 124, Some("deadline")).await;
@@ -110,7 +126,10 @@ async fn stop(shared: &Shared, code: i32, why: Option<&str>) -> ! {
     shared.record_open_streams();
     if let Some(why) = why {
         for c in shared.conns() {
-            shared.record(c.index, &WireEvent::Exit { t_us: shared.journal.now_us(), code: Some(code), signal: None, why: why.into() });
+            shared.record(
+                c.index,
+                &WireEvent::Exit { t_us: shared.journal.now_us(), code: Some(code), signal: None, why: why.into() },
+            );
         }
     }
     shared.journal.flush(Duration::from_secs(2));

@@ -100,7 +100,8 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
 
     let route = match shared.flavour {
         Flavour::StreamableHttp => {
-            let is_init = req.method == Method::POST && req.json.as_ref().and_then(|j| j.get("method")).and_then(Value::as_str) == Some("initialize");
+            let is_init = req.method == Method::POST
+                && req.json.as_ref().and_then(|j| j.get("method")).and_then(Value::as_str) == Some("initialize");
             shared.route_streamable(req.session.as_deref(), is_init)
         }
         Flavour::LegacySse => Route::Conn(route_legacy(&shared, &req)),
@@ -153,7 +154,14 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
             shared.expire_session(&conn);
             shared.respond(n, exchange, 200, &[], Bytes::new(), "unscripted DELETE")
         }
-        _ => shared.respond(n, exchange, 405, &[("allow".into(), "GET, POST, DELETE".into())], Bytes::new(), "method not allowed"),
+        _ => shared.respond(
+            n,
+            exchange,
+            405,
+            &[("allow".into(), "GET, POST, DELETE".into())],
+            Bytes::new(),
+            "method not allowed",
+        ),
     }
 }
 
@@ -167,7 +175,12 @@ fn route_legacy(shared: &Arc<Shared>, req: &Incoming_) -> Arc<Conn> {
     named.and_then(|v| v.parse::<usize>().ok()).and_then(|n| shared.conn(n)).unwrap_or_else(|| shared.latest())
 }
 
-async fn post(shared: &Arc<Shared>, conn: &Arc<Conn>, socket: Arc<SocketControl>, req: Incoming_) -> Response<MockBody> {
+async fn post(
+    shared: &Arc<Shared>,
+    conn: &Arc<Conn>,
+    socket: Arc<SocketControl>,
+    req: Incoming_,
+) -> Response<MockBody> {
     let (n, exchange) = (conn.index, req.exchange);
     let Some(message) = req.json else {
         let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error: the body is not JSON"}});
@@ -252,7 +265,13 @@ fn rule_body(shared: &Shared, method: &str, id: &Value) -> Option<Bytes> {
 /// Gives a scripted message to the script and waits for the script's answer. If the script
 /// never answers (it stalled, or expects without replying), the request stays open: that is
 /// what the scenario asked for.
-async fn hand_over(conn: &Arc<Conn>, key: &str, message: Value, exchange: u64, socket: Arc<SocketControl>) -> Response<MockBody> {
+async fn hand_over(
+    conn: &Arc<Conn>,
+    key: &str,
+    message: Value,
+    exchange: u64,
+    socket: Arc<SocketControl>,
+) -> Response<MockBody> {
     let (tx, rx) = oneshot::channel();
     conn.deliver(Inbound { key: key.to_string(), message, exchange, socket, reply: Some(tx) });
     match rx.await {

@@ -130,9 +130,10 @@ impl Conn {
             {
                 let mut inbox = lock(&self.inbox);
                 if let Some(pos) = inbox.iter().position(|m| m.key == key)
-                    && let Some(m) = inbox.remove(pos) {
-                        return m;
-                    }
+                    && let Some(m) = inbox.remove(pos)
+                {
+                    return m;
+                }
             }
             notified.await;
         }
@@ -203,8 +204,6 @@ pub struct Shared {
     tokens: Mutex<HashMap<String, usize>>,
     exchanges: AtomicU64,
     open_streams: Mutex<Vec<(usize, u64, Weak<StreamWatch>)>>,
-    /// Woken whenever a client leaves a stream.
-    stream_gone: Arc<Notify>,
 }
 
 impl Shared {
@@ -224,7 +223,6 @@ impl Shared {
             tokens: Mutex::new(HashMap::new()),
             exchanges: AtomicU64::new(0),
             open_streams: Mutex::new(Vec::new()),
-            stream_gone: Arc::new(Notify::new()),
         }
     }
 
@@ -250,7 +248,9 @@ impl Shared {
 
     /// Expands `{origin}`, `{port}` and `{connection}` in scripted text.
     pub fn expand(&self, text: &str, connection: usize) -> String {
-        text.replace("{origin}", &self.origin()).replace("{port}", &self.port.to_string()).replace("{connection}", &connection.to_string())
+        text.replace("{origin}", &self.origin())
+            .replace("{port}", &self.port.to_string())
+            .replace("{connection}", &connection.to_string())
     }
 
     /// Starts the next connection and its script; `None` when the script has no more parts.
@@ -305,8 +305,15 @@ impl Shared {
             let found = lock(&self.sessions).get(id).map(|s| (s.connection, s.live));
             return match found {
                 Some((n, true)) => Route::Conn(self.conn(n).unwrap_or_else(|| self.latest())),
-                Some((n, false)) => Route::Refuse(self.conn(n).unwrap_or_else(|| self.latest()), 404, "session expired", "Session not found"),
-                None if self.sessions_issued.load(Ordering::SeqCst) => Route::Refuse(self.latest(), 404, "unknown session", "Session not found"),
+                Some((n, false)) => Route::Refuse(
+                    self.conn(n).unwrap_or_else(|| self.latest()),
+                    404,
+                    "session expired",
+                    "Session not found",
+                ),
+                None if self.sessions_issued.load(Ordering::SeqCst) => {
+                    Route::Refuse(self.latest(), 404, "unknown session", "Session not found")
+                }
                 None => Route::Conn(if is_initialize { self.conn_for_new("initialize") } else { self.latest() }),
             };
         }
@@ -330,9 +337,10 @@ impl Shared {
     /// Expires connection `conn`'s session: later requests carrying it get 404.
     pub fn expire_session(&self, conn: &Conn) {
         if let Some(id) = lock(&conn.session).as_ref()
-            && let Some(s) = lock(&self.sessions).get_mut(id) {
-                s.live = false;
-            }
+            && let Some(s) = lock(&self.sessions).get_mut(id)
+        {
+            s.live = false;
+        }
     }
 
     /// Adds a `reply_always` rule: `{"result": …}` or `{"error": …}`. The answer is kept
@@ -387,7 +395,15 @@ impl Shared {
     }
 
     /// Builds a complete response and records it.
-    pub fn respond(&self, conn: usize, exchange: u64, status: u16, headers: &[(String, String)], body: Bytes, why: &str) -> Response<MockBody> {
+    pub fn respond(
+        &self,
+        conn: usize,
+        exchange: u64,
+        status: u16,
+        headers: &[(String, String)],
+        body: Bytes,
+        why: &str,
+    ) -> Response<MockBody> {
         let (response, recorded) = self.head(conn, status, headers);
         self.record(
             conn,
@@ -405,7 +421,15 @@ impl Shared {
     }
 
     /// A `200 application/json` response with a JSON-RPC message, recorded.
-    pub fn respond_json(&self, conn: usize, exchange: u64, status: u16, message: &Value, extra: &[(String, String)], why: &str) -> Response<MockBody> {
+    pub fn respond_json(
+        &self,
+        conn: usize,
+        exchange: u64,
+        status: u16,
+        message: &Value,
+        extra: &[(String, String)],
+        why: &str,
+    ) -> Response<MockBody> {
         let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
         headers.extend_from_slice(extra);
         let body = serde_json::to_vec(message).unwrap_or_default();
@@ -426,14 +450,26 @@ impl Shared {
         why: &str,
     ) -> (Response<MockBody>, StreamHandle) {
         let (response, recorded) = self.head(conn, status, headers);
-        self.record(conn, &WireEvent::HttpResponse { t_us: self.journal.now_us(), exchange, status, headers: recorded, body: None, json: None, why: why.into() });
+        self.record(
+            conn,
+            &WireEvent::HttpResponse {
+                t_us: self.journal.now_us(),
+                exchange,
+                status,
+                headers: recorded,
+                body: None,
+                json: None,
+                why: why.into(),
+            },
+        );
         let me = Arc::downgrade(self);
-        let gone = self.stream_gone.clone();
         let watch = StreamWatch::new(move || {
             if let Some(me) = me.upgrade() {
-                me.record(conn, &WireEvent::StreamEnd { t_us: me.journal.now_us(), exchange, how: "client went away".into() });
+                me.record(
+                    conn,
+                    &WireEvent::StreamEnd { t_us: me.journal.now_us(), exchange, how: "client went away".into() },
+                );
             }
-            gone.notify_waiters();
         });
         lock(&self.open_streams).push((conn, exchange, Arc::downgrade(&watch)));
         let (tx, body) = StreamBody::channel(socket, watch.clone());
@@ -447,7 +483,15 @@ impl Shared {
             self.note(conn, format!("{why}: stream #{} has ended; nothing written", stream.exchange));
             return;
         }
-        self.record(conn, &WireEvent::StreamWrite { t_us: self.journal.now_us(), exchange: stream.exchange, bytes: Recorded::of(&bytes), why: why.into() });
+        self.record(
+            conn,
+            &WireEvent::StreamWrite {
+                t_us: self.journal.now_us(),
+                exchange: stream.exchange,
+                bytes: Recorded::of(&bytes),
+                why: why.into(),
+            },
+        );
         let _ = stream.tx.send(Piece::Data(Bytes::from(bytes)));
     }
 
@@ -462,9 +506,13 @@ impl Shared {
             StreamEnd::Reset => "reset",
             StreamEnd::Stall => "stall",
         };
-        let ended = if how == StreamEnd::Stall { !stream.watch.ended.load(Ordering::SeqCst) } else { stream.watch.end() };
+        let ended =
+            if how == StreamEnd::Stall { !stream.watch.ended.load(Ordering::SeqCst) } else { stream.watch.end() };
         if ended {
-            self.record(conn, &WireEvent::StreamEnd { t_us: self.journal.now_us(), exchange: stream.exchange, how: name.into() });
+            self.record(
+                conn,
+                &WireEvent::StreamEnd { t_us: self.journal.now_us(), exchange: stream.exchange, how: name.into() },
+            );
             let _ = stream.tx.send(Piece::End(how));
         }
     }
@@ -473,14 +521,11 @@ impl Shared {
     /// just before the mock was told to stop is still seen leaving them, so the record does
     /// not depend on which of the two the kernel delivered first.
     pub async fn streams_settled(&self, grace: std::time::Duration) {
+        let watches: Vec<Arc<StreamWatch>> =
+            lock(&self.open_streams).iter().filter_map(|(_, _, w)| w.upgrade()).collect();
         let _ = tokio::time::timeout(grace, async {
-            loop {
-                let gone = self.stream_gone.notified();
-                let open = lock(&self.open_streams).iter().any(|(_, _, w)| w.upgrade().is_some_and(|w| !w.ended.load(Ordering::SeqCst)));
-                if !open {
-                    return;
-                }
-                gone.await;
+            for w in watches {
+                w.settled().await;
             }
         })
         .await;
@@ -490,14 +535,28 @@ impl Shared {
     pub fn record_open_streams(&self) {
         for (conn, exchange, watch) in lock(&self.open_streams).iter() {
             if let Some(w) = watch.upgrade()
-                && w.end() {
-                    self.record(*conn, &WireEvent::StreamEnd { t_us: self.journal.now_us(), exchange: *exchange, how: "open when the mock stopped".into() });
-                }
+                && w.end()
+            {
+                self.record(
+                    *conn,
+                    &WireEvent::StreamEnd {
+                        t_us: self.journal.now_us(),
+                        exchange: *exchange,
+                        how: "open when the mock stopped".into(),
+                    },
+                );
+            }
         }
     }
 
-    fn head(&self, conn: usize, status: u16, headers: &[(String, String)]) -> (http::response::Builder, BTreeMap<String, String>) {
-        let mut builder = Response::builder().status(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR));
+    fn head(
+        &self,
+        conn: usize,
+        status: u16,
+        headers: &[(String, String)],
+    ) -> (http::response::Builder, BTreeMap<String, String>) {
+        let mut builder =
+            Response::builder().status(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR));
         let mut recorded = BTreeMap::new();
         for (name, value) in headers {
             match (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(value)) {

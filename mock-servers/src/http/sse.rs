@@ -68,7 +68,13 @@ mod tests {
 
     #[test]
     fn multi_line_data_and_line_ends() {
-        let e = SseEvent { event: Some("message"), id: Some("7"), retry: Some(50), data: Some("a\nb"), ..SseEvent::default() };
+        let e = SseEvent {
+            event: Some("message"),
+            id: Some("7"),
+            retry: Some(50),
+            data: Some("a\nb"),
+            ..SseEvent::default()
+        };
         assert_eq!(event(&e, SseLineEnd::Lf), b"event: message\nid: 7\nretry: 50\ndata: a\ndata: b\n\n");
         let c = SseEvent { comment: Some("ping"), ..SseEvent::default() };
         assert_eq!(event(&c, SseLineEnd::Crlf), b": ping\r\n\r\n");

@@ -34,7 +34,11 @@ impl Mock {
             .spawn()
             .expect("spawn mcp-mock");
         let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-        let line = tokio::time::timeout(BOUND, lines.next_line()).await.expect("listening line in time").expect("read").expect("a line");
+        let line = tokio::time::timeout(BOUND, lines.next_line())
+            .await
+            .expect("listening line in time")
+            .expect("read")
+            .expect("a line");
         let url = line.strip_prefix("listening ").expect("listening line").to_string();
         Mock { child, url, dir }
     }
@@ -65,7 +69,8 @@ fn head(revision: &str, transport: &str) -> String {
 }
 
 async fn post(c: &reqwest::Client, url: &str, session: Option<&str>, body: Value) -> reqwest::Response {
-    let mut r = c.post(url).header("content-type", "application/json").header("accept", "application/json, text/event-stream");
+    let mut r =
+        c.post(url).header("content-type", "application/json").header("accept", "application/json, text/event-stream");
     if let Some(s) = session {
         r = r.header("mcp-session-id", s);
     }
@@ -76,7 +81,10 @@ async fn post(c: &reqwest::Client, url: &str, session: Option<&str>, body: Value
 async fn raw_post(addr: &str, body: &str, session: Option<&str>) -> (Vec<u8>, std::io::Result<()>) {
     let mut s = TcpStream::connect(addr).await.expect("connect");
     let session = session.map(|v| format!("mcp-session-id: {v}\r\n")).unwrap_or_default();
-    let req = format!("POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n{session}content-length: {}\r\n\r\n{body}", body.len());
+    let req = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n{session}content-length: {}\r\n\r\n{body}",
+        body.len()
+    );
     s.write_all(req.as_bytes()).await.expect("write");
     let mut got = Vec::new();
     let end = tokio::time::timeout(BOUND, s.read_to_end(&mut got)).await.expect("closed in time").map(|_| ());
@@ -108,11 +116,16 @@ async fn json_reply_sessions_and_defaults() {
     let get = c.get(&mock.url).header("mcp-session-id", &sid).send().await.expect("get");
     assert_eq!(get.status(), 405);
     assert_eq!(c.delete(&mock.url).header("mcp-session-id", &sid).send().await.expect("delete").status(), 200);
-    assert_eq!(post(&c, &mock.url, Some(&sid), json!({"jsonrpc": "2.0", "id": 5, "method": "ping"})).await.status(), 404);
+    assert_eq!(
+        post(&c, &mock.url, Some(&sid), json!({"jsonrpc": "2.0", "id": 5, "method": "ping"})).await.status(),
+        404
+    );
 
     let run = mock.stop().await;
     assert_eq!(run.len(), 1);
-    let sent_session = run[0].iter().any(|e| matches!(e, WireEvent::HttpRequest { headers, .. } if headers.get("mcp-session-id") == Some(&sid)));
+    let sent_session = run[0]
+        .iter()
+        .any(|e| matches!(e, WireEvent::HttpRequest { headers, .. } if headers.get("mcp-session-id") == Some(&sid)));
     assert!(sent_session, "{:?}", run[0]);
     assert!(run[0].iter().any(|e| matches!(e, WireEvent::Script { finished: true, .. })));
 }
@@ -165,10 +178,22 @@ async fn auth_refusal_and_redacted_tokens() {
     let mock = Mock::start("http", &scenario).await;
     let c = reqwest::Client::new();
     let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
-    let r = c.post(&mock.url).header("authorization", "Bearer stale-token-456").body(list.to_string()).send().await.expect("post");
+    let r = c
+        .post(&mock.url)
+        .header("authorization", "Bearer stale-token-456")
+        .body(list.to_string())
+        .send()
+        .await
+        .expect("post");
     assert_eq!(r.status(), 401);
     assert!(r.headers().get("www-authenticate").is_some());
-    let r = c.post(&mock.url).header("authorization", "Bearer fresh-token-123").body(list.to_string()).send().await.expect("post");
+    let r = c
+        .post(&mock.url)
+        .header("authorization", "Bearer fresh-token-123")
+        .body(list.to_string())
+        .send()
+        .await
+        .expect("post");
     assert_eq!(r.status(), 200);
     let (run, text) = mock.stop_raw().await;
     let auths: Vec<&str> = run[0]
@@ -193,7 +218,11 @@ async fn legacy_endpoint_post_and_message_on_the_stream() {
     let mut seen = String::new();
     let mut read_until = async |needle: &str, seen: &mut String| {
         while !seen.contains(needle) {
-            let chunk = tokio::time::timeout(BOUND, stream.chunk()).await.expect("event in time").expect("read").expect("stream open");
+            let chunk = tokio::time::timeout(BOUND, stream.chunk())
+                .await
+                .expect("event in time")
+                .expect("read")
+                .expect("stream open");
             seen.push_str(&String::from_utf8_lossy(&chunk));
         }
     };
@@ -203,10 +232,17 @@ async fn legacy_endpoint_post_and_message_on_the_stream() {
     let r = post(&c, &endpoint, None, json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).await;
     assert_eq!(r.status(), 202);
     read_until("\"result\"", &mut seen).await;
-    assert!(seen.ends_with("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[]}}\n\n"), "{seen}");
+    assert!(
+        seen.ends_with("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[]}}\n\n"),
+        "{seen}"
+    );
     drop(stream);
     let run = mock.stop().await;
-    assert!(run[0].iter().any(|e| matches!(e, WireEvent::StreamEnd { how, .. } if how == "client went away")), "{:?}", run[0]);
+    assert!(
+        run[0].iter().any(|e| matches!(e, WireEvent::StreamEnd { how, .. } if how == "client went away")),
+        "{:?}",
+        run[0]
+    );
 }
 
 #[tokio::test]
@@ -219,7 +255,15 @@ async fn port_in_use_is_a_clear_error() {
     let out = tokio::time::timeout(
         BOUND,
         Command::new(env!("CARGO_BIN_EXE_mcp-mock"))
-            .args(["http", "--scenario", path.to_str().expect("utf8"), "--run-dir", dir.path().to_str().expect("utf8"), "--port", &port])
+            .args([
+                "http",
+                "--scenario",
+                path.to_str().expect("utf8"),
+                "--run-dir",
+                dir.path().to_str().expect("utf8"),
+                "--port",
+                &port,
+            ])
             .output(),
     )
     .await
