@@ -10,8 +10,8 @@
 //! burns down as clients improve); a flaky one never fails the run.
 
 use crate::error::HarnessError;
-use crate::runner::{RunResult, Status};
-use serde::{Deserialize, Serialize};
+use mcp_scenario::results::{RunResult, Status, Verdict};
+use serde::Deserialize;
 use std::path::Path;
 
 /// A client's baseline.
@@ -27,31 +27,6 @@ pub struct Baseline {
     /// Scenarios whose outcome is not stable for this client.
     #[serde(default)]
     pub flaky: Vec<String>,
-}
-
-/// How one run compares with the baseline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// Passed and not listed.
-    Pass,
-    /// Failed and listed under `client:`.
-    ExpectedFailure,
-    /// Failed (or errored) and not listed: a regression.
-    UnexpectedFailure,
-    /// Listed under `client:` but passed: the entry is stale.
-    StaleEntry,
-    /// Listed under `flaky:`; either outcome is accepted.
-    Flaky,
-    /// Skipped for the target.
-    Skipped,
-}
-
-impl Verdict {
-    /// Whether this verdict fails the run.
-    pub fn fails(self) -> bool {
-        matches!(self, Verdict::UnexpectedFailure | Verdict::StaleEntry)
-    }
 }
 
 impl Baseline {

@@ -1,7 +1,8 @@
 //! The bundled target: drives the project's own transports in-process through a client plan.
 
-use crate::outcome::{ClientOutcome, StepOutcome, StepStatus, lock};
-use mcp_mock::scenario::{ClientStep, Scenario, TransportName};
+use crate::outcome::lock;
+use mcp_scenario::results::{ClientOutcome, DiagnosticCounters, StepOutcome, StepStatus};
+use mcp_scenario::{ClientStep, Scenario, TransportName};
 use mcp_transports::client::{self, ClientOptions};
 use mcp_transports::config::TransportKind;
 use mcp_transports::{Handlers, RequestOptions, Transport, TransportConfig, TransportError};
@@ -210,7 +211,7 @@ pub async fn run_plan(
         o.notifications = lock(&observed.notifications).clone();
         o.reports = lock(&observed.reports).clone();
         if let Some(t) = &conn {
-            o.diagnostics = Some(t.diagnostics().into());
+            o.diagnostics = Some(counters(t.diagnostics()));
         }
     }
     // Requests still running in the background are the plan's leftovers; close releases them.
@@ -225,7 +226,7 @@ pub async fn run_plan(
             t.close().await;
         }
         let mut o = lock(&out);
-        o.diagnostics = Some(t.diagnostics().into());
+        o.diagnostics = Some(counters(t.diagnostics()));
         o.notifications = lock(&observed.notifications).clone();
         o.reports = lock(&observed.reports).clone();
     }
@@ -273,5 +274,16 @@ fn handlers(observed: &Arc<Observed>, roots: Vec<Value>) -> Handlers {
             c.closed.notify_waiters();
         })),
         on_request: Some(client::default_request_handler(roots)),
+    }
+}
+
+/// The bundled client's counters in the reported form.
+fn counters(d: mcp_transports::Diagnostics) -> DiagnosticCounters {
+    DiagnosticCounters {
+        late_responses: d.late_responses,
+        unknown_responses: d.unknown_responses,
+        protocol_violations: d.protocol_violations,
+        oversize_dropped: d.oversize_dropped,
+        stderr_tail: d.stderr_tail,
     }
 }

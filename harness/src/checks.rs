@@ -1,22 +1,13 @@
 //! Evaluating a run: the scenario's checks plus the always-on rules (DESIGN "Checks").
 //! Only failures are returned; an empty list means the run passed its checks.
 
-use crate::outcome::{ClientOutcome, StepStatus};
 use crate::target::Target;
-use mcp_mock::Scenario;
-use mcp_mock::record::{Recorded, WireEvent};
-use mcp_mock::scenario::{Check, HttpCheck, ServerStep};
-use serde::Serialize;
+use mcp_scenario::Scenario;
+use mcp_scenario::ServerStep;
+use mcp_scenario::checks::{Check, HttpCheck};
+use mcp_scenario::results::{CheckResult, ClientOutcome, StepStatus};
+use mcp_scenario::wire::{Recorded, WireEvent};
 use serde_json::Value;
-
-/// A check that did not hold.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CheckResult {
-    /// Which check (e.g. `check 2 (outcome)` or `always: valid JSON-RPC`).
-    pub check: String,
-    /// What was expected and what happened.
-    pub message: String,
-}
 
 /// The client's messages on one connection, in wire order.
 fn client_messages(events: &[WireEvent]) -> impl Iterator<Item = &Value> {

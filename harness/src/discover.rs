@@ -1,7 +1,7 @@
 //! Finding and loading scenario files from the paths given on the command line.
 
 use crate::error::HarnessError;
-use mcp_mock::Scenario;
+use mcp_scenario::Scenario;
 use std::path::{Path, PathBuf};
 
 /// Every `*.yaml` file under `paths` (files as given, folders recursively), sorted, deduped.

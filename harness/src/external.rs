@@ -13,12 +13,13 @@
 //! inherited them may hold them open forever; stdout and stderr are capped.
 
 use crate::bundled::Endpoint;
-use crate::checks::CheckResult;
-use crate::outcome::{ClientOutcome, ProcessEnd, ProcessReport, StepOutcome, StepStatus, lock};
+
+use crate::outcome::lock;
 use crate::render;
-use crate::runner::Status;
 use crate::target::Target;
-use mcp_mock::scenario::{ClientStep, Scenario, TransportName};
+use mcp_scenario::results::Status;
+use mcp_scenario::results::{CheckResult, ClientOutcome, ProcessEnd, ProcessReport, StepOutcome, StepStatus};
+use mcp_scenario::{ClientStep, Scenario, TransportName};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

@@ -10,7 +10,7 @@
 //! - [`bundled`] — driving the bundled transports through a client plan, in-process.
 //! - [`external`] — the `cmd:` target: an external client program under the contract in
 //!   `clients/README.md`, with process hygiene (deadline, process group, capped pipes).
-//! - [`outcome`] — what the client reported, per plan step.
+//! - [`outcome`] — shared state of the client side of a run.
 //! - [`checks`] — the scenario's checks and the always-on rules.
 //! - [`render`] — the normalised, redacted transcript that snapshots hold.
 //! - [`snapshot`] — comparing and updating insta-format `.snap` files.
@@ -35,5 +35,5 @@ pub mod snapshot;
 pub mod target;
 
 pub use error::HarnessError;
-pub use runner::{RunConfig, RunResult, Status};
+pub use runner::RunConfig;
 pub use target::Target;

@@ -1,9 +1,10 @@
 //! `mcp-harness`: a thin binary over the `mcp_harness` library. See `mcp-harness --help`.
 
 use clap::{Parser, Subcommand};
-use mcp_harness::baseline::{self, Baseline, Verdict};
+use mcp_harness::baseline::{self, Baseline};
 use mcp_harness::runner::{self, RunConfig};
 use mcp_harness::{HarnessError, Target, discover, report};
+use mcp_scenario::results::Verdict;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -128,7 +129,7 @@ fn main() {
             }
         },
         Command::Schema => {
-            print!("{}", mcp_mock::schema::schema_json());
+            print!("{}", mcp_scenario::schema::schema_json());
             0
         }
         Command::Mock => unreachable_mock(),

@@ -5,11 +5,10 @@
 //! timestamps and durations left out (checks judge timing), long payloads shortened, and
 //! Authorization values / bearer tokens redacted.
 
-use crate::outcome::{ClientOutcome, StepStatus};
 use crate::target::Target;
-use mcp_mock::Scenario;
-use mcp_mock::record::{Recorded, WireEvent};
-use mcp_mock::scenario::{ClientStep, TransportName};
+use mcp_scenario::results::{ClientOutcome, StepStatus};
+use mcp_scenario::wire::{Recorded, WireEvent};
+use mcp_scenario::{ClientStep, Scenario, TransportName};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::fmt::Write as _;

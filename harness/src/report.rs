@@ -1,8 +1,8 @@
 //! Reports: a terminal summary for people, `results.json` and JUnit XML for CI.
 
 use crate::error::HarnessError;
-use crate::runner::{RunResult, Status};
-use crate::snapshot::SnapshotStatus;
+use mcp_scenario::results::{RunResult, SnapshotStatus, Status};
+
 use quick_xml::escape::escape;
 use serde::Serialize;
 use std::fmt::Write as _;

@@ -2,73 +2,18 @@
 //! in its own temp dir; many runs in parallel.
 
 use crate::bundled::Endpoint;
-use crate::checks::{self, CheckResult};
+use crate::checks;
 use crate::external;
 use crate::http_mock::HttpMock;
-use crate::outcome::{ClientOutcome, ProcessReport, StepOutcome, StepStatus};
 use crate::render;
-use crate::snapshot::{self, SnapshotStatus};
+use crate::snapshot;
 use crate::target::Target;
-use mcp_mock::Scenario;
-use mcp_mock::record::{self, WireEvent};
-use mcp_mock::scenario::TransportName;
-use serde::Serialize;
+use mcp_mock::record;
+use mcp_scenario::results::{ClientOutcome, RunResult, SnapshotStatus, Status, StepOutcome, StepStatus};
+use mcp_scenario::{Scenario, TransportName, WireEvent};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    /// Every check held and the snapshot matched.
-    Passed,
-    /// A check failed or the snapshot differed.
-    Failed,
-    /// The target cannot run this scenario (the reason says why).
-    Skipped,
-    /// The harness itself could not run it.
-    Error,
-}
-
-/// The result of one run.
-#[derive(Debug, Clone, Serialize)]
-pub struct RunResult {
-    /// The scenario's name.
-    pub scenario: String,
-    /// The scenario file.
-    pub path: PathBuf,
-    /// The transport it ran over.
-    pub transport: &'static str,
-    /// The target, as given.
-    pub target: String,
-    /// How it ended.
-    pub status: Status,
-    /// Wall time.
-    pub duration_ms: u64,
-    /// The checks that failed, with messages.
-    pub failures: Vec<CheckResult>,
-    /// Why the run was skipped or errored.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// The snapshot comparison.
-    pub snapshot: SnapshotStatus,
-    /// The rendered, normalised transcript (what the snapshot holds).
-    #[serde(skip)]
-    pub transcript: String,
-    /// Each plan step's outcome.
-    pub steps: Vec<StepOutcome>,
-    /// How an external client's process ended, its stderr tail and other stdout lines
-    /// (`cmd:` targets only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client: Option<ProcessReport>,
-    /// How the run compares with the client's expected-failures baseline, when one is given.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub baseline: Option<crate::baseline::Verdict>,
-    /// The pids of the mock processes this run started (one per connection).
-    #[serde(skip)]
-    pub mock_pids: Vec<u32>,
-}
 
 /// Settings shared by every run.
 #[derive(Debug, Clone)]

@@ -3,37 +3,10 @@
 //! `.snap.new` on a mismatch so `cargo insta review` can accept it.
 
 use crate::target::Target;
-use mcp_mock::Scenario;
-use mcp_mock::scenario::TransportName;
-use serde::Serialize;
+use mcp_scenario::Scenario;
+use mcp_scenario::TransportName;
+use mcp_scenario::results::SnapshotStatus;
 use std::path::{Path, PathBuf};
-
-/// The result of comparing a run's transcript with its snapshot.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
-pub enum SnapshotStatus {
-    /// Not compared (e.g. under `cargo test`, where insta compares).
-    NotCompared,
-    /// The snapshot matched.
-    Matched,
-    /// The snapshot was written (`--update-snapshots`).
-    Updated {
-        /// The file.
-        path: PathBuf,
-    },
-    /// There is no snapshot yet.
-    Missing {
-        /// The file that should exist.
-        path: PathBuf,
-    },
-    /// The transcript differs from the snapshot.
-    Mismatch {
-        /// The file.
-        path: PathBuf,
-        /// The first differing lines.
-        diff: String,
-    },
-}
 
 /// The snapshot name for a run: the scenario file's stem, plus `@<transport>` when the
 /// scenario runs over several transports, plus `@<client>` for non-bundled targets.

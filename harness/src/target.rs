@@ -1,7 +1,7 @@
 //! Targets: which client runs the scenarios.
 
 use crate::error::HarnessError;
-use mcp_mock::scenario::TransportName;
+use mcp_scenario::TransportName;
 use std::fmt;
 
 /// The client under test.

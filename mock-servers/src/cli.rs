@@ -73,13 +73,13 @@ struct HttpArgs {
 }
 
 fn serve_http(args: HttpArgs, flavour: crate::http::Flavour) -> i32 {
-    let scenario = match crate::load::load(&args.scenario) {
+    let scenario = match crate::load(&args.scenario) {
         Ok(s) => s,
         Err(e) => return fail(&e),
     };
     let wanted = match flavour {
-        crate::http::Flavour::StreamableHttp => crate::scenario::TransportName::Http,
-        crate::http::Flavour::LegacySse => crate::scenario::TransportName::LegacySse,
+        crate::http::Flavour::StreamableHttp => mcp_scenario::TransportName::Http,
+        crate::http::Flavour::LegacySse => mcp_scenario::TransportName::LegacySse,
     };
     if !scenario.transport.to_vec().contains(&wanted) {
         eprintln!(
@@ -129,7 +129,7 @@ where
     };
     match cli.command {
         Command::Stdio { scenario, run_dir, deadline_ms } => {
-            let scenario = match crate::load::load(&scenario) {
+            let scenario = match crate::load(&scenario) {
                 Ok(s) => s,
                 Err(e) => return fail(&e),
             };
@@ -150,7 +150,7 @@ where
         Command::Check { paths } => {
             let mut code = 0;
             for p in paths {
-                match crate::load::load(&p) {
+                match crate::load(&p) {
                     Ok(_) => println!("ok {}", p.display()),
                     Err(e) => code = fail(&e),
                 }
@@ -158,7 +158,7 @@ where
             code
         }
         Command::Schema => {
-            println!("{}", crate::schema::schema_json());
+            println!("{}", mcp_scenario::schema::schema_json());
             0
         }
     }

@@ -1,30 +1,12 @@
 //! The crate's one error enum.
 
-use std::path::PathBuf;
-
 /// Everything that can go wrong loading a scenario or running a mock.
 #[derive(Debug, thiserror::Error)]
 pub enum MockError {
-    /// The scenario file could not be read.
-    #[error("{path}: cannot read scenario: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
-    },
-    /// The scenario is malformed; `line`/`column` are 1-based (0 when unknown).
-    #[error("{path}:{line}:{column}: {message}")]
-    Invalid {
-        /// The file.
-        path: PathBuf,
-        /// 1-based line.
-        line: u32,
-        /// 1-based column.
-        column: u32,
-        /// What is wrong, naming the field.
-        message: String,
-    },
+    /// The scenario file could not be loaded (the message names file:line:column and the
+    /// field).
+    #[error(transparent)]
+    Scenario(#[from] mcp_scenario::ScenarioError),
     /// Recording or serving failed.
     #[error("{context}: {source}")]
     Io {

@@ -6,9 +6,11 @@
 
 use crate::error::MockError;
 use crate::http::shared::lock;
-use crate::payload;
-use crate::record::{Recorded, Recorder, WireEvent, claim_connection, record_path};
-use crate::scenario::{LineEnd, Scenario, ServerStep};
+use crate::record::{Recorder, claim_connection, record_path};
+use mcp_scenario::Scenario;
+use mcp_scenario::payload;
+use mcp_scenario::script::{LineEnd, ServerStep};
+use mcp_scenario::wire::{Recorded, WireEvent};
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
@@ -380,7 +382,7 @@ impl Mock {
                 },
                 ServerStep::Exit { code, signal } => {
                     self.finished.store(i + 1 == steps.len(), Ordering::SeqCst);
-                    match signal.as_deref().and_then(crate::signals::by_name) {
+                    match signal.as_deref().and_then(mcp_scenario::signals::by_name) {
                         Some(sig) => self.exit_with(None, Some(sig), "script"),
                         None => self.exit(code.unwrap_or(0), "script"),
                     }

@@ -66,7 +66,7 @@ fn committed_schema_is_current() {
     let committed =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios/schema.json")).unwrap_or_default();
     assert!(
-        committed == mcp_mock::schema::schema_json(),
+        committed == mcp_scenario::schema::schema_json(),
         "scenarios/schema.json is stale: run `make schema` (cargo run -p mcp-harness -- schema > scenarios/schema.json)"
     );
 }

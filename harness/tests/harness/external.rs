@@ -6,8 +6,9 @@
 
 use mcp_harness::Target;
 use mcp_harness::external;
-use mcp_harness::outcome::StepStatus;
-use mcp_harness::runner::{self, RunConfig, RunResult, Status};
+use mcp_harness::runner::{self, RunConfig};
+use mcp_scenario::results::StepStatus;
+use mcp_scenario::results::{RunResult, Status};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -85,7 +86,7 @@ async fn flooding_client_is_cut_off_and_reported() {
     assert!(took < bound(), "took {took:?}");
     assert_eq!(result.status, Status::Failed);
     let client = result.client.as_ref().expect("process report");
-    assert!(matches!(client.end, mcp_harness::outcome::ProcessEnd::KilledForFlooding { .. }), "{client:?}");
+    assert!(matches!(client.end, mcp_scenario::results::ProcessEnd::KilledForFlooding { .. }), "{client:?}");
     assert!(client.stdout_bytes <= external::STDOUT_CAP + 64 * 1024, "{}", client.stdout_bytes);
     assert!(result.failures.iter().any(|f| f.message.contains("flooding stdout")), "{:?}", result.failures);
     assert!(result.transcript.contains("killed for flooding stdout"), "{}", result.transcript);

@@ -2,7 +2,8 @@
 //! deadline + 1 s, and no process is left behind.
 
 use mcp_harness::Target;
-use mcp_harness::runner::{self, RunConfig, Status};
+use mcp_harness::runner::{self, RunConfig};
+use mcp_scenario::results::Status;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -2,8 +2,9 @@
 //! bundled transports; checks must hold and the transcript must match the insta snapshot
 //! beside the scenario (`cargo insta review` accepts changes).
 
-use mcp_harness::runner::{self, RunConfig, Status};
+use mcp_harness::runner::{self, RunConfig};
 use mcp_harness::{Target, snapshot};
+use mcp_scenario::results::Status;
 use rstest::rstest;
 use std::path::PathBuf;
 use std::sync::Arc;

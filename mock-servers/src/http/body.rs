@@ -2,9 +2,9 @@
 //! and ends cleanly, mid-event, by TCP reset or by stalling.
 
 use super::raw::SocketControl;
-use crate::scenario::StreamEnd;
 use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
+use mcp_scenario::script::StreamEnd;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;

@@ -7,10 +7,11 @@ use super::Flavour;
 use super::raw::RawPlan;
 use super::shared::{AuthRule, Conn, DELETE, GET, Inbound, Shared, StreamHandle, lock};
 use super::sse::{self, SseEvent};
-use crate::payload;
-use crate::record::{Recorded, WireEvent};
-use crate::scenario::{LineEnd, Revision, ServerStep, SocketEnd, StreamEnd};
 use bytes::Bytes;
+use mcp_scenario::Revision;
+use mcp_scenario::payload;
+use mcp_scenario::script::{LineEnd, ServerStep, SocketEnd, StreamEnd};
+use mcp_scenario::wire::{Recorded, WireEvent};
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -439,7 +440,7 @@ impl Run {
                     return self.shared.note(n, "endpoint: no open stream to write on; nothing sent");
                 };
                 let e = SseEvent { event: Some("endpoint"), data: Some(&uri), ..SseEvent::default() };
-                self.shared.write(n, &s, sse::event(&e, crate::scenario::SseLineEnd::Lf), "endpoint");
+                self.shared.write(n, &s, sse::event(&e, mcp_scenario::script::SseLineEnd::Lf), "endpoint");
             }
             ServerStep::Delay { ms } => tokio::time::sleep(Duration::from_millis(*ms)).await,
             ServerStep::Exit { code, signal } => {
@@ -453,7 +454,7 @@ impl Run {
                     },
                 );
                 self.shared.journal.flush(Duration::from_secs(2));
-                match signal.as_deref().and_then(crate::signals::by_name) {
+                match signal.as_deref().and_then(mcp_scenario::signals::by_name) {
                     Some(sig) => {
                         let _ = nix::sys::signal::kill(nix::unistd::Pid::this(), sig);
                         std::process::exit(128 + sig as i32)

@@ -9,7 +9,8 @@
 //! flushes as soon as it is idle, and the harness stops the mock with SIGTERM first, which
 //! flushes and waits.
 
-use crate::record::{WireEvent, record_path};
+use crate::record::record_path;
+use mcp_scenario::wire::WireEvent;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};

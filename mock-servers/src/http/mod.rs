@@ -33,9 +33,9 @@ pub mod shared;
 pub mod sse;
 
 use crate::error::MockError;
-use crate::record::WireEvent;
-use crate::scenario::{Scenario, ServerStep};
 use journal::Journal;
+use mcp_scenario::wire::WireEvent;
+use mcp_scenario::{Scenario, ServerStep};
 use shared::Shared;
 use std::io::Write as _;
 use std::path::Path;

@@ -8,8 +8,8 @@
 //!
 //! Hyper stays in charge of parsing requests; the wrapper only ever replaces output.
 
-use crate::scenario::SocketEnd;
 use bytes::{Buf, Bytes};
+use mcp_scenario::script::SocketEnd;
 use std::collections::VecDeque;
 use std::io;
 use std::pin::Pin;

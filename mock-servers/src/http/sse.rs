@@ -1,7 +1,7 @@
 //! Writing Server-Sent Events: the bytes of one event, a JSON-RPC message as an event, and
 //! the legacy transport's `endpoint` event.
 
-use crate::scenario::SseLineEnd;
+use mcp_scenario::script::SseLineEnd;
 use serde_json::Value;
 
 /// The fields of one event; absent fields are not written.

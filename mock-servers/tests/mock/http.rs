@@ -1,7 +1,8 @@
 //! The Streamable HTTP and legacy SSE mocks, end to end: the binary is started as the
 //! harness starts it, driven over 127.0.0.1, stopped with SIGTERM, and its record read.
 
-use mcp_mock::record::{WireEvent, read_run};
+use mcp_mock::record::read_run;
+use mcp_scenario::WireEvent;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::Stdio;

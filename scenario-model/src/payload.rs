@@ -1,7 +1,7 @@
 //! Turning script steps into bytes: raw payloads, replies (with corrupted ids or padding),
 //! notifications and server-to-client requests.
 
-use crate::scenario::{Generate, LineEnd, ServerStep, WrongId};
+use crate::script::{Generate, LineEnd, ServerStep, WrongId};
 use base64::Engine as _;
 use serde_json::{Value, json};
 

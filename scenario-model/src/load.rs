@@ -2,8 +2,11 @@
 //! unknown fields rejected; then semantic validation (labels, step numbers, payloads), each
 //! error naming file:line:column and the field.
 
-use crate::error::MockError;
-use crate::scenario::{Check, ClientStep, Scenario, ServerStep, TransportName};
+use crate::checks::{Check, HttpCheck};
+use crate::error::ScenarioError;
+use crate::plan::ClientStep;
+use crate::scenario::{Scenario, TransportName};
+use crate::script::ServerStep;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_saphyr::Spanned;
@@ -11,17 +14,17 @@ use std::collections::HashSet;
 use std::path::Path;
 
 /// Reads and validates one scenario file.
-pub fn load(path: &Path) -> Result<Scenario, MockError> {
-    let text = std::fs::read_to_string(path).map_err(|source| MockError::Read { path: path.into(), source })?;
+pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read { path: path.into(), source })?;
     parse(path, &text)
 }
 
 /// Parses and validates scenario text; `path` is only used in messages.
-pub fn parse(path: &Path, text: &str) -> Result<Scenario, MockError> {
+pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
     let options = serde_saphyr::options! { strict_booleans: true };
     let scenario: Scenario = serde_saphyr::from_str_with_options(text, options).map_err(|e| {
         let (line, column) = e.location().map(|l| (l.line() as u32, l.column() as u32)).unwrap_or((0, 0));
-        MockError::Invalid { path: path.into(), line, column, message: first_line(&e.to_string()) }
+        ScenarioError::Invalid { path: path.into(), line, column, message: first_line(&e.to_string()) }
     })?;
     // A second, loose pass only to learn where each step starts, for validation messages.
     let spans: Spans = serde_saphyr::from_str(text).unwrap_or_default();
@@ -55,15 +58,15 @@ struct Validator<'a> {
 }
 
 impl Validator<'_> {
-    fn at(&self, list: &[Spanned<IgnoredAny>], index: usize, message: String) -> MockError {
+    fn at(&self, list: &[Spanned<IgnoredAny>], index: usize, message: String) -> ScenarioError {
         let (line, column) =
             list.get(index).map(|s| (s.referenced.line() as u32, s.referenced.column() as u32)).unwrap_or((0, 0));
-        MockError::Invalid { path: self.path.into(), line, column, message }
+        ScenarioError::Invalid { path: self.path.into(), line, column, message }
     }
 
-    fn validate(&self, s: &Scenario) -> Result<(), MockError> {
+    fn validate(&self, s: &Scenario) -> Result<(), ScenarioError> {
         if s.name.is_empty() || !s.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
-            return Err(MockError::Invalid {
+            return Err(ScenarioError::Invalid {
                 path: self.path.into(),
                 line: 0,
                 column: 0,
@@ -71,7 +74,7 @@ impl Validator<'_> {
             });
         }
         if s.transport.to_vec().contains(&TransportName::LegacySse) && s.revision.as_str() != "2024-11-05" {
-            return Err(MockError::Invalid {
+            return Err(ScenarioError::Invalid {
                 path: self.path.into(),
                 line: 0,
                 column: 0,
@@ -325,14 +328,14 @@ fn check_headers(headers: &std::collections::BTreeMap<String, String>) -> Result
     Ok(())
 }
 
-fn http_check_problem(h: &crate::scenario::HttpCheck) -> Result<(), String> {
+fn http_check_problem(h: &HttpCheck) -> Result<(), String> {
     if let Some(name) = &h.header {
         http::HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| format!("field `header`: {name:?} is not a valid header name"))?;
-        if !crate::record::RECORDED_REQUEST_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+        if !crate::wire::RECORDED_REQUEST_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
             return Err(format!(
                 "field `header`: {name:?} is not recorded, so it cannot be checked (recorded: {})",
-                crate::record::RECORDED_REQUEST_HEADERS.join(", ")
+                crate::wire::RECORDED_REQUEST_HEADERS.join(", ")
             ));
         }
     }

@@ -1,0 +1,196 @@
+//! Check data: what must hold of a run's outcome and wire transcript. How each check is
+//! evaluated lives in the harness (`harness/src/checks/`).
+
+use crate::default_true;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A check on the outcome or the wire. Written as a one-key mapping, e.g.
+/// `- outcome: {step: 2, ok: true}`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Check {
+    /// The outcome of a plan step (1-based).
+    Outcome(OutcomeCheck),
+    /// The client sent a message with this method (on the given connection, default any).
+    Sent(SentCheck),
+    /// The client never sent a message with this method.
+    NotSent(MethodRef),
+    /// The client's first `first` message precedes its first `then` message.
+    SentBefore(OrderCheck),
+    /// The client sent `notifications/cancelled` for the request the server labelled.
+    Cancelled(CancelledCheck),
+    /// The client's answer to a server-to-client request.
+    Answered(AnsweredCheck),
+    /// The mock received (or did not receive) a signal.
+    Signal(SignalCheck),
+    /// The mock saw its stdin reach EOF.
+    StdinClosed(ConnectionRef),
+    /// The bundled client's diagnostic counters (skipped for external clients).
+    Diagnostics(DiagnosticsCheck),
+    /// The client reported receiving this notification.
+    Notified(MethodRef),
+    /// HTTP: the client's HTTP requests that match (by HTTP method, JSON-RPC method, path,
+    /// connection) carried a header, with a value, a number of times.
+    Http(HttpCheck),
+}
+
+/// See [`Check::Http`]. Examples: `- http: {http_method: DELETE}` (a DELETE was sent);
+/// `- http: {http_method: GET, header: Last-Event-ID, value: "7"}`;
+/// `- http: {method: tools/list, header: Mcp-Session-Id, value: "{session}", every: true}`;
+/// `- http: {method: initialize, header: Mcp-Session-Id, count: 0}`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HttpCheck {
+    /// Only requests with this HTTP method (`POST`, `GET`, `DELETE`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_method: Option<String>,
+    /// Only POSTs whose JSON-RPC body has this method.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// Only requests to this path (without the query).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Only on this connection (1-based).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection: Option<usize>,
+    /// The header that must be present (case-insensitive name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<String>,
+    /// The header's exact value; `{session}` stands for the session id the mock issued on
+    /// that connection. Authorization values are recorded as `Bearer <redacted:N>` (N
+    /// numbers distinct tokens by first appearance).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// Exactly this many matching requests (default: at least one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<usize>,
+    /// Every request matching the filters carried the header (and value); at least one.
+    #[serde(default)]
+    pub every: bool,
+}
+
+/// See [`Check::Outcome`].
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OutcomeCheck {
+    /// The plan step (1-based).
+    pub step: usize,
+    /// Must the step succeed (`true`) or fail (`false`)?
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ok: Option<bool>,
+    /// The error text must start with this (bundled target only; implies `ok: false`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The result must contain these members (a recursive subset match).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// The step must finish within this many ms (a bound, never a race).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within_ms: Option<u64>,
+    /// The step must take at least this many ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_least_ms: Option<u64>,
+}
+
+/// See [`Check::Sent`].
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SentCheck {
+    /// The method.
+    pub method: String,
+    /// Exactly this many times (default: at least once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<usize>,
+    /// The params must contain these members (recursive subset match).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Value>,
+    /// Only on this connection (1-based).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection: Option<usize>,
+}
+
+/// A method name.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MethodRef {
+    /// The method.
+    pub method: String,
+}
+
+/// See [`Check::SentBefore`].
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OrderCheck {
+    /// The method that must come first.
+    pub first: String,
+    /// The method that must come after.
+    pub then: String,
+}
+
+/// See [`Check::Cancelled`].
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CancelledCheck {
+    /// The server script's label of the cancelled request.
+    pub request: String,
+    /// `false` asserts that no cancellation was sent for it.
+    #[serde(default = "default_true")]
+    pub sent: bool,
+}
+
+/// See [`Check::Answered`].
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnsweredCheck {
+    /// The server `request` step's label.
+    pub request: String,
+    /// The answer's result must contain these members.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// The answer must be an error with this code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<i64>,
+}
+
+/// See [`Check::Signal`].
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SignalCheck {
+    /// The signal name, e.g. `SIGTERM`.
+    pub name: String,
+    /// `false` asserts the signal never arrived.
+    #[serde(default = "default_true")]
+    pub received: bool,
+}
+
+/// A connection number.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConnectionRef {
+    /// The connection (1-based); default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection: Option<usize>,
+}
+
+/// See [`Check::Diagnostics`]. Each given counter must equal the value.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DiagnosticsCheck {
+    /// Inbound messages dropped as malformed or not JSON-RPC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_violations: Option<u64>,
+    /// Responses for timed-out or cancelled requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_responses: Option<u64>,
+    /// Responses with an id never used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unknown_responses: Option<u64>,
+    /// Messages dropped for size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oversize_dropped: Option<u64>,
+    /// The captured stderr must contain this text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr_contains: Option<String>,
+}

@@ -1,0 +1,109 @@
+//! The client plan: what the client under test is asked to do, in order. This is the
+//! contract every external driver implements (`clients/README.md`): drivers receive the
+//! plan as JSON in exactly this shape.
+
+use crate::default_true;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One step of the client plan.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ClientStep {
+    /// Connect (spawn / open) and, unless `handshake: false`, run the MCP handshake.
+    Connect {
+        /// Run initialize / initialized (default true).
+        #[serde(default = "default_true")]
+        handshake: bool,
+        /// The connection's timeout in ms (`0` disables).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout_ms: Option<u64>,
+        /// Environment for the client (e.g. `MCP_TIMEOUT_MS`).
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        env: std::collections::BTreeMap<String, String>,
+        /// Cap on one inbound message, in bytes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_message_bytes: Option<usize>,
+        /// Use string request ids.
+        #[serde(default)]
+        string_ids: bool,
+        /// Roots the client answers `roots/list` with.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        roots: Vec<Value>,
+        /// HTTP transports: headers the user configured (e.g. an `Authorization` bearer
+        /// token). Generated protocol headers must win over them.
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        headers: std::collections::BTreeMap<String, String>,
+        /// HTTP transports: install an auth refresh hook that, asked on a 401/403, returns
+        /// these headers (e.g. a new bearer token); `{}` makes a hook that returns nothing.
+        /// Absent: no hook.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        auth_refresh: Option<std::collections::BTreeMap<String, String>>,
+    },
+    /// Send a request and wait for its outcome (unless `background`).
+    Request {
+        /// The method.
+        method: String,
+        /// The params.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        params: Option<Value>,
+        /// A per-request timeout override in ms.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout_ms: Option<u64>,
+        /// Do not wait; `await` or `cancel` it later by `as`.
+        #[serde(default)]
+        background: bool,
+        /// The label for `await` / `cancel`.
+        #[serde(default, rename = "as", skip_serializing_if = "Option::is_none")]
+        label: Option<String>,
+        /// Pad the params with a `_pad` string of this many bytes (large requests without
+        /// storing them in the file).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pad_params: Option<usize>,
+    },
+    /// Wait for a background request's outcome (recorded on this step).
+    Await {
+        /// The label of the background request.
+        request: String,
+    },
+    /// Cancel a background request.
+    Cancel {
+        /// The label of the background request.
+        request: String,
+    },
+    /// Send a notification.
+    Notify {
+        /// The method.
+        method: String,
+        /// The params.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        params: Option<Value>,
+    },
+    /// Pause the plan for this long.
+    Wait {
+        /// Milliseconds.
+        ms: u64,
+    },
+    /// Wait until the client has received a notification with this method (bounded by
+    /// `timeout_ms`, default 1000). Lets a plan act only once the server got somewhere.
+    WaitNotification {
+        /// The notification method.
+        method: String,
+        /// Bound in ms.
+        #[serde(default = "default_wait_closed_ms")]
+        timeout_ms: u64,
+    },
+    /// Wait until the transport reports closed (bounded by `timeout_ms`, default 1000).
+    WaitClosed {
+        /// Bound in ms.
+        #[serde(default = "default_wait_closed_ms")]
+        timeout_ms: u64,
+    },
+    /// Close the connection.
+    Close,
+}
+
+fn default_wait_closed_ms() -> u64 {
+    1000
+}

@@ -1,0 +1,252 @@
+//! Run results: what one run of a scenario against a client produced — per plan step,
+//! per failed check, the snapshot comparison, the baseline verdict. One definition, written
+//! by the runner and read by the reports, the matrix and the baselines (`results.json`).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Every check held and the snapshot matched.
+    Passed,
+    /// A check failed or the snapshot differed.
+    Failed,
+    /// The target cannot run this scenario (the reason says why).
+    Skipped,
+    /// The harness itself could not run it.
+    Error,
+}
+
+/// The result of one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    /// The scenario's name.
+    pub scenario: String,
+    /// The scenario file.
+    pub path: PathBuf,
+    /// The transport it ran over.
+    pub transport: &'static str,
+    /// The target, as given.
+    pub target: String,
+    /// How it ended.
+    pub status: Status,
+    /// Wall time.
+    pub duration_ms: u64,
+    /// The checks that failed, with messages.
+    pub failures: Vec<CheckResult>,
+    /// Why the run was skipped or errored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The snapshot comparison.
+    pub snapshot: SnapshotStatus,
+    /// The rendered, normalised transcript (what the snapshot holds).
+    #[serde(skip)]
+    pub transcript: String,
+    /// Each plan step's outcome.
+    pub steps: Vec<StepOutcome>,
+    /// How an external client's process ended, its stderr tail and other stdout lines
+    /// (`cmd:` targets only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<ProcessReport>,
+    /// How the run compares with the client's expected-failures baseline, when one is given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<Verdict>,
+    /// The pids of the mock processes this run started (one per connection).
+    #[serde(skip)]
+    pub mock_pids: Vec<u32>,
+}
+
+/// A check that did not hold.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckResult {
+    /// Which check (e.g. `check 2 (outcome)` or `always: valid JSON-RPC`).
+    pub check: String,
+    /// What was expected and what happened.
+    pub message: String,
+}
+
+/// The result of comparing a run's transcript with its snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum SnapshotStatus {
+    /// Not compared (e.g. under `cargo test`, where insta compares).
+    NotCompared,
+    /// The snapshot matched.
+    Matched,
+    /// The snapshot was written (`--update-snapshots`).
+    Updated {
+        /// The file.
+        path: PathBuf,
+    },
+    /// There is no snapshot yet.
+    Missing {
+        /// The file that should exist.
+        path: PathBuf,
+    },
+    /// The transcript differs from the snapshot.
+    Mismatch {
+        /// The file.
+        path: PathBuf,
+        /// The first differing lines.
+        diff: String,
+    },
+}
+
+/// How one run compares with the baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Passed and not listed.
+    Pass,
+    /// Failed and listed under `client:`.
+    ExpectedFailure,
+    /// Failed (or errored) and not listed: a regression.
+    UnexpectedFailure,
+    /// Listed under `client:` but passed: the entry is stale.
+    StaleEntry,
+    /// Listed under `flaky:`; either outcome is accepted.
+    Flaky,
+    /// Skipped for the target.
+    Skipped,
+}
+
+impl Verdict {
+    /// Whether this verdict fails the run.
+    pub fn fails(self) -> bool {
+        matches!(self, Verdict::UnexpectedFailure | Verdict::StaleEntry)
+    }
+}
+
+/// How a plan step ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    /// It succeeded.
+    Ok,
+    /// It failed; `error` says how.
+    Error,
+    /// The target cannot perform this op.
+    Unsupported,
+    /// The run ended (deadline, crash) before this step ran or finished.
+    NotRun,
+}
+
+/// The outcome of one plan step.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StepOutcome {
+    /// 1-based plan step.
+    pub step: usize,
+    /// A short description, e.g. `request tools/list`.
+    pub what: String,
+    /// How it ended.
+    pub status: StepStatus,
+    /// The result, for requests that succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// The error text, when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Wall time of the step.
+    pub elapsed_ms: u64,
+}
+
+/// Everything the client side of a run produced.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ClientOutcome {
+    /// One entry per plan step, in order.
+    pub steps: Vec<StepOutcome>,
+    /// Notifications the client reported receiving: `(method, params)`.
+    pub notifications: Vec<(String, Value)>,
+    /// Problems the client reported on the side (the bundled error handler).
+    pub reports: Vec<String>,
+    /// The bundled client's counters, when the target is bundled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<DiagnosticCounters>,
+    /// The run's deadline expired before the plan finished.
+    pub hung: bool,
+    /// How an external client's process ended and what it printed besides its step lines
+    /// (`cmd:` targets only; the bundled client runs in-process).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<ProcessReport>,
+}
+
+/// How an external client process ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "how", rename_all = "snake_case")]
+pub enum ProcessEnd {
+    /// It exited by itself with this code.
+    Exited {
+        /// The exit code.
+        code: i32,
+    },
+    /// A signal it did not get from the harness killed it (a crash, e.g. `SIGSEGV`).
+    Signalled {
+        /// The signal's name.
+        signal: String,
+    },
+    /// The harness killed its process group at the run deadline.
+    KilledAtDeadline,
+    /// The harness killed its process group because it wrote more than the stdout cap.
+    KilledForFlooding {
+        /// The cap in bytes.
+        cap: usize,
+    },
+    /// It could not be started at all.
+    NotStarted {
+        /// Why (the command line could not be split, or the program could not be spawned).
+        error: String,
+    },
+}
+
+impl std::fmt::Display for ProcessEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProcessEnd::Exited { code } => write!(f, "client exited {code}"),
+            ProcessEnd::Signalled { signal } => write!(f, "client killed by {signal}"),
+            ProcessEnd::KilledAtDeadline => write!(f, "client killed at the run deadline (whole process group)"),
+            ProcessEnd::KilledForFlooding { cap } => {
+                write!(f, "client killed for flooding stdout past {cap} bytes (whole process group)")
+            }
+            ProcessEnd::NotStarted { error } => write!(f, "client could not be started: {error}"),
+        }
+    }
+}
+
+/// What the harness saw of an external client process, beyond its step lines.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessReport {
+    /// How it ended.
+    pub end: ProcessEnd,
+    /// Bytes read from its stdout (up to the cap).
+    pub stdout_bytes: usize,
+    /// Stdout lines that were not contract lines (kept as diagnostics, never parsed as
+    /// results; the first few only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_stdout: Vec<String>,
+    /// Bytes it wrote to stderr (counted past the cap, stored up to it).
+    pub stderr_bytes: usize,
+    /// The end of what it wrote to stderr (its own logs and, for stdio, usually the
+    /// mock's inherited stderr).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub stderr_tail: String,
+    /// Wall time from spawn to the end of the process, in ms.
+    pub wall_ms: u64,
+}
+
+/// The bundled client's diagnostic counters (`mcp_transports::Diagnostics`), as reported.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiagnosticCounters {
+    /// Late responses dropped.
+    pub late_responses: u64,
+    /// Unknown-id responses dropped.
+    pub unknown_responses: u64,
+    /// Malformed or non-JSON-RPC messages dropped.
+    pub protocol_violations: u64,
+    /// Oversize messages dropped.
+    pub oversize_dropped: u64,
+    /// The tail of the server's stderr.
+    pub stderr_tail: String,
+}
