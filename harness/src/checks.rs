@@ -425,7 +425,7 @@ fn always_on(
             _ => None,
         });
         if let Some((reached, total, false)) = progress {
-            let steps = mcp_mock::stdio::connection_script(&scenario.server, conn);
+            let steps = mcp_scenario::script::connection_script(&scenario.server, conn);
             let op = steps.get(reached.saturating_sub(1)).map(describe_server_step).unwrap_or_default();
             fail(
                 "server script completes",

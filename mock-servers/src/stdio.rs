@@ -25,7 +25,7 @@ use tokio::sync::Notify;
 /// signal, an `exit` step or `deadline`. Never returns normally: the process exits.
 pub async fn serve(scenario: &Scenario, run_dir: &Path, deadline: Duration) -> Result<(), MockError> {
     let connection = claim_connection(run_dir)?;
-    let steps = connection_script(&scenario.server, connection);
+    let steps = mcp_scenario::script::connection_script(&scenario.server, connection);
     let recorder = Recorder::create(&record_path(run_dir, connection))?;
     recorder.record(&WireEvent::Started { pid: std::process::id() });
     let mock = Arc::new(Mock::new(recorder, &steps, scenario.revision.as_str().to_string()));
@@ -42,12 +42,6 @@ pub async fn serve(scenario: &Scenario, run_dir: &Path, deadline: Duration) -> R
     mock.run_script(&steps).await;
     std::future::pending::<()>().await;
     Ok(())
-}
-
-/// The steps of connection `n` (1-based): the script is split at `new_connection` steps.
-/// A connection past the last part gets an empty script (it only auto-answers).
-pub fn connection_script(steps: &[ServerStep], n: usize) -> Vec<ServerStep> {
-    steps.split(|s| matches!(s, ServerStep::NewConnection)).nth(n - 1).map(<[ServerStep]>::to_vec).unwrap_or_default()
 }
 
 /// What a waiting script step needs from the client.

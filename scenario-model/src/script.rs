@@ -461,3 +461,9 @@ pub enum LineEnd {
     /// `\r\n`.
     Crlf,
 }
+
+/// The steps of connection `n` (1-based): the script is split at `new_connection` steps.
+/// A connection past the last part gets an empty script (it only auto-answers).
+pub fn connection_script(steps: &[ServerStep], n: usize) -> Vec<ServerStep> {
+    steps.split(|s| matches!(s, ServerStep::NewConnection)).nth(n - 1).map(<[ServerStep]>::to_vec).unwrap_or_default()
+}
