@@ -168,28 +168,31 @@ impl Collected {
     }
 }
 
-/// Reads stdout line by line into `collected`; past [`STDOUT_CAP`] it marks the client as
-/// flooding, wakes the run and stops reading.
+/// Reads stdout line by line into `collected`. Past [`STDOUT_CAP`] the client is flooding:
+/// the flood is recorded first (`Collected::flooded`), then the whole group `pgid` is
+/// killed from here and the run woken; the rest is read and discarded until EOF. The pipe
+/// is never dropped while the flooder lives, so it dies of our SIGKILL and never of a
+/// SIGPIPE it could otherwise report as its own end; and whichever way the run observes
+/// that end, the recorded flood is what classifies it (see [`run`]).
 async fn read_stdout(
     mut pipe: impl AsyncRead + Unpin,
     collected: Arc<Mutex<Collected>>,
     flood: Arc<Notify>,
+    pgid: u32,
     plan_len: usize,
 ) {
     let mut buf = vec![0u8; 64 * 1024];
     let mut line: Vec<u8> = Vec::new();
-    loop {
+    let flooded = loop {
         let n = match pipe.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
+            Ok(0) | Err(_) => break false,
             Ok(n) => n,
         };
         let mut c = lock(&collected);
         c.stdout_bytes += n;
         if c.stdout_bytes > STDOUT_CAP {
             c.flooded = true;
-            drop(c);
-            flood.notify_one();
-            return;
+            break true;
         }
         let mut chunk = &buf[..n];
         while let Some(pos) = chunk.iter().position(|b| *b == b'\n') {
@@ -199,10 +202,18 @@ async fn read_stdout(
             chunk = &chunk[pos + 1..];
         }
         line.extend_from_slice(chunk);
+    };
+    if !flooded {
+        if !line.is_empty() {
+            lock(&collected).accept(&line, plan_len);
+        }
+        return;
     }
-    if !line.is_empty() {
-        lock(&collected).accept(&line, plan_len);
-    }
+    kill_group(pgid);
+    flood.notify_one();
+    // Discard until every writer is gone (the killed group closes its ends; the run aborts
+    // this read once its drain bound passes, for writers outside the group).
+    while let Ok(1..) = pipe.read(&mut buf).await {}
 }
 
 /// Reads stderr, storing up to [`STDERR_CAP`] and counting the rest.
@@ -241,6 +252,17 @@ fn process_end(status: std::process::ExitStatus) -> ProcessEnd {
                 .unwrap_or_else(|_| format!("signal {sig}")),
         },
         (None, None) => ProcessEnd::Exited { code: -1 },
+    }
+}
+
+/// A recorded flood takes precedence over the exit or signal the run saw: that end is the
+/// kill (or broken pipe) the flood caused. A deadline or a failed start stays what it is.
+fn classify_flood(end: ProcessEnd, flooded: bool) -> ProcessEnd {
+    match end {
+        ProcessEnd::Exited { .. } | ProcessEnd::Signalled { .. } if flooded => {
+            ProcessEnd::KilledForFlooding { cap: STDOUT_CAP }
+        }
+        end => end,
     }
 }
 
@@ -314,20 +336,25 @@ pub async fn run(
     let flood = Arc::new(Notify::new());
     let mut readers = Vec::new();
     if let Some(stdout) = child.stdout.take() {
-        readers.push(tokio::spawn(read_stdout(stdout, collected.clone(), flood.clone(), plan.len())));
+        readers.push(tokio::spawn(read_stdout(stdout, collected.clone(), flood.clone(), pgid, plan.len())));
     }
     if let Some(stderr) = child.stderr.take() {
         readers.push(tokio::spawn(read_stderr(stderr, collected.clone())));
     }
 
     let end = tokio::select! {
+        biased;
+        () = flood.notified() => ProcessEnd::KilledForFlooding { cap: STDOUT_CAP },
         status = child.wait() => match status {
             Ok(s) => process_end(s),
             Err(e) => ProcessEnd::NotStarted { error: format!("cannot wait for the client: {e}") },
         },
         () = tokio::time::sleep(deadline) => ProcessEnd::KilledAtDeadline,
-        () = flood.notified() => ProcessEnd::KilledForFlooding { cap: STDOUT_CAP },
     };
+    // The flood is a recorded fact, set before the reader killed the group: when it is
+    // there, the exit (or signal) the wait saw is the kill it caused, not the client's own
+    // end, however the select above was ordered.
+    let end = classify_flood(end, lock(&collected).flooded);
     let killed = matches!(end, ProcessEnd::KilledAtDeadline | ProcessEnd::KilledForFlooding { .. });
     if killed {
         kill_group(pgid);
@@ -357,6 +384,9 @@ pub async fn run(
     drop(readers);
 
     let collected = std::mem::take(&mut *lock(&collected));
+    // A client that wrote past the cap and exited before the reader got there flooded all
+    // the same: classify by what it wrote, not by which came first.
+    let end = classify_flood(end, collected.flooded);
     let tail_from = collected.stderr.len().saturating_sub(STDERR_TAIL);
     let report = ProcessReport {
         end,
@@ -492,6 +522,16 @@ mod tests {
         assert_eq!(argv("py d.py", &Endpoint::Command(vec!["m".into()])).expect("splits"), ["py", "d.py"]);
         assert!(argv("node 'unclosed", &url).is_err());
         assert!(argv("   ", &url).is_err());
+    }
+
+    #[test]
+    fn a_recorded_flood_outranks_the_end_it_caused() {
+        let flood = ProcessEnd::KilledForFlooding { cap: STDOUT_CAP };
+        let sigpipe = ProcessEnd::Signalled { signal: "SIGPIPE".into() };
+        assert_eq!(classify_flood(sigpipe.clone(), true), flood);
+        assert_eq!(classify_flood(ProcessEnd::Exited { code: 0 }, true), flood);
+        assert_eq!(classify_flood(sigpipe.clone(), false), sigpipe);
+        assert_eq!(classify_flood(ProcessEnd::KilledAtDeadline, true), ProcessEnd::KilledAtDeadline);
     }
 
     #[test]
