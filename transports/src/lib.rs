@@ -24,6 +24,7 @@ pub mod client;
 pub mod config;
 pub mod error;
 pub mod http;
+mod http_common;
 pub mod legacy_sse;
 pub mod message;
 pub mod pending;

@@ -150,6 +150,11 @@ pub fn notification(method: &str, params: Option<Value>) -> Value {
     json!({"jsonrpc": "2.0", "method": method, "params": params.unwrap_or_else(|| json!({}))})
 }
 
+/// Builds `notifications/cancelled` for a request we gave up on (SPEC §2).
+pub fn cancelled(id: &RequestId, reason: &str) -> Value {
+    notification("notifications/cancelled", Some(json!({"requestId": id.to_value(), "reason": reason})))
+}
+
 /// Builds the answer to a server-to-client request.
 pub fn response(id: &RequestId, outcome: Result<Value, RpcError>) -> Value {
     match outcome {

@@ -14,7 +14,7 @@ use crate::pending::{self, Correlator, GaveUp, Routed};
 use crate::transport::{Diagnostics, Handlers, RequestOptions, Transport};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::VecDeque;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -193,12 +193,8 @@ impl StdioTransport {
 
     /// Tells the server we gave up on `id` (SPEC §2); fire and forget, so a server that
     /// stopped reading cannot hold the caller's error back.
-    fn send_cancelled(&self, id: &RequestId, reason: String) {
-        let note = message::notification(
-            "notifications/cancelled",
-            Some(json!({"requestId": id.to_value(), "reason": reason})),
-        );
-        let _ = self.enqueue(&note, Done::Report);
+    fn send_cancelled(&self, id: &RequestId, reason: &str) {
+        let _ = self.enqueue(&message::cancelled(id, reason), Done::Report);
     }
 
     /// Process cleanup of close(): stdin is already closed; wait, SIGTERM the group, wait,
@@ -270,7 +266,7 @@ impl Transport for StdioTransport {
                     GaveUp::Cancelled => TransportError::Cancelled { reason: None },
                 };
                 if sent && method != "initialize" {
-                    self.send_cancelled(&id, err.to_string());
+                    self.send_cancelled(&id, &err.to_string());
                 }
                 Err(err)
             }
