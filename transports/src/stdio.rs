@@ -16,6 +16,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde_json::Value;
 use std::collections::VecDeque;
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
@@ -121,7 +122,7 @@ impl StdioTransport {
         if let Some(cwd) = &config.cwd
             && !cwd.is_dir()
         {
-            return Err(spawn_error(config, format!("working directory {} does not exist; fix `cwd`", cwd.display())));
+            return Err(SpawnError::NoWorkingDirectory(cwd.clone()).for_command(config));
         }
         let mut command = Command::new(&config.command);
         command
@@ -137,13 +138,13 @@ impl StdioTransport {
         if let Some(cwd) = &config.cwd {
             command.current_dir(cwd);
         }
-        let mut child = command.spawn().map_err(|e| spawn_error(config, explain_spawn(&e)))?;
+        let mut child = command.spawn().map_err(|e| SpawnError::Os(e).for_command(config))?;
         let (Some(stdin), Some(stdout), Some(stderr), Some(pid)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take(), child.id())
         else {
             // Cannot happen with piped stdio; never leave the child behind if it does.
             let _ = child.start_kill();
-            return Err(spawn_error(config, "the child's pipes were not available".into()));
+            return Err(SpawnError::NoPipes.for_command(config));
         };
 
         let shared = Arc::new(Shared {
@@ -311,18 +312,32 @@ impl Transport for StdioTransport {
     }
 }
 
-fn spawn_error(config: &TransportConfig, message: String) -> TransportError {
-    TransportError::Spawn { command: config.command.clone(), message }
+/// Why the server could not be spawned; becomes [`TransportError::Spawn`] with the command.
+#[derive(Debug, thiserror::Error)]
+enum SpawnError {
+    /// The configured `cwd` is not a directory.
+    #[error("working directory {} does not exist; fix `cwd`", .0.display())]
+    NoWorkingDirectory(PathBuf),
+    /// The OS refused, plus what the user can do about it.
+    #[error("{}; {}", .0, spawn_hint(.0))]
+    Os(std::io::Error),
+    /// Piped stdio without pipes: cannot happen, reported rather than unwrapped.
+    #[error("the child's pipes were not available")]
+    NoPipes,
 }
 
-/// The OS error plus what the user can do about it.
-fn explain_spawn(e: &std::io::Error) -> String {
-    let hint = match e.kind() {
+impl SpawnError {
+    fn for_command(self, config: &TransportConfig) -> TransportError {
+        TransportError::Spawn { command: config.command.clone(), message: self.to_string() }
+    }
+}
+
+fn spawn_hint(e: &std::io::Error) -> &'static str {
+    match e.kind() {
         std::io::ErrorKind::NotFound => "check that the command is installed and on PATH, or give its absolute path",
         std::io::ErrorKind::PermissionDenied => "check that the file is executable (chmod +x) and readable",
         _ => "check the command, its arguments and the working directory",
-    };
-    format!("{e}; {hint}")
+    }
 }
 
 fn enqueue(outbox: &mpsc::UnboundedSender<Outgoing>, value: &Value, done: Done) -> Option<Arc<AtomicU8>> {
@@ -588,6 +603,21 @@ impl Framer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spawn_errors_say_what_to_do() {
+        let config = TransportConfig { command: "srv".into(), ..TransportConfig::default() };
+        let text = |e: SpawnError| e.for_command(&config).to_string();
+        assert_eq!(
+            text(SpawnError::NoWorkingDirectory("/nope".into())),
+            "Failed to spawn srv: working directory /nope does not exist; fix `cwd`"
+        );
+        assert_eq!(
+            text(SpawnError::Os(std::io::Error::from(std::io::ErrorKind::PermissionDenied))),
+            "Failed to spawn srv: permission denied; check that the file is executable (chmod +x) and readable"
+        );
+        assert_eq!(text(SpawnError::NoPipes), "Failed to spawn srv: the child's pipes were not available");
+    }
 
     fn frames(max: usize, chunks: &[&[u8]]) -> Vec<String> {
         let mut framer = Framer::new(max);
