@@ -1,6 +1,7 @@
 //! The client layer (SPEC §6) end to end: the handshake against a scripted stdio server,
 //! and transport selection by config.
 
+use crate::support::temp_log;
 use mcp_transports::client::{ClientOptions, LATEST_PROTOCOL_VERSION, create_transport, handshake};
 use mcp_transports::config::TransportKind;
 use mcp_transports::{Handlers, RequestOptions, TransportConfig, TransportError};
@@ -49,8 +50,7 @@ fn sent(log: &std::path::Path) -> Vec<Value> {
 
 #[tokio::test]
 async fn handshake_negotiates_and_lists_every_tool_page() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let log = dir.path().join("in");
+    let (_dir, log) = temp_log("in");
     let script = format!(
         "    if msg['method'] == 'initialize':\n    {}\n    elif msg['params'].get('cursor') is None:\n    {}\n    else:\n    {}",
         reply("{'protocolVersion': '2025-06-18', 'capabilities': {'tools': {}}, 'serverInfo': {'name': 's'}}"),
@@ -78,8 +78,7 @@ async fn handshake_negotiates_and_lists_every_tool_page() {
 
 #[tokio::test]
 async fn no_tools_capability_means_no_tools_list() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let log = dir.path().join("in");
+    let (_dir, log) = temp_log("in");
     let config = server(&log, &reply("{'protocolVersion': '2024-11-05', 'capabilities': {}}"));
     let t = create_transport(&config, Handlers::default()).await.expect("spawn");
     let result = timeout(BOUND, handshake(t.as_ref(), &ClientOptions::default())).await.expect("hung").expect("ok");
@@ -90,8 +89,7 @@ async fn no_tools_capability_means_no_tools_list() {
 
 #[tokio::test]
 async fn unsupported_version_closes_the_transport() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let log = dir.path().join("in");
+    let (_dir, log) = temp_log("in");
     let config = server(&log, &reply("{'protocolVersion': '1999-01-01', 'capabilities': {}}"));
     let t = create_transport(&config, Handlers::default()).await.expect("spawn");
     let err =
@@ -105,8 +103,7 @@ async fn unsupported_version_closes_the_transport() {
 
 #[tokio::test]
 async fn initialize_error_closes_the_transport() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let log = dir.path().join("in");
+    let (_dir, log) = temp_log("in");
     let script = "    print(json.dumps({'jsonrpc': '2.0', 'id': msg['id'], 'error': {'code': -32602, 'message': 'bad', 'data': 1}}), flush=True)";
     let t = create_transport(&server(&log, script), Handlers::default()).await.expect("spawn");
     let err = timeout(BOUND, handshake(t.as_ref(), &ClientOptions::default())).await.expect("hung").expect_err("rpc");

@@ -1,6 +1,7 @@
 //! stdio (SPEC §3) end to end: real child processes (`sh` scripts) in their own process
 //! groups, checked down to /proc so that no orphan or zombie survives close().
 
+use crate::support::temp_log;
 use mcp_transports::client::default_request_handler;
 use mcp_transports::stdio::{CloseGrace, STDERR_TAIL_BYTES, StdioTransport};
 use mcp_transports::{Handlers, RequestOptions, Transport, TransportConfig, TransportError};
@@ -88,8 +89,7 @@ async fn assert_gone(pid: u32) {
 
 #[tokio::test]
 async fn round_trip_sends_params_and_settles() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let log = dir.path().join("in");
+    let (_dir, log) = temp_log("in");
     let t = connect(&sh(&format!(
         "IFS= read -r l; printf '%s\\n' \"$l\" > '{}'; printf '%s\\n' '{REPLY1}'; cat >/dev/null",
         log.display()
@@ -175,8 +175,7 @@ async fn unknown_and_string_ids_are_dropped() {
 
 #[tokio::test]
 async fn server_requests_are_answered() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let log = dir.path().join("answers");
+    let (_dir, log) = temp_log("answers");
     let config = sh(&format!(
         r#"IFS= read -r l; printf '%s\n' '{{"jsonrpc":"2.0","id":"s1","method":"ping"}}' '{{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{{}}}}'
                IFS= read -r a; IFS= read -r b; printf '%s\n%s\n' "$a" "$b" > '{}'; printf '%s\n' '{REPLY1}'; cat >/dev/null"#,
@@ -198,8 +197,7 @@ async fn server_requests_are_answered() {
 
 #[tokio::test]
 async fn server_request_without_handler_gets_method_not_found() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let log = dir.path().join("answers");
+    let (_dir, log) = temp_log("answers");
     let t = connect(&sh(&format!(
         r#"printf '%s\n' '{{"jsonrpc":"2.0","id":1,"method":"ping"}}'; IFS= read -r a; printf '%s\n' "$a" > '{}.tmp'; mv '{0}.tmp' '{0}'; cat >/dev/null"#,
         log.display()
@@ -212,8 +210,7 @@ async fn server_request_without_handler_gets_method_not_found() {
 
 #[tokio::test]
 async fn timeout_rejects_with_exact_text_and_tells_the_server() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let log = dir.path().join("in");
+    let (_dir, log) = temp_log("in");
     let mut config = logging_server(&log);
     config.timeout_ms = Some(100);
     let t = connect(&config).await;
@@ -231,8 +228,7 @@ async fn timeout_rejects_with_exact_text_and_tells_the_server() {
 
 #[tokio::test]
 async fn initialize_timeout_sends_no_cancellation() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let log = dir.path().join("in");
+    let (_dir, log) = temp_log("in");
     let mut config = logging_server(&log);
     config.timeout_ms = Some(50);
     let t = connect(&config).await;
@@ -298,8 +294,7 @@ async fn a_server_that_stops_reading_blocks_writes_but_not_timeouts() {
 
 #[tokio::test]
 async fn caller_cancellation_rejects_and_tells_the_server() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let log = dir.path().join("in");
+    let (_dir, log) = temp_log("in");
     let t = connect(&logging_server(&log)).await;
     let token = CancellationToken::new();
     let options = RequestOptions { timeout_ms: None, cancel: Some(token.clone()) };

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
+use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
 
 fn cfg(url: &str, timeout_ms: u64) -> TransportConfig {
@@ -38,6 +39,15 @@ async fn initialize(server: &mut TestServer, t: &Arc<HttpTransport>, version: &s
     let (r, ()) = tokio::join!(call, serve);
     r.expect("initialize");
     t.set_protocol_version(version);
+}
+
+/// An initialized 2025-11-25 session whose GET listener stream the server has opened.
+async fn listening() -> (TestServer, Arc<HttpTransport>, Probe, TcpStream) {
+    let mut server = TestServer::start().await;
+    let (t, probe) = connect(&server.url, 2000).await;
+    initialize(&mut server, &t, "2025-11-25").await;
+    let (_, stream) = tokio::join!(t.on_initialized(), async { server.next().await.sse(&[]).await });
+    (server, t, probe, stream)
 }
 
 #[tokio::test]
@@ -493,10 +503,7 @@ async fn listener_startup_deadline_bounds_on_initialized() {
 
 #[tokio::test]
 async fn listener_delivers_and_its_end_closes_the_transport() {
-    let mut server = TestServer::start().await;
-    let (t, mut probe) = connect(&server.url, 2000).await;
-    initialize(&mut server, &t, "2025-11-25").await;
-    let (_, mut stream) = tokio::join!(t.on_initialized(), async { server.next().await.sse(&[]).await });
+    let (mut server, t, mut probe, mut stream) = listening().await;
     send(&mut stream, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n").await;
     assert_eq!(probe.note().await.0, "notifications/tools/list_changed");
     send(&mut stream, "data: {\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"roots/list\"}\n\n").await;
@@ -538,10 +545,7 @@ async fn listener_without_body_is_disabled_silently() {
 
 #[tokio::test]
 async fn listener_200_then_close_never_loops() {
-    let mut server = TestServer::start().await;
-    let (t, probe) = connect(&server.url, 2000).await;
-    initialize(&mut server, &t, "2025-11-25").await;
-    let (_, mut stream) = tokio::join!(t.on_initialized(), async { server.next().await.sse(&[]).await });
+    let (mut server, t, probe, mut stream) = listening().await;
     send(&mut stream, "retry: 10\nid: same\n\n").await;
     drop(stream);
     // Resumptions that make no progress are bounded; then the transport closes.
@@ -560,10 +564,7 @@ async fn listener_200_then_close_never_loops() {
 
 #[tokio::test]
 async fn listener_resumes_after_an_event_id() {
-    let mut server = TestServer::start().await;
-    let (t, mut probe) = connect(&server.url, 2000).await;
-    initialize(&mut server, &t, "2025-11-25").await;
-    let (_, mut stream) = tokio::join!(t.on_initialized(), async { server.next().await.sse(&[]).await });
+    let (mut server, t, mut probe, mut stream) = listening().await;
     send(&mut stream, "retry: 10\nid: g1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n\n").await;
     assert_eq!(probe.note().await.0, "a");
     drop(stream);

@@ -12,6 +12,13 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, mpsc};
 
+/// A fresh temp dir and a file path in it for a server to log to; keep the dir alive.
+pub fn temp_log(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join(name);
+    (dir, log)
+}
+
 /// How long a test waits for anything before failing.
 pub const WAIT: Duration = Duration::from_secs(5);
 
