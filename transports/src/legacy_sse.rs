@@ -3,28 +3,26 @@
 //! One long-lived GET stream carries everything from the server; its first `endpoint`
 //! event names the URL that every client message is POSTed to. Unlike Streamable HTTP the
 //! POST's reply body means nothing (any 2xx is success): responses come back on the
-//! stream, so the stream's end is the transport's end.
+//! stream, so the stream's end is the transport's end. The HTTP plumbing (client, auth,
+//! status errors, the request and cancellation flows) is shared with Streamable HTTP.
 
 use crate::config::TransportConfig;
 use crate::error::TransportError;
-use crate::http::{
-    AuthHeaders, AuthRefresh, CLEANUP_BOUND, Exchanges, await_exchange, build_client, event_message, mime, parse_url,
-    send_with_auth, status_error, with_timeout,
+use crate::http_common::{
+    self, AuthRefresh, HttpCore, HttpKind, StreamStop, event_message, mime, next_chunk, parse_url, send_with_auth,
+    status_error,
 };
-use crate::message::{self, RequestId};
-use crate::pending::{Correlator, Routed};
+use crate::message::RequestId;
 use crate::sse::{SseItem, SseParser};
 use crate::transport::{Diagnostics, Handlers, RequestOptions, Transport};
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use reqwest::Response;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
-use serde_json::{Value, json};
-use std::sync::atomic::{AtomicBool, Ordering};
+use serde_json::Value;
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
 use tokio::sync::oneshot;
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::DropGuard;
 use url::Url;
 
 /// The reason pending requests fail with when the server ends the stream (SPEC §5).
@@ -33,19 +31,37 @@ const STREAM_CLOSED: &str = "legacy SSE stream closed";
 /// The legacy HTTP+SSE transport. Cheap to share; see the module docs.
 pub struct LegacySseTransport {
     inner: Arc<Inner>,
+    /// The reader task holds the inner state; dropping the transport must stop it.
+    _stop_on_drop: DropGuard,
 }
 
 struct Inner {
-    client: reqwest::Client,
-    auth: AuthHeaders,
-    correlator: Correlator,
-    timeout: Option<Duration>,
-    max_bytes: usize,
+    core: HttpCore,
     /// The POST URL from the first `endpoint` event.
     endpoint: OnceLock<Url>,
-    connected: AtomicBool,
-    /// Cancelled on close: stops the stream reader and in-flight answers.
-    shutdown: CancellationToken,
+}
+
+/// What can go wrong while the connect step reads the stream's start.
+#[derive(Debug, thiserror::Error)]
+enum HandshakeError {
+    /// The GET was answered with something other than an event stream.
+    #[error("legacy SSE GET answered with Content-Type {0}; expected text/event-stream")]
+    NotEventStream(String),
+    /// The `endpoint` event's data is not a URL reference.
+    #[error("invalid legacy SSE endpoint {data:?}: {source}")]
+    InvalidEndpoint { data: String, source: url::ParseError },
+    /// The endpoint is on another origin, where the configured headers must not go.
+    #[error("{0}")]
+    ForeignEndpoint(Url),
+}
+
+impl From<HandshakeError> for TransportError {
+    fn from(e: HandshakeError) -> Self {
+        match e {
+            HandshakeError::ForeignEndpoint(url) => TransportError::LegacyEndpointOriginMismatch(url.to_string()),
+            other => TransportError::Protocol(other.to_string()),
+        }
+    }
 }
 
 impl LegacySseTransport {
@@ -65,17 +81,12 @@ impl LegacySseTransport {
         auth_refresh: Option<AuthRefresh>,
     ) -> Result<Arc<LegacySseTransport>, TransportError> {
         let url = parse_url(&config.url)?;
-        let inner = Arc::new(Inner {
-            client: build_client(&url)?,
-            auth: AuthHeaders::new(&config.headers, auth_refresh)?,
-            correlator: Correlator::new(handlers, config.string_ids),
-            timeout: config.timeout(),
-            max_bytes: config.max_message_bytes(),
-            endpoint: OnceLock::new(),
-            connected: AtomicBool::new(false),
-            shutdown: CancellationToken::new(),
+        let core = HttpCore::new(&url, config, handlers, auth_refresh, false)?;
+        let inner = Arc::new(Inner { core, endpoint: OnceLock::new() });
+        let transport = Arc::new(LegacySseTransport {
+            inner: inner.clone(),
+            _stop_on_drop: inner.core.shutdown.clone().drop_guard(),
         });
-        let transport = Arc::new(LegacySseTransport { inner: inner.clone() });
         // One budget covers the GET and the endpoint event.
         let handshake = async {
             let resp = inner.open(&url).await?;
@@ -84,7 +95,7 @@ impl LegacySseTransport {
             // A dropped sender means the stream ended before any endpoint.
             rx.await.unwrap_or(Err(TransportError::LegacyEndpointNotReceived))
         };
-        let outcome = match inner.timeout {
+        let outcome = match inner.core.timeout {
             Some(t) => {
                 tokio::time::timeout(t, handshake).await.unwrap_or(Err(TransportError::LegacyEndpointNotReceived))
             }
@@ -94,7 +105,7 @@ impl LegacySseTransport {
             Ok(()) => Ok(transport),
             Err(e) => {
                 // Never connected: stop the reader without firing the close handler.
-                inner.shutdown.cancel();
+                inner.core.shutdown.cancel();
                 Err(e)
             }
         }
@@ -111,15 +122,8 @@ impl std::fmt::Debug for LegacySseTransport {
         // Only the origin: the endpoint's query often carries a session id.
         f.debug_struct("LegacySseTransport")
             .field("origin", &self.inner.endpoint.get().map(|u| u.origin().ascii_serialization()))
-            .field("connected", &self.inner.is_connected())
+            .field("connected", &self.inner.core.is_connected())
             .finish_non_exhaustive()
-    }
-}
-
-impl Drop for LegacySseTransport {
-    fn drop(&mut self) {
-        // The reader task holds the inner state; without this it would outlive the owner.
-        self.inner.shutdown.cancel();
     }
 }
 
@@ -131,95 +135,68 @@ impl Transport for LegacySseTransport {
         params: Option<Value>,
         options: RequestOptions,
     ) -> Result<Value, TransportError> {
-        let inner = &self.inner;
-        if !inner.is_connected() {
-            return Err(TransportError::NotConnected);
-        }
-        let (id, rx) = inner.correlator.open_request()?;
-        let body = Bytes::from(message::request(&id, method, params).to_string());
-        let is_init = method == "initialize";
-        let task = {
-            let (inner, id) = (inner.clone(), id.clone());
-            tokio::spawn(async move {
-                tokio::select! {
-                    _ = inner.shutdown.cancelled() => {}
-                    r = inner.post(&body) => if let Err(e) = r {
-                        inner.correlator.fail(&id, e);
-                    }
-                }
-            })
-        };
-        await_exchange(inner, id, rx, task.abort_handle(), is_init, &options).await
+        http_common::request(&self.inner, method, params, options).await
     }
 
     async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), TransportError> {
-        let inner = &self.inner;
-        if !inner.is_connected() {
-            return Err(TransportError::NotConnected);
-        }
-        let body = Bytes::from(message::notification(method, params).to_string());
-        tokio::select! {
-            _ = inner.shutdown.cancelled() => Err(TransportError::Closed { reason: None }),
-            r = with_timeout(inner.timeout, inner.post(&body)) => r,
-        }
+        http_common::notify(&*self.inner, method, params).await
     }
 
     async fn close(&self) {
-        self.inner.shut(TransportError::Closed { reason: None });
+        self.inner.core.shut(TransportError::Closed { reason: None });
     }
 
     fn is_connected(&self) -> bool {
-        self.inner.is_connected()
+        self.inner.core.is_connected()
     }
 
     fn diagnostics(&self) -> Diagnostics {
-        self.inner.correlator.diagnostics()
+        self.inner.core.correlator.diagnostics()
     }
 }
 
-impl Exchanges for Inner {
-    fn correlator(&self) -> &Correlator {
-        &self.correlator
+impl HttpKind for Inner {
+    fn core(&self) -> &HttpCore {
+        &self.core
     }
-    fn timeout(&self) -> Option<Duration> {
-        self.timeout
+
+    /// The POST only delivers the request: its response arrives on the stream.
+    fn exchange(self: Arc<Self>, id: RequestId, body: Bytes, _is_init: bool) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            if let Err(e) = self.post_message(&body).await {
+                self.core.correlator.fail(&id, e);
+            }
+        })
     }
-    fn cancel_on_server<'a>(&'a self, id: &'a RequestId, reason: &'a str) -> BoxFuture<'a, ()> {
-        Box::pin(self.send_cancelled(id, reason))
+
+    /// POSTs one message to the endpoint; any 2xx is success and the body is ignored.
+    fn post_message<'a>(&'a self, body: &'a Bytes) -> BoxFuture<'a, Result<(), TransportError>> {
+        Box::pin(async move {
+            let Some(endpoint) = self.endpoint.get() else { return Err(TransportError::NotConnected) };
+            let resp = send_with_auth(&self.core.auth, |mut h| {
+                h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                self.core.client.post(endpoint.clone()).headers(h).body(body.clone())
+            })
+            .await?;
+            if resp.status().is_success() { Ok(()) } else { Err(status_error(resp, None).await) }
+        })
     }
 }
 
 impl Inner {
-    fn is_connected(&self) -> bool {
-        self.connected.load(Ordering::SeqCst) && !self.correlator.is_closed()
-    }
-
-    /// Disconnects: pending requests fail with `err`, the close handler fires once, the
-    /// stream is dropped. Returns false when already closed.
-    fn shut(&self, err: TransportError) -> bool {
-        self.shutdown.cancel();
-        if !self.connected.swap(false, Ordering::SeqCst) {
-            return false;
-        }
-        self.correlator.close(err)
-    }
-
     /// GETs the stream; anything but a 2xx `text/event-stream` fails the connect.
     async fn open(&self, url: &Url) -> Result<Response, TransportError> {
-        let resp = send_with_auth(&self.auth, |mut h| {
+        let resp = send_with_auth(&self.core.auth, |mut h| {
             h.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-            self.client.get(url.clone()).headers(h)
+            self.core.client.get(url.clone()).headers(h)
         })
         .await?;
         if !resp.status().is_success() {
             return Err(status_error(resp, None).await);
         }
-        match mime(&resp).as_deref() {
-            Some("text/event-stream") => Ok(resp),
-            other => Err(TransportError::Protocol(format!(
-                "legacy SSE GET answered with Content-Type {}; expected text/event-stream",
-                other.unwrap_or("(none)")
-            ))),
+        match mime(&resp) {
+            Some(essence) if essence == "text/event-stream" => Ok(resp),
+            other => Err(HandshakeError::NotEventStream(other.unwrap_or_else(|| "(none)".into())).into()),
         }
     }
 
@@ -232,46 +209,39 @@ impl Inner {
         endpoint_tx: oneshot::Sender<Result<(), TransportError>>,
     ) {
         let mut endpoint_tx = Some(endpoint_tx);
-        let mut parser = SseParser::new(self.max_bytes);
+        let mut parser = SseParser::new(self.core.max_bytes);
         loop {
-            let chunk = tokio::select! {
-                _ = self.shutdown.cancelled() => return,
-                c = resp.chunk() => c,
-            };
-            let bytes = match chunk {
-                Ok(Some(b)) => b,
-                Ok(None) => break,
-                Err(e) => {
-                    tracing::debug!(error = %e.without_url(), "legacy SSE stream broke");
-                    break;
-                }
+            let bytes = match next_chunk(&mut resp, &self.core.shutdown).await {
+                Ok(bytes) => bytes,
+                Err(StreamStop::Shutdown) => return,
+                Err(StreamStop::Ended) => break,
             };
             for item in parser.feed(&bytes) {
                 let event = match item {
                     SseItem::Oversize { limit } => {
-                        self.correlator.oversize(limit);
+                        self.core.correlator.oversize(limit);
                         continue;
                     }
                     SseItem::Event(event) => event,
                 };
                 if event.event.as_deref() != Some("endpoint") {
-                    if let Some(value) = event_message(&self.correlator, event) {
-                        self.route(value);
+                    if let Some(value) = event_message(&self.core.correlator, event) {
+                        http_common::route(&self, value);
                     }
                     continue;
                 }
                 let Some(tx) = endpoint_tx.take() else {
-                    self.correlator.violation(format!("ignoring a later endpoint event: {}", event.data.trim()));
+                    self.core.correlator.violation(format!("ignoring a later endpoint event: {}", event.data.trim()));
                     continue;
                 };
                 match resolve_endpoint(&base, &event.data) {
                     Ok(url) => {
                         let _ = self.endpoint.set(url);
-                        self.connected.store(true, Ordering::SeqCst);
+                        self.core.mark_connected();
                         let _ = tx.send(Ok(()));
                     }
                     Err(e) => {
-                        let _ = tx.send(Err(e));
+                        let _ = tx.send(Err(e.into()));
                         return;
                     }
                 }
@@ -279,66 +249,18 @@ impl Inner {
         }
         // Before the endpoint, dropping the sender fails the connect instead.
         if endpoint_tx.is_none() {
-            self.shut(TransportError::Closed { reason: Some(STREAM_CLOSED.into()) });
-        }
-    }
-
-    /// Routes one inbound message; server requests are answered by POST in the background.
-    fn route(self: &Arc<Self>, value: Value) {
-        if let Routed::ServerRequest { id, method, params } = self.correlator.route(&value) {
-            let inner = self.clone();
-            tokio::spawn(async move {
-                let answer = inner.correlator.answer(&id, method, params).await;
-                let body = Bytes::from(answer.to_string());
-                tokio::select! {
-                    _ = inner.shutdown.cancelled() => {}
-                    r = with_timeout(inner.timeout, inner.post(&body)) => if let Err(e) = r {
-                        inner.correlator.report(&e);
-                    }
-                }
-            });
-        }
-    }
-
-    /// POSTs one message to the endpoint; any 2xx is success and the body is ignored.
-    async fn post(&self, body: &Bytes) -> Result<(), TransportError> {
-        let Some(endpoint) = self.endpoint.get() else { return Err(TransportError::NotConnected) };
-        let resp = send_with_auth(&self.auth, |mut h| {
-            h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-            self.client.post(endpoint.clone()).headers(h).body(body.clone())
-        })
-        .await?;
-        if resp.status().is_success() { Ok(()) } else { Err(status_error(resp, None).await) }
-    }
-
-    /// Tells the server we gave up on `id`, bounded in time; failure is reported.
-    /// Nothing is sent once the transport has closed.
-    async fn send_cancelled(&self, id: &RequestId, reason: &str) {
-        if !self.is_connected() {
-            return;
-        }
-        let note = message::notification(
-            "notifications/cancelled",
-            Some(json!({"requestId": id.to_value(), "reason": reason})),
-        );
-        let body = Bytes::from(note.to_string());
-        let bound = self.timeout.map_or(CLEANUP_BOUND, |t| t.min(CLEANUP_BOUND));
-        match tokio::time::timeout(bound, self.post(&body)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => self.correlator.report(&e),
-            Err(_) => tracing::debug!("notifications/cancelled POST timed out"),
+            self.core.shut(TransportError::Closed { reason: Some(STREAM_CLOSED.into()) });
         }
     }
 }
 
 /// Resolves the `endpoint` event's data against the configured URL and refuses another
 /// origin: the POSTs carry the configured headers, which must not leak.
-fn resolve_endpoint(base: &Url, data: &str) -> Result<Url, TransportError> {
-    let url = base
-        .join(data.trim())
-        .map_err(|e| TransportError::Protocol(format!("invalid legacy SSE endpoint {:?}: {e}", data.trim())))?;
+fn resolve_endpoint(base: &Url, data: &str) -> Result<Url, HandshakeError> {
+    let data = data.trim();
+    let url = base.join(data).map_err(|source| HandshakeError::InvalidEndpoint { data: data.to_owned(), source })?;
     if url.origin() != base.origin() {
-        return Err(TransportError::LegacyEndpointOriginMismatch(url.to_string()));
+        return Err(HandshakeError::ForeignEndpoint(url));
     }
     Ok(url)
 }
@@ -346,157 +268,23 @@ fn resolve_endpoint(base: &Url, data: &str) -> Result<Url, TransportError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::TransportKind;
-    use crate::http::test_support::*;
-    use tokio::net::TcpStream;
 
-    fn cfg(url: &str, timeout_ms: u64) -> TransportConfig {
-        let mut c = config(url, timeout_ms, TransportKind::Sse);
-        c.protocol_version = "2024-11-05".into();
-        c
-    }
-
-    /// Connects and serves the GET with the given endpoint data; returns the open stream.
-    async fn connect(
-        server: &mut TestServer,
-        timeout_ms: u64,
-        endpoint: &str,
-    ) -> (Result<Arc<LegacySseTransport>, TransportError>, Probe, TcpStream) {
-        let (handlers, probe) = probe();
-        let c = cfg(&server.url, timeout_ms);
-        let (r, stream) = tokio::join!(LegacySseTransport::connect(&c, handlers), async {
-            let get = server.next().await;
-            assert_eq!((get.method.as_str(), get.path.as_str()), ("GET", "/mcp"));
-            assert_eq!(get.header("accept"), Some("text/event-stream"));
-            let mut stream = get.sse(&[]).await;
-            send(&mut stream, &format!(": hello\n\nevent: endpoint\ndata: {endpoint}\n\n")).await;
-            stream
-        });
-        (r, probe, stream)
-    }
-
-    #[tokio::test]
-    async fn endpoint_post_and_stream_replies() {
-        let mut server = TestServer::start().await;
-        let (t, mut probe, mut stream) = connect(&mut server, 2000, "/messages?sessionId=abc").await;
-        let t = t.expect("connected");
-        assert_eq!(t.endpoint().map(|u| u.path().to_owned()).as_deref(), Some("/messages"));
-        let (r, ()) = tokio::join!(t.request("tools/list", None, RequestOptions::default()), async {
-            let post = server.next().await;
-            assert_eq!((post.method.as_str(), post.path.as_str()), ("POST", "/messages?sessionId=abc"));
-            assert_eq!(post.header("content-type"), Some("application/json"));
-            assert_eq!(post.json(), json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}));
-            post.respond(202, &[], "Accepted").await;
-            // A notification without an event name, a server request, then the response.
-            send(
-                &mut stream,
-                "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"x\":1}}\n\n",
-            )
-            .await;
-            send(&mut stream, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}\n\n").await;
-            let answer = server.next().await;
-            assert_eq!(answer.path, "/messages?sessionId=abc");
-            assert_eq!(answer.json(), json!({"jsonrpc": "2.0", "id": 0, "result": {"echo": "ping"}}));
-            answer.respond(200, &[], "").await;
-            send(&mut stream, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[]}}\n\n")
-                .await;
-        });
-        assert_eq!(r.expect("reply on the stream"), json!({"tools": []}));
-        assert_eq!(probe.note().await, ("notifications/message".to_owned(), json!({"x": 1})));
-        // Notifications: any 2xx.
-        let (r, ()) = tokio::join!(t.notify("notifications/initialized", None), async {
-            server.next().await.respond(204, &[], "").await;
-        });
-        r.expect("notified");
-        t.close().await;
-        wait_client_close(&mut stream).await;
-        assert_eq!(probe.close_count(), 1);
-    }
-
-    #[tokio::test]
-    async fn endpoint_on_another_origin_is_refused() {
-        let mut server = TestServer::start().await;
-        let (r, probe, _stream) = connect(&mut server, 2000, "http://evil.example/messages").await;
+    #[test]
+    fn endpoint_resolves_relative_to_the_configured_url_and_origin() {
+        let base = Url::parse("http://127.0.0.1:9/sse?x=1").expect("url");
+        let url = resolve_endpoint(&base, " /messages?sessionId=abc\n").expect("same origin");
+        assert_eq!(url.as_str(), "http://127.0.0.1:9/messages?sessionId=abc");
+        let err = TransportError::from(resolve_endpoint(&base, "http://evil.example/m").expect_err("foreign"));
+        assert_eq!(err.to_string(), "Legacy SSE endpoint origin mismatch: http://evil.example/m");
+        let err = TransportError::from(resolve_endpoint(&base, "http://[::1").expect_err("invalid"));
         assert_eq!(
-            r.expect_err("refused").to_string(),
-            "Legacy SSE endpoint origin mismatch: http://evil.example/messages"
+            err.to_string(),
+            "Protocol error: invalid legacy SSE endpoint \"http://[::1\": invalid IPv6 address"
         );
-        assert_eq!(probe.close_count(), 0);
-    }
-
-    #[tokio::test]
-    async fn no_endpoint_within_the_timeout() {
-        let mut server = TestServer::start().await;
-        let (handlers, _probe) = probe();
-        let c = cfg(&server.url, 150);
-        let (r, _stream) = tokio::join!(LegacySseTransport::connect(&c, handlers), async {
-            let mut stream = server.next().await.sse(&[]).await;
-            send(&mut stream, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"early\"}\n\n").await;
-            stream
-        });
-        assert_eq!(r.expect_err("no endpoint").to_string(), "Legacy SSE endpoint event not received");
-        // A stream that ends before its endpoint fails the same way.
-        let (handlers, _probe) = probe();
-        let (r, ()) = tokio::join!(LegacySseTransport::connect(&c, handlers), async {
-            drop(server.next().await.sse(&[]).await);
-        });
-        assert_eq!(r.expect_err("no endpoint").to_string(), "Legacy SSE endpoint event not received");
-        // A GET refused with a status is an HTTP error.
-        let (handlers, _probe) = probe();
-        let (r, ()) = tokio::join!(LegacySseTransport::connect(&c, handlers), async {
-            server.next().await.respond(401, &[("WWW-Authenticate", "Bearer")], "who").await;
-        });
-        assert_eq!(r.expect_err("refused").to_string(), "HTTP 401: who [WWW-Authenticate: Bearer]");
-    }
-
-    #[tokio::test]
-    async fn stream_end_fails_pending_and_disconnects() {
-        let mut server = TestServer::start().await;
-        let (t, probe, stream) = connect(&mut server, 2000, "/messages").await;
-        let t = t.expect("connected");
-        let (r, ()) = tokio::join!(t.request("slow", None, RequestOptions::default()), async {
-            server.next().await.respond(202, &[], "").await;
-            drop(stream);
-        });
-        assert_eq!(r.expect_err("closed").to_string(), "Transport closed: legacy SSE stream closed");
-        probe.wait_closed().await;
-        assert!(!t.is_connected());
-        assert!(matches!(t.request("x", None, RequestOptions::default()).await, Err(TransportError::NotConnected)));
-        assert!(matches!(t.notify("x", None).await, Err(TransportError::NotConnected)));
-        t.close().await;
-        assert_eq!(probe.close_count(), 1);
-    }
-
-    #[tokio::test]
-    async fn post_error_and_later_endpoint_events() {
-        let mut server = TestServer::start().await;
-        let (t, mut probe, mut stream) = connect(&mut server, 2000, "/messages").await;
-        let t = t.expect("connected");
-        let (r, ()) = tokio::join!(t.request("a", None, RequestOptions::default()), async {
-            server.next().await.respond(500, &[], "broken").await;
-        });
-        assert_eq!(r.expect_err("http").to_string(), "HTTP 500: broken");
-        send(&mut stream, "event: endpoint\ndata: /elsewhere\n\n").await;
-        assert!(probe.error().await.contains("ignoring a later endpoint event"));
-        assert_eq!(t.endpoint().map(|u| u.path().to_owned()).as_deref(), Some("/messages"));
-        assert!(t.is_connected());
-    }
-
-    #[tokio::test]
-    async fn timeout_posts_cancelled() {
-        let mut server = TestServer::start().await;
-        let (t, _probe, _stream) = connect(&mut server, 150, "/messages").await;
-        let t = t.expect("connected");
-        let (r, ()) = tokio::join!(t.request("slow", None, RequestOptions::default()), async {
-            server.next().await.respond(202, &[], "").await;
-            let note = server.next().await;
-            assert_eq!(
-                note.json(),
-                json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "reason": "Request timeout after 150ms"}})
-            );
-            note.respond(202, &[], "").await;
-        });
-        assert_eq!(r.expect_err("timeout").to_string(), "Request timeout after 150ms");
-        assert!(t.is_connected());
+        let err = TransportError::from(HandshakeError::NotEventStream("text/html".into()));
+        assert_eq!(
+            err.to_string(),
+            "Protocol error: legacy SSE GET answered with Content-Type text/html; expected text/event-stream"
+        );
     }
 }

@@ -1,21 +1,32 @@
-//! The bundled MCP client transports, the client handshake and the reconnecting manager.
+//! The bundled MCP client transports and the client handshake.
 //!
 //! Behaviour contract: `SPEC.md` (§2 trait, §3 stdio, §4 Streamable HTTP, §5 legacy SSE,
-//! §6 client, §7 manager). The harness checks every rule of it through scenarios.
+//! §6 client, §7 manager). The harness checks every rule of it through scenarios. The
+//! reconnecting manager of §7 is not in this crate yet; [`http::AuthRefresh`] is the hook
+//! it will wire.
 //!
 //! # Layout
 //!
 //! - [`message`] — JSON-RPC 2.0 shapes and request ids; classifying an inbound value.
 //! - [`error`] — [`TransportError`], the one error enum; its `Display` is SPEC's exact text.
+//!   Inner layers raise small typed errors beside their code that convert into it.
 //! - [`config`] — per-connection settings and timeout resolution (`MCP_TIMEOUT_MS`).
 //! - [`transport`] — the [`Transport`] trait, [`Handlers`], [`RequestOptions`].
 //! - [`pending`] — id allocation, the pending-request map and inbound dispatch, shared by
 //!   every transport so they all correlate and report alike.
 //! - [`stdio`] — newline-delimited JSON over a child process.
 //! - [`sse`] — a byte-level WHATWG server-sent-events parser.
-//! - [`http`] — Streamable HTTP (stateful 2025-x revisions).
+//! - `http_common` (private) — the HTTP plumbing both HTTP transports share, written once:
+//!   the client and its redirect policy, auth headers and refresh, status errors, capped
+//!   body reads, and the request / notification / cancellation flows.
+//! - [`http`] — Streamable HTTP (stateful 2025-x revisions): the transport, and beside it
+//!   its session, reply, stream (resumption) and listener pieces.
 //! - [`legacy_sse`] — the 2024-11-05 HTTP+SSE transport.
 //! - [`client`] — the MCP handshake and answering server-to-client requests.
+//!
+//! Tests: unit tests of private pieces sit beside the code; `tests/transports/` is the one
+//! integration test binary, which drives every transport through this public API against a
+//! hand-written HTTP server, wiremock or a child process.
 //!
 //! This crate never depends on the mock servers, so a mock can never share a bug with the
 //! client it tests.
@@ -24,6 +35,7 @@ pub mod client;
 pub mod config;
 pub mod error;
 pub mod http;
+mod http_common;
 pub mod legacy_sse;
 pub mod message;
 pub mod pending;

@@ -94,8 +94,43 @@ pub enum Inbound {
         /// The params (`{}` when absent).
         params: Value,
     },
-    /// Anything else; the string says why it is not JSON-RPC.
-    Invalid(String),
+    /// Anything else, and why it is not JSON-RPC.
+    Invalid(Malformed),
+}
+
+/// Why an inbound value is not a JSON-RPC message ([`Inbound::Invalid`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Malformed {
+    /// A JSON array: batches are not accepted here.
+    #[error("batch arrays are not accepted")]
+    Batch,
+    /// A JSON value other than an object or array.
+    #[error("not a JSON object")]
+    NotAnObject,
+    /// `jsonrpc` is absent or not `"2.0"`.
+    #[error("missing or wrong \"jsonrpc\" member")]
+    WrongVersion,
+    /// `method` is present but not a string.
+    #[error("\"method\" is not a string")]
+    MethodNotString,
+    /// A request whose id is `null`.
+    #[error("request with a null id")]
+    NullRequestId,
+    /// A request whose id is a float, object, array or boolean.
+    #[error("request id is neither a number nor a string")]
+    BadRequestId,
+    /// A response with both `result` and `error`.
+    #[error("response has both result and error")]
+    ResultAndError,
+    /// A `result` response without a number or string id.
+    #[error("response without a usable id")]
+    NoUsableId,
+    /// An `error` member that is not a JSON-RPC error object.
+    #[error("malformed error object")]
+    BadErrorObject,
+    /// Neither `method` nor `result` nor `error`.
+    #[error("neither method nor result nor error")]
+    Empty,
 }
 
 impl Inbound {
@@ -103,39 +138,39 @@ impl Inbound {
     pub fn classify(v: &Value) -> Inbound {
         let Some(obj) = v.as_object() else {
             return Inbound::Invalid(match v {
-                Value::Array(_) => "batch arrays are not accepted".into(),
-                _ => "not a JSON object".into(),
+                Value::Array(_) => Malformed::Batch,
+                _ => Malformed::NotAnObject,
             });
         };
         if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-            return Inbound::Invalid("missing or wrong \"jsonrpc\" member".into());
+            return Inbound::Invalid(Malformed::WrongVersion);
         }
         let params = |o: &Map<String, Value>| o.get("params").cloned().unwrap_or_else(|| json!({}));
         let id = obj.get("id");
         if let Some(method) = obj.get("method") {
             let Some(method) = method.as_str() else {
-                return Inbound::Invalid("\"method\" is not a string".into());
+                return Inbound::Invalid(Malformed::MethodNotString);
             };
             return match id {
                 None => Inbound::Notification { method: method.into(), params: params(obj) },
-                Some(Value::Null) => Inbound::Invalid("request with a null id".into()),
+                Some(Value::Null) => Inbound::Invalid(Malformed::NullRequestId),
                 Some(raw) => match RequestId::from_value(raw) {
                     Some(id) => Inbound::Request { id, method: method.into(), params: params(obj) },
-                    None => Inbound::Invalid("request id is neither a number nor a string".into()),
+                    None => Inbound::Invalid(Malformed::BadRequestId),
                 },
             };
         }
         match (obj.get("result"), obj.get("error")) {
-            (Some(_), Some(_)) => Inbound::Invalid("response has both result and error".into()),
+            (Some(_), Some(_)) => Inbound::Invalid(Malformed::ResultAndError),
             (Some(result), None) => match id.and_then(RequestId::from_value) {
                 Some(id) => Inbound::Response { id, result: result.clone() },
-                None => Inbound::Invalid("response without a usable id".into()),
+                None => Inbound::Invalid(Malformed::NoUsableId),
             },
             (None, Some(err)) => match serde_json::from_value::<RpcError>(err.clone()) {
                 Ok(error) => Inbound::ErrorResponse { id: id.and_then(RequestId::from_value), error },
-                Err(_) => Inbound::Invalid("malformed error object".into()),
+                Err(_) => Inbound::Invalid(Malformed::BadErrorObject),
             },
-            (None, None) => Inbound::Invalid("neither method nor result nor error".into()),
+            (None, None) => Inbound::Invalid(Malformed::Empty),
         }
     }
 }
@@ -148,6 +183,11 @@ pub fn request(id: &RequestId, method: &str, params: Option<Value>) -> Value {
 /// Builds a notification object with `params` defaulting to `{}`.
 pub fn notification(method: &str, params: Option<Value>) -> Value {
     json!({"jsonrpc": "2.0", "method": method, "params": params.unwrap_or_else(|| json!({}))})
+}
+
+/// Builds `notifications/cancelled` for a request we gave up on (SPEC §2).
+pub fn cancelled(id: &RequestId, reason: &str) -> Value {
+    notification("notifications/cancelled", Some(json!({"requestId": id.to_value(), "reason": reason})))
 }
 
 /// Builds the answer to a server-to-client request.
@@ -177,8 +217,12 @@ mod tests {
         ));
         assert!(matches!(c(json!({"jsonrpc":"2.0","id":7,"method":"ping"})), Inbound::Request { .. }));
         assert!(matches!(c(json!({"jsonrpc":"2.0","method":"n"})), Inbound::Notification { .. }));
-        assert!(matches!(c(json!([1])), Inbound::Invalid(_)));
-        assert!(matches!(c(json!({"id":1,"result":{}})), Inbound::Invalid(_)));
-        assert!(matches!(c(json!({"jsonrpc":"2.0","id":1,"result":1,"error":{}})), Inbound::Invalid(_)));
+        assert_eq!(c(json!([1])), Inbound::Invalid(Malformed::Batch));
+        assert_eq!(c(json!({"id":1,"result":{}})), Inbound::Invalid(Malformed::WrongVersion));
+        assert_eq!(
+            c(json!({"jsonrpc":"2.0","id":1,"result":1,"error":{}})),
+            Inbound::Invalid(Malformed::ResultAndError)
+        );
+        assert_eq!(Malformed::WrongVersion.to_string(), "missing or wrong \"jsonrpc\" member");
     }
 }

@@ -1,0 +1,186 @@
+//! Streamable HTTP, stateful revisions 2025-03-26 / 2025-06-18 / 2025-11-25 (SPEC §4).
+//!
+//! Every message is one POST. A request's reply is either one `application/json` body or
+//! an SSE stream that may carry notifications and server-to-client requests before the
+//! response; the stream is read by a background task per request, which settles the
+//! request through the shared [`Correlator`](crate::pending::Correlator) and keeps draining after the match. An
+//! optional GET stream (started by [`Transport::on_initialized`]) carries unsolicited
+//! server messages. Streams that break after an event with an `id` are resumed with
+//! GET + `Last-Event-ID`; an accepted POST is never re-sent.
+//!
+//! This file holds the transport itself (its state, connect, the [`Transport`] impl and
+//! how one message is POSTed); the rest of the life of an exchange is in pieces:
+//!
+//! - `session` — `Mcp-Session-Id`, the negotiated revision, the protocol headers of every
+//!   exchange, the DELETE at close.
+//! - `reply` — a request's POST and its answer: a validated JSON body, or an SSE stream.
+//! - `stream` — reading SSE streams and resuming them with GET + `Last-Event-ID`.
+//! - `listener` — the optional GET stream for unsolicited server messages.
+//!
+//! The HTTP plumbing shared with the legacy transport (client, auth, status errors,
+//! capped body reads, the request/notification/cancellation flows) is in `http_common`.
+//!
+//! 2026-07-28 (stateless) is not implemented yet: [`HttpTransport::connect`] refuses it.
+
+mod listener;
+mod reply;
+mod session;
+mod stream;
+
+use crate::config::TransportConfig;
+use crate::error::TransportError;
+use crate::http_common::{self, ConfigError, HttpCore, HttpKind, parse_url, status_error};
+use crate::message::RequestId;
+use crate::pending::lock;
+use crate::transport::{Diagnostics, Handlers, RequestOptions, Transport};
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use serde_json::Value;
+use session::Outbound;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio_util::sync::DropGuard;
+use url::Url;
+
+pub use crate::http_common::{AuthRefresh, ERROR_BODY_LIMIT};
+pub use stream::MAX_RESUME_ATTEMPTS;
+
+/// The only revision that still allowed JSON-RPC batches.
+const BATCH_REVISION: &str = "2025-03-26";
+/// The stateless revision this transport does not speak yet.
+const STATELESS_REVISION: &str = "2026-07-28";
+
+const EVENT_STREAM: &str = "text/event-stream";
+
+/// The Streamable HTTP transport. Cheap to share; see the module docs.
+pub struct HttpTransport {
+    inner: Arc<Inner>,
+    /// Background tasks hold the inner state; dropping the transport must stop them.
+    _stop_on_drop: DropGuard,
+}
+
+/// The state the transport and its background tasks share.
+struct Inner {
+    core: HttpCore,
+    /// The configured URL: every POST, GET and DELETE goes here.
+    url: Url,
+    /// The revision asked for, in force until one is negotiated.
+    configured_revision: String,
+    /// `Mcp-Session-Id` from the initialize response (see `session`).
+    session_id: Mutex<Option<String>>,
+    /// The revision the client negotiated (see [`Transport::set_protocol_version`]).
+    negotiated: Mutex<Option<String>>,
+    /// The GET listener is started once, after `notifications/initialized`.
+    listener_started: AtomicBool,
+}
+
+impl HttpTransport {
+    /// Prepares a transport for `config.url`. No network traffic happens until the first
+    /// request (Streamable HTTP has no connect step); the URL, headers and revision are
+    /// validated here so a bad configuration fails early.
+    pub async fn connect(config: &TransportConfig, handlers: Handlers) -> Result<Arc<HttpTransport>, TransportError> {
+        Self::connect_with_auth(config, handlers, None).await
+    }
+
+    /// Like [`Self::connect`], with a hook asked for fresh headers after a 401/403.
+    pub async fn connect_with_auth(
+        config: &TransportConfig,
+        handlers: Handlers,
+        auth_refresh: Option<AuthRefresh>,
+    ) -> Result<Arc<HttpTransport>, TransportError> {
+        if config.protocol_version == STATELESS_REVISION {
+            return Err(ConfigError::UnsupportedRevision(STATELESS_REVISION).into());
+        }
+        let url = parse_url(&config.url)?;
+        let inner = Inner {
+            core: HttpCore::new(&url, config, handlers, auth_refresh, true)?,
+            url,
+            configured_revision: config.protocol_version.clone(),
+            session_id: Mutex::new(None),
+            negotiated: Mutex::new(None),
+            listener_started: AtomicBool::new(false),
+        };
+        let stop = inner.core.shutdown.clone().drop_guard();
+        Ok(Arc::new(HttpTransport { inner: Arc::new(inner), _stop_on_drop: stop }))
+    }
+
+    /// The session id the server assigned at initialize, if any.
+    pub fn session_id(&self) -> Option<String> {
+        self.inner.session()
+    }
+}
+
+impl std::fmt::Debug for HttpTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Only the origin: paths and queries may carry credentials.
+        f.debug_struct("HttpTransport")
+            .field("origin", &self.inner.url.origin().ascii_serialization())
+            .field("connected", &self.inner.core.is_connected())
+            .finish_non_exhaustive()
+    }
+}
+
+#[async_trait::async_trait]
+impl Transport for HttpTransport {
+    async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: RequestOptions,
+    ) -> Result<Value, TransportError> {
+        http_common::request(&self.inner, method, params, options).await
+    }
+
+    async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), TransportError> {
+        http_common::notify(&*self.inner, method, params).await
+    }
+
+    async fn close(&self) {
+        self.inner.shut(TransportError::Closed { reason: None }).await;
+    }
+
+    fn is_connected(&self) -> bool {
+        self.inner.core.is_connected()
+    }
+
+    fn diagnostics(&self) -> Diagnostics {
+        self.inner.core.correlator.diagnostics()
+    }
+
+    fn set_protocol_version(&self, version: &str) {
+        *lock(&self.inner.negotiated) = Some(version.to_owned());
+    }
+
+    async fn on_initialized(&self) {
+        if self.inner.core.is_connected() && !self.inner.listener_started.swap(true, Ordering::SeqCst) {
+            self.inner.start_listener().await;
+        }
+    }
+}
+
+impl HttpKind for Inner {
+    fn core(&self) -> &HttpCore {
+        &self.core
+    }
+
+    fn exchange(self: Arc<Self>, id: RequestId, body: Bytes, is_init: bool) -> BoxFuture<'static, ()> {
+        Box::pin(async move { self.deliver(id, body, is_init).await })
+    }
+
+    /// POSTs a notification or a response to a server request; any 2xx is success.
+    fn post_message<'a>(&'a self, body: &'a Bytes) -> BoxFuture<'a, Result<(), TransportError>> {
+        Box::pin(async move {
+            let (resp, session) = self.send(Outbound::Post(body)).await?;
+            if resp.status().is_success() { Ok(()) } else { Err(status_error(resp, session.as_deref()).await) }
+        })
+    }
+}
+
+impl Inner {
+    /// Closes the transport (see [`HttpCore::shut`]) and, the first time, ends the session.
+    async fn shut(&self, err: TransportError) {
+        if self.core.shut(err) {
+            self.delete_session().await;
+        }
+    }
+}
