@@ -1,6 +1,7 @@
 //! `delay`: do nothing for a while.
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use crate::http::run::HttpRun;
 use crate::stdio::run::StdioRun;
 use futures::future::BoxFuture;

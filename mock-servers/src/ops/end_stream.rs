@@ -1,6 +1,7 @@
 //! `end_stream` (HTTP): end a stream cleanly, mid-event, by TCP reset, or by stalling.
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::run::HttpRun;
 use futures::future::BoxFuture;

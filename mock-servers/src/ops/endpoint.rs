@@ -2,7 +2,8 @@
 //! runs it in either flavour (so [`Op::transports`] is both), but a scenario must run over
 //! legacy SSE to use it.
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::run::HttpRun;
 use crate::http::sse::{self, SseEvent};

@@ -1,7 +1,8 @@
 //! `event` (HTTP): write one SSE event on a stream: comments, `event`, `id`, `retry`,
 //! `data` lines, a blank line.
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use super::rules::{self, Problem, Validation};
 use crate::http::run::HttpRun;
 use crate::http::sse::{self, SseEvent};

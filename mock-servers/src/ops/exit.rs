@@ -1,7 +1,8 @@
 //! `exit`: end the mock now, with a code or by a signal. The mock records its exit and
 //! flushes; the process edge (`cli::run`) raises the signal or exits with the code.
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::run::HttpRun;
 use crate::shutdown::ExitReason;

@@ -1,7 +1,8 @@
 //! `expect`: wait for the next client message with a method (request or notification),
 //! optionally labelling it for later steps and checks.
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::run::HttpRun;
 use crate::stdio::run::StdioRun;

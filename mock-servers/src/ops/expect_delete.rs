@@ -1,7 +1,8 @@
 //! `expect_delete` (HTTP): wait for the client's DELETE (session end) and answer it, or
 //! leave it hanging.
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use super::rules::{self, Problem, Validation};
 use crate::http::conn::DELETE;
 use crate::http::run::HttpRun;

@@ -1,6 +1,7 @@
 //! `expect_eof` (stdio): wait until stdin reaches EOF.
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use crate::stdio::run::StdioRun;
 use futures::future::BoxFuture;
 use mcp_scenario::script::step;

@@ -2,7 +2,8 @@
 //! legacy SSE stream) and answer it: an open stream that becomes the current one by
 //! default, else a plain response.
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use super::rules::{self, Problem, Validation};
 use crate::http::conn::GET;
 use crate::http::run::HttpRun;

@@ -1,6 +1,7 @@
 //! `expect_response`: wait for the client's answer to a server-to-client `request`.
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::run::HttpRun;
 use crate::stdio::run::StdioRun;

@@ -1,6 +1,7 @@
 //! `expire_session` (HTTP): the current session expires; requests carrying its id get 404.
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use crate::http::run::HttpRun;
 use futures::future::BoxFuture;
 use mcp_scenario::script::step;

@@ -2,7 +2,8 @@
 //! scenario's revision unless overridden; over stateful Streamable HTTP with a session id),
 //! then expect `notifications/initialized`.
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use crate::http::run::HttpRun;
 use crate::stdio::run::StdioRun;
 use futures::future::BoxFuture;

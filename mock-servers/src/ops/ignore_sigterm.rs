@@ -1,6 +1,7 @@
 //! `ignore_sigterm` (stdio): from now on, record SIGTERM and keep running.
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use crate::stdio::run::StdioRun;
 use futures::future::BoxFuture;
 use mcp_scenario::script::step;

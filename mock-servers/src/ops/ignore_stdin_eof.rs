@@ -1,6 +1,7 @@
 //! `ignore_stdin_eof` (stdio): from now on, keep running after stdin reaches EOF.
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use crate::stdio::run::StdioRun;
 use futures::future::BoxFuture;
 use mcp_scenario::script::step;

@@ -1,6 +1,7 @@
 //! `message_event` (HTTP): the SSE `event:` name later JSON-RPC messages are written with.
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use crate::http::run::HttpRun;
 use crate::sync::lock;
 use futures::future::BoxFuture;

@@ -22,15 +22,18 @@
 //!
 //! # Layout
 //!
-//! - `op` — the [`Op`] trait and [`Transports`].
+//! - `op` — the [`Op`] trait.
+//! - `transports` — [`Transports`], the transports an op applies to.
 //! - `rules` — the load-time [`Validation`] context and [`Problem`].
 //! - one module per op, named as scenarios write it (`handshake`, `expect`, …).
 
 mod op;
 mod rules;
+mod transports;
 
-pub use op::{Op, Transports};
+pub use op::Op;
 pub use rules::{Problem, Validation};
+pub use transports::Transports;
 
 use mcp_scenario::load::Locator;
 use mcp_scenario::{Scenario, ScenarioError, ServerStep, TransportName};
@@ -118,4 +121,3 @@ pub fn budget(steps: &[ServerStep], transport: TransportName) -> HashMap<String,
     }
     budget
 }
-

@@ -3,7 +3,8 @@
 //! split there before it runs (`mcp_scenario::script::connection_parts`), so the step
 //! itself does nothing.
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use mcp_scenario::script::step;
 
 impl Op for step::NewConnection {

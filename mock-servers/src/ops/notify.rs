@@ -1,6 +1,7 @@
 //! `notify`: send a notification (on stdout, or on the current stream over HTTP).
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use crate::http::run::HttpRun;
 use crate::stdio::run::StdioRun;
 use futures::future::BoxFuture;

@@ -1,7 +1,8 @@
 //! `open_stream` (HTTP): answer the expected POST with an open `text/event-stream`, which
 //! becomes the current stream; the reply to that request ends it (unless `keep_open`).
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use super::rules::{self, Problem, Validation};
 use crate::http::run::HttpRun;
 use futures::future::BoxFuture;

@@ -1,7 +1,8 @@
 //! `raw_response` (HTTP): answer the expected request with raw bytes on the socket instead
 //! of a well-formed response, written in chunks, then close, reset or stall the connection.
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::body::MockBody;
 use crate::http::raw::RawPlan;

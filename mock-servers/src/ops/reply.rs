@@ -2,7 +2,8 @@
 //! result or an error, optionally with a corrupted id, padding, CRLF or split writes
 //! (stdio).
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use super::rules::{self, Problem, Validation};
 use crate::http::run::HttpRun;
 use crate::stdio::run::StdioRun;

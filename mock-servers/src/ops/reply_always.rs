@@ -2,7 +2,8 @@
 //! method that no `expect` consumes is answered at once. The HTTP mock keeps it; the stdio
 //! mock ignores it (there such requests get `-32601`).
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use super::rules::{self, Problem, Validation};
 use crate::http::run::HttpRun;
 use futures::future::BoxFuture;

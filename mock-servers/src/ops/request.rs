@@ -1,7 +1,8 @@
 //! `request`: send a server-to-client request with a fresh id (`srv-1`, `srv-2`, …),
 //! labelled for `expect_response` and checks.
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::run::HttpRun;
 use crate::stdio::run::StdioRun;

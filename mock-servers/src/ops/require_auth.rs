@@ -1,7 +1,8 @@
 //! `require_auth` (HTTP): from now on every request must carry `Authorization: Bearer
 //! <token>`; the others are refused before the script sees them.
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::conn::AuthRule;
 use crate::http::run::HttpRun;

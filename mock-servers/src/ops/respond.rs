@@ -1,7 +1,8 @@
 //! `respond` (HTTP): answer the expected request with any status, headers, content type
 //! and body.
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use super::rules::{self, Problem, Validation};
 use crate::http::run::HttpRun;
 use bytes::Bytes;

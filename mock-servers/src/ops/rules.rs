@@ -2,7 +2,7 @@
 //! and what they can complain about ([`Problem`]). The loader places each problem at its
 //! step's file:line:column (`server step N: <problem>`), inside [`crate::error::MockError`].
 
-use super::op::Transports;
+use super::transports::Transports;
 use mcp_scenario::TransportName;
 use mcp_scenario::payload::PayloadError;
 use std::collections::{BTreeMap, HashSet};

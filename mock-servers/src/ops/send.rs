@@ -1,7 +1,8 @@
 //! `send`: write raw bytes (text, hex, base64, JSON or generated), optionally split into
 //! several writes: on stdout over stdio, on the current stream over HTTP.
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::run::HttpRun;
 use crate::stdio::run::StdioRun;

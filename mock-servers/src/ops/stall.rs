@@ -1,7 +1,8 @@
 //! `stall`: stop the script for good (it counts as finished); unscripted requests are
 //! still answered.
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use crate::http::run::HttpRun;
 use crate::stdio::run::StdioRun;
 use futures::future::BoxFuture;

@@ -1,6 +1,7 @@
 //! `stderr` (stdio): write to stderr, which the client must treat as a log, never an error.
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::stdio::run::StdioRun;
 use futures::future::BoxFuture;

@@ -1,6 +1,7 @@
 //! `stop_reading` (stdio): stop reading stdin, so the client's writes eventually block.
 
-use super::op::{Op, Transports};
+use super::op::Op;
+use super::transports::Transports;
 use crate::stdio::run::StdioRun;
 use futures::future::BoxFuture;
 use mcp_scenario::script::step;

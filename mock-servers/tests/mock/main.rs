@@ -1,4 +1,6 @@
 //! The mock crate's one integration test binary: the `mcp-mock` HTTP servers driven over
-//! real sockets (reqwest for ordinary exchanges, raw TCP for the faults).
+//! real sockets (reqwest for ordinary exchanges, raw TCP for the faults), and the crate's
+//! module layering.
 
 mod http;
+mod layers;
