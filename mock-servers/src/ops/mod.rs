@@ -121,3 +121,6 @@ pub fn budget(steps: &[ServerStep], transport: TransportName) -> HashMap<String,
     }
     budget
 }
+
+#[cfg(test)]
+mod tests;
