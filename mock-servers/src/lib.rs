@@ -10,6 +10,8 @@
 //! - [`ops`] — one module per server op, each implementing the one [`ops::Op`] trait.
 //! - [`stdio`] — the stdio mock server and its engine.
 //! - [`http`] — the Streamable HTTP and legacy HTTP+SSE mock servers and their engine.
+//! - [`budget`] — how many client messages of each kind a script will still consume.
+//! - [`inbox`] — what a script waits on: scripted messages, answers to its requests.
 //! - [`record`] — writing the wire transcript, one JSON event per line; reading it back.
 //! - [`shutdown`] — what stops a mock ([`shutdown::Shutdown`]) and how it ended
 //!   ([`shutdown::ExitReason`]).
@@ -25,9 +27,11 @@
 //! This crate never depends on the bundled transports, so the mock cannot share a bug with
 //! the client it tests.
 
+pub mod budget;
 pub mod cli;
 pub mod error;
 pub mod http;
+pub mod inbox;
 pub mod load;
 pub mod ops;
 pub mod record;

@@ -6,11 +6,13 @@
 //! turns the [`ExitReason`] into a self-signal and an exit code, after the mock has flushed
 //! its record.
 
+use crate::sync::lock;
 use nix::sys::signal::Signal;
 use std::pin::Pin;
+use std::sync::Mutex;
 use std::time::Duration;
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio::time::Sleep;
 
 /// How a mock ended, and what the process serving it should do about it.
@@ -31,6 +33,45 @@ impl ExitReason {
     /// An exit with `code` for `why`.
     pub fn code(code: i32, why: impl Into<String>) -> Self {
         ExitReason { code, signal: None, why: why.into() }
+    }
+}
+
+/// Where a running mock leaves its [`ExitReason`]: set once, by whichever part of the mock
+/// ends it first (the script, stdin EOF, a signal, the deadline), and awaited by `serve`.
+#[derive(Default)]
+pub struct Ending {
+    reason: Mutex<Option<ExitReason>>,
+    ended: Notify,
+}
+
+impl Ending {
+    /// Whether the mock has ended.
+    pub fn is_set(&self) -> bool {
+        lock(&self.reason).is_some()
+    }
+
+    /// Ends the mock with the reason `last_words` returns. Only the first caller's
+    /// `last_words` runs (under the lock, so nothing else ends the mock meanwhile: it is
+    /// where the mock records its last events); later callers get false.
+    pub fn end(&self, last_words: impl FnOnce() -> ExitReason) -> bool {
+        let mut reason = lock(&self.reason);
+        if reason.is_some() {
+            return false;
+        }
+        *reason = Some(last_words());
+        self.ended.notify_waiters();
+        true
+    }
+
+    /// Waits until the mock has ended.
+    pub async fn wait(&self) -> ExitReason {
+        loop {
+            let notified = self.ended.notified();
+            if let Some(reason) = lock(&self.reason).clone() {
+                return reason;
+            }
+            notified.await;
+        }
     }
 }
 

@@ -171,18 +171,27 @@ fn given<'a>(field: &'a Option<String>, as_payload: fn(&'a str) -> Payload<'a>) 
     field.as_deref().map(as_payload)
 }
 
+/// The raw-byte candidates `text`, `hex`, `base64`, in the order messages name them.
+fn raw<'a>(
+    text: &'a Option<String>,
+    hex: &'a Option<String>,
+    base64: &'a Option<String>,
+) -> [(&'static str, Option<Payload<'a>>); 3] {
+    [
+        ("text", given(text, Payload::Text)),
+        ("hex", given(hex, Payload::Hex)),
+        ("base64", given(base64, Payload::Base64)),
+    ]
+}
+
 impl step::Send {
     /// The payload: exactly one of `text`, `hex`, `base64`, `json`, `generate`.
     pub fn payload(&self) -> Result<Payload<'_>, PayloadError> {
+        let [text, hex, base64] = raw(&self.text, &self.hex, &self.base64);
+        let json = ("json", self.json.as_ref().map(Payload::Json));
         Payload::exactly_one(
             "send",
-            &[
-                ("text", given(&self.text, Payload::Text)),
-                ("hex", given(&self.hex, Payload::Hex)),
-                ("base64", given(&self.base64, Payload::Base64)),
-                ("json", self.json.as_ref().map(Payload::Json)),
-                ("generate", self.generate.as_ref().map(Payload::Generate)),
-            ],
+            &[text, hex, base64, json, ("generate", self.generate.as_ref().map(Payload::Generate))],
         )
     }
 
@@ -195,14 +204,7 @@ impl step::Send {
 impl step::RawResponse {
     /// The payload: exactly one of `text`, `hex`, `base64`.
     pub fn payload(&self) -> Result<Payload<'_>, PayloadError> {
-        Payload::exactly_one(
-            "raw_response",
-            &[
-                ("text", given(&self.text, Payload::Text)),
-                ("hex", given(&self.hex, Payload::Hex)),
-                ("base64", given(&self.base64, Payload::Base64)),
-            ],
-        )
+        Payload::exactly_one("raw_response", &raw(&self.text, &self.hex, &self.base64))
     }
 
     /// How the bytes are split into writes.

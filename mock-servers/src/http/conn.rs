@@ -4,13 +4,15 @@
 
 use super::body::{MockBody, Piece, StreamWatch};
 use super::raw::SocketControl;
+use crate::budget::Budget;
+use crate::inbox::{Answers, Inbox};
 use crate::sync::lock;
 use http::Response;
 use mcp_scenario::ServerStep;
 use serde_json::Value;
-use std::collections::{HashMap, VecDeque};
+
 use std::sync::{Arc, Mutex};
-use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
 /// One connection's part of the server script, and how many messages of each key it
 /// consumes (see [`crate::ops::budget`]).
@@ -18,7 +20,7 @@ pub struct Part {
     /// The steps.
     pub steps: Vec<ServerStep>,
     /// Messages by key (method, [`GET`], [`DELETE`]).
-    pub budget: HashMap<String, usize>,
+    pub budget: Budget,
 }
 
 /// The budget key of a GET (the listener / legacy stream) in a connection's budget.
@@ -60,13 +62,9 @@ pub struct StreamHandle {
 pub struct Conn {
     /// 1-based.
     pub index: usize,
-    budget: Mutex<HashMap<String, usize>>,
-    inbox: Mutex<VecDeque<Inbound>>,
-    /// Woken when the inbox grows.
-    pub inbox_ready: Notify,
-    answers: Mutex<HashMap<String, Value>>,
-    /// Woken when a client answer arrives.
-    pub answer_ready: Notify,
+    budget: Mutex<Budget>,
+    inbox: Inbox<Inbound>,
+    answers: Answers,
     /// The session id issued on this connection.
     pub session: Mutex<Option<String>>,
     /// Where messages the script did not ask for go over legacy SSE (the current stream).
@@ -77,14 +75,12 @@ pub struct Conn {
 
 impl Conn {
     /// Connection `index` (1-based), whose script consumes `budget` messages by key.
-    pub fn new(index: usize, budget: HashMap<String, usize>) -> Self {
+    pub fn new(index: usize, budget: Budget) -> Self {
         Conn {
             index,
             budget: Mutex::new(budget),
-            inbox: Mutex::new(VecDeque::new()),
-            inbox_ready: Notify::new(),
-            answers: Mutex::new(HashMap::new()),
-            answer_ready: Notify::new(),
+            inbox: Inbox::default(),
+            answers: Answers::default(),
             session: Mutex::new(None),
             current_stream: Mutex::new(None),
             message_event: Mutex::new("message".into()),
@@ -93,58 +89,32 @@ impl Conn {
 
     /// Whether the script will still consume a message with this key.
     pub fn wants(&self, key: &str) -> bool {
-        lock(&self.budget).get(key).is_some_and(|n| *n > 0)
+        lock(&self.budget).wants(key)
     }
 
     /// Takes one unit of budget for `key`; false when the message is unscripted.
     pub fn take(&self, key: &str) -> bool {
-        match lock(&self.budget).get_mut(key) {
-            Some(n) if *n > 0 => {
-                *n -= 1;
-                true
-            }
-            _ => false,
-        }
+        lock(&self.budget).take(key)
     }
 
     /// Hands a scripted message to the script.
     pub fn deliver(&self, inbound: Inbound) {
-        lock(&self.inbox).push_back(inbound);
-        self.inbox_ready.notify_waiters();
+        self.inbox.deliver(inbound);
     }
 
     /// Waits for the next scripted message with `key`.
     pub async fn next(&self, key: &str) -> Inbound {
-        loop {
-            let notified = self.inbox_ready.notified();
-            {
-                let mut inbox = lock(&self.inbox);
-                if let Some(pos) = inbox.iter().position(|m| m.key == key)
-                    && let Some(m) = inbox.remove(pos)
-                {
-                    return m;
-                }
-            }
-            notified.await;
-        }
+        self.inbox.take(|m| m.key == key, || {}).await
     }
 
     /// Stores the client's answer to a server-to-client request.
     pub fn answer(&self, id: &Value, message: Value) {
-        lock(&self.answers).insert(id.to_string(), message);
-        self.answer_ready.notify_waiters();
+        self.answers.insert(id, message);
     }
 
     /// Waits for the client's answer to the request with `id`.
     pub async fn answered(&self, id: &Value) {
-        let key = id.to_string();
-        loop {
-            let notified = self.answer_ready.notified();
-            if lock(&self.answers).contains_key(&key) {
-                return;
-            }
-            notified.await;
-        }
+        self.answers.wait(&id.to_string(), || {}).await;
     }
 }
 

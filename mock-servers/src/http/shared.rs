@@ -8,7 +8,8 @@ use super::conn::{AuthRule, Conn, Part, Route, StreamHandle};
 use super::flavour::Flavour;
 use super::journal::Journal;
 use super::raw::SocketControl;
-use crate::shutdown::ExitReason;
+use crate::budget::Budget;
+use crate::shutdown::{Ending, ExitReason};
 use crate::sync::lock;
 use bytes::Bytes;
 use futures::future::BoxFuture;
@@ -22,7 +23,6 @@ use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
-use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 /// Runs one connection's script: the engine, handed in by whoever builds the [`Shared`]
@@ -57,8 +57,7 @@ pub struct Shared {
     open_streams: Mutex<Vec<(usize, u64, Weak<StreamWatch>)>>,
     /// Cancels every task the mock spawned once it has ended.
     tasks: CancellationToken,
-    exit: Mutex<Option<ExitReason>>,
-    exited: Notify,
+    ending: Ending,
 }
 
 impl Shared {
@@ -88,8 +87,7 @@ impl Shared {
             exchanges: AtomicU64::new(0),
             open_streams: Mutex::new(Vec::new()),
             tasks: CancellationToken::new(),
-            exit: Mutex::new(None),
-            exited: Notify::new(),
+            ending: Ending::default(),
         }
     }
 
@@ -107,26 +105,18 @@ impl Shared {
     /// Ends the mock: flushes the record (waiting at most 2 s), seals it, and hands `serve`
     /// its [`ExitReason`]. Only the first call counts.
     pub fn end(&self, reason: ExitReason) {
-        let mut exit = lock(&self.exit);
-        if exit.is_some() {
-            return;
-        }
-        self.journal.flush(Duration::from_secs(2));
-        self.journal.seal();
-        *exit = Some(reason);
-        self.exited.notify_waiters();
+        self.ending.end(|| {
+            self.journal.flush(Duration::from_secs(2));
+            self.journal.seal();
+            reason
+        });
     }
 
     /// Waits until the mock has ended, then cancels its tasks.
     pub async fn ended(&self) -> ExitReason {
-        loop {
-            let notified = self.exited.notified();
-            if let Some(reason) = lock(&self.exit).clone() {
-                self.tasks.cancel();
-                return reason;
-            }
-            notified.await;
-        }
+        let reason = self.ending.wait().await;
+        self.tasks.cancel();
+        reason
     }
 
     /// Records an event on connection `n`.
@@ -178,7 +168,7 @@ impl Shared {
         if let Some(c) = lock(&self.conns).last() {
             return c.clone();
         }
-        self.start_next().unwrap_or_else(|| Arc::new(Conn::new(1, HashMap::new())))
+        self.start_next().unwrap_or_else(|| Arc::new(Conn::new(1, Budget::default())))
     }
 
     /// Connection `n`, if it started.
@@ -307,19 +297,8 @@ impl Shared {
         body: Bytes,
         why: &str,
     ) -> Response<MockBody> {
-        let (response, recorded) = self.head(conn, status, headers);
-        self.record(
-            conn,
-            &WireEvent::HttpResponse {
-                t_us: self.journal.now_us(),
-                exchange,
-                status,
-                headers: recorded,
-                body: (!body.is_empty()).then(|| Recorded::of(&body)),
-                json: None,
-                why: why.into(),
-            },
-        );
+        let recorded = (!body.is_empty()).then(|| Recorded::of(&body));
+        let response = self.head(conn, exchange, status, headers, recorded, why);
         response.body(MockBody::full(body)).unwrap_or_else(|_| fallback())
     }
 
@@ -352,19 +331,7 @@ impl Shared {
         is_get: bool,
         why: &str,
     ) -> (Response<MockBody>, StreamHandle) {
-        let (response, recorded) = self.head(conn, status, headers);
-        self.record(
-            conn,
-            &WireEvent::HttpResponse {
-                t_us: self.journal.now_us(),
-                exchange,
-                status,
-                headers: recorded,
-                body: None,
-                json: None,
-                why: why.into(),
-            },
-        );
+        let response = self.head(conn, exchange, status, headers, None, why);
         let me = Arc::downgrade(self);
         let watch = StreamWatch::new(move || {
             if let Some(me) = me.upgrade() {
@@ -452,12 +419,17 @@ impl Shared {
         }
     }
 
+    /// A response head with the valid ones of `headers` (the others are noted), recorded
+    /// with `body` as the response to `exchange`.
     fn head(
         &self,
         conn: usize,
+        exchange: u64,
         status: u16,
         headers: &[(String, String)],
-    ) -> (http::response::Builder, BTreeMap<String, String>) {
+        body: Option<Recorded>,
+        why: &str,
+    ) -> http::response::Builder {
         let mut builder =
             Response::builder().status(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR));
         let mut recorded = BTreeMap::new();
@@ -470,7 +442,11 @@ impl Shared {
                 _ => self.note(conn, format!("header {name:?}: {value:?} is not a valid HTTP header; left out")),
             }
         }
-        (builder, recorded)
+        let t_us = self.journal.now_us();
+        let event =
+            WireEvent::HttpResponse { t_us, exchange, status, headers: recorded, body, json: None, why: why.into() };
+        self.record(conn, &event);
+        builder
     }
 }
 

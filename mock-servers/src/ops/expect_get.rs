@@ -18,8 +18,7 @@ impl Op for step::ExpectGet {
     }
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {
-        rules::status(self.status)?;
-        rules::headers(&self.headers)?;
+        rules::response(self.status, &self.headers)?;
         cx.opens_stream(self.label.as_deref());
         Ok(())
     }

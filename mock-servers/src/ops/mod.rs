@@ -31,13 +31,13 @@ mod op;
 mod rules;
 mod transports;
 
-pub use op::Op;
+pub use op::{Op, answers_to};
 pub use rules::{Problem, Validation};
 pub use transports::Transports;
 
+use crate::budget::Budget;
 use mcp_scenario::load::Locator;
 use mcp_scenario::{Scenario, ScenarioError, ServerStep, TransportName};
-use std::collections::HashMap;
 
 /// Declares the op modules and the one dispatch list: a step's `&dyn Op` and its name.
 macro_rules! ops {
@@ -112,11 +112,11 @@ pub fn validate_script(scenario: &Scenario, at: &Locator<'_>) -> Result<(), Scen
 
 /// How many messages of each key (method, GET, DELETE) a connection's steps consume over
 /// `transport`: an arrival beyond that is unscripted.
-pub fn budget(steps: &[ServerStep], transport: TransportName) -> HashMap<String, usize> {
-    let mut budget: HashMap<String, usize> = HashMap::new();
+pub fn budget(steps: &[ServerStep], transport: TransportName) -> Budget {
+    let mut budget = Budget::default();
     for op in steps.iter().map(op).filter(|op| op.transports().contains(transport)) {
         for key in op.consumes() {
-            *budget.entry(key.to_string()).or_default() += 1;
+            budget.add(key);
         }
     }
     budget

@@ -6,6 +6,12 @@ use crate::http::run::HttpRun;
 use crate::stdio::run::StdioRun;
 use futures::future::BoxFuture;
 
+/// [`Op::answers`] for a step with a `to` field: it answers the message labelled `to`, or
+/// with no `to` the latest one, whatever its label.
+pub fn answers_to(to: Option<&str>, label: Option<&str>) -> bool {
+    to.is_none() || to == label
+}
+
 /// One server op: everything the mock knows about it, in one place. The serde enum
 /// [`mcp_scenario::ServerStep`] only says which op a step is; [`super::op`] turns a step into
 /// its `&dyn Op`.

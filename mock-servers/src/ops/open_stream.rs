@@ -15,8 +15,7 @@ impl Op for step::OpenStream {
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {
         cx.expected(self.to.as_deref())?;
-        rules::status(self.status)?;
-        rules::headers(&self.headers)?;
+        rules::response(self.status, &self.headers)?;
         cx.opens_stream(self.label.as_deref().or(self.to.as_deref()));
         Ok(())
     }

@@ -1,7 +1,7 @@
 //! `raw_response` (HTTP): answer the expected request with raw bytes on the socket instead
 //! of a well-formed response, written in chunks, then close, reset or stall the connection.
 
-use super::op::Op;
+use super::op::{Op, answers_to};
 use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::body::MockBody;
@@ -26,7 +26,7 @@ impl Op for step::RawResponse {
     }
 
     fn answers(&self, label: Option<&str>) -> bool {
-        self.to.is_none() || self.to.as_deref() == label
+        answers_to(self.to.as_deref(), label)
     }
 
     fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {

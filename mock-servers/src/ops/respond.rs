@@ -1,7 +1,7 @@
 //! `respond` (HTTP): answer the expected request with any status, headers, content type
 //! and body.
 
-use super::op::Op;
+use super::op::{Op, answers_to};
 use super::transports::Transports;
 use super::rules::{self, Problem, Validation};
 use crate::http::run::HttpRun;
@@ -17,8 +17,7 @@ impl Op for step::Respond {
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {
         cx.expected(self.to.as_deref())?;
-        rules::status(self.status)?;
-        rules::headers(&self.headers)?;
+        rules::response(self.status, &self.headers)?;
         if let Some(Payload::Generate(g)) = self.body()? {
             g.bytes()?;
         }
@@ -26,7 +25,7 @@ impl Op for step::Respond {
     }
 
     fn answers(&self, label: Option<&str>) -> bool {
-        self.to.is_none() || self.to.as_deref() == label
+        answers_to(self.to.as_deref(), label)
     }
 
     fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {

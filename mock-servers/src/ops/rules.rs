@@ -160,6 +160,12 @@ pub fn status(status: u16) -> Result<(), Problem> {
     if (100..600).contains(&status) { Ok(()) } else { Err(Problem::Status(status)) }
 }
 
+/// An HTTP answer's status and headers.
+pub fn response(status_code: u16, header_list: &BTreeMap<String, String>) -> Result<(), Problem> {
+    status(status_code)?;
+    headers(header_list)
+}
+
 /// Header names and values HTTP allows.
 pub fn headers(headers: &BTreeMap<String, String>) -> Result<(), Problem> {
     for (name, value) in headers {

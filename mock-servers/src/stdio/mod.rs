@@ -79,7 +79,7 @@ pub async fn serve(
     tasks.spawn(read_stdin(mock.clone(), pipes.stdin));
     tasks.spawn(watch_shutdown(mock.clone(), shutdown));
     tokio::select! {
-        reason = mock.exited() => Ok(reason),
+        reason = mock.ending().wait() => Ok(reason),
         () = async {
             run_script(&mock, &steps).await;
             std::future::pending::<()>().await

@@ -2,19 +2,25 @@
 //! the script, and [`StdioRun`], what an op's `run_stdio` gets: the mock plus the script's
 //! own bookkeeping (labelled requests, server-to-client request ids, where it is).
 
+use crate::budget::Budget;
+use crate::inbox::{Answers, Inbox};
 use crate::record::Recorder;
-use crate::shutdown::ExitReason;
+use crate::shutdown::{Ending, ExitReason};
 use crate::sync::lock;
 use mcp_scenario::payload::{self, Chunking};
 use mcp_scenario::script::LineEnd;
 use mcp_scenario::wire::{Recorded, WireEvent};
 use nix::sys::signal::Signal;
 use serde_json::{Value, json};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
+
+fn method_of(message: &Value) -> Option<&str> {
+    message.get("method").and_then(Value::as_str)
+}
 
 /// An output pipe (stdout or stderr).
 pub type Output = tokio::sync::Mutex<Box<dyn AsyncWrite + Send + Unpin>>;
@@ -36,13 +42,11 @@ pub struct Mock {
     stderr: Output,
     /// How many more messages of each method the script will consume; an arrival beyond
     /// that is unscripted.
-    budget: Mutex<HashMap<String, usize>>,
+    budget: Mutex<Budget>,
     /// Scripted messages that arrived before their `expect` step.
-    inbox: Mutex<VecDeque<Value>>,
-    inbox_ready: Notify,
-    /// The client's answers to server-to-client requests, by id.
-    answers: Mutex<HashMap<String, Value>>,
-    answer_ready: Notify,
+    inbox: Inbox<Value>,
+    /// The client's answers to server-to-client requests.
+    answers: Answers,
     eof: AtomicBool,
     eof_seen: Notify,
     /// False after `stop_reading`.
@@ -58,8 +62,7 @@ pub struct Mock {
     waiting: Mutex<Option<Waiting>>,
     /// Woken whenever the script waits or finishes.
     pub progress: Notify,
-    exit: Mutex<Option<ExitReason>>,
-    exited: Notify,
+    ending: Ending,
 }
 
 impl Mock {
@@ -69,7 +72,7 @@ impl Mock {
         revision: String,
         stdout: Output,
         stderr: Output,
-        budget: HashMap<String, usize>,
+        budget: Budget,
         total: usize,
     ) -> Self {
         Mock {
@@ -78,10 +81,8 @@ impl Mock {
             stdout,
             stderr,
             budget: Mutex::new(budget),
-            inbox: Mutex::new(VecDeque::new()),
-            inbox_ready: Notify::new(),
-            answers: Mutex::new(HashMap::new()),
-            answer_ready: Notify::new(),
+            inbox: Inbox::default(),
+            answers: Answers::default(),
             eof: AtomicBool::new(false),
             eof_seen: Notify::new(),
             reading: AtomicBool::new(true),
@@ -92,19 +93,19 @@ impl Mock {
             finished: AtomicBool::new(false),
             waiting: Mutex::new(None),
             progress: Notify::new(),
-            exit: Mutex::new(None),
-            exited: Notify::new(),
+            ending: Ending::default(),
         }
     }
 
-    fn ending(&self) -> bool {
-        lock(&self.exit).is_some()
+    /// How the mock ended, once it has.
+    pub fn ending(&self) -> &Ending {
+        &self.ending
     }
 
     /// Writes bytes to stdout, recorded first. Nothing is written once the mock is ending.
     pub async fn write(&self, bytes: &[u8], why: &str) {
         let mut out = self.stdout.lock().await;
-        if self.ending() {
+        if self.ending.is_set() {
             return;
         }
         self.recorder.record(&WireEvent::ToClient {
@@ -121,7 +122,7 @@ impl Mock {
     /// Writes bytes to stderr, recorded first.
     pub async fn write_stderr(&self, bytes: &[u8]) {
         let mut err = self.stderr.lock().await;
-        if self.ending() {
+        if self.ending.is_set() {
             return;
         }
         self.recorder.record(&WireEvent::Stderr { t_us: self.recorder.now_us(), bytes: Recorded::of(bytes) });
@@ -132,31 +133,17 @@ impl Mock {
     /// Ends the mock: records the script's progress and the exit, seals the record and
     /// hands `serve` its [`ExitReason`]. Only the first call counts.
     pub fn exit(&self, code: i32, signal: Option<Signal>, why: &str) {
-        let mut exit = lock(&self.exit);
-        if exit.is_some() {
-            return;
-        }
-        self.record_progress();
-        self.recorder.record(&WireEvent::Exit {
-            t_us: self.recorder.now_us(),
-            code: signal.is_none().then_some(code),
-            signal: signal.map(|s| s.as_str().to_string()),
-            why: why.into(),
+        self.ending.end(|| {
+            self.record_progress();
+            self.recorder.record(&WireEvent::Exit {
+                t_us: self.recorder.now_us(),
+                code: signal.is_none().then_some(code),
+                signal: signal.map(|s| s.as_str().to_string()),
+                why: why.into(),
+            });
+            self.recorder.seal();
+            ExitReason { code, signal, why: why.into() }
         });
-        self.recorder.seal();
-        *exit = Some(ExitReason { code, signal, why: why.into() });
-        self.exited.notify_waiters();
-    }
-
-    /// Waits until the mock has ended.
-    pub async fn exited(&self) -> ExitReason {
-        loop {
-            let notified = self.exited.notified();
-            if let Some(reason) = lock(&self.exit).clone() {
-                return reason;
-            }
-            notified.await;
-        }
     }
 
     /// Handles one complete inbound line: records it, then hands a scripted message to the
@@ -173,19 +160,8 @@ impl Mock {
         let Some(Value::Object(obj)) = &json else { return };
         match (obj.get("method").and_then(Value::as_str), obj.get("id")) {
             (Some(method), id) => {
-                let scripted = {
-                    let mut budget = lock(&self.budget);
-                    match budget.get_mut(method) {
-                        Some(n) if *n > 0 => {
-                            *n -= 1;
-                            true
-                        }
-                        _ => false,
-                    }
-                };
-                if scripted {
-                    lock(&self.inbox).push_back(Value::Object(obj.clone()));
-                    self.inbox_ready.notify_waiters();
+                if lock(&self.budget).take(method) {
+                    self.inbox.deliver(Value::Object(obj.clone()));
                 } else if let Some(id) = id.filter(|id| !id.is_null()) {
                     let error = json!({"code": -32601, "message": format!("Method not found: {method} (unscripted)")});
                     let bytes = payload::reply_line(id.clone(), None, Some(&error), None, LineEnd::Lf);
@@ -193,8 +169,7 @@ impl Mock {
                 }
             }
             (None, Some(id)) => {
-                lock(&self.answers).insert(id.to_string(), Value::Object(obj.clone()));
-                self.answer_ready.notify_waiters();
+                self.answers.insert(id, Value::Object(obj.clone()));
             }
             (None, None) => {}
         }
@@ -222,10 +197,8 @@ impl Mock {
         }
         match lock(&self.waiting).clone() {
             None => false,
-            Some(Waiting::Method(m)) => {
-                !lock(&self.inbox).iter().any(|v| v.get("method").and_then(Value::as_str) == Some(m.as_str()))
-            }
-            Some(Waiting::Answer(key)) => !lock(&self.answers).contains_key(&key),
+            Some(Waiting::Method(m)) => !self.inbox.contains(|v| method_of(v) == Some(m.as_str())),
+            Some(Waiting::Answer(key)) => !self.answers.contains(&key),
         }
     }
 
@@ -291,35 +264,18 @@ impl<'a> StdioRun<'a> {
     /// Waits for the next scripted message with `method`.
     pub async fn expect(&self, method: &str) -> Value {
         let mock = self.mock;
-        loop {
-            let notified = mock.inbox_ready.notified();
-            {
-                let mut inbox = lock(&mock.inbox);
-                if let Some(pos) = inbox.iter().position(|m| m.get("method").and_then(Value::as_str) == Some(method))
-                    && let Some(m) = inbox.remove(pos)
-                {
-                    *lock(&mock.waiting) = None;
-                    return m;
-                }
-            }
-            mock.wait_for(Waiting::Method(method.into()));
-            notified.await;
-        }
+        let message =
+            mock.inbox.take(|m| method_of(m) == Some(method), || mock.wait_for(Waiting::Method(method.into()))).await;
+        *lock(&mock.waiting) = None;
+        message
     }
 
     /// Waits for the client's answer to the server-to-client request whose id is `key`
     /// (its JSON text).
     pub async fn answered(&self, key: &str) {
         let mock = self.mock;
-        loop {
-            let notified = mock.answer_ready.notified();
-            if lock(&mock.answers).contains_key(key) {
-                *lock(&mock.waiting) = None;
-                return;
-            }
-            mock.wait_for(Waiting::Answer(key.into()));
-            notified.await;
-        }
+        mock.answers.wait(key, || mock.wait_for(Waiting::Answer(key.into()))).await;
+        *lock(&mock.waiting) = None;
     }
 
     /// Waits until stdin reaches EOF.

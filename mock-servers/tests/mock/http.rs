@@ -13,9 +13,10 @@ use tokio::io::AsyncReadExt;
 
 #[tokio::test]
 async fn json_reply_sessions_and_defaults() {
-    let scenario = head("2025-11-25", "http")
-        + "server:\n  - op: handshake\n  - op: expect\n    method: tools/list\n  - op: reply\n    result: {\"tools\": []}\n";
-    let mock = Http::start(Flavour::StreamableHttp, &scenario).await;
+    let mock = Http::streamable(
+        "  - op: handshake\n  - op: expect\n    method: tools/list\n  - op: reply\n    result: {\"tools\": []}\n",
+    )
+    .await;
     let c = reqwest::Client::new();
     let r = post(&c, &mock.url, None, init()).await;
     assert_eq!(r.status(), 200);
@@ -48,9 +49,7 @@ async fn json_reply_sessions_and_defaults() {
 
 #[tokio::test]
 async fn sse_events_then_abort_mid_event() {
-    let scenario = head("2025-11-25", "http")
-        + "server:\n  - op: handshake\n    session: false\n  - op: expect\n    method: tools/call\n  - op: open_stream\n  - op: event\n    id: \"7\"\n    retry: 50\n    data: \"a\\nb\"\n    line_end: crlf\n  - op: event\n    comment: keep-alive\n  - op: end_stream\n    how: mid_event\n";
-    let mock = Http::start(Flavour::StreamableHttp, &scenario).await;
+    let mock = Http::streamable("  - op: handshake\n    session: false\n  - op: expect\n    method: tools/call\n  - op: open_stream\n  - op: event\n    id: \"7\"\n    retry: 50\n    data: \"a\\nb\"\n    line_end: crlf\n  - op: event\n    comment: keep-alive\n  - op: end_stream\n    how: mid_event\n").await;
     let c = reqwest::Client::new();
     post(&c, &mock.url, None, init()).await;
     post(&c, &mock.url, None, json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
@@ -67,9 +66,7 @@ async fn sse_events_then_abort_mid_event() {
 
 #[tokio::test]
 async fn stream_reset_is_a_tcp_reset() {
-    let scenario = head("2025-11-25", "http")
-        + "server:\n  - op: expect\n    method: tools/call\n  - op: open_stream\n  - op: event\n    data: hello\n  - op: end_stream\n    how: reset\n";
-    let mock = Http::start(Flavour::StreamableHttp, &scenario).await;
+    let mock = Http::streamable("  - op: expect\n    method: tools/call\n  - op: open_stream\n  - op: event\n    data: hello\n  - op: end_stream\n    how: reset\n").await;
     let (got, end) = raw_post(&mock.addr, r#"{"jsonrpc":"2.0","id":2,"method":"tools/call"}"#, None).await;
     let err = end.expect_err("the read must fail with a reset");
     assert_eq!(err.kind(), std::io::ErrorKind::ConnectionReset, "{err}; got {:?}", String::from_utf8_lossy(&got));
@@ -78,9 +75,7 @@ async fn stream_reset_is_a_tcp_reset() {
 
 #[tokio::test]
 async fn raw_response_replaces_the_response_bytes() {
-    let scenario = head("2025-11-25", "http")
-        + "server:\n  - op: expect\n    method: tools/list\n  - op: raw_response\n    text: \"HTTP/1.1 200 OK\\r\\ncontent-length: 100\\r\\n\\r\\n{\\\"jsonrpc\\\"\"\n    chunks: [5]\n    chunk_delay_ms: 5\n";
-    let mock = Http::start(Flavour::StreamableHttp, &scenario).await;
+    let mock = Http::streamable("  - op: expect\n    method: tools/list\n  - op: raw_response\n    text: \"HTTP/1.1 200 OK\\r\\ncontent-length: 100\\r\\n\\r\\n{\\\"jsonrpc\\\"\"\n    chunks: [5]\n    chunk_delay_ms: 5\n").await;
     let (got, end) = raw_post(&mock.addr, r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#, None).await;
     assert!(end.is_ok());
     assert_eq!(String::from_utf8_lossy(&got), "HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n{\"jsonrpc\"");
@@ -89,28 +84,15 @@ async fn raw_response_replaces_the_response_bytes() {
 
 #[tokio::test]
 async fn auth_refusal_and_redacted_tokens() {
-    let scenario = head("2025-11-25", "http")
-        + "server:\n  - op: require_auth\n    token: fresh-token-123\n    www_authenticate: 'Bearer error=\"invalid_token\", resource_metadata=\"{origin}/meta\"'\n  - op: expect\n    method: tools/list\n  - op: reply\n";
-    let mock = Http::start(Flavour::StreamableHttp, &scenario).await;
+    let mock = Http::streamable("  - op: require_auth\n    token: fresh-token-123\n    www_authenticate: 'Bearer error=\"invalid_token\", resource_metadata=\"{origin}/meta\"'\n  - op: expect\n    method: tools/list\n  - op: reply\n").await;
     let c = reqwest::Client::new();
-    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
-    let r = c
-        .post(&mock.url)
-        .header("authorization", "Bearer stale-token-456")
-        .body(list.to_string())
-        .send()
-        .await
-        .expect("post");
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+    let with_token =
+        |token: &str| c.post(&mock.url).header("authorization", format!("Bearer {token}")).body(list.clone());
+    let r = with_token("stale-token-456").send().await.expect("post");
     assert_eq!(r.status(), 401);
     assert!(r.headers().get("www-authenticate").is_some());
-    let r = c
-        .post(&mock.url)
-        .header("authorization", "Bearer fresh-token-123")
-        .body(list.to_string())
-        .send()
-        .await
-        .expect("post");
-    assert_eq!(r.status(), 200);
+    assert_eq!(with_token("fresh-token-123").send().await.expect("post").status(), 200);
     let (run, text) = mock.stop_raw().await;
     let auths: Vec<&str> = run[0]
         .iter()
@@ -161,10 +143,6 @@ async fn legacy_endpoint_post_and_message_on_the_stream() {
     );
 }
 
-fn http_script(server: &str) -> String {
-    head("2025-11-25", "http") + "server:\n" + server
-}
-
 /// A session's handshake over reqwest; its session id, if one was issued.
 async fn handshake(c: &reqwest::Client, url: &str) -> Option<String> {
     let r = post(c, url, None, init()).await;
@@ -177,13 +155,7 @@ async fn handshake(c: &reqwest::Client, url: &str) -> Option<String> {
 
 #[tokio::test]
 async fn replies_with_wrong_ids_and_padding() {
-    let mock = Http::start(
-        Flavour::StreamableHttp,
-        &http_script(
-            "  - op: handshake\n    session: false\n  - op: expect\n    method: a\n  - op: reply\n    wrong_id: other_type\n    pad_to: 300\n  - op: expect\n    method: b\n  - op: reply\n    wrong_id: 'null'\n",
-        ),
-    )
-    .await;
+    let mock = Http::streamable("  - op: handshake\n    session: false\n  - op: expect\n    method: a\n  - op: reply\n    wrong_id: other_type\n    pad_to: 300\n  - op: expect\n    method: b\n  - op: reply\n    wrong_id: 'null'\n").await;
     let c = reqwest::Client::new();
     handshake(&c, &mock.url).await;
     let a: Value = post(&c, &mock.url, None, request(2, "a")).await.json().await.expect("json");
@@ -196,13 +168,7 @@ async fn replies_with_wrong_ids_and_padding() {
 
 #[tokio::test]
 async fn streams_end_cleanly_or_stall() {
-    let mock = Http::start(
-        Flavour::StreamableHttp,
-        &http_script(
-            "  - op: expect\n    method: one\n  - op: open_stream\n    as: s1\n  - op: event\n    stream: s1\n    json: {\"n\": 1}\n  - op: end_stream\n    stream: s1\n  - op: expect\n    method: two\n  - op: open_stream\n  - op: message_event\n    name: ''\n  - op: notify\n    method: tick\n  - op: end_stream\n    how: stall\n",
-        ),
-    )
-    .await;
+    let mock = Http::streamable("  - op: expect\n    method: one\n  - op: open_stream\n    as: s1\n  - op: event\n    stream: s1\n    json: {\"n\": 1}\n  - op: end_stream\n    stream: s1\n  - op: expect\n    method: two\n  - op: open_stream\n  - op: message_event\n    name: ''\n  - op: notify\n    method: tick\n  - op: end_stream\n    how: stall\n").await;
     let mut one = raw_send(&mock.addr, &request(1, "one").to_string(), None).await;
     let clean = read_until(&mut one, "0\r\n\r\n").await;
     assert!(clean.contains("data: {\"n\":1}\n\n"), "{clean}");
@@ -227,13 +193,7 @@ async fn streams_end_cleanly_or_stall() {
 
 #[tokio::test]
 async fn sessions_missing_unknown_and_expired() {
-    let mock = Http::start(
-        Flavour::StreamableHttp,
-        &http_script(
-            "  - op: handshake\n    session_id: fixed-session\n  - op: expect\n    method: a\n  - op: reply\n  - op: expire_session\n  - op: expect\n    method: never\n",
-        ),
-    )
-    .await;
+    let mock = Http::streamable("  - op: handshake\n    session_id: fixed-session\n  - op: expect\n    method: a\n  - op: reply\n  - op: expire_session\n  - op: expect\n    method: never\n").await;
     let c = reqwest::Client::new();
     let sid = handshake(&c, &mock.url).await.expect("a session");
     assert_eq!(sid, "fixed-session");
@@ -258,11 +218,9 @@ async fn sessions_missing_unknown_and_expired() {
 
 #[tokio::test]
 async fn auth_refusal_can_be_403_with_a_body() {
-    let mock = Http::start(
-        Flavour::StreamableHttp,
-        &http_script("  - op: require_auth\n    token: t0k\n    status: 403\n    text: go away\n  - op: stall\n"),
-    )
-    .await;
+    let mock =
+        Http::streamable("  - op: require_auth\n    token: t0k\n    status: 403\n    text: go away\n  - op: stall\n")
+            .await;
     let c = reqwest::Client::new();
     let r = post(&c, &mock.url, None, init()).await;
     assert_eq!(r.status(), 403);
@@ -273,9 +231,8 @@ async fn auth_refusal_can_be_403_with_a_body() {
 
 #[tokio::test]
 async fn raw_response_then_reset() {
-    let mock = Http::start(
-        Flavour::StreamableHttp,
-        &http_script("  - op: expect\n    method: a\n  - op: raw_response\n    hex: 48 54 54 50\n    then: reset\n"),
+    let mock = Http::streamable(
+        "  - op: expect\n    method: a\n  - op: raw_response\n    hex: 48 54 54 50\n    then: reset\n",
     )
     .await;
     let (got, end) = raw_post(&mock.addr, &request(1, "a").to_string(), None).await;
@@ -287,13 +244,7 @@ async fn raw_response_then_reset() {
 
 #[tokio::test]
 async fn get_and_delete_are_scripted() {
-    let mock = Http::start(
-        Flavour::StreamableHttp,
-        &http_script(
-            "  - op: handshake\n  - op: expect_get\n    status: 404\n    content_type: text/plain\n    text: no listener on {port}\n  - op: expect_delete\n    hang: true\n",
-        ),
-    )
-    .await;
+    let mock = Http::streamable("  - op: handshake\n  - op: expect_get\n    status: 404\n    content_type: text/plain\n    text: no listener on {port}\n  - op: expect_delete\n    hang: true\n").await;
     let c = reqwest::Client::new();
     let sid = handshake(&c, &mock.url).await.expect("a session");
     let get = c.get(&mock.url).header("mcp-session-id", &sid).send().await.expect("get");
@@ -308,11 +259,7 @@ async fn get_and_delete_are_scripted() {
 
 #[tokio::test]
 async fn the_exit_step_ends_the_mock_with_its_reason() {
-    let mock = Http::start(
-        Flavour::StreamableHttp,
-        &http_script("  - op: expect\n    method: a\n  - op: exit\n    code: 5\n"),
-    )
-    .await;
+    let mock = Http::streamable("  - op: expect\n    method: a\n  - op: exit\n    code: 5\n").await;
     let c = reqwest::Client::new();
     let r = c.post(&mock.url).body(request(1, "a").to_string()).send().await;
     assert!(r.is_err() || r.is_ok_and(|r| r.status() == 202), "the request is left unanswered or accepted");
@@ -323,7 +270,7 @@ async fn the_exit_step_ends_the_mock_with_its_reason() {
 
 #[tokio::test]
 async fn an_exit_by_signal_is_reported_not_raised() {
-    let mock = Http::start(Flavour::StreamableHttp, &http_script("  - op: exit\n    signal: SIGKILL\n")).await;
+    let mock = Http::streamable("  - op: exit\n    signal: SIGKILL\n").await;
     let (reason, run) = mock.ended().await;
     assert_eq!(reason, ExitReason { code: 137, signal: Some(Signal::SIGKILL), why: "script".into() });
     assert!(matches!(run[0].last(), Some(WireEvent::Exit { signal: Some(s), .. }) if s == "SIGKILL"));
@@ -331,8 +278,7 @@ async fn an_exit_by_signal_is_reported_not_raised() {
 
 #[tokio::test]
 async fn the_deadline_records_an_exit_per_connection() {
-    let mock =
-        Http::start_with(Flavour::StreamableHttp, &http_script("  - op: stall\n"), Duration::from_millis(50)).await;
+    let mock = Http::streamable_with("  - op: stall\n", Duration::from_millis(50)).await;
     let (reason, run) = mock.ended().await;
     assert_eq!(reason, ExitReason::code(124, "deadline"));
     assert!(matches!(run[0].last(), Some(WireEvent::Exit { code: Some(124), why, .. }) if why == "deadline"));
@@ -340,11 +286,9 @@ async fn the_deadline_records_an_exit_per_connection() {
 
 #[tokio::test]
 async fn a_second_initialize_starts_the_next_connection() {
-    let mock = Http::start(
-        Flavour::StreamableHttp,
-        &http_script("  - op: handshake\n  - op: new_connection\n  - op: handshake\n    session_id: second\n"),
-    )
-    .await;
+    let mock =
+        Http::streamable("  - op: handshake\n  - op: new_connection\n  - op: handshake\n    session_id: second\n")
+            .await;
     let c = reqwest::Client::new();
     let first = handshake(&c, &mock.url).await.expect("session 1");
     let second = handshake(&c, &mock.url).await.expect("session 2");

@@ -13,6 +13,11 @@ fn script(server: &str) -> String {
     head("2025-11-25", "stdio") + "server:\n" + server
 }
 
+fn signalled(run: &[WireEvent], signal: &str, was_ignored: bool) -> bool {
+    run.iter()
+        .any(|e| matches!(e, WireEvent::Signal { name, ignored, .. } if name == signal && *ignored == was_ignored))
+}
+
 fn writes<'a>(run: &'a [WireEvent], why: &str) -> Vec<&'a str> {
     run.iter()
         .filter_map(|e| match e {
@@ -160,25 +165,28 @@ async fn exit_by_signal_is_left_to_the_process_edge() {
     assert!(!run.iter().any(|e| matches!(e, WireEvent::ToClient { .. })), "nothing after the exit");
 }
 
-#[tokio::test]
-async fn sigterm_stops_the_mock() {
-    let m = Stdio::start(&script("  - op: stall\n"));
-    m.signal(Signal::SIGTERM);
+/// Serves `server`, delivers `signals` 10 ms apart, and waits for the mock to end.
+async fn stopped_by(server: &str, signals: &[Signal]) -> (ExitReason, Vec<WireEvent>, bool) {
+    let mut m = Stdio::start(&script(server));
+    let mut ran_on = true;
+    for sig in signals {
+        ran_on &= m.running_after(Duration::from_millis(10)).await;
+        m.signal(*sig);
+    }
     let (reason, run) = m.ended().await;
-    assert_eq!(reason, ExitReason::code(143, "SIGTERM"));
-    assert!(run.iter().any(|e| matches!(e, WireEvent::Signal { name, ignored: false, .. } if name == "SIGTERM")));
+    (reason, run, ran_on)
 }
 
 #[tokio::test]
-async fn ignored_sigterm_is_recorded_and_sigint_still_stops() {
-    let mut m = Stdio::start(&script("  - op: ignore_sigterm\n  - op: stall\n"));
-    tokio::time::sleep(Duration::from_millis(10)).await;
-    m.signal(Signal::SIGTERM);
-    assert!(m.running_after(Duration::from_millis(30)).await, "SIGTERM is ignored");
-    m.signal(Signal::SIGINT);
-    let (reason, run) = m.ended().await;
+async fn signals_stop_the_mock_unless_sigterm_is_ignored() {
+    let (reason, run, _) = stopped_by("  - op: stall\n", &[Signal::SIGTERM]).await;
+    assert_eq!(reason, ExitReason::code(143, "SIGTERM"));
+    assert!(signalled(&run, "SIGTERM", false));
+    let ignoring = "  - op: ignore_sigterm\n  - op: stall\n";
+    let (reason, run, ran_on) = stopped_by(ignoring, &[Signal::SIGTERM, Signal::SIGINT]).await;
+    assert!(ran_on, "SIGTERM is ignored");
     assert_eq!(reason, ExitReason::code(130, "SIGINT"));
-    assert!(run.iter().any(|e| matches!(e, WireEvent::Signal { name, ignored: true, .. } if name == "SIGTERM")));
+    assert!(signalled(&run, "SIGTERM", true) && signalled(&run, "SIGINT", false));
 }
 
 #[tokio::test]

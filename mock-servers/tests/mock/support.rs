@@ -156,6 +156,17 @@ pub struct Http {
 }
 
 impl Http {
+    /// Serves a Streamable HTTP (2025-11-25) scenario with this server script.
+    pub async fn streamable(server: &str) -> Self {
+        Http::streamable_with(server, BOUND).await
+    }
+
+    /// Serves a Streamable HTTP (2025-11-25) scenario with this server script and `deadline`.
+    pub async fn streamable_with(server: &str, deadline: Duration) -> Self {
+        let text = head("2025-11-25", "http") + "server:\n" + server;
+        Http::start_with(Flavour::StreamableHttp, &text, deadline).await
+    }
+
     /// Serves `text` as `flavour` with a far deadline.
     pub async fn start(flavour: Flavour, text: &str) -> Self {
         Http::start_with(flavour, text, BOUND).await
