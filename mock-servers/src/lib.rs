@@ -6,7 +6,7 @@
 //!
 //! # Layout
 //!
-//! - [`load`] — the loader: `mcp-scenario`'s, plus each op's own rules.
+//! - [`mod@load`] — the loader: `mcp-scenario`'s, plus each op's own rules.
 //! - [`ops`] — one module per server op, each implementing the one [`ops::Op`] trait.
 //! - [`stdio`] — the stdio mock server and its engine.
 //! - [`http`] — the Streamable HTTP and legacy HTTP+SSE mock servers and their engine.

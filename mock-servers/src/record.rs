@@ -49,9 +49,7 @@ impl Recorder {
             tracing::error!(error = %e, "cannot write the record file");
         }
     }
-}
 
-impl Recorder {
     /// Records nothing more: the mock has ended (its last event is its exit), and what the
     /// tasks still running until the process is gone do must not reach the record.
     pub fn seal(&self) {

@@ -1,5 +1,7 @@
-//! The server script: what the mock does, step by step, and the small value types its
-//! steps use (line endings, how a stream or socket ends, id corruptions, generated payloads).
+//! The server script: what the mock does, step by step ([`ServerStep`], one variant per
+//! `op:`, each over its data struct in [`step`]), and the small value types its steps use
+//! (line endings, how a stream or socket ends, id corruptions, generated payloads). What
+//! each op *does* — its rules, transports and behaviour — is the mock's (`mcp_mock::ops`).
 
 use crate::default_true;
 use schemars::JsonSchema;

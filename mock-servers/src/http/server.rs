@@ -49,11 +49,10 @@ pub async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         let _ = stream.set_nodelay(true);
         let socket = Arc::new(SocketControl::default());
         let io = TokioIo::new(FaultIo::new(stream, socket.clone()));
-        let handler = shared.clone();
+        let state = shared.clone();
         shared.spawn(async move {
-            let shared = handler;
             let service = service_fn(move |req| {
-                let (shared, socket) = (shared.clone(), socket.clone());
+                let (shared, socket) = (state.clone(), socket.clone());
                 async move { Ok::<_, Infallible>(handle(shared, socket, req).await) }
             });
             // Errors here are the faults we inject or clients leaving; the record says which.

@@ -7,7 +7,8 @@
 //!
 //! 1. `scenario-model/src/script.rs`: one variant line in [`ServerStep`] (its doc comment is
 //!    the schema's description) and its data struct in `script::step` (fields, serde
-//!    attributes, field docs).
+//!    attributes, field docs; an op without fields also gets a line in `no_fields!` there,
+//!    so it refuses unknown fields by name).
 //! 2. `mock-servers/src/ops/<op>.rs`: `impl Op for step::<Op>` — at least
 //!    [`Op::transports`] and the `run_*` methods of the transports it applies to; the
 //!    other methods have defaults.
