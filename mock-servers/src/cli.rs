@@ -3,7 +3,7 @@
 //!
 //! This is the process edge: the mocks return an [`ExitReason`], and [`run`] turns it into
 //! a self-signal (after the mock has flushed its record) and the exit code the binaries
-//! pass to `process::exit`.
+//! (`src/bin/`, the harness's `main`) exit with.
 
 use crate::error::MockError;
 use crate::http::Flavour;
