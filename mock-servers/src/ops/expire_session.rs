@@ -12,7 +12,6 @@ impl Op for step::ExpireSession {
     }
 
     fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
-        run.shared.expire_session(&run.conn);
-        Box::pin(async {})
+        Box::pin(async move { run.shared.expire_session(&run.conn) })
     }
 }

@@ -13,7 +13,6 @@ impl Op for step::IgnoreSigterm {
     }
 
     fn run_stdio<'a>(&'a self, run: &'a mut StdioRun<'_>) -> BoxFuture<'a, ()> {
-        run.mock.ignore_sigterm.store(true, Ordering::SeqCst);
-        Box::pin(async {})
+        Box::pin(async move { run.mock.ignore_sigterm.store(true, Ordering::SeqCst) })
     }
 }

@@ -13,7 +13,6 @@ impl Op for step::IgnoreStdinEof {
     }
 
     fn run_stdio<'a>(&'a self, run: &'a mut StdioRun<'_>) -> BoxFuture<'a, ()> {
-        run.mock.ignore_eof.store(true, Ordering::SeqCst);
-        Box::pin(async {})
+        Box::pin(async move { run.mock.ignore_eof.store(true, Ordering::SeqCst) })
     }
 }

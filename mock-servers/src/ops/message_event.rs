@@ -13,7 +13,6 @@ impl Op for step::MessageEvent {
     }
 
     fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
-        *lock(&run.conn.message_event) = self.name.clone();
-        Box::pin(async {})
+        Box::pin(async move { *lock(&run.conn.message_event) = self.name.clone() })
     }
 }

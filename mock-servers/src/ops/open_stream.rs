@@ -3,7 +3,7 @@
 
 use super::op::Op;
 use super::transports::Transports;
-use super::rules::{self, Problem, Validation};
+use super::rules::{Problem, Validation};
 use crate::http::run::HttpRun;
 use futures::future::BoxFuture;
 use mcp_scenario::script::step;
@@ -14,8 +14,7 @@ impl Op for step::OpenStream {
     }
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {
-        cx.expected(self.to.as_deref())?;
-        rules::response(self.status, &self.headers)?;
+        cx.answer(self.to.as_deref(), self.status, &self.headers)?;
         cx.opens_stream(self.label.as_deref().or(self.to.as_deref()));
         Ok(())
     }

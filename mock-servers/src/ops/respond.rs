@@ -3,7 +3,7 @@
 
 use super::op::{Op, answers_to};
 use super::transports::Transports;
-use super::rules::{self, Problem, Validation};
+use super::rules::{Problem, Validation};
 use crate::http::run::HttpRun;
 use bytes::Bytes;
 use futures::future::BoxFuture;
@@ -16,8 +16,7 @@ impl Op for step::Respond {
     }
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {
-        cx.expected(self.to.as_deref())?;
-        rules::response(self.status, &self.headers)?;
+        cx.answer(self.to.as_deref(), self.status, &self.headers)?;
         if let Some(Payload::Generate(g)) = self.body()? {
             g.bytes()?;
         }

@@ -122,6 +122,13 @@ impl<'a> Validation<'a> {
         }
     }
 
+    /// The rules of a step that answers an expected request with an HTTP status and
+    /// headers: `to` names an earlier `expect`, and HTTP allows the status and headers.
+    pub fn answer(&self, to: Option<&str>, status: u16, headers: &BTreeMap<String, String>) -> Result<(), Problem> {
+        self.expected(to)?;
+        response(status, headers)
+    }
+
     /// Records a server-to-client request's label, which must be new.
     pub fn requests(&mut self, label: &str) -> Result<(), Problem> {
         if self.requests.insert(label.to_string()) { Ok(()) } else { Err(Problem::LabelTwice(label.to_string())) }

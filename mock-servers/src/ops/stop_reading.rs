@@ -13,7 +13,6 @@ impl Op for step::StopReading {
     }
 
     fn run_stdio<'a>(&'a self, run: &'a mut StdioRun<'_>) -> BoxFuture<'a, ()> {
-        run.mock.reading.store(false, Ordering::SeqCst);
-        Box::pin(async {})
+        Box::pin(async move { run.mock.reading.store(false, Ordering::SeqCst) })
     }
 }
