@@ -523,9 +523,9 @@ fn valid_client_message(m: &Value) -> Result<(), String> {
 /// A short description of a server step, for messages.
 pub fn describe_server_step(step: &ServerStep) -> String {
     match step {
-        ServerStep::Expect { method, .. } => format!("expect {method}"),
-        ServerStep::ExpectResponse { to } => format!("expect_response {to}"),
-        ServerStep::Handshake { .. } => "handshake".into(),
+        ServerStep::Expect(e) => format!("expect {}", e.method),
+        ServerStep::ExpectResponse(e) => format!("expect_response {}", e.to),
+        ServerStep::Handshake(_) => "handshake".into(),
         other => serde_json::to_value(other)
             .ok()
             .and_then(|v| v.get("op").and_then(Value::as_str).map(str::to_string))

@@ -1,10 +1,19 @@
 //! The `mcp-mock` command line. All configuration comes through argv, because several SDK
 //! clients give the server they spawn no environment. `mcp-harness mock …` runs the same code.
+//!
+//! This is the process edge: the mocks return an [`ExitReason`], and [`run`] turns it into
+//! a self-signal (after the mock has flushed its record) and the exit code the binaries
+//! (`src/bin/`, the harness's `main`) exit with.
 
 use crate::error::MockError;
+use crate::http::Flavour;
+use crate::shutdown::{ExitReason, Shutdown};
+use crate::stdio::Pipes;
 use clap::{Parser, Subcommand};
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
+use tokio::net::TcpListener;
 
 /// Scriptable mock MCP servers that replay scenario files and record the wire.
 ///
@@ -72,15 +81,12 @@ struct HttpArgs {
     threads: Option<usize>,
 }
 
-fn serve_http(args: HttpArgs, flavour: crate::http::Flavour) -> i32 {
-    let scenario = match crate::load(&args.scenario) {
+fn serve_http(args: HttpArgs, flavour: Flavour) -> i32 {
+    let scenario = match crate::load::load(&args.scenario) {
         Ok(s) => s,
         Err(e) => return fail(&e),
     };
-    let wanted = match flavour {
-        crate::http::Flavour::StreamableHttp => mcp_scenario::TransportName::Http,
-        crate::http::Flavour::LegacySse => mcp_scenario::TransportName::LegacySse,
-    };
+    let wanted = flavour.transport();
     if !scenario.transport.to_vec().contains(&wanted) {
         eprintln!(
             "mcp-mock: {}: the scenario does not run over {} (its `transport` field lists {:?}); serve it with the matching subcommand",
@@ -101,16 +107,56 @@ fn serve_http(args: HttpArgs, flavour: crate::http::Flavour) -> i32 {
         Ok(rt) => rt,
         Err(e) => return fail(&MockError::io("starting the runtime", e)),
     };
-    match runtime.block_on(crate::http::serve(
-        &scenario,
-        &args.run_dir,
-        flavour,
-        args.port,
-        Duration::from_millis(args.deadline_ms),
-    )) {
-        Ok(()) => 0,
-        Err(e) => fail(&e),
+    let served = runtime.block_on(async {
+        // Signal handlers go in before the `listening` line: whoever reads it may stop us at once.
+        let shutdown = Shutdown::process(Duration::from_millis(args.deadline_ms));
+        let addr = format!("127.0.0.1:{}", args.port);
+        let listener = TcpListener::bind(&addr).await.map_err(|source| MockError::Bind { addr, source })?;
+        let server = crate::http::Server::start(&scenario, &args.run_dir, flavour, listener)?;
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "listening http://127.0.0.1:{}{}", server.port(), flavour.path())
+            .and_then(|()| out.flush())
+            .map_err(|e| MockError::io("writing the listening line", e))?;
+        drop(out);
+        server.serve(shutdown).await
+    });
+    finish(runtime, served)
+}
+
+fn serve_stdio(scenario: PathBuf, run_dir: PathBuf, deadline_ms: u64) -> i32 {
+    let scenario = match crate::load::load(&scenario) {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    if let Err(e) = std::fs::create_dir_all(&run_dir) {
+        return fail(&MockError::io(format!("creating run dir {}", run_dir.display()), e));
     }
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return fail(&MockError::io("starting the runtime", e)),
+    };
+    let served = runtime.block_on(async {
+        let shutdown = Shutdown::process(Duration::from_millis(deadline_ms));
+        crate::stdio::serve(&scenario, &run_dir, Pipes::process(), shutdown).await
+    });
+    finish(runtime, served)
+}
+
+/// The process edge: drops the runtime without waiting for its tasks (the stdin reader is
+/// a blocking read that never returns by itself), raises the signal the mock ended with,
+/// if any, and returns the exit code.
+fn finish(runtime: tokio::runtime::Runtime, served: Result<ExitReason, MockError>) -> i32 {
+    runtime.shutdown_background();
+    let reason = match served {
+        Ok(reason) => reason,
+        Err(e) => return fail(&e),
+    };
+    if let Some(sig) = reason.signal {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::this(), sig);
+        // A signal the process catches (SIGTERM has a handler) does not end it: exit then.
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    reason.code
 }
 
 /// Runs the CLI with the given arguments (the first is the program name) and returns the
@@ -128,29 +174,13 @@ where
         }
     };
     match cli.command {
-        Command::Stdio { scenario, run_dir, deadline_ms } => {
-            let scenario = match crate::load(&scenario) {
-                Ok(s) => s,
-                Err(e) => return fail(&e),
-            };
-            if let Err(e) = std::fs::create_dir_all(&run_dir) {
-                return fail(&MockError::io(format!("creating run dir {}", run_dir.display()), e));
-            }
-            let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-                Ok(rt) => rt,
-                Err(e) => return fail(&MockError::io("starting the runtime", e)),
-            };
-            match runtime.block_on(crate::stdio::serve(&scenario, &run_dir, Duration::from_millis(deadline_ms))) {
-                Ok(()) => 0,
-                Err(e) => fail(&e),
-            }
-        }
-        Command::Http(args) => serve_http(args, crate::http::Flavour::StreamableHttp),
-        Command::LegacySse(args) => serve_http(args, crate::http::Flavour::LegacySse),
+        Command::Stdio { scenario, run_dir, deadline_ms } => serve_stdio(scenario, run_dir, deadline_ms),
+        Command::Http(args) => serve_http(args, Flavour::StreamableHttp),
+        Command::LegacySse(args) => serve_http(args, Flavour::LegacySse),
         Command::Check { paths } => {
             let mut code = 0;
             for p in paths {
-                match crate::load(&p) {
+                match crate::load::load(&p) {
                     Ok(_) => println!("ok {}", p.display()),
                     Err(e) => code = fail(&e),
                 }

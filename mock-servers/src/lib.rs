@@ -1,30 +1,45 @@
 //! Scriptable mock MCP servers that replay scenario files against a client and record
-//! everything that crossed the wire.
+//! everything that crossed the wire. The servers are libraries: [`stdio::serve`] and
+//! [`http::serve`] take a scenario, their I/O (pipes, a bound listener) and a
+//! [`shutdown::Shutdown`], and return a [`shutdown::ExitReason`]; only the binary edge
+//! ([`cli::run`]) turns that into a signal or an exit code.
 //!
 //! # Layout
 //!
+//! - [`mod@load`] — the loader: `mcp-scenario`'s, plus each op's own rules.
+//! - [`ops`] — one module per server op, each implementing the one [`ops::Op`] trait.
+//! - [`stdio`] — the stdio mock server and its engine.
+//! - [`http`] — the Streamable HTTP and legacy HTTP+SSE mock servers and their engine.
+//! - [`budget`] — how many client messages of each kind a script will still consume.
+//! - [`inbox`] — what a script waits on: scripted messages, answers to its requests.
 //! - [`record`] — writing the wire transcript, one JSON event per line; reading it back.
-//! - [`stdio`] — the stdio mock server and its step engine.
-//! - [`http`] — the Streamable HTTP and legacy HTTP+SSE mock servers.
-//! - [`cli`] — the `mcp-mock` command line.
+//! - [`shutdown`] — what stops a mock ([`shutdown::Shutdown`]) and how it ended
+//!   ([`shutdown::ExitReason`]).
+//! - [`sync`] — small synchronisation helpers.
+//! - [`cli`] — the `mcp-mock` command line, the only place an exit becomes the process's.
 //! - [`error`] — [`MockError`], the crate's one error enum.
 //!
-//! The scenario format, payload encoding and the recorded event types live in
-//! `mcp-scenario`; [`load`] is its loader plus the checks only a server can make.
+//! Dependencies run one way: `cli` → `stdio`, `http` → `ops` → the engines' run contexts
+//! (`stdio::run`, `http::run`) → state and data (`http::shared`, `http::conn`, `record`,
+//! `shutdown`, `sync`). The scenario format, payload encoding and the recorded event types
+//! live in `mcp-scenario`.
 //!
 //! This crate never depends on the bundled transports, so the mock cannot share a bug with
 //! the client it tests.
 
+pub mod budget;
 pub mod cli;
 pub mod error;
 pub mod http;
+pub mod inbox;
+pub mod load;
+pub mod ops;
 pub mod record;
+pub mod shutdown;
 pub mod stdio;
+pub mod sync;
 
 pub use error::MockError;
+pub use load::load;
 pub use mcp_scenario::Scenario;
-
-/// Loads and validates a scenario file (see [`mcp_scenario::load`]).
-pub fn load(path: &std::path::Path) -> Result<Scenario, MockError> {
-    Ok(mcp_scenario::load(path)?)
-}
+pub use shutdown::{ExitReason, Shutdown};

@@ -3,17 +3,20 @@
 //! SIGKILL loses nothing it had recorded; reading a run's records back.
 
 use crate::error::MockError;
+use crate::sync::lock;
 use mcp_scenario::wire::WireEvent;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// Appends events to a connection's record file.
 pub struct Recorder {
     file: Mutex<File>,
     start: Instant,
+    sealed: AtomicBool,
 }
 
 impl Recorder {
@@ -25,7 +28,7 @@ impl Recorder {
             .truncate(true)
             .open(path)
             .map_err(|e| MockError::io(format!("creating record file {}", path.display()), e))?;
-        Ok(Recorder { file: Mutex::new(file), start: Instant::now() })
+        Ok(Recorder { file: Mutex::new(file), start: Instant::now(), sealed: AtomicBool::new(false) })
     }
 
     /// Microseconds since the recorder was created.
@@ -36,12 +39,21 @@ impl Recorder {
     /// Writes one event as one line, in one `write` call. Errors are logged, not returned:
     /// a full disk must not change what the mock does on the wire.
     pub fn record(&self, event: &WireEvent) {
+        if self.sealed.load(Ordering::SeqCst) {
+            return;
+        }
         let mut line = serde_json::to_vec(event).unwrap_or_default();
         line.push(b'\n');
-        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        let mut file = lock(&self.file);
         if let Err(e) = file.write_all(&line) {
             tracing::error!(error = %e, "cannot write the record file");
         }
+    }
+
+    /// Records nothing more: the mock has ended (its last event is its exit), and what the
+    /// tasks still running until the process is gone do must not reach the record.
+    pub fn seal(&self) {
+        self.sealed.store(true, Ordering::SeqCst);
     }
 }
 

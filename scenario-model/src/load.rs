@@ -1,6 +1,12 @@
 //! Loading a scenario file strictly: serde-saphyr with strict booleans, duplicate keys and
 //! unknown fields rejected; then semantic validation (labels, step numbers, payloads), each
 //! error naming file:line:column and the field.
+//!
+//! The rules of each server op (which transports it needs, its fields' values, its payload)
+//! belong to the op, which lives in the mock (`mcp_mock::ops`): [`load`] and [`parse`]
+//! check the format and the cross-references between its parts only; the mock's loader
+//! passes its op rules in through [`load_with`] / [`parse_with`], and they report through a
+//! [`Locator`], so every message still names file:line:column the same way.
 
 use crate::checks::{Check, HttpCheck};
 use crate::error::ScenarioError;
@@ -11,16 +17,33 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_saphyr::Spanned;
 use std::collections::HashSet;
+use std::fmt::Display;
 use std::path::Path;
+
+/// Rules for the server script that the caller adds to the format's own (the mock's op
+/// rules). Called once, after the scenario-wide rules and before the client plan's, with a
+/// [`Locator`] to place each complaint.
+pub type ServerRules<'r> = &'r dyn Fn(&Scenario, &Locator<'_>) -> Result<(), ScenarioError>;
 
 /// Reads and validates one scenario file.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    load_with(path, &|_, _| Ok(()))
+}
+
+/// Reads and validates one scenario file, with `server_rules` for the server script.
+pub fn load_with(path: &Path, server_rules: ServerRules<'_>) -> Result<Scenario, ScenarioError> {
     let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read { path: path.into(), source })?;
-    parse(path, &text)
+    parse_with(path, &text, server_rules)
 }
 
 /// Parses and validates scenario text; `path` is only used in messages.
 pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
+    parse_with(path, text, &|_, _| Ok(()))
+}
+
+/// Parses and validates scenario text with `server_rules` for the server script; `path` is
+/// only used in messages.
+pub fn parse_with(path: &Path, text: &str, server_rules: ServerRules<'_>) -> Result<Scenario, ScenarioError> {
     let options = serde_saphyr::options! { strict_booleans: true };
     let scenario: Scenario = serde_saphyr::from_str_with_options(text, options).map_err(|e| {
         let (line, column) = e.location().map(|l| (l.line() as u32, l.column() as u32)).unwrap_or((0, 0));
@@ -28,8 +51,45 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
     })?;
     // A second, loose pass only to learn where each step starts, for validation messages.
     let spans: Spans = serde_saphyr::from_str(text).unwrap_or_default();
-    Validator { path, spans: &spans }.validate(&scenario)?;
+    Validator { path, spans: &spans, server_rules }.validate(&scenario)?;
     Ok(scenario)
+}
+
+/// Places a validation message in the scenario file: each method turns a message about one
+/// part of the scenario into [`ScenarioError::Invalid`] at the line and column where that
+/// part starts (0:0 when unknown), prefixed the way every loader message is
+/// (`server step 3: …`).
+pub struct Locator<'a> {
+    path: &'a Path,
+    spans: &'a Spans,
+}
+
+impl Locator<'_> {
+    /// A message about the scenario as a whole (at 0:0).
+    pub fn scenario(&self, message: impl Display) -> ScenarioError {
+        ScenarioError::Invalid { path: self.path.into(), line: 0, column: 0, message: message.to_string() }
+    }
+
+    /// A message about server step `index` (0-based; the message numbers it from 1).
+    pub fn server_step(&self, index: usize, message: impl Display) -> ScenarioError {
+        self.at(&self.spans.server, index, format!("server step {}: {message}", index + 1))
+    }
+
+    /// A message about client plan step `index` (0-based; the message numbers it from 1).
+    pub fn client_step(&self, index: usize, message: impl Display) -> ScenarioError {
+        self.at(&self.spans.client, index, format!("client step {}: {message}", index + 1))
+    }
+
+    /// A message about check `index` (0-based; the message numbers it from 1).
+    pub fn check(&self, index: usize, message: impl Display) -> ScenarioError {
+        self.at(&self.spans.checks, index, format!("check {}: {message}", index + 1))
+    }
+
+    fn at(&self, list: &[Spanned<IgnoredAny>], index: usize, message: String) -> ScenarioError {
+        let (line, column) =
+            list.get(index).map(|s| (s.referenced.line() as u32, s.referenced.column() as u32)).unwrap_or((0, 0));
+        ScenarioError::Invalid { path: self.path.into(), line, column, message }
+    }
 }
 
 fn first_line(message: &str) -> String {
@@ -55,13 +115,16 @@ struct Spans {
 struct Validator<'a> {
     path: &'a Path,
     spans: &'a Spans,
+    server_rules: ServerRules<'a>,
 }
 
 impl Validator<'_> {
+    fn locator(&self) -> Locator<'_> {
+        Locator { path: self.path, spans: self.spans }
+    }
+
     fn at(&self, list: &[Spanned<IgnoredAny>], index: usize, message: String) -> ScenarioError {
-        let (line, column) =
-            list.get(index).map(|s| (s.referenced.line() as u32, s.referenced.column() as u32)).unwrap_or((0, 0));
-        ScenarioError::Invalid { path: self.path.into(), line, column, message }
+        self.locator().at(list, index, message)
     }
 
     fn validate(&self, s: &Scenario) -> Result<(), ScenarioError> {
@@ -81,59 +144,12 @@ impl Validator<'_> {
                 message: "field `revision`: legacy-sse scenarios speak 2024-11-05".into(),
             });
         }
-        let mut server_labels = HashSet::new();
-        let mut server_requests = HashSet::new();
-        let transports = s.transport.to_vec();
-        let mut stream_labels: HashSet<String> = ["get", "post"].iter().map(|l| l.to_string()).collect();
-        for (i, step) in s.server.iter().enumerate() {
-            let err = |m: String| self.at(&self.spans.server, i, format!("server step {}: {m}", i + 1));
-            http_step_problem(step, &transports, &server_labels, &mut stream_labels).map_err(err)?;
-            match step {
-                ServerStep::Expect { label: Some(l), .. } => {
-                    server_labels.insert(l.clone());
-                }
-                ServerStep::Reply { to: Some(l), result, error, .. } => {
-                    if !server_labels.contains(l) {
-                        return Err(err(format!("field `to`: no earlier `expect` is labelled {l:?}")));
-                    }
-                    if result.is_some() && error.is_some() {
-                        return Err(err("fields `result` and `error`: give one, not both".into()));
-                    }
-                }
-                ServerStep::Reply { result: Some(_), error: Some(_), .. } => {
-                    return Err(err("fields `result` and `error`: give one, not both".into()));
-                }
-                ServerStep::Send { text, hex, base64, json, generate, .. } => {
-                    let given = [text.is_some(), hex.is_some(), base64.is_some(), json.is_some(), generate.is_some()];
-                    if given.iter().filter(|g| **g).count() != 1 {
-                        return Err(err(
-                            "op `send` takes exactly one of `text`, `hex`, `base64`, `json`, `generate`".into()
-                        ));
-                    }
-                    crate::payload::send_bytes(step).map_err(&err)?;
-                }
-                ServerStep::Stderr { text, generate } if text.is_some() == generate.is_some() => {
-                    return Err(err("op `stderr` takes exactly one of `text`, `generate`".into()));
-                }
-                ServerStep::Request { label, .. } if !server_requests.insert(label.clone()) => {
-                    return Err(err(format!("field `as`: label {label:?} is used twice")));
-                }
-                ServerStep::ExpectResponse { to } if !server_requests.contains(to) => {
-                    return Err(err(format!("field `to`: no earlier `request` is labelled {to:?}")));
-                }
-                ServerStep::Exit { signal: Some(sig), code } => {
-                    if code.is_some() {
-                        return Err(err("fields `code` and `signal`: give one, not both".into()));
-                    }
-                    if crate::signals::by_name(sig).is_none() {
-                        return Err(err(format!(
-                            "field `signal`: unknown signal {sig:?} (e.g. SIGKILL, SIGTERM, SIGSEGV)"
-                        )));
-                    }
-                }
-                _ => {}
-            }
-        }
+        // The labels checks may name; each op's own rules come from the caller.
+        let server_labels: HashSet<String> =
+            s.server.iter().filter_map(ServerStep::expect_label).map(str::to_string).collect();
+        let server_requests: HashSet<String> =
+            s.server.iter().filter_map(ServerStep::request_label).map(str::to_string).collect();
+        (self.server_rules)(s, &self.locator())?;
         let mut plan_labels = HashSet::new();
         for (i, step) in s.client.iter().enumerate() {
             let err = |m: String| self.at(&self.spans.client, i, format!("client step {}: {m}", i + 1));
@@ -178,154 +194,6 @@ impl Validator<'_> {
         }
         Ok(())
     }
-}
-
-/// Problems with an HTTP step (or a stdio step in a scenario without stdio), naming the
-/// field. Keeps the stream labels seen so far, so `stream:` fields can be checked.
-fn http_step_problem(
-    step: &ServerStep,
-    transports: &[TransportName],
-    labels: &HashSet<String>,
-    streams: &mut HashSet<String>,
-) -> Result<(), String> {
-    let http = transports.iter().any(|t| *t != TransportName::Stdio);
-    let op = serde_json::to_value(step)
-        .ok()
-        .and_then(|v| v.get("op").and_then(|o| o.as_str()).map(str::to_string))
-        .unwrap_or_default();
-    let http_only = step.is_http_only();
-    if http_only && !http {
-        return Err(format!("op `{op}` needs transport `http` or `legacy-sse`; this scenario runs over stdio only"));
-    }
-    let stdio_only = matches!(
-        step,
-        ServerStep::Stderr { .. }
-            | ServerStep::StopReading
-            | ServerStep::IgnoreSigterm
-            | ServerStep::IgnoreStdinEof
-            | ServerStep::ExpectEof
-    );
-    if stdio_only && !transports.contains(&TransportName::Stdio) {
-        return Err(format!("op `{op}` only means something over stdio; this scenario does not run over stdio"));
-    }
-    if matches!(step, ServerStep::Endpoint { .. }) && !transports.contains(&TransportName::LegacySse) {
-        return Err(
-            "op `endpoint` is the legacy SSE `endpoint` event; this scenario does not run over `legacy-sse`".into()
-        );
-    }
-    let check_to = |to: &Option<String>| match to {
-        Some(l) if !labels.contains(l) => Err(format!("field `to`: no earlier `expect` is labelled {l:?}")),
-        _ => Ok(()),
-    };
-    let check_stream = |name: &Option<String>, streams: &HashSet<String>| match name {
-        Some(l) if !streams.contains(l) && !labels.contains(l) => {
-            Err(format!("field `stream`: no earlier `open_stream` or `expect_get` names a stream {l:?}"))
-        }
-        _ => Ok(()),
-    };
-    match step {
-        ServerStep::Respond { to, status, headers, json, text, generate, .. } => {
-            check_to(to)?;
-            check_status(*status)?;
-            check_headers(headers)?;
-            if [json.is_some(), text.is_some(), generate.is_some()].iter().filter(|g| **g).count() > 1 {
-                return Err("op `respond` takes at most one of `json`, `text`, `generate`".into());
-            }
-            if let Some(g) = generate {
-                crate::payload::generated(g)?;
-            }
-        }
-        ServerStep::RawResponse { to, text, hex, base64, .. } => {
-            check_to(to)?;
-            if [text.is_some(), hex.is_some(), base64.is_some()].iter().filter(|g| **g).count() != 1 {
-                return Err("op `raw_response` takes exactly one of `text`, `hex`, `base64`".into());
-            }
-            let as_send = ServerStep::Send {
-                text: text.clone(),
-                hex: hex.clone(),
-                base64: base64.clone(),
-                json: None,
-                generate: None,
-                chunks: Vec::new(),
-                chunk_delay_ms: 0,
-            };
-            crate::payload::send_bytes(&as_send)?;
-        }
-        ServerStep::OpenStream { to, label, status, headers, .. } => {
-            check_to(to)?;
-            check_status(*status)?;
-            check_headers(headers)?;
-            if let Some(l) = label.clone().or_else(|| to.clone()) {
-                streams.insert(l);
-            }
-        }
-        ServerStep::Event { stream, comment, event, id, retry, data, json, .. } => {
-            check_stream(stream, streams)?;
-            if data.is_some() && json.is_some() {
-                return Err("fields `data` and `json`: give one, not both".into());
-            }
-            if comment.is_none()
-                && event.is_none()
-                && id.is_none()
-                && retry.is_none()
-                && data.is_none()
-                && json.is_none()
-            {
-                return Err("op `event` needs at least one of `comment`, `event`, `id`, `retry`, `data`, `json`".into());
-            }
-            for (field, value) in [("event", event), ("id", id)] {
-                if value.as_deref().is_some_and(|v| v.contains(['\n', '\r'])) {
-                    return Err(format!(
-                        "field `{field}`: a line break would end the field early; use `send` for raw bytes"
-                    ));
-                }
-            }
-        }
-        ServerStep::EndStream { stream, .. } => check_stream(stream, streams)?,
-        ServerStep::ExpectGet { label, status, headers, .. } => {
-            check_status(*status)?;
-            check_headers(headers)?;
-            if let Some(l) = label {
-                streams.insert(l.clone());
-            }
-        }
-        ServerStep::ExpectDelete { status, .. } => check_status(*status)?,
-        ServerStep::RequireAuth { token, status, www_authenticate, .. } => {
-            if token.trim().is_empty() || token.contains(char::is_whitespace) {
-                return Err("field `token`: give a non-empty token without spaces".into());
-            }
-            if !(400..500).contains(status) {
-                return Err(format!("field `status`: {status} is not a 4xx status (use 401 or 403)"));
-            }
-            if let Some(v) = www_authenticate {
-                http::HeaderValue::from_str(v)
-                    .map_err(|_| format!("field `www_authenticate`: {v:?} is not a valid header value"))?;
-            }
-        }
-        ServerStep::ReplyAlways { result: Some(_), error: Some(_), .. } => {
-            return Err("fields `result` and `error`: give one, not both".into());
-        }
-        _ => {}
-    }
-    Ok(())
-}
-
-fn check_status(status: u16) -> Result<(), String> {
-    if (100..600).contains(&status) {
-        Ok(())
-    } else {
-        Err(format!("field `status`: {status} is not an HTTP status (100–599)"))
-    }
-}
-
-fn check_headers(headers: &std::collections::BTreeMap<String, String>) -> Result<(), String> {
-    for (name, value) in headers {
-        http::HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| format!("field `headers`: {name:?} is not a valid header name"))?;
-        http::HeaderValue::from_str(value)
-            .map_err(|_| format!("field `headers`: the value of {name:?} is not a valid header value"))?;
-    }
-    Ok(())
 }
 
 fn http_check_problem(h: &HttpCheck) -> Result<(), String> {
@@ -395,23 +263,21 @@ mod tests {
     }
 
     #[test]
-    fn http_ops_are_validated_naming_the_field() {
+    fn http_checks_are_validated_naming_the_field() {
         let http = GOOD.replace("transport: stdio", "transport: http");
-        let e = err(&GOOD.replace("  - op: reply\n", "  - op: expect_get\n  - op: reply\n"));
-        assert!(e.contains("needs transport `http` or `legacy-sse`"), "{e}");
-        let e = err(&http.replace("  - op: reply\n", "  - op: respond\n    status: 700\n  - op: reply\n"));
-        assert!(e.contains("field `status`"), "{e}");
-        let e = err(&http.replace("  - op: reply\n", "  - op: end_stream\n    stream: nope\n  - op: reply\n"));
-        assert!(e.contains("field `stream`"), "{e}");
         let e = err(&http.replace("checks:\n", "checks:\n  - http: {header: X-Custom}\n"));
         assert!(e.contains("is not recorded"), "{e}");
-        let e = err(&http.replace("  - op: reply\n", "  - op: stop_reading\n  - op: reply\n"));
-        assert!(e.contains("only means something over stdio"), "{e}");
     }
 
     #[test]
-    fn send_needs_exactly_one_payload() {
-        let e = err(&GOOD.replace("  - op: reply\n", "  - op: send\n    text: a\n    hex: ff\n  - op: reply\n"));
-        assert!(e.contains("exactly one of"), "{e}");
+    fn server_rules_report_through_the_locator() {
+        // Op rules are the mock's (`mcp_mock::load`); here a stand-in refuses step 3.
+        let rules = |s: &Scenario, at: &Locator<'_>| match s.server.get(2) {
+            Some(ServerStep::Reply(_)) => Err(at.server_step(2, "no replies today")),
+            _ => Ok(()),
+        };
+        let e = parse_with(Path::new("x.yaml"), GOOD, &rules).expect_err("refused").to_string();
+        assert_eq!(e, "x.yaml:13:5: server step 3: no replies today");
+        assert!(parse(Path::new("x.yaml"), GOOD).is_ok());
     }
 }

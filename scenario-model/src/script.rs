@@ -1,10 +1,11 @@
-//! The server script: what the mock does, step by step, and the small value types its
-//! steps use (line endings, how a stream or socket ends, id corruptions, generated payloads).
+//! The server script: what the mock does, step by step ([`ServerStep`], one variant per
+//! `op:`, each over its data struct in [`step`]), and the small value types its steps use
+//! (line endings, how a stream or socket ends, id corruptions, generated payloads). What
+//! each op *does* — its rules, transports and behaviour — is the mock's (`mcp_mock::ops`).
 
 use crate::default_true;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 /// A generated payload: `size` copies of `fill`, then `\n` when `newline` is true.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -41,344 +42,535 @@ pub enum WrongId {
 pub enum ServerStep {
     /// Expect `initialize`, reply with a canned result (protocolVersion = the scenario's
     /// revision unless overridden), then expect `notifications/initialized`.
-    Handshake {
-        /// Overrides the protocolVersion the mock answers with.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        protocol_version: Option<String>,
-        /// Overrides the advertised server capabilities (default `{}`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        capabilities: Option<Value>,
-        /// Streamable HTTP (stateful revisions): issue an `Mcp-Session-Id` on the initialize
-        /// response (default true). Once issued, requests without it get 400 and requests
-        /// with an unknown or expired one get 404.
-        #[serde(default = "default_true")]
-        session: bool,
-        /// Streamable HTTP: the session id to issue (default: a fresh random one).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        session_id: Option<String>,
-    },
+    Handshake(step::Handshake),
     /// Wait for the next client message with this method (request or notification).
     /// Messages for methods no later `expect` names are answered `-32601` at once.
-    Expect {
-        /// The JSON-RPC method.
-        method: String,
-        /// A label that later steps and checks use to refer to this request.
-        #[serde(default, rename = "as", skip_serializing_if = "Option::is_none")]
-        label: Option<String>,
-    },
+    Expect(step::Expect),
     /// Answer an expected request (the latest one, or the one labelled `to`).
-    Reply {
-        /// The label of the request to answer; default: the latest expected request.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        to: Option<String>,
-        /// The result (default `{}` unless `error` is given).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        result: Option<Value>,
-        /// A JSON-RPC error object instead of a result.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        error: Option<Value>,
-        /// Answer with a corrupted id.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        wrong_id: Option<WrongId>,
-        /// Pad the result with a `_pad` string so the whole line is about this many bytes.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pad_to: Option<usize>,
-        /// Line ending: `lf` (default) or `crlf`.
-        #[serde(default)]
-        line_end: LineEnd,
-        /// Split the reply into writes of these sizes (the rest goes in a last write).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        chunks: Vec<usize>,
-        /// Delay between split writes, in ms.
-        #[serde(default)]
-        chunk_delay_ms: u64,
-    },
+    Reply(step::Reply),
     /// Write raw bytes to the client, optionally split into several writes. Exactly one of
     /// `text`, `hex`, `base64`, `json`, `generate`.
-    Send {
-        /// Verbatim UTF-8 text (YAML escapes such as `\r\n` apply in double quotes).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        text: Option<String>,
-        /// Arbitrary bytes as hex, e.g. `ff fe 0a` (spaces ignored).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        hex: Option<String>,
-        /// Arbitrary bytes as standard base64.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        base64: Option<String>,
-        /// Any JSON value, written compactly on one line followed by `\n`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        json: Option<Value>,
-        /// A large payload generated from a size, never stored in the file.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        generate: Option<Generate>,
-        /// Split the bytes into writes of these sizes (the rest goes in a last write).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        chunks: Vec<usize>,
-        /// Delay between split writes, in ms.
-        #[serde(default)]
-        chunk_delay_ms: u64,
-    },
+    Send(step::Send),
     /// Send a notification.
-    Notify {
-        /// The method.
-        method: String,
-        /// The params (omitted when absent).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        params: Option<Value>,
-    },
+    Notify(step::Notify),
     /// Send a server-to-client request; `expect_response` waits for the answer.
-    Request {
-        /// The method.
-        method: String,
-        /// The params (omitted when absent).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        params: Option<Value>,
-        /// The label `expect_response` and checks use.
-        #[serde(rename = "as")]
-        label: String,
-    },
+    Request(step::Request),
     /// Wait for the client's answer to a server-to-client request.
-    ExpectResponse {
-        /// The label given to the `request` step.
-        to: String,
-    },
+    ExpectResponse(step::ExpectResponse),
     /// Write to stderr (the client must treat it as a log, never an error). Exactly one of
     /// `text`, `generate`.
-    Stderr {
-        /// Verbatim UTF-8 text.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        text: Option<String>,
-        /// A generated payload.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        generate: Option<Generate>,
-    },
+    Stderr(step::Stderr),
     /// Do nothing for this long.
-    Delay {
-        /// Milliseconds.
-        ms: u64,
-    },
+    Delay(step::Delay),
     /// Stop executing the script: never answer again (unscripted requests still get -32601).
-    Stall,
+    Stall(step::Stall),
     /// Stop reading stdin, so the client's writes eventually block.
-    StopReading,
+    StopReading(step::StopReading),
     /// From now on, record SIGTERM and keep running.
-    IgnoreSigterm,
+    IgnoreSigterm(step::IgnoreSigterm),
     /// From now on, keep running after stdin reaches EOF.
-    IgnoreStdinEof,
+    IgnoreStdinEof(step::IgnoreStdinEof),
     /// Wait until stdin reaches EOF.
-    ExpectEof,
+    ExpectEof(step::ExpectEof),
     /// Exit now, with a code or by a signal (e.g. `SIGKILL`).
-    Exit {
-        /// The exit code (default 0).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        code: Option<i32>,
-        /// A signal to kill the mock with instead.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        signal: Option<String>,
-    },
+    Exit(step::Exit),
     /// The steps after this one run on the client's next connection. Over Streamable HTTP a
     /// connection is a session (the next `initialize` starts it); over legacy SSE it is the
     /// next GET stream.
-    NewConnection,
+    NewConnection(step::NewConnection),
     /// HTTP: answer the expected request (the latest, or the one labelled `to`) with any
     /// status, headers, content type and body. Header values and `text` may use `{origin}`
     /// (e.g. `http://127.0.0.1:4242`) and `{port}`.
-    Respond {
-        /// The label of the request to answer; default: the latest expected message.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        to: Option<String>,
-        /// The HTTP status (default 200).
-        #[serde(default = "default_status")]
-        status: u16,
-        /// Extra response headers, e.g. `{Location: "/mcp2"}`.
-        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-        headers: std::collections::BTreeMap<String, String>,
-        /// The `Content-Type` (default `application/json` for `json`, `text/plain` for
-        /// `text` / `generate`, none for an empty body).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        content_type: Option<String>,
-        /// A JSON body, written compactly.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        json: Option<Value>,
-        /// A verbatim text body.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        text: Option<String>,
-        /// A large generated body (`newline` is ignored unless true).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        generate: Option<Generate>,
-    },
+    Respond(step::Respond),
     /// HTTP: answer the expected request with raw bytes written on the socket instead of a
     /// well-formed response (bad status lines, broken chunking, wrong Content-Length…).
     /// Exactly one of `text`, `hex`, `base64`.
-    RawResponse {
-        /// The label of the request to answer; default: the latest expected message.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        to: Option<String>,
-        /// Verbatim UTF-8 text (YAML escapes such as `\r\n` apply in double quotes).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        text: Option<String>,
-        /// Arbitrary bytes as hex (spaces ignored).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        hex: Option<String>,
-        /// Arbitrary bytes as standard base64.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        base64: Option<String>,
-        /// Split the bytes into writes of these sizes (the rest goes in a last write).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        chunks: Vec<usize>,
-        /// Delay between split writes, in ms.
-        #[serde(default)]
-        chunk_delay_ms: u64,
-        /// What happens to the connection after the bytes: `close` (default), `reset`, `stall`.
-        #[serde(default)]
-        then: SocketEnd,
-    },
+    RawResponse(step::RawResponse),
     /// HTTP: answer the expected POST with `200 text/event-stream` and keep the stream open.
     /// It becomes the current stream: later `reply`, `notify`, `request`, `event` and `send`
     /// steps write on it. The `reply` to the request it answers ends it cleanly (unless
     /// `keep_open`); reply streams still open when the script runs to its end are ended
     /// cleanly too (end one otherwise with `end_stream`; keep it open with `stall`).
-    OpenStream {
-        /// The label of the request to answer; default: the latest expected message.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        to: Option<String>,
-        /// The stream's name for `stream:` fields (default: the request's label, else `post`).
-        #[serde(default, rename = "as", skip_serializing_if = "Option::is_none")]
-        label: Option<String>,
-        /// The HTTP status (default 200).
-        #[serde(default = "default_status")]
-        status: u16,
-        /// Extra response headers.
-        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-        headers: std::collections::BTreeMap<String, String>,
-        /// The `Content-Type` (default `text/event-stream`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        content_type: Option<String>,
-        /// Keep the stream open after the reply to its request (for events after the match).
-        #[serde(default)]
-        keep_open: bool,
-    },
+    OpenStream(step::OpenStream),
     /// HTTP: write one SSE event on a stream: comment lines, then `event`, `id`, `retry` and
     /// `data` lines (multi-line `data` becomes several `data:` lines), then a blank line.
-    Event {
-        /// The stream (default: the current one).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        stream: Option<String>,
-        /// A comment (`: <text>`), e.g. a keep-alive.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        comment: Option<String>,
-        /// The `event:` field.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        event: Option<String>,
-        /// The `id:` field.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        id: Option<String>,
-        /// The `retry:` field, in ms.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        retry: Option<u64>,
-        /// The data, verbatim; each line becomes one `data:` line.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        data: Option<String>,
-        /// The data as JSON, written compactly on one `data:` line.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        json: Option<Value>,
-        /// Line ending: `lf` (default), `crlf` or `cr`.
-        #[serde(default)]
-        line_end: SseLineEnd,
-    },
+    Event(step::Event),
     /// HTTP: end a stream (default: the current one).
-    EndStream {
-        /// The stream (default: the current one).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        stream: Option<String>,
-        /// `clean` (default), `mid_event` (write `partial`, then abort the connection),
-        /// `reset` (TCP RST) or `stall` (write nothing more, keep the connection open).
-        #[serde(default)]
-        how: StreamEnd,
-        /// `mid_event`: the unfinished event written before the abort (default
-        /// `data: {"jsonrpc":"2.0",`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        partial: Option<String>,
-    },
+    EndStream(step::EndStream),
     /// HTTP: wait for the client's GET (the Streamable HTTP listener, or the legacy SSE
     /// stream) and answer it: by default with an open `text/event-stream` that becomes the
     /// current stream. Unscripted GETs are answered 405.
-    ExpectGet {
+    ExpectGet(step::ExpectGet),
+    /// HTTP: wait for the client's DELETE (session end) and answer it. Unscripted DELETEs
+    /// are answered 200.
+    ExpectDelete(step::ExpectDelete),
+    /// Streamable HTTP: the current session expires; from now on a request carrying its id
+    /// is answered 404.
+    ExpireSession(step::ExpireSession),
+    /// HTTP: from now on every request must carry `Authorization: Bearer <token>`; others
+    /// are answered `status` with `WWW-Authenticate` (and never reach the script).
+    RequireAuth(step::RequireAuth),
+    /// A standing rule (for benchmarks and noise): every later request with this method
+    /// that no `expect` consumes is answered at once with this result (or error).
+    ReplyAlways(step::ReplyAlways),
+    /// HTTP: the SSE `event:` name later JSON-RPC messages are written with (default
+    /// `message`; an empty name writes unnamed events).
+    MessageEvent(step::MessageEvent),
+    /// Legacy SSE: send the `endpoint` event on the current stream.
+    Endpoint(step::Endpoint),
+}
+
+/// `Deserialize` for the data struct of an op that takes no fields: any field is refused,
+/// naming the op.
+macro_rules! no_fields {
+    ($($name:ident => $op:literal,)*) => {$(
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct Fields;
+                impl<'de> serde::de::Visitor<'de> for Fields {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str(concat!("op `", $op, "` (it takes no fields)"))
+                    }
+                    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<$name, A::Error> {
+                        match map.next_key::<String>()? {
+                            Some(field) => Err(serde::de::Error::custom(format!(
+                                concat!("unknown field `{}`: op `", $op, "` takes no fields"),
+                                field
+                            ))),
+                            None => Ok($name {}),
+                        }
+                    }
+                }
+                deserializer.deserialize_map(Fields)
+            }
+        }
+    )*};
+}
+
+/// The data of each server op, one struct per `op:` (the variant of [`ServerStep`] with the
+/// same name). Fields keep the YAML names; `as` is `label`.
+pub mod step {
+    use super::{Generate, LineEnd, SocketEnd, SseLineEnd, StreamEnd, WrongId, default_auth_status, default_status};
+    use crate::default_true;
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+    use serde_json::Value;
+    use std::collections::BTreeMap;
+
+    /// `op: handshake` (see [`ServerStep::Handshake`](super::ServerStep::Handshake)).
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct Handshake {
+        /// Overrides the protocolVersion the mock answers with.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub protocol_version: Option<String>,
+        /// Overrides the advertised server capabilities (default `{}`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub capabilities: Option<Value>,
+        /// Streamable HTTP (stateful revisions): issue an `Mcp-Session-Id` on the initialize
+        /// response (default true). Once issued, requests without it get 400 and requests
+        /// with an unknown or expired one get 404.
+        #[serde(default = "default_true")]
+        pub session: bool,
+        /// Streamable HTTP: the session id to issue (default: a fresh random one).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub session_id: Option<String>,
+    }
+
+    /// `op: expect` (see [`ServerStep::Expect`](super::ServerStep::Expect)).
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct Expect {
+        /// The JSON-RPC method.
+        pub method: String,
+        /// A label that later steps and checks use to refer to this request.
+        #[serde(default, rename = "as", skip_serializing_if = "Option::is_none")]
+        pub label: Option<String>,
+    }
+
+    /// `op: reply` (see [`ServerStep::Reply`](super::ServerStep::Reply)).
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct Reply {
+        /// The label of the request to answer; default: the latest expected request.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub to: Option<String>,
+        /// The result (default `{}` unless `error` is given).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub result: Option<Value>,
+        /// A JSON-RPC error object instead of a result.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub error: Option<Value>,
+        /// Answer with a corrupted id.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub wrong_id: Option<WrongId>,
+        /// Pad the result with a `_pad` string so the whole line is about this many bytes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub pad_to: Option<usize>,
+        /// Line ending: `lf` (default) or `crlf`.
+        #[serde(default)]
+        pub line_end: LineEnd,
+        /// Split the reply into writes of these sizes (the rest goes in a last write).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub chunks: Vec<usize>,
+        /// Delay between split writes, in ms.
+        #[serde(default)]
+        pub chunk_delay_ms: u64,
+    }
+
+    /// `op: send` (see [`ServerStep::Send`](super::ServerStep::Send)).
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct Send {
+        /// Verbatim UTF-8 text (YAML escapes such as `\r\n` apply in double quotes).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub text: Option<String>,
+        /// Arbitrary bytes as hex, e.g. `ff fe 0a` (spaces ignored).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub hex: Option<String>,
+        /// Arbitrary bytes as standard base64.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub base64: Option<String>,
+        /// Any JSON value, written compactly on one line followed by `\n`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub json: Option<Value>,
+        /// A large payload generated from a size, never stored in the file.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub generate: Option<Generate>,
+        /// Split the bytes into writes of these sizes (the rest goes in a last write).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub chunks: Vec<usize>,
+        /// Delay between split writes, in ms.
+        #[serde(default)]
+        pub chunk_delay_ms: u64,
+    }
+
+    /// `op: notify` (see [`ServerStep::Notify`](super::ServerStep::Notify)).
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct Notify {
+        /// The method.
+        pub method: String,
+        /// The params (omitted when absent).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub params: Option<Value>,
+    }
+
+    /// `op: request` (see [`ServerStep::Request`](super::ServerStep::Request)).
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct Request {
+        /// The method.
+        pub method: String,
+        /// The params (omitted when absent).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub params: Option<Value>,
+        /// The label `expect_response` and checks use.
+        #[serde(rename = "as")]
+        pub label: String,
+    }
+
+    /// `op: expect_response` (see [`ServerStep::ExpectResponse`](super::ServerStep::ExpectResponse)).
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct ExpectResponse {
+        /// The label given to the `request` step.
+        pub to: String,
+    }
+
+    /// `op: stderr` (see [`ServerStep::Stderr`](super::ServerStep::Stderr)).
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct Stderr {
+        /// Verbatim UTF-8 text.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub text: Option<String>,
+        /// A generated payload.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub generate: Option<Generate>,
+    }
+
+    /// `op: delay` (see [`ServerStep::Delay`](super::ServerStep::Delay)).
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct Delay {
+        /// Milliseconds.
+        pub ms: u64,
+    }
+
+    /// `op: stall` (see [`ServerStep::Stall`](super::ServerStep::Stall)).
+    #[derive(Debug, Clone, Serialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct Stall {}
+
+    /// `op: stop_reading` (see [`ServerStep::StopReading`](super::ServerStep::StopReading)).
+    #[derive(Debug, Clone, Serialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct StopReading {}
+
+    /// `op: ignore_sigterm` (see [`ServerStep::IgnoreSigterm`](super::ServerStep::IgnoreSigterm)).
+    #[derive(Debug, Clone, Serialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct IgnoreSigterm {}
+
+    /// `op: ignore_stdin_eof` (see [`ServerStep::IgnoreStdinEof`](super::ServerStep::IgnoreStdinEof)).
+    #[derive(Debug, Clone, Serialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct IgnoreStdinEof {}
+
+    /// `op: expect_eof` (see [`ServerStep::ExpectEof`](super::ServerStep::ExpectEof)).
+    #[derive(Debug, Clone, Serialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct ExpectEof {}
+
+    /// `op: exit` (see [`ServerStep::Exit`](super::ServerStep::Exit)).
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct Exit {
+        /// The exit code (default 0).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub code: Option<i32>,
+        /// A signal to kill the mock with instead.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub signal: Option<String>,
+    }
+
+    /// `op: new_connection` (see [`ServerStep::NewConnection`](super::ServerStep::NewConnection)).
+    #[derive(Debug, Clone, Serialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct NewConnection {}
+
+    /// `op: respond` (see [`ServerStep::Respond`](super::ServerStep::Respond)).
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct Respond {
+        /// The label of the request to answer; default: the latest expected message.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub to: Option<String>,
+        /// The HTTP status (default 200).
+        #[serde(default = "default_status")]
+        pub status: u16,
+        /// Extra response headers, e.g. `{Location: "/mcp2"}`.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        pub headers: BTreeMap<String, String>,
+        /// The `Content-Type` (default `application/json` for `json`, `text/plain` for
+        /// `text` / `generate`, none for an empty body).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub content_type: Option<String>,
+        /// A JSON body, written compactly.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub json: Option<Value>,
+        /// A verbatim text body.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub text: Option<String>,
+        /// A large generated body (`newline` is ignored unless true).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub generate: Option<Generate>,
+    }
+
+    /// `op: raw_response` (see [`ServerStep::RawResponse`](super::ServerStep::RawResponse)).
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct RawResponse {
+        /// The label of the request to answer; default: the latest expected message.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub to: Option<String>,
+        /// Verbatim UTF-8 text (YAML escapes such as `\r\n` apply in double quotes).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub text: Option<String>,
+        /// Arbitrary bytes as hex (spaces ignored).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub hex: Option<String>,
+        /// Arbitrary bytes as standard base64.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub base64: Option<String>,
+        /// Split the bytes into writes of these sizes (the rest goes in a last write).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub chunks: Vec<usize>,
+        /// Delay between split writes, in ms.
+        #[serde(default)]
+        pub chunk_delay_ms: u64,
+        /// What happens to the connection after the bytes: `close` (default), `reset`, `stall`.
+        #[serde(default)]
+        pub then: SocketEnd,
+    }
+
+    /// `op: open_stream` (see [`ServerStep::OpenStream`](super::ServerStep::OpenStream)).
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct OpenStream {
+        /// The label of the request to answer; default: the latest expected message.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub to: Option<String>,
+        /// The stream's name for `stream:` fields (default: the request's label, else `post`).
+        #[serde(default, rename = "as", skip_serializing_if = "Option::is_none")]
+        pub label: Option<String>,
+        /// The HTTP status (default 200).
+        #[serde(default = "default_status")]
+        pub status: u16,
+        /// Extra response headers.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        pub headers: BTreeMap<String, String>,
+        /// The `Content-Type` (default `text/event-stream`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub content_type: Option<String>,
+        /// Keep the stream open after the reply to its request (for events after the match).
+        #[serde(default)]
+        pub keep_open: bool,
+    }
+
+    /// `op: event` (see [`ServerStep::Event`](super::ServerStep::Event)).
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct Event {
+        /// The stream (default: the current one).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub stream: Option<String>,
+        /// A comment (`: <text>`), e.g. a keep-alive.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub comment: Option<String>,
+        /// The `event:` field.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub event: Option<String>,
+        /// The `id:` field.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub id: Option<String>,
+        /// The `retry:` field, in ms.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub retry: Option<u64>,
+        /// The data, verbatim; each line becomes one `data:` line.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub data: Option<String>,
+        /// The data as JSON, written compactly on one `data:` line.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub json: Option<Value>,
+        /// Line ending: `lf` (default), `crlf` or `cr`.
+        #[serde(default)]
+        pub line_end: SseLineEnd,
+    }
+
+    /// `op: end_stream` (see [`ServerStep::EndStream`](super::ServerStep::EndStream)).
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct EndStream {
+        /// The stream (default: the current one).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub stream: Option<String>,
+        /// `clean` (default), `mid_event` (write `partial`, then abort the connection),
+        /// `reset` (TCP RST) or `stall` (write nothing more, keep the connection open).
+        #[serde(default)]
+        pub how: StreamEnd,
+        /// `mid_event`: the unfinished event written before the abort (default
+        /// `data: {"jsonrpc":"2.0",`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub partial: Option<String>,
+    }
+
+    /// `op: expect_get` (see [`ServerStep::ExpectGet`](super::ServerStep::ExpectGet)).
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct ExpectGet {
         /// The stream's name for `stream:` fields (default `get`).
         #[serde(default, rename = "as", skip_serializing_if = "Option::is_none")]
-        label: Option<String>,
+        pub label: Option<String>,
         /// The HTTP status (default 200). A non-2xx status is answered without a stream.
         #[serde(default = "default_status")]
-        status: u16,
+        pub status: u16,
         /// Extra response headers.
-        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-        headers: std::collections::BTreeMap<String, String>,
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        pub headers: BTreeMap<String, String>,
         /// The `Content-Type` (default `text/event-stream`); any other type is answered
         /// with `text` as the body and no stream.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        content_type: Option<String>,
+        pub content_type: Option<String>,
         /// A body for a non-stream answer.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        text: Option<String>,
+        pub text: Option<String>,
         /// Answer with a stream that ends at once.
         #[serde(default)]
-        close: bool,
-    },
-    /// HTTP: wait for the client's DELETE (session end) and answer it. Unscripted DELETEs
-    /// are answered 200.
-    ExpectDelete {
+        pub close: bool,
+    }
+
+    /// `op: expect_delete` (see [`ServerStep::ExpectDelete`](super::ServerStep::ExpectDelete)).
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct ExpectDelete {
         /// The HTTP status (default 200).
         #[serde(default = "default_status")]
-        status: u16,
+        pub status: u16,
         /// Never answer (the client's close must be bounded in time).
         #[serde(default)]
-        hang: bool,
-    },
-    /// Streamable HTTP: the current session expires; from now on a request carrying its id
-    /// is answered 404.
-    ExpireSession,
-    /// HTTP: from now on every request must carry `Authorization: Bearer <token>`; others
-    /// are answered `status` with `WWW-Authenticate` (and never reach the script).
-    RequireAuth {
+        pub hang: bool,
+    }
+
+    /// `op: expire_session` (see [`ServerStep::ExpireSession`](super::ServerStep::ExpireSession)).
+    #[derive(Debug, Clone, Serialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct ExpireSession {}
+
+    /// `op: require_auth` (see [`ServerStep::RequireAuth`](super::ServerStep::RequireAuth)).
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct RequireAuth {
         /// The one accepted bearer token (never recorded; transcripts show
         /// `Bearer <redacted:N>`).
-        token: String,
+        pub token: String,
         /// The status for a missing or wrong token: 401 (default) or 403.
         #[serde(default = "default_auth_status")]
-        status: u16,
+        pub status: u16,
         /// The `WWW-Authenticate` value (default `Bearer error="invalid_token"`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        www_authenticate: Option<String>,
+        pub www_authenticate: Option<String>,
         /// The body of the refusal (default empty).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        text: Option<String>,
-    },
-    /// A standing rule (for benchmarks and noise): every later request with this method
-    /// that no `expect` consumes is answered at once with this result (or error).
-    ReplyAlways {
+        pub text: Option<String>,
+    }
+
+    /// `op: reply_always` (see [`ServerStep::ReplyAlways`](super::ServerStep::ReplyAlways)).
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct ReplyAlways {
         /// The JSON-RPC method.
-        method: String,
+        pub method: String,
         /// The result (default `{}` unless `error` is given).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        result: Option<Value>,
+        pub result: Option<Value>,
         /// A JSON-RPC error object instead of a result.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        error: Option<Value>,
-    },
-    /// HTTP: the SSE `event:` name later JSON-RPC messages are written with (default
-    /// `message`; an empty name writes unnamed events).
-    MessageEvent {
+        pub error: Option<Value>,
+    }
+
+    /// `op: message_event` (see [`ServerStep::MessageEvent`](super::ServerStep::MessageEvent)).
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct MessageEvent {
         /// The event name; `""` for none.
-        name: String,
-    },
-    /// Legacy SSE: send the `endpoint` event on the current stream.
-    Endpoint {
+        pub name: String,
+    }
+
+    /// `op: endpoint` (see [`ServerStep::Endpoint`](super::ServerStep::Endpoint)).
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct Endpoint {
         /// The POST URI (default `/message?session_id=<connection>`); may use `{origin}`,
         /// `{port}` and `{connection}`, e.g. `{origin}/message` or
         /// `http://localhost:{port}/message` (another origin).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        uri: Option<String>,
-    },
+        pub uri: Option<String>,
+    }
+
+    // The ops without fields refuse any, saying so (the derive's message would list the
+    // fields expected, and there are none).
+    no_fields! {
+        Stall => "stall",
+        StopReading => "stop_reading",
+        IgnoreSigterm => "ignore_sigterm",
+        IgnoreStdinEof => "ignore_stdin_eof",
+        ExpectEof => "expect_eof",
+        NewConnection => "new_connection",
+        ExpireSession => "expire_session",
+    }
 }
 
 fn default_status() -> u16 {
@@ -431,23 +623,20 @@ pub enum SseLineEnd {
 }
 
 impl ServerStep {
-    /// Whether the step only means something over HTTP (Streamable HTTP or legacy SSE).
-    /// `reply_always` is not among them: it is a standing rule the stdio mock ignores.
-    pub fn is_http_only(&self) -> bool {
-        matches!(
-            self,
-            ServerStep::Respond { .. }
-                | ServerStep::RawResponse { .. }
-                | ServerStep::OpenStream { .. }
-                | ServerStep::Event { .. }
-                | ServerStep::EndStream { .. }
-                | ServerStep::ExpectGet { .. }
-                | ServerStep::ExpectDelete { .. }
-                | ServerStep::ExpireSession
-                | ServerStep::RequireAuth { .. }
-                | ServerStep::MessageEvent { .. }
-                | ServerStep::Endpoint { .. }
-        )
+    /// The label an `expect` step gives the message it consumes (checks refer to it).
+    pub fn expect_label(&self) -> Option<&str> {
+        match self {
+            ServerStep::Expect(e) => e.label.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The label of a server-to-client `request` (checks and `expect_response` refer to it).
+    pub fn request_label(&self) -> Option<&str> {
+        match self {
+            ServerStep::Request(r) => Some(&r.label),
+            _ => None,
+        }
     }
 }
 
@@ -462,8 +651,14 @@ pub enum LineEnd {
     Crlf,
 }
 
+/// The script split into connections at its `new_connection` steps: part 1 is the first
+/// connection's script, and so on (a script without `new_connection` is one part).
+pub fn connection_parts(steps: &[ServerStep]) -> impl Iterator<Item = &[ServerStep]> {
+    steps.split(|s| matches!(s, ServerStep::NewConnection(_)))
+}
+
 /// The steps of connection `n` (1-based): the script is split at `new_connection` steps.
 /// A connection past the last part gets an empty script (it only auto-answers).
 pub fn connection_script(steps: &[ServerStep], n: usize) -> Vec<ServerStep> {
-    steps.split(|s| matches!(s, ServerStep::NewConnection)).nth(n - 1).map(<[ServerStep]>::to_vec).unwrap_or_default()
+    connection_parts(steps).nth(n - 1).map(<[ServerStep]>::to_vec).unwrap_or_default()
 }

@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TryRecvError, sync_channel};
 use std::time::{Duration, Instant};
 
@@ -31,6 +32,7 @@ enum Msg {
 pub struct Journal {
     tx: SyncSender<Msg>,
     start: Instant,
+    sealed: AtomicBool,
 }
 
 impl Journal {
@@ -43,7 +45,7 @@ impl Journal {
         if let Err(e) = spawned {
             tracing::error!(error = %e, "cannot start the record writer; nothing will be recorded");
         }
-        Journal { tx, start: Instant::now() }
+        Journal { tx, start: Instant::now(), sealed: AtomicBool::new(false) }
     }
 
     /// Microseconds since the journal started.
@@ -54,6 +56,9 @@ impl Journal {
     /// Queues one event for connection `connection` (1-based). Blocks only while the queue is
     /// full; a dead writer loses the event (logged once per event, never a panic).
     pub fn record(&self, connection: usize, event: &WireEvent) {
+        if self.sealed.load(Ordering::SeqCst) {
+            return;
+        }
         let mut line = match serde_json::to_vec(event) {
             Ok(l) => l,
             Err(e) => {
@@ -65,6 +70,12 @@ impl Journal {
         if self.tx.send(Msg::Line(connection, line)).is_err() {
             tracing::error!("the record writer is gone; an event was lost");
         }
+    }
+
+    /// Queues nothing more: the mock has stopped, and what its tasks do until the process is
+    /// gone (a connection dropped as they are cancelled) must not reach the record.
+    pub fn seal(&self) {
+        self.sealed.store(true, Ordering::SeqCst);
     }
 
     /// Waits (at most `bound`) until everything queued so far is on disk.

@@ -5,11 +5,13 @@
 //! client wait: an unscripted request gets `200` with JSON-RPC `-32601`, a notification or
 //! response `202`, a GET `405`, a DELETE `200`.
 
-use super::Flavour;
 use super::body::MockBody;
+use super::conn::{Conn, DELETE, GET, Inbound, Route};
+use super::flavour::Flavour;
 use super::raw::{FaultIo, SocketControl};
-use super::shared::{Conn, DELETE, GET, Inbound, Route, Shared, lock};
+use super::shared::Shared;
 use super::sse;
+use crate::sync::lock;
 use bytes::Bytes;
 use http::{Method, Request, Response};
 use http_body_util::{BodyExt, Limited};
@@ -32,7 +34,7 @@ thread_local! {
 /// Request bodies larger than this are refused with 413 (the mock keeps memory bounded).
 const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 
-/// Accepts connections until the process ends.
+/// Accepts connections until the mock ends (each is served by a task that ends with it).
 pub async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     loop {
         let stream = match listener.accept().await {
@@ -47,10 +49,10 @@ pub async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         let _ = stream.set_nodelay(true);
         let socket = Arc::new(SocketControl::default());
         let io = TokioIo::new(FaultIo::new(stream, socket.clone()));
-        let shared = shared.clone();
-        tokio::spawn(async move {
+        let state = shared.clone();
+        shared.spawn(async move {
             let service = service_fn(move |req| {
-                let (shared, socket) = (shared.clone(), socket.clone());
+                let (shared, socket) = (state.clone(), socket.clone());
                 async move { Ok::<_, Infallible>(handle(shared, socket, req).await) }
             });
             // Errors here are the faults we inject or clients leaving; the record says which.

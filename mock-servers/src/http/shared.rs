@@ -1,163 +1,33 @@
-//! The state one HTTP mock process shares between its request handlers and its script
-//! engines: connections (script parts), sessions, standing rules, the auth requirement, and
-//! the helpers that build responses and record them in the same breath.
+//! The state one HTTP mock shares between its request handlers and its script engines:
+//! connections (script parts), sessions, standing rules, the auth requirement, the tasks it
+//! runs and how it ends; and the helpers that build responses and record them in the same
+//! breath.
 
-use super::Flavour;
 use super::body::{MockBody, Piece, StreamBody, StreamWatch};
+use super::conn::{AuthRule, Conn, Part, Route, StreamHandle};
+use super::flavour::Flavour;
 use super::journal::Journal;
 use super::raw::SocketControl;
+use crate::budget::Budget;
+use crate::shutdown::{Ending, ExitReason};
+use crate::sync::lock;
 use bytes::Bytes;
+use futures::future::BoxFuture;
 use http::{HeaderName, HeaderValue, Response, StatusCode};
 use mcp_scenario::Revision;
 use mcp_scenario::script::{ServerStep, StreamEnd};
 use mcp_scenario::wire::{Recorded, WireEvent};
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
-use tokio::sync::{Notify, mpsc, oneshot};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
-/// The budget key of a GET (the listener / legacy stream) in a connection's budget.
-pub const GET: &str = "http:GET";
-/// The budget key of a DELETE.
-pub const DELETE: &str = "http:DELETE";
-
-/// A message (or GET / DELETE) the script may consume, with the way to answer it.
-pub struct Inbound {
-    /// The JSON-RPC method, or [`GET`] / [`DELETE`].
-    pub key: String,
-    /// The JSON-RPC message (`null` for GET / DELETE).
-    pub message: Value,
-    /// The HTTP exchange that carried it.
-    pub exchange: u64,
-    /// The TCP connection that carried it.
-    pub socket: Arc<SocketControl>,
-    /// Where the HTTP response goes; `None` once answered.
-    pub reply: Option<oneshot::Sender<Response<MockBody>>>,
-}
-
-/// The script's handle on one open stream.
-#[derive(Clone)]
-pub struct StreamHandle {
-    /// Where pieces go.
-    pub tx: mpsc::UnboundedSender<Piece>,
-    /// Shared with the body.
-    pub watch: Arc<StreamWatch>,
-    /// The exchange whose response this stream is.
-    pub exchange: u64,
-    /// Its name for `stream:` fields.
-    pub label: String,
-    /// Whether it answers a GET (those stay open when the script ends).
-    pub is_get: bool,
-}
-
-/// One connection: a part of the script (a session over Streamable HTTP, a GET stream over
-/// legacy SSE) and what has arrived for it.
-pub struct Conn {
-    /// 1-based.
-    pub index: usize,
-    budget: Mutex<HashMap<String, usize>>,
-    inbox: Mutex<VecDeque<Inbound>>,
-    /// Woken when the inbox grows.
-    pub inbox_ready: Notify,
-    answers: Mutex<HashMap<String, Value>>,
-    /// Woken when a client answer arrives.
-    pub answer_ready: Notify,
-    /// The session id issued on this connection.
-    pub session: Mutex<Option<String>>,
-    /// Where messages the script did not ask for go over legacy SSE (the current stream).
-    pub current_stream: Mutex<Option<StreamHandle>>,
-    /// The `event:` name of JSON-RPC messages on streams.
-    pub message_event: Mutex<String>,
-}
-
-impl Conn {
-    fn new(index: usize, steps: &[ServerStep]) -> Self {
-        let mut budget: HashMap<String, usize> = HashMap::new();
-        for step in steps {
-            let keys: &[&str] = match step {
-                ServerStep::Handshake { .. } => &["initialize", "notifications/initialized"],
-                ServerStep::Expect { method, .. } => {
-                    *budget.entry(method.clone()).or_default() += 1;
-                    &[]
-                }
-                ServerStep::ExpectGet { .. } => &[GET],
-                ServerStep::ExpectDelete { .. } => &[DELETE],
-                _ => &[],
-            };
-            for k in keys {
-                *budget.entry((*k).to_string()).or_default() += 1;
-            }
-        }
-        Conn {
-            index,
-            budget: Mutex::new(budget),
-            inbox: Mutex::new(VecDeque::new()),
-            inbox_ready: Notify::new(),
-            answers: Mutex::new(HashMap::new()),
-            answer_ready: Notify::new(),
-            session: Mutex::new(None),
-            current_stream: Mutex::new(None),
-            message_event: Mutex::new("message".into()),
-        }
-    }
-
-    /// Whether the script will still consume a message with this key.
-    pub fn wants(&self, key: &str) -> bool {
-        lock(&self.budget).get(key).is_some_and(|n| *n > 0)
-    }
-
-    /// Takes one unit of budget for `key`; false when the message is unscripted.
-    pub fn take(&self, key: &str) -> bool {
-        match lock(&self.budget).get_mut(key) {
-            Some(n) if *n > 0 => {
-                *n -= 1;
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Hands a scripted message to the script.
-    pub fn deliver(&self, inbound: Inbound) {
-        lock(&self.inbox).push_back(inbound);
-        self.inbox_ready.notify_waiters();
-    }
-
-    /// Waits for the next scripted message with `key`.
-    pub async fn next(&self, key: &str) -> Inbound {
-        loop {
-            let notified = self.inbox_ready.notified();
-            {
-                let mut inbox = lock(&self.inbox);
-                if let Some(pos) = inbox.iter().position(|m| m.key == key)
-                    && let Some(m) = inbox.remove(pos)
-                {
-                    return m;
-                }
-            }
-            notified.await;
-        }
-    }
-
-    /// Stores the client's answer to a server-to-client request.
-    pub fn answer(&self, id: &Value, message: Value) {
-        lock(&self.answers).insert(id.to_string(), message);
-        self.answer_ready.notify_waiters();
-    }
-
-    /// Waits for the client's answer to the request with `id`.
-    pub async fn answered(&self, id: &Value) {
-        let key = id.to_string();
-        loop {
-            let notified = self.answer_ready.notified();
-            if lock(&self.answers).contains_key(&key) {
-                return;
-            }
-            notified.await;
-        }
-    }
-}
+/// Runs one connection's script: the engine, handed in by whoever builds the [`Shared`]
+/// (so the state never depends on the engine that uses it).
+pub type Engine = fn(Arc<Shared>, Arc<Conn>, Vec<ServerStep>) -> BoxFuture<'static, ()>;
 
 /// A session id and whether it still works.
 struct Session {
@@ -165,28 +35,7 @@ struct Session {
     live: bool,
 }
 
-/// The bearer token requirement (`require_auth`).
-#[derive(Clone)]
-pub struct AuthRule {
-    /// The accepted token.
-    pub token: String,
-    /// The refusal status.
-    pub status: u16,
-    /// The `WWW-Authenticate` value.
-    pub www_authenticate: String,
-    /// The refusal body.
-    pub text: String,
-}
-
-/// Where a request goes.
-pub enum Route {
-    /// To this connection.
-    Conn(Arc<Conn>),
-    /// Refused before the script sees it: status, body, why.
-    Refuse(Arc<Conn>, u16, &'static str, &'static str),
-}
-
-/// Everything one mock process shares.
+/// Everything one HTTP mock shares.
 pub struct Shared {
     /// The record writer.
     pub journal: Journal,
@@ -196,7 +45,8 @@ pub struct Shared {
     pub revision: Revision,
     /// The bound port.
     pub port: u16,
-    parts: Vec<Vec<ServerStep>>,
+    parts: Vec<Part>,
+    engine: Engine,
     conns: Mutex<Vec<Arc<Conn>>>,
     sessions: Mutex<HashMap<String, Session>>,
     sessions_issued: AtomicBool,
@@ -205,17 +55,29 @@ pub struct Shared {
     tokens: Mutex<HashMap<String, usize>>,
     exchanges: AtomicU64,
     open_streams: Mutex<Vec<(usize, u64, Weak<StreamWatch>)>>,
+    /// Cancels every task the mock spawned once it has ended.
+    tasks: CancellationToken,
+    ending: Ending,
 }
 
 impl Shared {
-    /// The shared state for a scenario's script, split into connections.
-    pub fn new(journal: Journal, flavour: Flavour, revision: Revision, port: u16, parts: Vec<Vec<ServerStep>>) -> Self {
+    /// The shared state for a scenario's script, split into connections, each run by
+    /// `engine`.
+    pub fn new(
+        journal: Journal,
+        flavour: Flavour,
+        revision: Revision,
+        port: u16,
+        parts: Vec<Part>,
+        engine: Engine,
+    ) -> Self {
         Shared {
             journal,
             flavour,
             revision,
             port,
             parts,
+            engine,
             conns: Mutex::new(Vec::new()),
             sessions: Mutex::new(HashMap::new()),
             sessions_issued: AtomicBool::new(false),
@@ -224,7 +86,37 @@ impl Shared {
             tokens: Mutex::new(HashMap::new()),
             exchanges: AtomicU64::new(0),
             open_streams: Mutex::new(Vec::new()),
+            tasks: CancellationToken::new(),
+            ending: Ending::default(),
         }
+    }
+
+    /// Spawns a task that ends when the mock does.
+    pub fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
+        let cancelled = self.tasks.clone().cancelled_owned();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = cancelled => {}
+                () = task => {}
+            }
+        });
+    }
+
+    /// Ends the mock: flushes the record (waiting at most 2 s), seals it, and hands `serve`
+    /// its [`ExitReason`]. Only the first call counts.
+    pub fn end(&self, reason: ExitReason) {
+        self.ending.end(|| {
+            self.journal.flush(Duration::from_secs(2));
+            self.journal.seal();
+            reason
+        });
+    }
+
+    /// Waits until the mock has ended, then cancels its tasks.
+    pub async fn ended(&self) -> ExitReason {
+        let reason = self.ending.wait().await;
+        self.tasks.cancel();
+        reason
     }
 
     /// Records an event on connection `n`.
@@ -259,15 +151,15 @@ impl Shared {
         let conn = {
             let mut conns = lock(&self.conns);
             let n = conns.len() + 1;
-            let steps = self.parts.get(n - 1)?;
-            let conn = Arc::new(Conn::new(n, steps));
+            let part = self.parts.get(n - 1)?;
+            let conn = Arc::new(Conn::new(n, part.budget.clone()));
             conns.push(conn.clone());
             conn
         };
         self.record(conn.index, &WireEvent::Started { pid: std::process::id() });
         self.record(conn.index, &WireEvent::Listening { port: self.port });
-        let steps = self.parts[conn.index - 1].clone();
-        tokio::spawn(super::engine::run(self.clone(), conn.clone(), steps));
+        let steps = self.parts[conn.index - 1].steps.clone();
+        self.spawn((self.engine)(self.clone(), conn.clone(), steps));
         Some(conn)
     }
 
@@ -276,7 +168,7 @@ impl Shared {
         if let Some(c) = lock(&self.conns).last() {
             return c.clone();
         }
-        self.start_next().unwrap_or_else(|| Arc::new(Conn::new(1, &[])))
+        self.start_next().unwrap_or_else(|| Arc::new(Conn::new(1, Budget::default())))
     }
 
     /// Connection `n`, if it started.
@@ -405,19 +297,8 @@ impl Shared {
         body: Bytes,
         why: &str,
     ) -> Response<MockBody> {
-        let (response, recorded) = self.head(conn, status, headers);
-        self.record(
-            conn,
-            &WireEvent::HttpResponse {
-                t_us: self.journal.now_us(),
-                exchange,
-                status,
-                headers: recorded,
-                body: (!body.is_empty()).then(|| Recorded::of(&body)),
-                json: None,
-                why: why.into(),
-            },
-        );
+        let recorded = (!body.is_empty()).then(|| Recorded::of(&body));
+        let response = self.head(conn, exchange, status, headers, recorded, why);
         response.body(MockBody::full(body)).unwrap_or_else(|_| fallback())
     }
 
@@ -450,19 +331,7 @@ impl Shared {
         is_get: bool,
         why: &str,
     ) -> (Response<MockBody>, StreamHandle) {
-        let (response, recorded) = self.head(conn, status, headers);
-        self.record(
-            conn,
-            &WireEvent::HttpResponse {
-                t_us: self.journal.now_us(),
-                exchange,
-                status,
-                headers: recorded,
-                body: None,
-                json: None,
-                why: why.into(),
-            },
-        );
+        let response = self.head(conn, exchange, status, headers, None, why);
         let me = Arc::downgrade(self);
         let watch = StreamWatch::new(move || {
             if let Some(me) = me.upgrade() {
@@ -550,12 +419,17 @@ impl Shared {
         }
     }
 
+    /// A response head with the valid ones of `headers` (the others are noted), recorded
+    /// with `body` as the response to `exchange`.
     fn head(
         &self,
         conn: usize,
+        exchange: u64,
         status: u16,
         headers: &[(String, String)],
-    ) -> (http::response::Builder, BTreeMap<String, String>) {
+        body: Option<Recorded>,
+        why: &str,
+    ) -> http::response::Builder {
         let mut builder =
             Response::builder().status(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR));
         let mut recorded = BTreeMap::new();
@@ -568,7 +442,11 @@ impl Shared {
                 _ => self.note(conn, format!("header {name:?}: {value:?} is not a valid HTTP header; left out")),
             }
         }
-        (builder, recorded)
+        let t_us = self.journal.now_us();
+        let event =
+            WireEvent::HttpResponse { t_us, exchange, status, headers: recorded, body, json: None, why: why.into() };
+        self.record(conn, &event);
+        builder
     }
 }
 
@@ -576,9 +454,4 @@ fn fallback() -> Response<MockBody> {
     let mut r = Response::new(MockBody::empty());
     *r.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
     r
-}
-
-/// Locks a mutex, surviving poisoning (a panicked task must not take the mock down).
-pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -1,106 +1,22 @@
-//! The Streamable HTTP and legacy SSE mocks, end to end: the binary is started as the
-//! harness starts it, driven over 127.0.0.1, stopped with SIGTERM, and its record read.
+//! The Streamable HTTP and legacy SSE mocks in-process, on a loopback listener: driven
+//! with reqwest for ordinary exchanges and raw TCP for the faults, stopped through their
+//! [`mcp_mock::Shutdown`], their record read back.
 
-use mcp_mock::record::read_run;
+use crate::support::{BOUND, Http, head, init, post, raw_post, raw_send, read_until, request};
+use mcp_mock::ExitReason;
+use mcp_mock::http::Flavour;
 use mcp_scenario::WireEvent;
+use nix::sys::signal::Signal;
 use serde_json::{Value, json};
-use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpStream;
-use tokio::process::{Child, Command};
-
-/// Every wait in these tests is bounded by this.
-const BOUND: Duration = Duration::from_secs(10);
-
-struct Mock {
-    child: Child,
-    url: String,
-    dir: tempfile::TempDir,
-}
-
-impl Mock {
-    async fn start(sub: &str, scenario: &str) -> Mock {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("s.yaml");
-        std::fs::write(&path, scenario).expect("write scenario");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-mock"))
-            .args([sub, "--scenario", path.to_str().expect("utf8"), "--run-dir"])
-            .arg(dir.path().join("run"))
-            .args(["--deadline-ms", "20000"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("spawn mcp-mock");
-        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-        let line = tokio::time::timeout(BOUND, lines.next_line())
-            .await
-            .expect("listening line in time")
-            .expect("read")
-            .expect("a line");
-        let url = line.strip_prefix("listening ").expect("listening line").to_string();
-        Mock { child, url, dir }
-    }
-
-    fn addr(&self) -> String {
-        self.url.trim_start_matches("http://").split('/').next().unwrap_or_default().to_string()
-    }
-
-    /// Stops the mock (it flushes) and returns every connection's record.
-    async fn stop(self) -> Vec<Vec<WireEvent>> {
-        self.stop_raw().await.0
-    }
-
-    /// Stops the mock; returns the records and the raw text of every record file.
-    async fn stop_raw(mut self) -> (Vec<Vec<WireEvent>>, String) {
-        let pid = self.child.id().expect("running") as i32;
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGTERM).expect("SIGTERM");
-        let status = tokio::time::timeout(BOUND, self.child.wait()).await.expect("exits in time").expect("wait");
-        assert_eq!(status.code(), Some(143), "SIGTERM exit code");
-        let run = self.dir.path().join("run");
-        let text = (1..).map_while(|n| std::fs::read_to_string(run.join(format!("conn-{n}.jsonl"))).ok()).collect();
-        (read_run(&run), text)
-    }
-}
-
-fn head(revision: &str, transport: &str) -> String {
-    format!("name: t\nsummary: s\ntransport: {transport}\nrevision: {revision}\nclient:\n  - op: connect\n")
-}
-
-async fn post(c: &reqwest::Client, url: &str, session: Option<&str>, body: Value) -> reqwest::Response {
-    let mut r =
-        c.post(url).header("content-type", "application/json").header("accept", "application/json, text/event-stream");
-    if let Some(s) = session {
-        r = r.header("mcp-session-id", s);
-    }
-    tokio::time::timeout(BOUND, r.body(body.to_string()).send()).await.expect("answered in time").expect("sent")
-}
-
-/// Sends one raw HTTP/1.1 POST and reads until the server closes (bounded).
-async fn raw_post(addr: &str, body: &str, session: Option<&str>) -> (Vec<u8>, std::io::Result<()>) {
-    let mut s = TcpStream::connect(addr).await.expect("connect");
-    let session = session.map(|v| format!("mcp-session-id: {v}\r\n")).unwrap_or_default();
-    let req = format!(
-        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n{session}content-length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    s.write_all(req.as_bytes()).await.expect("write");
-    let mut got = Vec::new();
-    let end = tokio::time::timeout(BOUND, s.read_to_end(&mut got)).await.expect("closed in time").map(|_| ());
-    (got, end)
-}
-
-fn init() -> Value {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
-}
+use tokio::io::AsyncReadExt;
 
 #[tokio::test]
 async fn json_reply_sessions_and_defaults() {
-    let scenario = head("2025-11-25", "http")
-        + "server:\n  - op: handshake\n  - op: expect\n    method: tools/list\n  - op: reply\n    result: {\"tools\": []}\n";
-    let mock = Mock::start("http", &scenario).await;
+    let mock = Http::streamable(
+        "  - op: handshake\n  - op: expect\n    method: tools/list\n  - op: reply\n    result: {\"tools\": []}\n",
+    )
+    .await;
     let c = reqwest::Client::new();
     let r = post(&c, &mock.url, None, init()).await;
     assert_eq!(r.status(), 200);
@@ -133,13 +49,11 @@ async fn json_reply_sessions_and_defaults() {
 
 #[tokio::test]
 async fn sse_events_then_abort_mid_event() {
-    let scenario = head("2025-11-25", "http")
-        + "server:\n  - op: handshake\n    session: false\n  - op: expect\n    method: tools/call\n  - op: open_stream\n  - op: event\n    id: \"7\"\n    retry: 50\n    data: \"a\\nb\"\n    line_end: crlf\n  - op: event\n    comment: keep-alive\n  - op: end_stream\n    how: mid_event\n";
-    let mock = Mock::start("http", &scenario).await;
+    let mock = Http::streamable("  - op: handshake\n    session: false\n  - op: expect\n    method: tools/call\n  - op: open_stream\n  - op: event\n    id: \"7\"\n    retry: 50\n    data: \"a\\nb\"\n    line_end: crlf\n  - op: event\n    comment: keep-alive\n  - op: end_stream\n    how: mid_event\n").await;
     let c = reqwest::Client::new();
     post(&c, &mock.url, None, init()).await;
     post(&c, &mock.url, None, json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
-    let (got, _) = raw_post(&mock.addr(), r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{}}"#, None).await;
+    let (got, _) = raw_post(&mock.addr, r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{}}"#, None).await;
     let text = String::from_utf8_lossy(&got);
     assert!(text.contains("transfer-encoding: chunked"), "{text}");
     assert!(text.contains("id: 7\r\nretry: 50\r\ndata: a\r\ndata: b\r\n\r\n"), "{text}");
@@ -152,10 +66,8 @@ async fn sse_events_then_abort_mid_event() {
 
 #[tokio::test]
 async fn stream_reset_is_a_tcp_reset() {
-    let scenario = head("2025-11-25", "http")
-        + "server:\n  - op: expect\n    method: tools/call\n  - op: open_stream\n  - op: event\n    data: hello\n  - op: end_stream\n    how: reset\n";
-    let mock = Mock::start("http", &scenario).await;
-    let (got, end) = raw_post(&mock.addr(), r#"{"jsonrpc":"2.0","id":2,"method":"tools/call"}"#, None).await;
+    let mock = Http::streamable("  - op: expect\n    method: tools/call\n  - op: open_stream\n  - op: event\n    data: hello\n  - op: end_stream\n    how: reset\n").await;
+    let (got, end) = raw_post(&mock.addr, r#"{"jsonrpc":"2.0","id":2,"method":"tools/call"}"#, None).await;
     let err = end.expect_err("the read must fail with a reset");
     assert_eq!(err.kind(), std::io::ErrorKind::ConnectionReset, "{err}; got {:?}", String::from_utf8_lossy(&got));
     mock.stop().await;
@@ -163,10 +75,8 @@ async fn stream_reset_is_a_tcp_reset() {
 
 #[tokio::test]
 async fn raw_response_replaces_the_response_bytes() {
-    let scenario = head("2025-11-25", "http")
-        + "server:\n  - op: expect\n    method: tools/list\n  - op: raw_response\n    text: \"HTTP/1.1 200 OK\\r\\ncontent-length: 100\\r\\n\\r\\n{\\\"jsonrpc\\\"\"\n    chunks: [5]\n    chunk_delay_ms: 5\n";
-    let mock = Mock::start("http", &scenario).await;
-    let (got, end) = raw_post(&mock.addr(), r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#, None).await;
+    let mock = Http::streamable("  - op: expect\n    method: tools/list\n  - op: raw_response\n    text: \"HTTP/1.1 200 OK\\r\\ncontent-length: 100\\r\\n\\r\\n{\\\"jsonrpc\\\"\"\n    chunks: [5]\n    chunk_delay_ms: 5\n").await;
+    let (got, end) = raw_post(&mock.addr, r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#, None).await;
     assert!(end.is_ok());
     assert_eq!(String::from_utf8_lossy(&got), "HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n{\"jsonrpc\"");
     mock.stop().await;
@@ -174,28 +84,15 @@ async fn raw_response_replaces_the_response_bytes() {
 
 #[tokio::test]
 async fn auth_refusal_and_redacted_tokens() {
-    let scenario = head("2025-11-25", "http")
-        + "server:\n  - op: require_auth\n    token: fresh-token-123\n    www_authenticate: 'Bearer error=\"invalid_token\", resource_metadata=\"{origin}/meta\"'\n  - op: expect\n    method: tools/list\n  - op: reply\n";
-    let mock = Mock::start("http", &scenario).await;
+    let mock = Http::streamable("  - op: require_auth\n    token: fresh-token-123\n    www_authenticate: 'Bearer error=\"invalid_token\", resource_metadata=\"{origin}/meta\"'\n  - op: expect\n    method: tools/list\n  - op: reply\n").await;
     let c = reqwest::Client::new();
-    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
-    let r = c
-        .post(&mock.url)
-        .header("authorization", "Bearer stale-token-456")
-        .body(list.to_string())
-        .send()
-        .await
-        .expect("post");
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+    let with_token =
+        |token: &str| c.post(&mock.url).header("authorization", format!("Bearer {token}")).body(list.clone());
+    let r = with_token("stale-token-456").send().await.expect("post");
     assert_eq!(r.status(), 401);
     assert!(r.headers().get("www-authenticate").is_some());
-    let r = c
-        .post(&mock.url)
-        .header("authorization", "Bearer fresh-token-123")
-        .body(list.to_string())
-        .send()
-        .await
-        .expect("post");
-    assert_eq!(r.status(), 200);
+    assert_eq!(with_token("fresh-token-123").send().await.expect("post").status(), 200);
     let (run, text) = mock.stop_raw().await;
     let auths: Vec<&str> = run[0]
         .iter()
@@ -212,7 +109,7 @@ async fn auth_refusal_and_redacted_tokens() {
 async fn legacy_endpoint_post_and_message_on_the_stream() {
     let scenario = head("2024-11-05", "legacy-sse")
         + "server:\n  - op: expect_get\n  - op: endpoint\n  - op: expect\n    method: tools/list\n  - op: reply\n    result: {\"tools\": []}\n";
-    let mock = Mock::start("legacy-sse", &scenario).await;
+    let mock = Http::start(Flavour::LegacySse, &scenario).await;
     let c = reqwest::Client::new();
     let mut stream = c.get(&mock.url).header("accept", "text/event-stream").send().await.expect("get");
     assert_eq!(stream.headers()["content-type"], "text/event-stream");
@@ -246,32 +143,158 @@ async fn legacy_endpoint_post_and_message_on_the_stream() {
     );
 }
 
+/// A session's handshake over reqwest; its session id, if one was issued.
+async fn handshake(c: &reqwest::Client, url: &str) -> Option<String> {
+    let r = post(c, url, None, init()).await;
+    assert_eq!(r.status(), 200);
+    let sid = r.headers().get("mcp-session-id").map(|v| v.to_str().expect("ascii").to_string());
+    let r = post(c, url, sid.as_deref(), json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    assert_eq!(r.status(), 202);
+    sid
+}
+
 #[tokio::test]
-async fn port_in_use_is_a_clear_error() {
-    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = taken.local_addr().expect("addr").port().to_string();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path: PathBuf = dir.path().join("s.yaml");
-    std::fs::write(&path, head("2025-11-25", "http") + "server:\n  - op: handshake\n").expect("write");
-    let out = tokio::time::timeout(
-        BOUND,
-        Command::new(env!("CARGO_BIN_EXE_mcp-mock"))
-            .args([
-                "http",
-                "--scenario",
-                path.to_str().expect("utf8"),
-                "--run-dir",
-                dir.path().to_str().expect("utf8"),
-                "--port",
-                &port,
-            ])
-            .output(),
+async fn replies_with_wrong_ids_and_padding() {
+    let mock = Http::streamable("  - op: handshake\n    session: false\n  - op: expect\n    method: a\n  - op: reply\n    wrong_id: other_type\n    pad_to: 300\n  - op: expect\n    method: b\n  - op: reply\n    wrong_id: 'null'\n").await;
+    let c = reqwest::Client::new();
+    handshake(&c, &mock.url).await;
+    let a: Value = post(&c, &mock.url, None, request(2, "a")).await.json().await.expect("json");
+    assert_eq!(a["id"], "2");
+    assert!(a.to_string().len() >= 250, "padded: {a}");
+    let b: Value = post(&c, &mock.url, None, request(3, "b")).await.json().await.expect("json");
+    assert_eq!(b, json!({"jsonrpc": "2.0", "id": null, "result": {}}));
+    mock.stop().await;
+}
+
+#[tokio::test]
+async fn streams_end_cleanly_or_stall() {
+    let mock = Http::streamable("  - op: expect\n    method: one\n  - op: open_stream\n    as: s1\n  - op: event\n    stream: s1\n    json: {\"n\": 1}\n  - op: end_stream\n    stream: s1\n  - op: expect\n    method: two\n  - op: open_stream\n  - op: message_event\n    name: ''\n  - op: notify\n    method: tick\n  - op: end_stream\n    how: stall\n").await;
+    let mut one = raw_send(&mock.addr, &request(1, "one").to_string(), None).await;
+    let clean = read_until(&mut one, "0\r\n\r\n").await;
+    assert!(clean.contains("data: {\"n\":1}\n\n"), "{clean}");
+    assert!(clean.ends_with("0\r\n\r\n"), "a clean end is the terminating chunk: {clean}");
+    let mut s = raw_send(&mock.addr, &request(2, "two").to_string(), None).await;
+    let got = read_until(&mut s, "\"tick\"").await;
+    assert!(got.contains("\r\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"tick\"}\n\n"), "an unnamed event: {got}");
+    let mut more = [0u8; 64];
+    let stalled = tokio::time::timeout(Duration::from_millis(50), s.read(&mut more)).await;
+    assert!(stalled.is_err(), "a stalled stream sends nothing more and stays open");
+    drop(s);
+    let run = mock.stop().await;
+    let ends: Vec<&str> = run[0]
+        .iter()
+        .filter_map(|e| match e {
+            WireEvent::StreamEnd { how, .. } => Some(how.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ends[..2], ["clean", "stall"], "{ends:?}");
+}
+
+#[tokio::test]
+async fn sessions_missing_unknown_and_expired() {
+    let mock = Http::streamable("  - op: handshake\n    session_id: fixed-session\n  - op: expect\n    method: a\n  - op: reply\n  - op: expire_session\n  - op: expect\n    method: never\n").await;
+    let c = reqwest::Client::new();
+    let sid = handshake(&c, &mock.url).await.expect("a session");
+    assert_eq!(sid, "fixed-session");
+    assert_eq!(post(&c, &mock.url, None, request(2, "a")).await.status(), 400, "missing session");
+    assert_eq!(post(&c, &mock.url, Some("nope"), request(2, "a")).await.status(), 404, "unknown session");
+    assert_eq!(post(&c, &mock.url, Some(&sid), request(2, "a")).await.status(), 200);
+    // The reply is written before `expire_session` runs; give the step a moment.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let r = post(&c, &mock.url, Some(&sid), request(3, "ping")).await;
+    assert_eq!(r.status(), 404, "expired session");
+    assert_eq!(r.json::<Value>().await.expect("json")["error"]["message"], "Session not found");
+    let run = mock.stop().await;
+    let refusals: Vec<&str> = run[0]
+        .iter()
+        .filter_map(|e| match e {
+            WireEvent::HttpResponse { status: 400 | 404, why, .. } => Some(why.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(refusals, ["session missing", "unknown session", "session expired"]);
+}
+
+#[tokio::test]
+async fn auth_refusal_can_be_403_with_a_body() {
+    let mock =
+        Http::streamable("  - op: require_auth\n    token: t0k\n    status: 403\n    text: go away\n  - op: stall\n")
+            .await;
+    let c = reqwest::Client::new();
+    let r = post(&c, &mock.url, None, init()).await;
+    assert_eq!(r.status(), 403);
+    assert_eq!(r.headers()["www-authenticate"], "Bearer error=\"invalid_token\"");
+    assert_eq!(r.text().await.expect("body"), "go away");
+    mock.stop().await;
+}
+
+#[tokio::test]
+async fn raw_response_then_reset() {
+    let mock = Http::streamable(
+        "  - op: expect\n    method: a\n  - op: raw_response\n    hex: 48 54 54 50\n    then: reset\n",
     )
-    .await
-    .expect("exits in time")
-    .expect("run");
-    assert_eq!(out.status.code(), Some(2));
-    assert!(out.stdout.is_empty());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("in use") && err.contains("--port 0"), "{err}");
+    .await;
+    let (got, end) = raw_post(&mock.addr, &request(1, "a").to_string(), None).await;
+    assert!(got.is_empty() || got == b"HTTP", "{got:?}");
+    assert_eq!(end.expect_err("reset").kind(), std::io::ErrorKind::ConnectionReset);
+    let run = mock.stop().await;
+    assert!(run[0].iter().any(|e| matches!(e, WireEvent::StreamEnd { how, .. } if how == "raw: reset")));
+}
+
+#[tokio::test]
+async fn get_and_delete_are_scripted() {
+    let mock = Http::streamable("  - op: handshake\n  - op: expect_get\n    status: 404\n    content_type: text/plain\n    text: no listener on {port}\n  - op: expect_delete\n    hang: true\n").await;
+    let c = reqwest::Client::new();
+    let sid = handshake(&c, &mock.url).await.expect("a session");
+    let get = c.get(&mock.url).header("mcp-session-id", &sid).send().await.expect("get");
+    assert_eq!(get.status(), 404);
+    let port = mock.addr.rsplit(':').next().expect("port").to_string();
+    assert_eq!(get.text().await.expect("body"), format!("no listener on {port}"));
+    let delete = c.delete(&mock.url).header("mcp-session-id", &sid).send();
+    assert!(tokio::time::timeout(Duration::from_millis(50), delete).await.is_err(), "the DELETE hangs");
+    let run = mock.stop().await;
+    assert!(run[0].iter().any(|e| matches!(e, WireEvent::Note { text, .. } if text.contains("left unanswered"))));
+}
+
+#[tokio::test]
+async fn the_exit_step_ends_the_mock_with_its_reason() {
+    let mock = Http::streamable("  - op: expect\n    method: a\n  - op: exit\n    code: 5\n").await;
+    let c = reqwest::Client::new();
+    let r = c.post(&mock.url).body(request(1, "a").to_string()).send().await;
+    assert!(r.is_err() || r.is_ok_and(|r| r.status() == 202), "the request is left unanswered or accepted");
+    let (reason, run) = mock.ended().await;
+    assert_eq!(reason, ExitReason::code(5, "script"));
+    assert!(matches!(run[0].last(), Some(WireEvent::Exit { code: Some(5), .. })), "{:?}", run[0]);
+}
+
+#[tokio::test]
+async fn an_exit_by_signal_is_reported_not_raised() {
+    let mock = Http::streamable("  - op: exit\n    signal: SIGKILL\n").await;
+    let (reason, run) = mock.ended().await;
+    assert_eq!(reason, ExitReason { code: 137, signal: Some(Signal::SIGKILL), why: "script".into() });
+    assert!(matches!(run[0].last(), Some(WireEvent::Exit { signal: Some(s), .. }) if s == "SIGKILL"));
+}
+
+#[tokio::test]
+async fn the_deadline_records_an_exit_per_connection() {
+    let mock = Http::streamable_with("  - op: stall\n", Duration::from_millis(50)).await;
+    let (reason, run) = mock.ended().await;
+    assert_eq!(reason, ExitReason::code(124, "deadline"));
+    assert!(matches!(run[0].last(), Some(WireEvent::Exit { code: Some(124), why, .. }) if why == "deadline"));
+}
+
+#[tokio::test]
+async fn a_second_initialize_starts_the_next_connection() {
+    let mock =
+        Http::streamable("  - op: handshake\n  - op: new_connection\n  - op: handshake\n    session_id: second\n")
+            .await;
+    let c = reqwest::Client::new();
+    let first = handshake(&c, &mock.url).await.expect("session 1");
+    let second = handshake(&c, &mock.url).await.expect("session 2");
+    assert_ne!(first, second);
+    assert_eq!(second, "second");
+    let run = mock.stop().await;
+    assert_eq!(run.len(), 2);
+    assert!(run.iter().all(|conn| conn.iter().any(|e| matches!(e, WireEvent::Script { finished: true, .. }))));
 }

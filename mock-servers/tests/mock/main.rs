@@ -1,4 +1,9 @@
-//! The mock crate's one integration test binary: the `mcp-mock` HTTP servers driven over
-//! real sockets (reqwest for ordinary exchanges, raw TCP for the faults).
+//! The mock crate's one integration test binary: the mocks driven in-process (stdio on
+//! duplex pipes, HTTP on a loopback listener), the process edge through the binary, and
+//! the crate's module layering.
 
+mod binary;
 mod http;
+mod layers;
+mod stdio;
+mod support;

@@ -1,0 +1,140 @@
+//! The data of one HTTP connection (a session over Streamable HTTP, a GET stream over
+//! legacy SSE): its part of the script and message budget, what has arrived for it, its
+//! open streams; plus the small records the handler and the engine pass each other.
+
+use super::body::{MockBody, Piece, StreamWatch};
+use super::raw::SocketControl;
+use crate::budget::Budget;
+use crate::inbox::{Answers, Inbox};
+use crate::sync::lock;
+use http::Response;
+use mcp_scenario::ServerStep;
+use serde_json::Value;
+
+use std::sync::{Arc, Mutex};
+use tokio::sync::{mpsc, oneshot};
+
+/// One connection's part of the server script, and how many messages of each key it
+/// consumes (see [`crate::ops::budget`]).
+pub struct Part {
+    /// The steps.
+    pub steps: Vec<ServerStep>,
+    /// Messages by key (method, [`GET`], [`DELETE`]).
+    pub budget: Budget,
+}
+
+/// The budget key of a GET (the listener / legacy stream) in a connection's budget.
+pub const GET: &str = "http:GET";
+/// The budget key of a DELETE.
+pub const DELETE: &str = "http:DELETE";
+
+/// A message (or GET / DELETE) the script may consume, with the way to answer it.
+pub struct Inbound {
+    /// The JSON-RPC method, or [`GET`] / [`DELETE`].
+    pub key: String,
+    /// The JSON-RPC message (`null` for GET / DELETE).
+    pub message: Value,
+    /// The HTTP exchange that carried it.
+    pub exchange: u64,
+    /// The TCP connection that carried it.
+    pub socket: Arc<SocketControl>,
+    /// Where the HTTP response goes; `None` once answered.
+    pub reply: Option<oneshot::Sender<Response<MockBody>>>,
+}
+
+/// The script's handle on one open stream.
+#[derive(Clone)]
+pub struct StreamHandle {
+    /// Where pieces go.
+    pub tx: mpsc::UnboundedSender<Piece>,
+    /// Shared with the body.
+    pub watch: Arc<StreamWatch>,
+    /// The exchange whose response this stream is.
+    pub exchange: u64,
+    /// Its name for `stream:` fields.
+    pub label: String,
+    /// Whether it answers a GET (those stay open when the script ends).
+    pub is_get: bool,
+}
+
+/// One connection: a part of the script (a session over Streamable HTTP, a GET stream over
+/// legacy SSE) and what has arrived for it.
+pub struct Conn {
+    /// 1-based.
+    pub index: usize,
+    budget: Mutex<Budget>,
+    inbox: Inbox<Inbound>,
+    answers: Answers,
+    /// The session id issued on this connection.
+    pub session: Mutex<Option<String>>,
+    /// Where messages the script did not ask for go over legacy SSE (the current stream).
+    pub current_stream: Mutex<Option<StreamHandle>>,
+    /// The `event:` name of JSON-RPC messages on streams.
+    pub message_event: Mutex<String>,
+}
+
+impl Conn {
+    /// Connection `index` (1-based), whose script consumes `budget` messages by key.
+    pub fn new(index: usize, budget: Budget) -> Self {
+        Conn {
+            index,
+            budget: Mutex::new(budget),
+            inbox: Inbox::default(),
+            answers: Answers::default(),
+            session: Mutex::new(None),
+            current_stream: Mutex::new(None),
+            message_event: Mutex::new("message".into()),
+        }
+    }
+
+    /// Whether the script will still consume a message with this key.
+    pub fn wants(&self, key: &str) -> bool {
+        lock(&self.budget).wants(key)
+    }
+
+    /// Takes one unit of budget for `key`; false when the message is unscripted.
+    pub fn take(&self, key: &str) -> bool {
+        lock(&self.budget).take(key)
+    }
+
+    /// Hands a scripted message to the script.
+    pub fn deliver(&self, inbound: Inbound) {
+        self.inbox.deliver(inbound);
+    }
+
+    /// Waits for the next scripted message with `key`.
+    pub async fn next(&self, key: &str) -> Inbound {
+        self.inbox.take(|m| m.key == key, || {}).await
+    }
+
+    /// Stores the client's answer to a server-to-client request.
+    pub fn answer(&self, id: &Value, message: Value) {
+        self.answers.insert(id, message);
+    }
+
+    /// Waits for the client's answer to the request with `id`.
+    pub async fn answered(&self, id: &Value) {
+        self.answers.wait(&id.to_string(), || {}).await;
+    }
+}
+
+/// The bearer token requirement (`require_auth`).
+#[derive(Clone)]
+pub struct AuthRule {
+    /// The accepted token.
+    pub token: String,
+    /// The refusal status.
+    pub status: u16,
+    /// The `WWW-Authenticate` value.
+    pub www_authenticate: String,
+    /// The refusal body.
+    pub text: String,
+}
+
+/// Where a request goes.
+pub enum Route {
+    /// To this connection.
+    Conn(Arc<Conn>),
+    /// Refused before the script sees it: status, body, why.
+    Refuse(Arc<Conn>, u16, &'static str, &'static str),
+}

@@ -1,0 +1,23 @@
+//! `delay`: do nothing for a while.
+
+use super::op::Op;
+use super::transports::Transports;
+use crate::http::run::HttpRun;
+use crate::stdio::run::StdioRun;
+use futures::future::BoxFuture;
+use mcp_scenario::script::step;
+use std::time::Duration;
+
+impl Op for step::Delay {
+    fn transports(&self) -> Transports {
+        Transports::ALL
+    }
+
+    fn run_stdio<'a>(&'a self, _run: &'a mut StdioRun<'_>) -> BoxFuture<'a, ()> {
+        Box::pin(tokio::time::sleep(Duration::from_millis(self.ms)))
+    }
+
+    fn run_http<'a>(&'a self, _run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
+        Box::pin(tokio::time::sleep(Duration::from_millis(self.ms)))
+    }
+}

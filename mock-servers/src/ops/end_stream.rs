@@ -1,0 +1,29 @@
+//! `end_stream` (HTTP): end a stream cleanly, mid-event, by TCP reset, or by stalling.
+
+use super::op::Op;
+use super::transports::Transports;
+use super::rules::{Problem, Validation};
+use crate::http::run::HttpRun;
+use futures::future::BoxFuture;
+use mcp_scenario::script::step;
+
+impl Op for step::EndStream {
+    fn transports(&self) -> Transports {
+        Transports::HTTP
+    }
+
+    fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {
+        cx.stream(self.stream.as_deref())
+    }
+
+    fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let Some(s) = run.stream(self.stream.as_deref()) else {
+                return run.note("end_stream: no open stream; nothing to end");
+            };
+            let partial = self.partial.as_deref().unwrap_or("data: {\"jsonrpc\":\"2.0\",");
+            run.shared.end_stream(run.n(), &s, self.how, Some(partial));
+            run.drop_stream(s.exchange);
+        })
+    }
+}

@@ -1,0 +1,55 @@
+//! `event` (HTTP): write one SSE event on a stream: comments, `event`, `id`, `retry`,
+//! `data` lines, a blank line.
+
+use super::op::Op;
+use super::transports::Transports;
+use super::rules::{self, Problem, Validation};
+use crate::http::run::HttpRun;
+use crate::http::sse::{self, SseEvent};
+use futures::future::BoxFuture;
+use mcp_scenario::script::step;
+
+impl Op for step::Event {
+    fn transports(&self) -> Transports {
+        Transports::HTTP
+    }
+
+    fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {
+        cx.stream(self.stream.as_deref())?;
+        rules::one_of(("data", &self.data), ("json", &self.json))?;
+        let fields = [
+            self.comment.is_some(),
+            self.event.is_some(),
+            self.id.is_some(),
+            self.retry.is_some(),
+            self.data.is_some(),
+            self.json.is_some(),
+        ];
+        if !fields.contains(&true) {
+            return Err(Problem::Rule(
+                "op `event` needs at least one of `comment`, `event`, `id`, `retry`, `data`, `json`".into(),
+            ));
+        }
+        for (field, value) in [("event", &self.event), ("id", &self.id)] {
+            if value.as_deref().is_some_and(|v| v.contains(['\n', '\r'])) {
+                return Err(Problem::field(field, "a line break would end the field early; use `send` for raw bytes"));
+            }
+        }
+        Ok(())
+    }
+
+    fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let Some(s) = run.stream_for("event", self.stream.as_deref()) else { return };
+            let json_text = self.json.as_ref().map(|j| serde_json::to_string(j).unwrap_or_default());
+            let e = SseEvent {
+                comment: self.comment.as_deref(),
+                event: self.event.as_deref(),
+                id: self.id.as_deref(),
+                retry: self.retry,
+                data: self.data.as_deref().or(json_text.as_deref()),
+            };
+            run.shared.write(run.n(), &s, sse::event(&e, self.line_end), "event");
+        })
+    }
+}

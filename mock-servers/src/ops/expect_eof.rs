@@ -1,0 +1,17 @@
+//! `expect_eof` (stdio): wait until stdin reaches EOF.
+
+use super::op::Op;
+use super::transports::Transports;
+use crate::stdio::run::StdioRun;
+use futures::future::BoxFuture;
+use mcp_scenario::script::step;
+
+impl Op for step::ExpectEof {
+    fn transports(&self) -> Transports {
+        Transports::STDIO
+    }
+
+    fn run_stdio<'a>(&'a self, run: &'a mut StdioRun<'_>) -> BoxFuture<'a, ()> {
+        Box::pin(run.eof())
+    }
+}

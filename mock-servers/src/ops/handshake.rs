@@ -1,0 +1,67 @@
+//! `handshake`: expect `initialize`, answer it with a canned result (protocolVersion = the
+//! scenario's revision unless overridden; over stateful Streamable HTTP with a session id),
+//! then expect `notifications/initialized`.
+
+use super::op::Op;
+use super::transports::Transports;
+use crate::http::run::HttpRun;
+use crate::stdio::run::StdioRun;
+use futures::future::BoxFuture;
+use mcp_scenario::Revision;
+use mcp_scenario::payload;
+use mcp_scenario::script::{LineEnd, step};
+use serde_json::{Value, json};
+
+/// The `initialize` result of a mock speaking `revision`.
+fn result(step: &step::Handshake, revision: &str) -> Value {
+    let version = step.protocol_version.as_deref().unwrap_or(revision);
+    payload::initialize_result(version, step.capabilities.as_ref())
+}
+
+impl Op for step::Handshake {
+    fn transports(&self) -> Transports {
+        Transports::ALL
+    }
+
+    fn consumes(&self) -> Vec<&str> {
+        vec!["initialize", "notifications/initialized"]
+    }
+
+    fn run_stdio<'a>(&'a self, run: &'a mut StdioRun<'_>) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let init = run.expect("initialize").await;
+            let result = result(self, &run.mock.revision);
+            let id = init.get("id").cloned().unwrap_or(Value::Null);
+            run.mock.write(&payload::reply_line(id, Some(&result), None, None, LineEnd::Lf), "reply initialize").await;
+            run.expect("notifications/initialized").await;
+        })
+    }
+
+    fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let i = run.consume("initialize", None, false).await;
+            let result = result(self, run.shared.revision.as_str());
+            let id = run.held[i].inbound.message.get("id").cloned().unwrap_or(Value::Null);
+            let stateful =
+                matches!(run.shared.revision, Revision::R2025_03_26 | Revision::R2025_06_18 | Revision::R2025_11_25);
+            let mut extra = Vec::new();
+            if self.session && stateful && !run.legacy() {
+                let sid = self.session_id.clone().unwrap_or_else(fresh_session_id);
+                run.shared.issue_session(&run.conn, &sid);
+                extra.push(("mcp-session-id".to_string(), sid));
+            }
+            run.answer(i, &json!({"jsonrpc": "2.0", "id": id, "result": result}), &extra, "reply initialize");
+            run.consume("notifications/initialized", None, false).await;
+        })
+    }
+}
+
+/// A session id in the shape real servers use (clients must not assume any shape).
+fn fresh_session_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0));
+    let a = h.finish();
+    h.write_u64(a);
+    format!("{:016x}{:016x}", a, h.finish())
+}

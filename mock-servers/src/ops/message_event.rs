@@ -1,0 +1,18 @@
+//! `message_event` (HTTP): the SSE `event:` name later JSON-RPC messages are written with.
+
+use super::op::Op;
+use super::transports::Transports;
+use crate::http::run::HttpRun;
+use crate::sync::lock;
+use futures::future::BoxFuture;
+use mcp_scenario::script::step;
+
+impl Op for step::MessageEvent {
+    fn transports(&self) -> Transports {
+        Transports::HTTP
+    }
+
+    fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
+        Box::pin(async move { *lock(&run.conn.message_event) = self.name.clone() })
+    }
+}

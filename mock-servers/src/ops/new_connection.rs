@@ -1,0 +1,14 @@
+//! `new_connection`: the steps after it run on the client's next connection (a respawned
+//! stdio mock, the next Streamable HTTP session, the next legacy SSE stream). The script is
+//! split there before it runs (`mcp_scenario::script::connection_parts`), so the step
+//! itself does nothing.
+
+use super::op::Op;
+use super::transports::Transports;
+use mcp_scenario::script::step;
+
+impl Op for step::NewConnection {
+    fn transports(&self) -> Transports {
+        Transports::ALL
+    }
+}

@@ -1,0 +1,72 @@
+//! The [`Op`] trait every server op implements.
+
+use super::rules::{Problem, Validation};
+use super::transports::Transports;
+use crate::http::run::HttpRun;
+use crate::stdio::run::StdioRun;
+use futures::future::BoxFuture;
+
+/// [`Op::answers`] for a step with a `to` field: it answers the message labelled `to`, or
+/// with no `to` the latest one, whatever its label.
+pub fn answers_to(to: Option<&str>, label: Option<&str>) -> bool {
+    to.is_none() || to == label
+}
+
+/// One server op: everything the mock knows about it, in one place. The serde enum
+/// [`mcp_scenario::ServerStep`] only says which op a step is; [`super::op`] turns a step into
+/// its `&dyn Op`.
+///
+/// An engine only calls an op's `run_*` method for a transport in [`Op::transports`]; an op
+/// a scenario cannot run anywhere is refused at load time, so it never gets there.
+pub trait Op: Sync {
+    /// The transports the op applies to.
+    fn transports(&self) -> Transports;
+
+    /// Load-time rules for the op's fields, beyond what serde checks. `cx` knows the
+    /// scenario's transports and the labels and streams earlier steps defined; an op that
+    /// defines one records it there. Default: no rules.
+    fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {
+        let _ = cx;
+        Ok(())
+    }
+
+    /// The client messages the op consumes (JSON-RPC methods, or [`crate::http::conn::GET`] /
+    /// [`crate::http::conn::DELETE`]): the engines count them up front, and a message no
+    /// step will consume is answered at once (`-32601`, `202`, `405`…). Default: none.
+    fn consumes(&self) -> Vec<&str> {
+        Vec::new()
+    }
+
+    /// How messages name the step, given its op name (`expect tools/list`). Default: the name.
+    fn describe(&self, name: &'static str) -> String {
+        name.to_string()
+    }
+
+    /// stdio: the step's last effect is output, so when it is the script's last step the
+    /// script counts as finished before the bytes leave (a client that reacts at once
+    /// cannot outrun the record). Default: false.
+    fn ends_in_output(&self) -> bool {
+        false
+    }
+
+    /// HTTP: the step answers the message the step before it consumed (labelled `label`),
+    /// so that message must not be accepted with `202` first. Default: false.
+    fn answers(&self, label: Option<&str>) -> bool {
+        let _ = label;
+        false
+    }
+
+    /// Runs the step on the stdio engine. Default: nothing (for an op that does not apply
+    /// to stdio, or means nothing there).
+    fn run_stdio<'a>(&'a self, run: &'a mut StdioRun<'_>) -> BoxFuture<'a, ()> {
+        let _ = run;
+        Box::pin(async {})
+    }
+
+    /// Runs the step on the HTTP engine (both flavours); `next` is the step after it.
+    /// Default: nothing (for an op that does not apply to HTTP, or means nothing there).
+    fn run_http<'a>(&'a self, run: &'a mut HttpRun, next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
+        let _ = (run, next);
+        Box::pin(async {})
+    }
+}

@@ -1,0 +1,61 @@
+//! `raw_response` (HTTP): answer the expected request with raw bytes on the socket instead
+//! of a well-formed response, written in chunks, then close, reset or stall the connection.
+
+use super::op::{Op, answers_to};
+use super::transports::Transports;
+use super::rules::{Problem, Validation};
+use crate::http::body::MockBody;
+use crate::http::raw::RawPlan;
+use crate::http::run::HttpRun;
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use mcp_scenario::script::{SocketEnd, step};
+use mcp_scenario::wire::{Recorded, WireEvent};
+use std::collections::VecDeque;
+use std::time::Duration;
+
+impl Op for step::RawResponse {
+    fn transports(&self) -> Transports {
+        Transports::HTTP
+    }
+
+    fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {
+        cx.expected(self.to.as_deref())?;
+        self.payload()?.bytes()?;
+        Ok(())
+    }
+
+    fn answers(&self, label: Option<&str>) -> bool {
+        answers_to(self.to.as_deref(), label)
+    }
+
+    fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let Some((i, tx)) = run.take_reply("raw_response", self.to.as_deref()) else { return };
+            let bytes = self.payload().and_then(|p| p.bytes()).unwrap_or_default();
+            let (pieces, rest) = self.chunking().split(&bytes);
+            let mut pieces: VecDeque<Bytes> = pieces.into_iter().map(Bytes::copy_from_slice).collect();
+            if !rest.is_empty() {
+                pieces.push_back(Bytes::copy_from_slice(rest));
+            }
+            let exchange = run.held[i].inbound.exchange;
+            let t_us = run.shared.journal.now_us();
+            run.record(&WireEvent::StreamWrite {
+                t_us,
+                exchange,
+                bytes: Recorded::of(&bytes),
+                why: "raw_response".into(),
+            });
+            let how = match self.then {
+                SocketEnd::Close => "raw: close",
+                SocketEnd::Reset => "raw: reset",
+                SocketEnd::Stall => "raw: stall",
+            };
+            run.record(&WireEvent::StreamEnd { t_us: run.shared.journal.now_us(), exchange, how: how.into() });
+            let delay = Duration::from_millis(self.chunk_delay_ms);
+            run.held[i].inbound.socket.arm(RawPlan { pieces, delay, then: self.then });
+            // Hyper writes this placeholder; the socket wrapper swallows it.
+            let _ = tx.send(http::Response::new(MockBody::empty()));
+        })
+    }
+}

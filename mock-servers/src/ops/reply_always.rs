@@ -1,0 +1,30 @@
+//! `reply_always`: a standing rule (for benchmarks and noise): every later request with the
+//! method that no `expect` consumes is answered at once. The HTTP mock keeps it; the stdio
+//! mock ignores it (there such requests get `-32601`).
+
+use super::op::Op;
+use super::transports::Transports;
+use super::rules::{self, Problem, Validation};
+use crate::http::run::HttpRun;
+use futures::future::BoxFuture;
+use mcp_scenario::script::step;
+use serde_json::json;
+
+impl Op for step::ReplyAlways {
+    fn transports(&self) -> Transports {
+        Transports::ALL
+    }
+
+    fn validate(&self, _cx: &mut Validation<'_>) -> Result<(), Problem> {
+        rules::one_of(("result", &self.result), ("error", &self.error))
+    }
+
+    fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
+        let answer = match &self.error {
+            Some(e) => json!({"error": e}),
+            None => json!({"result": self.result.clone().unwrap_or_else(|| json!({}))}),
+        };
+        run.shared.add_rule(&self.method, &answer);
+        Box::pin(async {})
+    }
+}

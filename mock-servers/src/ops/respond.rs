@@ -1,0 +1,48 @@
+//! `respond` (HTTP): answer the expected request with any status, headers, content type
+//! and body.
+
+use super::op::{Op, answers_to};
+use super::transports::Transports;
+use super::rules::{Problem, Validation};
+use crate::http::run::HttpRun;
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use mcp_scenario::payload::Payload;
+use mcp_scenario::script::step;
+
+impl Op for step::Respond {
+    fn transports(&self) -> Transports {
+        Transports::HTTP
+    }
+
+    fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {
+        cx.answer(self.to.as_deref(), self.status, &self.headers)?;
+        if let Some(Payload::Generate(g)) = self.body()? {
+            g.bytes()?;
+        }
+        Ok(())
+    }
+
+    fn answers(&self, label: Option<&str>) -> bool {
+        answers_to(self.to.as_deref(), label)
+    }
+
+    fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let Some((i, tx)) = run.take_reply("respond", self.to.as_deref()) else { return };
+            let (body, default_type) = match self.body() {
+                Ok(Some(Payload::Json(j))) => (serde_json::to_vec(j).unwrap_or_default(), Some("application/json")),
+                Ok(Some(Payload::Text(t))) => (run.expand(t).into_bytes(), Some("text/plain")),
+                Ok(Some(p)) => (p.bytes().unwrap_or_default(), Some("text/plain")),
+                _ => (Vec::new(), None),
+            };
+            let mut hs: Vec<(String, String)> = Vec::new();
+            if let Some(ct) = self.content_type.as_deref().or(default_type) {
+                hs.push(("content-type".into(), ct.into()));
+            }
+            hs.extend(run.headers(&self.headers));
+            let exchange = run.held[i].inbound.exchange;
+            let _ = tx.send(run.shared.respond(run.n(), exchange, self.status, &hs, Bytes::from(body), "respond"));
+        })
+    }
+}

@@ -1,0 +1,18 @@
+//! `stop_reading` (stdio): stop reading stdin, so the client's writes eventually block.
+
+use super::op::Op;
+use super::transports::Transports;
+use crate::stdio::run::StdioRun;
+use futures::future::BoxFuture;
+use mcp_scenario::script::step;
+use std::sync::atomic::Ordering;
+
+impl Op for step::StopReading {
+    fn transports(&self) -> Transports {
+        Transports::STDIO
+    }
+
+    fn run_stdio<'a>(&'a self, run: &'a mut StdioRun<'_>) -> BoxFuture<'a, ()> {
+        Box::pin(async move { run.mock.reading.store(false, Ordering::SeqCst) })
+    }
+}

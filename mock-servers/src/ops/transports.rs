@@ -1,0 +1,34 @@
+//! [`Transports`]: the set of transports an op applies to.
+
+use mcp_scenario::TransportName;
+
+/// The transports an op applies to. Written once per op ([`Op::transports`](super::Op::transports)) and read by
+/// load-time validation (a scenario that runs over none of them is refused) and by both
+/// engines (which run an op only over a transport it applies to).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Transports {
+    /// Newline-delimited JSON over stdin/stdout.
+    pub stdio: bool,
+    /// Streamable HTTP.
+    pub http: bool,
+    /// Legacy HTTP+SSE.
+    pub legacy_sse: bool,
+}
+
+impl Transports {
+    /// Every transport.
+    pub const ALL: Transports = Transports { stdio: true, http: true, legacy_sse: true };
+    /// stdio only.
+    pub const STDIO: Transports = Transports { stdio: true, http: false, legacy_sse: false };
+    /// Both HTTP transports (Streamable HTTP and legacy HTTP+SSE).
+    pub const HTTP: Transports = Transports { stdio: false, http: true, legacy_sse: true };
+
+    /// Whether the op applies to `transport`.
+    pub fn contains(self, transport: TransportName) -> bool {
+        match transport {
+            TransportName::Stdio => self.stdio,
+            TransportName::Http => self.http,
+            TransportName::LegacySse => self.legacy_sse,
+        }
+    }
+}

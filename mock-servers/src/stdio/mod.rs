@@ -1,0 +1,164 @@
+//! The stdio mock server: runs one connection's script on a stdin/stdout pair and records
+//! every wire event. Nothing but protocol bytes ever goes to stdout.
+//!
+//! Unscripted requests (a method that no remaining `expect` step names) are answered
+//! `-32601` at once, so no client ever waits on the mock by accident.
+//!
+//! # Layout
+//!
+//! - [`run`] — the connection's state ([`run::Mock`]) and what ops run against
+//!   ([`run::StdioRun`]).
+//! - this module — [`serve`]: the stdin reader, the shutdown watcher and the script loop,
+//!   which hands each step to its op.
+
+pub mod run;
+
+use crate::error::MockError;
+use crate::ops;
+use crate::record::{Recorder, claim_connection, record_path};
+use crate::shutdown::{ExitReason, Shutdown, Stop};
+use mcp_scenario::wire::WireEvent;
+use mcp_scenario::{Scenario, ServerStep, TransportName};
+use run::{Mock, StdioRun};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+use tokio::task::JoinSet;
+
+/// The mock's stdin, stdout and stderr: the process's own, or any pipes (tests use
+/// in-memory duplex pipes).
+pub struct Pipes {
+    stdin: Box<dyn AsyncRead + Send + Unpin>,
+    stdout: Box<dyn AsyncWrite + Send + Unpin>,
+    stderr: Box<dyn AsyncWrite + Send + Unpin>,
+}
+
+impl Pipes {
+    /// The process's stdin, stdout and stderr.
+    pub fn process() -> Self {
+        Pipes::new(tokio::io::stdin(), tokio::io::stdout(), tokio::io::stderr())
+    }
+
+    /// Any three pipes.
+    pub fn new(
+        stdin: impl AsyncRead + Send + Unpin + 'static,
+        stdout: impl AsyncWrite + Send + Unpin + 'static,
+        stderr: impl AsyncWrite + Send + Unpin + 'static,
+    ) -> Self {
+        Pipes { stdin: Box::new(stdin), stdout: Box::new(stdout), stderr: Box::new(stderr) }
+    }
+}
+
+/// Serves the scenario's script for the next connection in `run_dir` (a respawned mock
+/// serves the next `new_connection` part) on `pipes`, until stdin EOF, a [`Stop`] from
+/// `shutdown` (recorded; SIGTERM is ignored after `ignore_sigterm`) or an `exit` step.
+/// Everything is recorded before this returns; the process edge acts on the reason.
+pub async fn serve(
+    scenario: &Scenario,
+    run_dir: &Path,
+    pipes: Pipes,
+    shutdown: Shutdown,
+) -> Result<ExitReason, MockError> {
+    let connection = claim_connection(run_dir)?;
+    let steps = mcp_scenario::script::connection_script(&scenario.server, connection);
+    let recorder = Recorder::create(&record_path(run_dir, connection))?;
+    recorder.record(&WireEvent::Started { pid: std::process::id() });
+    let budget = ops::budget(&steps, TransportName::Stdio);
+    let mock = Arc::new(Mock::new(
+        recorder,
+        scenario.revision.as_str().to_string(),
+        tokio::sync::Mutex::new(pipes.stdout),
+        tokio::sync::Mutex::new(pipes.stderr),
+        budget,
+        steps.len(),
+    ));
+    // Dropped (and so aborted) when `serve` returns.
+    let mut tasks = JoinSet::new();
+    tasks.spawn(read_stdin(mock.clone(), pipes.stdin));
+    tasks.spawn(watch_shutdown(mock.clone(), shutdown));
+    tokio::select! {
+        reason = mock.ending().wait() => Ok(reason),
+        () = async {
+            run_script(&mock, &steps).await;
+            std::future::pending::<()>().await
+        } => unreachable!("the script parks when it ends"),
+    }
+}
+
+/// Runs the steps in order, each by its op (steps of other transports are skipped).
+async fn run_script(mock: &Mock, steps: &[ServerStep]) {
+    let mut run = StdioRun::new(mock, steps.len());
+    for (i, step) in steps.iter().enumerate() {
+        let op = ops::op(step);
+        run.index = i;
+        mock.reach(i + 1, op.ends_in_output() && i + 1 == steps.len());
+        mock.record_progress();
+        if op.transports().stdio {
+            op.run_stdio(&mut run).await;
+        }
+    }
+    mock.finish();
+}
+
+async fn read_stdin(mock: Arc<Mock>, mut stdin: Box<dyn AsyncRead + Send + Unpin>) {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut line: Vec<u8> = Vec::new();
+    loop {
+        if !mock.reading.load(Ordering::SeqCst) {
+            // `stop_reading`: leave the pipe full so the client's writes block.
+            std::future::pending::<()>().await;
+        }
+        let n = match stdin.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let mut chunk = &buf[..n];
+        while let Some(pos) = chunk.iter().position(|b| *b == b'\n') {
+            line.extend_from_slice(&chunk[..pos]);
+            mock.on_line(&line, true).await;
+            line.clear();
+            chunk = &chunk[pos + 1..];
+        }
+        line.extend_from_slice(chunk);
+    }
+    if !line.is_empty() {
+        mock.on_line(&line, false).await;
+    }
+    mock.saw_eof();
+    // Let the script serve what already arrived, bounded so a busy script cannot keep a
+    // closed mock alive for long.
+    let drain = async {
+        loop {
+            let progressed = mock.progress.notified();
+            if mock.quiescent() {
+                return;
+            }
+            progressed.await;
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(2), drain).await;
+    if !mock.ignore_eof.load(Ordering::SeqCst) {
+        mock.exit(0, None, "stdin EOF");
+    }
+}
+
+async fn watch_shutdown(mock: Arc<Mock>, mut shutdown: Shutdown) {
+    loop {
+        match shutdown.next().await {
+            Stop::Deadline => return mock.exit(124, None, "deadline"),
+            Stop::Signal(sig) => {
+                let ignored = sig == nix::sys::signal::Signal::SIGTERM && mock.ignore_sigterm.load(Ordering::SeqCst);
+                mock.recorder.record(&WireEvent::Signal {
+                    t_us: mock.recorder.now_us(),
+                    name: sig.as_str().into(),
+                    ignored,
+                });
+                if !ignored {
+                    return mock.exit(128 + sig as i32, None, sig.as_str());
+                }
+            }
+        }
+    }
+}

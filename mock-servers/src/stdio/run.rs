@@ -1,0 +1,314 @@
+//! The stdio engine's state: [`Mock`], shared by the stdin reader, the shutdown watcher and
+//! the script, and [`StdioRun`], what an op's `run_stdio` gets: the mock plus the script's
+//! own bookkeeping (labelled requests, server-to-client request ids, where it is).
+
+use crate::budget::Budget;
+use crate::inbox::{Answers, Inbox};
+use crate::record::Recorder;
+use crate::shutdown::{Ending, ExitReason};
+use crate::sync::lock;
+use mcp_scenario::payload::{self, Chunking};
+use mcp_scenario::script::LineEnd;
+use mcp_scenario::wire::{Recorded, WireEvent};
+use nix::sys::signal::Signal;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::Notify;
+
+fn method_of(message: &Value) -> Option<&str> {
+    message.get("method").and_then(Value::as_str)
+}
+
+/// An output pipe (stdout or stderr).
+pub type Output = tokio::sync::Mutex<Box<dyn AsyncWrite + Send + Unpin>>;
+
+/// What a waiting script step needs from the client.
+#[derive(Debug, Clone)]
+enum Waiting {
+    Method(String),
+    Answer(String),
+}
+
+/// The state of one stdio connection.
+pub struct Mock {
+    /// The connection's record.
+    pub recorder: Recorder,
+    /// The protocol revision the mock speaks.
+    pub revision: String,
+    stdout: Output,
+    stderr: Output,
+    /// How many more messages of each method the script will consume; an arrival beyond
+    /// that is unscripted.
+    budget: Mutex<Budget>,
+    /// Scripted messages that arrived before their `expect` step.
+    inbox: Inbox<Value>,
+    /// The client's answers to server-to-client requests.
+    answers: Answers,
+    eof: AtomicBool,
+    eof_seen: Notify,
+    /// False after `stop_reading`.
+    pub reading: AtomicBool,
+    /// True after `ignore_sigterm`.
+    pub ignore_sigterm: AtomicBool,
+    /// True after `ignore_stdin_eof`.
+    pub ignore_eof: AtomicBool,
+    reached: AtomicUsize,
+    total: usize,
+    finished: AtomicBool,
+    /// What the script is blocked on, if it is waiting for input (see [`Mock::quiescent`]).
+    waiting: Mutex<Option<Waiting>>,
+    /// Woken whenever the script waits or finishes.
+    pub progress: Notify,
+    ending: Ending,
+}
+
+impl Mock {
+    /// The state for a script of `total` steps that consumes `budget` messages.
+    pub fn new(
+        recorder: Recorder,
+        revision: String,
+        stdout: Output,
+        stderr: Output,
+        budget: Budget,
+        total: usize,
+    ) -> Self {
+        Mock {
+            recorder,
+            revision,
+            stdout,
+            stderr,
+            budget: Mutex::new(budget),
+            inbox: Inbox::default(),
+            answers: Answers::default(),
+            eof: AtomicBool::new(false),
+            eof_seen: Notify::new(),
+            reading: AtomicBool::new(true),
+            ignore_sigterm: AtomicBool::new(false),
+            ignore_eof: AtomicBool::new(false),
+            reached: AtomicUsize::new(0),
+            total,
+            finished: AtomicBool::new(false),
+            waiting: Mutex::new(None),
+            progress: Notify::new(),
+            ending: Ending::default(),
+        }
+    }
+
+    /// How the mock ended, once it has.
+    pub fn ending(&self) -> &Ending {
+        &self.ending
+    }
+
+    /// Writes bytes to stdout, recorded first. Nothing is written once the mock is ending.
+    pub async fn write(&self, bytes: &[u8], why: &str) {
+        let mut out = self.stdout.lock().await;
+        if self.ending.is_set() {
+            return;
+        }
+        self.recorder.record(&WireEvent::ToClient {
+            t_us: self.recorder.now_us(),
+            bytes: Recorded::of(bytes),
+            why: why.into(),
+        });
+        // A client that closed our stdout is itself the finding; the record shows it.
+        if out.write_all(bytes).await.is_ok() {
+            let _ = out.flush().await;
+        }
+    }
+
+    /// Writes bytes to stderr, recorded first.
+    pub async fn write_stderr(&self, bytes: &[u8]) {
+        let mut err = self.stderr.lock().await;
+        if self.ending.is_set() {
+            return;
+        }
+        self.recorder.record(&WireEvent::Stderr { t_us: self.recorder.now_us(), bytes: Recorded::of(bytes) });
+        let _ = err.write_all(bytes).await;
+        let _ = err.flush().await;
+    }
+
+    /// Ends the mock: records the script's progress and the exit, seals the record and
+    /// hands `serve` its [`ExitReason`]. Only the first call counts.
+    pub fn exit(&self, code: i32, signal: Option<Signal>, why: &str) {
+        self.ending.end(|| {
+            self.record_progress();
+            self.recorder.record(&WireEvent::Exit {
+                t_us: self.recorder.now_us(),
+                code: signal.is_none().then_some(code),
+                signal: signal.map(|s| s.as_str().to_string()),
+                why: why.into(),
+            });
+            self.recorder.seal();
+            ExitReason { code, signal, why: why.into() }
+        });
+    }
+
+    /// Handles one complete inbound line: records it, then hands a scripted message to the
+    /// script, answers an unscripted request `-32601`, or stores a client answer.
+    pub async fn on_line(&self, line: &[u8], terminated: bool) {
+        let trimmed = line.strip_suffix(b"\r").unwrap_or(line);
+        let json: Option<Value> = serde_json::from_slice(trimmed).ok();
+        self.recorder.record(&WireEvent::FromClient {
+            t_us: self.recorder.now_us(),
+            bytes: Recorded::of(line),
+            json: json.clone(),
+            terminated,
+        });
+        let Some(Value::Object(obj)) = &json else { return };
+        match (obj.get("method").and_then(Value::as_str), obj.get("id")) {
+            (Some(method), id) => {
+                if lock(&self.budget).take(method) {
+                    self.inbox.deliver(Value::Object(obj.clone()));
+                } else if let Some(id) = id.filter(|id| !id.is_null()) {
+                    let error = json!({"code": -32601, "message": format!("Method not found: {method} (unscripted)")});
+                    let bytes = payload::reply_line(id.clone(), None, Some(&error), None, LineEnd::Lf);
+                    self.write(&bytes, "auto -32601").await;
+                }
+            }
+            (None, Some(id)) => {
+                self.answers.insert(id, Value::Object(obj.clone()));
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// Records that stdin reached EOF.
+    pub fn saw_eof(&self) {
+        self.recorder.record(&WireEvent::StdinEof { t_us: self.recorder.now_us() });
+        self.eof.store(true, Ordering::SeqCst);
+        self.eof_seen.notify_waiters();
+    }
+
+    fn wait_for(&self, what: Waiting) {
+        *lock(&self.waiting) = Some(what);
+        self.progress.notify_waiters();
+    }
+
+    /// Whether the script can make no more progress on what the client already sent: it
+    /// has finished, or it waits for input that has not arrived. On stdin EOF the mock
+    /// exits only once quiescent, so a client that writes and closes at once is still
+    /// served in full, like a real server draining its input.
+    pub fn quiescent(&self) -> bool {
+        if self.finished.load(Ordering::SeqCst) {
+            return true;
+        }
+        match lock(&self.waiting).clone() {
+            None => false,
+            Some(Waiting::Method(m)) => !self.inbox.contains(|v| method_of(v) == Some(m.as_str())),
+            Some(Waiting::Answer(key)) => !self.answers.contains(&key),
+        }
+    }
+
+    /// Marks the script as at step `reached` (1-based), finished or not.
+    pub fn reach(&self, reached: usize, finished: bool) {
+        self.reached.store(reached, Ordering::SeqCst);
+        if finished {
+            self.finished.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// Marks the script finished or not, without recording it.
+    pub fn set_finished(&self, finished: bool) {
+        self.finished.store(finished, Ordering::SeqCst);
+    }
+
+    /// Marks the script finished, records it and wakes whoever waits for progress.
+    pub fn finish(&self) {
+        self.set_finished(true);
+        self.record_progress();
+        self.progress.notify_waiters();
+    }
+
+    /// Records how far the script got. Written at every step, not only at exit, so that a
+    /// mock killed by SIGKILL still tells whether the client reached the scripted steps.
+    pub fn record_progress(&self) {
+        self.recorder.record(&WireEvent::Script {
+            reached: self.reached.load(Ordering::SeqCst),
+            total: self.total,
+            finished: self.finished.load(Ordering::SeqCst),
+        });
+    }
+}
+
+/// What an op's `run_stdio` works with: the connection's [`Mock`] and the script's own
+/// bookkeeping.
+pub struct StdioRun<'a> {
+    /// The connection.
+    pub mock: &'a Mock,
+    /// Expected requests by label.
+    pub requests: HashMap<String, Value>,
+    /// The latest expected request.
+    pub latest: Option<Value>,
+    /// The ids of server-to-client requests, by label.
+    pub server_ids: HashMap<String, Value>,
+    /// The step running (0-based).
+    pub index: usize,
+    /// The number of steps.
+    pub total: usize,
+}
+
+impl<'a> StdioRun<'a> {
+    /// The script state for `mock`'s `total` steps.
+    pub fn new(mock: &'a Mock, total: usize) -> Self {
+        StdioRun { mock, requests: HashMap::new(), latest: None, server_ids: HashMap::new(), index: 0, total }
+    }
+
+    /// Whether the running step is the script's last.
+    pub fn is_last(&self) -> bool {
+        self.index + 1 == self.total
+    }
+
+    /// Waits for the next scripted message with `method`.
+    pub async fn expect(&self, method: &str) -> Value {
+        let mock = self.mock;
+        let message =
+            mock.inbox.take(|m| method_of(m) == Some(method), || mock.wait_for(Waiting::Method(method.into()))).await;
+        *lock(&mock.waiting) = None;
+        message
+    }
+
+    /// Waits for the client's answer to the server-to-client request whose id is `key`
+    /// (its JSON text).
+    pub async fn answered(&self, key: &str) {
+        let mock = self.mock;
+        mock.answers.wait(key, || mock.wait_for(Waiting::Answer(key.into()))).await;
+        *lock(&mock.waiting) = None;
+    }
+
+    /// Waits until stdin reaches EOF.
+    pub async fn eof(&self) {
+        loop {
+            let notified = self.mock.eof_seen.notified();
+            if self.mock.eof.load(Ordering::SeqCst) {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Writes `bytes` split as `chunking` says (the rest last), pausing between pieces.
+    pub async fn write_split(&self, bytes: &[u8], chunking: Chunking<'_>, why: &str) {
+        let (pieces, rest) = chunking.split(bytes);
+        for piece in pieces {
+            self.mock.write(piece, why).await;
+            if let Some(d) = chunking.delay() {
+                tokio::time::sleep(d).await;
+            }
+        }
+        if !rest.is_empty() || chunking.sizes.is_empty() {
+            self.mock.write(rest, why).await;
+        }
+    }
+
+    /// Records a label given to a message (an expected request, or a server request).
+    pub fn labelled(&self, label: &str, id: &Value, method: &str) {
+        self.mock.recorder.record(&WireEvent::Labelled {
+            label: label.to_string(),
+            id: id.clone(),
+            method: method.to_string(),
+        });
+    }
+}

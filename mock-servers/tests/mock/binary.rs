@@ -1,0 +1,99 @@
+//! The process edge, through the `mcp-mock` binary: the `listening` line, SIGTERM (flushes,
+//! exits 143), an `exit: {signal: …}` step really killing the process, and usage errors.
+
+use crate::support::head;
+use mcp_mock::record::read_run;
+use mcp_scenario::WireEvent;
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+
+const BOUND: Duration = Duration::from_secs(10);
+
+fn scenario(dir: &tempfile::TempDir, text: &str) -> PathBuf {
+    let path = dir.path().join("s.yaml");
+    std::fs::write(&path, text).expect("write scenario");
+    path
+}
+
+fn mock(sub: &str, path: &std::path::Path, run: &std::path::Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-mock"));
+    cmd.arg(sub).arg("--scenario").arg(path).arg("--run-dir").arg(run).kill_on_drop(true);
+    cmd
+}
+
+#[tokio::test]
+async fn sigterm_flushes_the_record_and_exits_143() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = scenario(&dir, &(head("2025-11-25", "http") + "server:\n  - op: handshake\n"));
+    let run = dir.path().join("run");
+    let mut child = mock("http", &path, &run).stdout(Stdio::piped()).spawn().expect("spawn");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let line = tokio::time::timeout(BOUND, lines.next_line()).await.expect("in time").expect("read").expect("line");
+    assert!(line.starts_with("listening http://127.0.0.1:") && line.ends_with("/mcp"), "{line}");
+    let pid = nix::unistd::Pid::from_raw(child.id().expect("running") as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("SIGTERM");
+    let status = tokio::time::timeout(BOUND, child.wait()).await.expect("exits in time").expect("wait");
+    assert_eq!(status.code(), Some(143));
+    let events = read_run(&run);
+    assert!(events[0].iter().any(|e| matches!(e, WireEvent::Listening { .. })), "flushed: {events:?}");
+}
+
+#[tokio::test]
+async fn an_exit_signal_step_kills_the_process_after_recording() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = scenario(&dir, &(head("2025-11-25", "stdio") + "server:\n  - op: exit\n    signal: SIGKILL\n"));
+    let run = dir.path().join("run");
+    let mut child = mock("stdio", &path, &run).stdin(Stdio::piped()).stdout(Stdio::null()).spawn().expect("spawn");
+    let status = tokio::time::timeout(BOUND, child.wait()).await.expect("exits in time").expect("wait");
+    assert_eq!(status.signal(), Some(9), "{status:?}");
+    let events = read_run(&run);
+    assert!(matches!(events[0].last(), Some(WireEvent::Exit { signal: Some(s), .. }) if s == "SIGKILL"));
+}
+
+#[tokio::test]
+async fn stdin_eof_exits_0_and_an_exit_step_with_its_code() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (server, code) in [("  - op: stall\n", 0), ("  - op: exit\n    code: 3\n", 3)] {
+        let path = scenario(&dir, &(head("2025-11-25", "stdio") + "server:\n" + server));
+        let run = dir.path().join(format!("run-{code}"));
+        let out = tokio::time::timeout(BOUND, mock("stdio", &path, &run).stdin(Stdio::null()).output())
+            .await
+            .expect("exits in time")
+            .expect("run");
+        assert_eq!(out.status.code(), Some(code));
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[tokio::test]
+async fn port_in_use_is_a_clear_error() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = taken.local_addr().expect("addr").port().to_string();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = scenario(&dir, &(head("2025-11-25", "http") + "server:\n  - op: handshake\n"));
+    let out = tokio::time::timeout(
+        BOUND,
+        Command::new(env!("CARGO_BIN_EXE_mcp-mock"))
+            .args([
+                "http",
+                "--scenario",
+                path.to_str().expect("utf8"),
+                "--run-dir",
+                dir.path().to_str().expect("utf8"),
+                "--port",
+                &port,
+            ])
+            .output(),
+    )
+    .await
+    .expect("exits in time")
+    .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("in use") && err.contains("--port 0"), "{err}");
+}

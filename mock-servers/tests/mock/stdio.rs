@@ -1,0 +1,208 @@
+//! The stdio mock in-process, on duplex pipes: replies and their corruptions, raw bytes and
+//! chunking, stderr, server-to-client requests, stdin EOF, signals, exits and deadlines.
+
+use crate::support::{Stdio, head, request};
+use mcp_mock::ExitReason;
+use mcp_scenario::WireEvent;
+use nix::sys::signal::Signal;
+use serde_json::{Value, json};
+use std::time::Duration;
+use tokio::io::AsyncReadExt;
+
+fn script(server: &str) -> String {
+    head("2025-11-25", "stdio") + "server:\n" + server
+}
+
+fn signalled(run: &[WireEvent], signal: &str, was_ignored: bool) -> bool {
+    run.iter()
+        .any(|e| matches!(e, WireEvent::Signal { name, ignored, .. } if name == signal && *ignored == was_ignored))
+}
+
+fn writes<'a>(run: &'a [WireEvent], why: &str) -> Vec<&'a str> {
+    run.iter()
+        .filter_map(|e| match e {
+            WireEvent::ToClient { bytes, why: w, .. } if w == why => Some(bytes.text.as_deref().unwrap_or("<bin>")),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn replies_answer_with_wrong_ids_and_line_ends() {
+    let mut m = Stdio::start(&script(
+        "  - op: handshake\n  - op: expect\n    method: a\n  - op: reply\n    wrong_id: other_type\n  - op: expect\n    method: b\n    as: bee\n  - op: reply\n    to: bee\n    wrong_id: 'null'\n    error: {\"code\": -1, \"message\": \"no\"}\n  - op: expect\n    method: c\n  - op: reply\n    wrong_id: unknown\n    line_end: crlf\n    result: {\"ok\": true}\n",
+    ));
+    let init = m.handshake().await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+    m.send(request(2, "a")).await;
+    assert_eq!(m.line().await, json!({"jsonrpc": "2.0", "id": "2", "result": {}}));
+    m.send(request(3, "b")).await;
+    assert_eq!(m.line().await, json!({"jsonrpc": "2.0", "id": null, "error": {"code": -1, "message": "no"}}));
+    m.send(request("4", "c")).await;
+    let raw = m.raw_line().await;
+    assert!(raw.ends_with(b"}\r\n"), "{}", String::from_utf8_lossy(&raw));
+    assert_eq!(serde_json::from_slice::<Value>(&raw).expect("json")["id"], "no-such-request");
+    m.close_stdin();
+    let (reason, run) = m.ended().await;
+    assert_eq!(reason, ExitReason::code(0, "stdin EOF"));
+    assert!(run.iter().any(|e| matches!(e, WireEvent::Labelled { label, .. } if label == "bee")));
+    assert!(matches!(run.last(), Some(WireEvent::Exit { code: Some(0), .. })), "{run:?}");
+}
+
+#[tokio::test]
+async fn unscripted_requests_are_answered_at_once() {
+    let mut m = Stdio::start(&script("  - op: expect\n    method: tools/list\n  - op: reply\n"));
+    m.send(json!({"jsonrpc": "2.0", "method": "notifications/whatever"})).await;
+    m.send(request(9, "x/y")).await;
+    let answer = m.line().await;
+    assert_eq!(answer["id"], 9);
+    assert_eq!(answer["error"]["code"], -32601);
+    m.write(b"not json\n").await;
+    m.send(request(2, "tools/list")).await;
+    assert_eq!(m.line().await["id"], 2);
+    m.close_stdin();
+    let (_, run) = m.ended().await;
+    assert_eq!(writes(&run, "auto -32601").len(), 1);
+    assert!(run.iter().any(|e| matches!(e, WireEvent::FromClient { json: None, .. })));
+}
+
+#[tokio::test]
+async fn raw_bytes_in_chunks() {
+    let mut m = Stdio::start(&script(
+        "  - op: send\n    hex: ff fe 0a\n    chunks: [1, 1]\n    chunk_delay_ms: 1\n  - op: send\n    generate: {size: 4, fill: z}\n  - op: send\n    base64: YWI=\n    chunks: [5]\n  - op: send\n    json: {\"a\": 1}\n  - op: stall\n",
+    ));
+    assert_eq!(m.bytes(3).await, [0xff, 0xfe, 0x0a]);
+    assert_eq!(m.bytes(5).await, b"zzzz\n");
+    assert_eq!(m.bytes(2).await, b"ab");
+    assert_eq!(m.line().await, json!({"a": 1}));
+    m.close_stdin();
+    let (_, run) = m.ended().await;
+    let sends: Vec<usize> = run
+        .iter()
+        .filter_map(|e| match e {
+            WireEvent::ToClient { bytes, why, .. } if why == "send" => Some(bytes.len),
+            _ => None,
+        })
+        .collect();
+    // hex in three writes; generate in one; base64 as its one sized chunk (no empty rest);
+    // json in one.
+    assert_eq!(sends, [1, 1, 1, 5, 2, 8]);
+    assert!(run.iter().any(|e| matches!(e, WireEvent::Script { finished: true, .. })), "stall counts as the end");
+}
+
+#[tokio::test]
+async fn stderr_is_written_and_recorded() {
+    let mut m = Stdio::start(&script(
+        "  - op: stderr\n    text: \"warming up\\n\"\n  - op: stderr\n    generate: {size: 3, fill: e, newline: false}\n  - op: notify\n    method: ready\n",
+    ));
+    assert_eq!(m.line().await, json!({"jsonrpc": "2.0", "method": "ready"}));
+    let mut err = vec![0; 14];
+    m.stderr.read_exact(&mut err).await.expect("stderr");
+    assert_eq!(err, b"warming up\neee");
+    m.close_stdin();
+    let (_, run) = m.ended().await;
+    assert_eq!(run.iter().filter(|e| matches!(e, WireEvent::Stderr { .. })).count(), 2);
+}
+
+#[tokio::test]
+async fn server_requests_wait_for_their_answer() {
+    let mut m = Stdio::start(&script(
+        "  - op: request\n    method: roots/list\n    as: r\n  - op: expect_response\n    to: r\n  - op: notify\n    method: done\n    params: {\"n\": 1}\n",
+    ));
+    let req = m.line().await;
+    assert_eq!(req, json!({"jsonrpc": "2.0", "id": "srv-1", "method": "roots/list"}));
+    m.send(json!({"jsonrpc": "2.0", "id": "srv-1", "result": {"roots": []}})).await;
+    assert_eq!(m.line().await, json!({"jsonrpc": "2.0", "method": "done", "params": {"n": 1}}));
+    m.close_stdin();
+    let (_, run) = m.ended().await;
+    assert!(run.iter().any(|e| matches!(e, WireEvent::Labelled { label, id, .. } if label == "r" && id == "srv-1")));
+}
+
+#[tokio::test]
+async fn stdin_eof_waits_for_what_already_arrived() {
+    let mut m = Stdio::start(&script("  - op: handshake\n  - op: expect\n    method: tools/list\n  - op: reply\n"));
+    // Everything at once, then EOF: the mock still serves it before it exits.
+    let all = format!(
+        "{}\n{}\n{}\n",
+        crate::support::init(),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        request(2, "tools/list")
+    );
+    m.write(all.as_bytes()).await;
+    m.close_stdin();
+    assert_eq!(m.line().await["id"], 1);
+    assert_eq!(m.line().await["id"], 2);
+    let (reason, run) = m.ended().await;
+    assert_eq!(reason, ExitReason::code(0, "stdin EOF"));
+    let eof = run.iter().position(|e| matches!(e, WireEvent::StdinEof { .. })).expect("EOF recorded");
+    let exit = run.iter().position(|e| matches!(e, WireEvent::Exit { .. })).expect("exit recorded");
+    assert!(eof < exit);
+    assert!(matches!(run[exit - 1], WireEvent::Script { finished: true, .. }));
+}
+
+#[tokio::test]
+async fn ignore_stdin_eof_then_expect_eof_then_exit() {
+    let mut m = Stdio::start(&script(
+        "  - op: ignore_stdin_eof\n  - op: expect_eof\n  - op: notify\n    method: bye\n  - op: exit\n    code: 7\n",
+    ));
+    assert!(m.running_after(Duration::from_millis(20)).await, "waits for EOF");
+    m.close_stdin();
+    assert_eq!(m.line().await["method"], "bye");
+    let (reason, run) = m.ended().await;
+    assert_eq!(reason, ExitReason::code(7, "script"));
+    assert!(matches!(run.last(), Some(WireEvent::Exit { code: Some(7), signal: None, .. })), "{run:?}");
+}
+
+#[tokio::test]
+async fn exit_by_signal_is_left_to_the_process_edge() {
+    let m = Stdio::start(&script("  - op: exit\n    signal: SIGKILL\n  - op: notify\n    method: never\n"));
+    let (reason, run) = m.ended().await;
+    assert_eq!(reason, ExitReason { code: 1, signal: Some(Signal::SIGKILL), why: "script".into() });
+    assert!(
+        matches!(run.last(), Some(WireEvent::Exit { code: None, signal: Some(s), .. }) if s == "SIGKILL"),
+        "{run:?}"
+    );
+    assert!(!run.iter().any(|e| matches!(e, WireEvent::ToClient { .. })), "nothing after the exit");
+}
+
+/// Serves `server`, delivers `signals` 10 ms apart, and waits for the mock to end.
+async fn stopped_by(server: &str, signals: &[Signal]) -> (ExitReason, Vec<WireEvent>, bool) {
+    let mut m = Stdio::start(&script(server));
+    let mut ran_on = true;
+    for sig in signals {
+        ran_on &= m.running_after(Duration::from_millis(10)).await;
+        m.signal(*sig);
+    }
+    let (reason, run) = m.ended().await;
+    (reason, run, ran_on)
+}
+
+#[tokio::test]
+async fn signals_stop_the_mock_unless_sigterm_is_ignored() {
+    let (reason, run, _) = stopped_by("  - op: stall\n", &[Signal::SIGTERM]).await;
+    assert_eq!(reason, ExitReason::code(143, "SIGTERM"));
+    assert!(signalled(&run, "SIGTERM", false));
+    let ignoring = "  - op: ignore_sigterm\n  - op: stall\n";
+    let (reason, run, ran_on) = stopped_by(ignoring, &[Signal::SIGTERM, Signal::SIGINT]).await;
+    assert!(ran_on, "SIGTERM is ignored");
+    assert_eq!(reason, ExitReason::code(130, "SIGINT"));
+    assert!(signalled(&run, "SIGTERM", true) && signalled(&run, "SIGINT", false));
+}
+
+#[tokio::test]
+async fn the_deadline_ends_the_mock() {
+    let m = Stdio::start_with(&script("  - op: expect\n    method: never\n"), 1 << 16, Duration::from_millis(50));
+    let (reason, run) = m.ended().await;
+    assert_eq!(reason, ExitReason::code(124, "deadline"));
+    assert!(matches!(run.last(), Some(WireEvent::Exit { code: Some(124), .. })));
+    assert!(matches!(run[run.len() - 2], WireEvent::Script { reached: 1, finished: false, .. }));
+}
+
+#[tokio::test]
+async fn stop_reading_blocks_the_client() {
+    let mut m = Stdio::start_with(&script("  - op: stop_reading\n  - op: stall\n"), 256, Duration::from_secs(10));
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let big = vec![b'x'; 4096];
+    let blocked = tokio::time::timeout(Duration::from_millis(50), m.write(&big)).await;
+    assert!(blocked.is_err(), "the write must block on a mock that stopped reading");
+}
