@@ -71,6 +71,10 @@ pub struct Conn {
     pub current_stream: Mutex<Option<StreamHandle>>,
     /// The `event:` name of JSON-RPC messages on streams.
     pub message_event: Mutex<String>,
+    /// Set once the script has applied the standing rules it starts with (see
+    /// [`crate::ops::Op::standing`]): requests wait for it, so the first request cannot
+    /// overtake a leading `require_auth`.
+    ready: tokio::sync::watch::Sender<bool>,
 }
 
 impl Conn {
@@ -84,7 +88,20 @@ impl Conn {
             session: Mutex::new(None),
             current_stream: Mutex::new(None),
             message_event: Mutex::new("message".into()),
+            ready: tokio::sync::watch::Sender::new(false),
         }
+    }
+
+    /// The script has applied its leading standing rules; requests may be handled.
+    pub fn mark_ready(&self) {
+        self.ready.send_replace(true);
+    }
+
+    /// Waits until the script has applied its leading standing rules.
+    pub async fn ready(&self) {
+        let mut rx = self.ready.subscribe();
+        // The sender lives as long as the connection, which outlives this borrow.
+        let _ = rx.wait_for(|ready| *ready).await;
     }
 
     /// Whether the script will still consume a message with this key.

@@ -27,6 +27,9 @@ pub async fn run(shared: Arc<Shared>, conn: Arc<Conn>, steps: Vec<ServerStep>) {
         run.index = i;
         run.progress(i + 1, false);
         let op = ops::op(step);
+        if !op.standing() {
+            run.conn.mark_ready();
+        }
         let ts = op.transports();
         if ts.contains(transport) {
             op.run_http(&mut run, steps.get(i + 1).map(ops::op)).await;
@@ -36,6 +39,7 @@ pub async fn run(shared: Arc<Shared>, conn: Arc<Conn>, steps: Vec<ServerStep>) {
             run.note(format!("{}: does nothing over {}", ops::name(step), transport.as_str()));
         }
     }
+    run.conn.mark_ready();
     run.progress(run.total, true);
     // Reply streams end with the script; the GET listener stays (it is long-lived).
     for s in std::mem::take(&mut run.streams) {

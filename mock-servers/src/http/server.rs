@@ -126,6 +126,7 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
     if let WireEvent::HttpRequest { path, headers, json, .. } = event {
         (req.path, req.headers, req.json) = (path, headers, json);
     }
+    conn.ready().await;
     if too_big {
         return shared.respond(n, exchange, 413, &[], Bytes::new(), "request body over the mock's cap");
     }

@@ -168,7 +168,12 @@ impl Shared {
         if let Some(c) = lock(&self.conns).last() {
             return c.clone();
         }
-        self.start_next().unwrap_or_else(|| Arc::new(Conn::new(1, Budget::default())))
+        self.start_next().unwrap_or_else(|| {
+            // No script at all: nothing to wait for.
+            let conn = Conn::new(1, Budget::default());
+            conn.mark_ready();
+            Arc::new(conn)
+        })
     }
 
     /// Connection `n`, if it started.

@@ -11,6 +11,10 @@ impl Op for step::ExpireSession {
         Transports::HTTP
     }
 
+    fn standing(&self) -> bool {
+        true
+    }
+
     fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
         Box::pin(async move { run.shared.expire_session(&run.conn) })
     }

@@ -12,6 +12,10 @@ impl Op for step::MessageEvent {
         Transports::HTTP
     }
 
+    fn standing(&self) -> bool {
+        true
+    }
+
     fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
         Box::pin(async move { *lock(&run.conn.message_event) = self.name.clone() })
     }

@@ -37,6 +37,14 @@ pub trait Op: Sync {
         Vec::new()
     }
 
+    /// HTTP: the step only sets a rule that holds from then on and never waits for the
+    /// client (`require_auth`, `expire_session`, `reply_always`, `message_event`). The
+    /// engine applies the standing steps a connection's script starts with before any of
+    /// its requests is handled, so no request can overtake them. Default: false.
+    fn standing(&self) -> bool {
+        false
+    }
+
     /// How messages name the step, given its op name (`expect tools/list`). Default: the name.
     fn describe(&self, name: &'static str) -> String {
         name.to_string()

@@ -15,6 +15,10 @@ impl Op for step::ReplyAlways {
         Transports::ALL
     }
 
+    fn standing(&self) -> bool {
+        true
+    }
+
     fn validate(&self, _cx: &mut Validation<'_>) -> Result<(), Problem> {
         rules::one_of(("result", &self.result), ("error", &self.error))
     }

@@ -14,6 +14,10 @@ impl Op for step::RequireAuth {
         Transports::HTTP
     }
 
+    fn standing(&self) -> bool {
+        true
+    }
+
     fn validate(&self, _cx: &mut Validation<'_>) -> Result<(), Problem> {
         if self.token.trim().is_empty() || self.token.contains(char::is_whitespace) {
             return Err(Problem::field("token", "give a non-empty token without spaces"));
