@@ -66,6 +66,10 @@ pub enum ServerStep {
     Stall(step::Stall),
     /// Stop reading stdin, so the client's writes eventually block.
     StopReading(step::StopReading),
+    /// Close stdin (the read end of the client's pipe) and keep running: the client's later
+    /// writes fail at once (EPIPE). The mock no longer sees stdin EOF, so after its script
+    /// it waits for a signal (the client's close sequence).
+    CloseStdin(step::CloseStdin),
     /// From now on, record SIGTERM and keep running.
     IgnoreSigterm(step::IgnoreSigterm),
     /// From now on, keep running after stdin reaches EOF.
@@ -269,6 +273,10 @@ pub mod step {
         /// The label `expect_response` and checks use.
         #[serde(rename = "as")]
         pub label: String,
+        /// The request's JSON-RPC id, a string or an integer (default: a fresh `srv-<n>`),
+        /// e.g. `0`, or an id the client also uses for its own requests.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub id: Option<Value>,
     }
 
     /// `op: expect_response` (see [`ServerStep::ExpectResponse`](super::ServerStep::ExpectResponse)).
@@ -308,6 +316,11 @@ pub mod step {
     #[derive(Debug, Clone, Serialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     pub struct StopReading {}
+
+    /// `op: close_stdin` (see [`ServerStep::CloseStdin`](super::ServerStep::CloseStdin)).
+    #[derive(Debug, Clone, Serialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct CloseStdin {}
 
     /// `op: ignore_sigterm` (see [`ServerStep::IgnoreSigterm`](super::ServerStep::IgnoreSigterm)).
     #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -565,6 +578,7 @@ pub mod step {
     no_fields! {
         Stall => "stall",
         StopReading => "stop_reading",
+        CloseStdin => "close_stdin",
         IgnoreSigterm => "ignore_sigterm",
         IgnoreStdinEof => "ignore_stdin_eof",
         ExpectEof => "expect_eof",

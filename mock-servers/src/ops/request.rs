@@ -1,5 +1,5 @@
-//! `request`: send a server-to-client request with a fresh id (`srv-1`, `srv-2`, …),
-//! labelled for `expect_response` and checks.
+//! `request`: send a server-to-client request with a fresh id (`srv-1`, `srv-2`, …) or
+//! the one the step gives, labelled for `expect_response` and checks.
 
 use super::op::Op;
 use super::transports::Transports;
@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 /// Gives the request the next id (remembered under its label) and builds it.
 fn issue(step: &step::Request, ids: &mut HashMap<String, Value>) -> (Value, Value) {
-    let id = json!(format!("srv-{}", ids.len() + 1));
+    let id = step.id.clone().unwrap_or_else(|| json!(format!("srv-{}", ids.len() + 1)));
     ids.insert(step.label.clone(), id.clone());
     let message = payload::request(&id, &step.method, step.params.as_ref());
     (id, message)
@@ -26,6 +26,16 @@ impl Op for step::Request {
     }
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {
+        match &self.id {
+            Some(Value::String(_)) | None => {}
+            Some(Value::Number(n)) if n.is_i64() || n.is_u64() => {}
+            Some(other) => {
+                return Err(Problem::Field {
+                    field: "id",
+                    why: format!("{other} is not a string or an integer (a malformed request is a `send` step)"),
+                });
+            }
+        }
         cx.requests(&self.label)
     }
 

@@ -28,6 +28,7 @@ const EVERY_OP: &str = r#"
   ms: 1
 - op: stall
 - op: stop_reading
+- op: close_stdin
 - op: ignore_sigterm
 - op: ignore_stdin_eof
 - op: expect_eof
@@ -102,7 +103,10 @@ fn budgets_count_what_each_transport_consumes() {
 fn transports_are_written_once_per_op() {
     let steps = every_op();
     let only = |t: Transports| steps.iter().filter(|s| op(s).transports() == t).map(name).collect::<Vec<_>>();
-    assert_eq!(only(Transports::STDIO), ["stderr", "stop_reading", "ignore_sigterm", "ignore_stdin_eof", "expect_eof"]);
+    assert_eq!(
+        only(Transports::STDIO),
+        ["stderr", "stop_reading", "close_stdin", "ignore_sigterm", "ignore_stdin_eof", "expect_eof"]
+    );
     assert_eq!(
         only(Transports::HTTP),
         [

@@ -36,9 +36,9 @@ pub struct Pipes {
 }
 
 impl Pipes {
-    /// The process's stdin, stdout and stderr.
+    /// The process's stdin, stdout and stderr. Call it inside the runtime.
     pub fn process() -> Self {
-        Pipes::new(tokio::io::stdin(), tokio::io::stdout(), tokio::io::stderr())
+        Pipes { stdin: process_stdin(), stdout: Box::new(tokio::io::stdout()), stderr: Box::new(tokio::io::stderr()) }
     }
 
     /// Any three pipes.
@@ -48,6 +48,27 @@ impl Pipes {
         stderr: impl AsyncWrite + Send + Unpin + 'static,
     ) -> Self {
         Pipes { stdin: Box::new(stdin), stdout: Box::new(stdout), stderr: Box::new(stderr) }
+    }
+}
+
+/// The process's stdin in a form `close_stdin` can really close. A pipe (the normal case: a
+/// client spawned the mock) is moved off fd 0, which becomes `/dev/null`, and read through
+/// the reactor, so dropping the reader closes the client's pipe and its next write fails
+/// with EPIPE. tokio's own `stdin()` reads on a blocking thread that keeps the pipe open
+/// (and may swallow one more write), so it is only the fallback for a terminal or a file.
+fn process_stdin() -> Box<dyn AsyncRead + Send + Unpin> {
+    use std::os::fd::AsFd;
+    let moved = || -> std::io::Result<tokio::net::unix::pipe::Receiver> {
+        let fd = std::io::stdin().as_fd().try_clone_to_owned()?;
+        // Refuses anything but a FIFO, before fd 0 is touched.
+        let receiver = tokio::net::unix::pipe::Receiver::from_owned_fd(fd)?;
+        let null = std::fs::File::open("/dev/null")?;
+        nix::unistd::dup2_stdin(&null).map_err(std::io::Error::from)?;
+        Ok(receiver)
+    };
+    match moved() {
+        Ok(receiver) => Box::new(receiver),
+        Err(_) => Box::new(tokio::io::stdin()),
     }
 }
 
@@ -110,9 +131,17 @@ async fn read_stdin(mock: Arc<Mock>, mut stdin: Box<dyn AsyncRead + Send + Unpin
             // `stop_reading`: leave the pipe full so the client's writes block.
             std::future::pending::<()>().await;
         }
-        let n = match stdin.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
+        let n = tokio::select! {
+            read = stdin.read(&mut buf) => match read {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            },
+            () = mock.close_requested() => {
+                // `close_stdin`: the client's pipe closes here; no EOF will ever be seen.
+                drop(stdin);
+                mock.stdin_gone();
+                return std::future::pending::<()>().await;
+            }
         };
         let mut chunk = &buf[..n];
         while let Some(pos) = chunk.iter().position(|b| *b == b'\n') {
@@ -126,6 +155,7 @@ async fn read_stdin(mock: Arc<Mock>, mut stdin: Box<dyn AsyncRead + Send + Unpin
     if !line.is_empty() {
         mock.on_line(&line, false).await;
     }
+    mock.stdin_gone();
     mock.saw_eof();
     // Let the script serve what already arrived, bounded so a busy script cannot keep a
     // closed mock alive for long.

@@ -51,6 +51,11 @@ pub struct Mock {
     eof_seen: Notify,
     /// False after `stop_reading`.
     pub reading: AtomicBool,
+    /// `close_stdin` asks the stdin reader to drop stdin.
+    close_stdin: Notify,
+    /// Stdin is gone: closed by `close_stdin`, or at EOF.
+    stdin_gone: AtomicBool,
+    stdin_gone_changed: Notify,
     /// True after `ignore_sigterm`.
     pub ignore_sigterm: AtomicBool,
     /// True after `ignore_stdin_eof`.
@@ -86,6 +91,9 @@ impl Mock {
             eof: AtomicBool::new(false),
             eof_seen: Notify::new(),
             reading: AtomicBool::new(true),
+            close_stdin: Notify::new(),
+            stdin_gone: AtomicBool::new(false),
+            stdin_gone_changed: Notify::new(),
             ignore_sigterm: AtomicBool::new(false),
             ignore_eof: AtomicBool::new(false),
             reached: AtomicUsize::new(0),
@@ -95,6 +103,30 @@ impl Mock {
             progress: Notify::new(),
             ending: Ending::default(),
         }
+    }
+
+    /// `close_stdin`: has the stdin reader drop stdin, and returns once it has (at once
+    /// when stdin already ended).
+    pub async fn close_stdin(&self) {
+        self.close_stdin.notify_one();
+        loop {
+            let changed = self.stdin_gone_changed.notified();
+            if self.stdin_gone.load(Ordering::SeqCst) {
+                return;
+            }
+            changed.await;
+        }
+    }
+
+    /// Resolves when a script step asked for stdin to be closed.
+    pub async fn close_requested(&self) {
+        self.close_stdin.notified().await;
+    }
+
+    /// The stdin reader is done with stdin (closed it, or saw EOF).
+    pub fn stdin_gone(&self) {
+        self.stdin_gone.store(true, Ordering::SeqCst);
+        self.stdin_gone_changed.notify_waiters();
     }
 
     /// How the mock ended, once it has.
@@ -254,6 +286,12 @@ impl<'a> StdioRun<'a> {
     /// The script state for `mock`'s `total` steps.
     pub fn new(mock: &'a Mock, total: usize) -> Self {
         StdioRun { mock, requests: HashMap::new(), latest: None, server_ids: HashMap::new(), index: 0, total }
+    }
+
+    /// Records something the mock did that the transcript should explain.
+    pub fn note(&self, text: &str) {
+        let recorder = &self.mock.recorder;
+        recorder.record(&WireEvent::Note { t_us: recorder.now_us(), text: text.into() });
     }
 
     /// Whether the running step is the script's last.

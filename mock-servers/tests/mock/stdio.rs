@@ -7,7 +7,7 @@ use mcp_scenario::WireEvent;
 use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 use std::time::Duration;
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn script(server: &str) -> String {
     head("2025-11-25", "stdio") + "server:\n" + server
@@ -205,4 +205,36 @@ async fn stop_reading_blocks_the_client() {
     let big = vec![b'x'; 4096];
     let blocked = tokio::time::timeout(Duration::from_millis(50), m.write(&big)).await;
     assert!(blocked.is_err(), "the write must block on a mock that stopped reading");
+}
+
+#[tokio::test]
+async fn close_stdin_breaks_the_clients_pipe_and_waits_for_a_signal() {
+    let mut m = Stdio::start(&script(
+        "  - op: handshake\n  - op: close_stdin\n  - op: notify\n    method: notifications/message\n",
+    ));
+    m.handshake().await;
+    assert_eq!(m.line().await["method"], "notifications/message");
+    // The mock dropped its end of the pipe before it wrote the notification.
+    let stdin = m.stdin_mut();
+    let write = stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n").await;
+    assert_eq!(write.map_err(|e| e.kind()), Err(std::io::ErrorKind::BrokenPipe));
+    assert!(m.running_after(Duration::from_millis(50)).await, "no stdin EOF ends it");
+    m.signal(Signal::SIGTERM);
+    let (reason, run) = m.ended().await;
+    assert_eq!(reason, ExitReason::code(143, "SIGTERM"));
+    assert!(run.iter().any(|e| matches!(e, WireEvent::Note { text, .. } if text.starts_with("close_stdin"))));
+}
+
+#[tokio::test]
+async fn a_server_request_carries_the_id_the_step_gives() {
+    let mut m = Stdio::start(&script(
+        "  - op: handshake\n  - op: request\n    method: ping\n    as: p\n    id: 0\n  - op: expect_response\n    to: p\n  - op: request\n    method: ping\n    as: q\n",
+    ));
+    m.handshake().await;
+    let first = m.line().await;
+    assert_eq!(first["id"], json!(0));
+    m.send(json!({"jsonrpc": "2.0", "id": 0, "result": {}})).await;
+    assert_eq!(m.line().await["id"], json!("srv-2"), "the next one numbers as before");
+    m.close_stdin();
+    m.ended().await;
 }

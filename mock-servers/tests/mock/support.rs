@@ -120,6 +120,11 @@ impl Stdio {
         answer
     }
 
+    /// The client's end of the mock's stdin, to write on it directly.
+    pub fn stdin_mut(&mut self) -> &mut DuplexStream {
+        self.stdin.as_mut().expect("stdin open")
+    }
+
     /// Closes the mock's stdin (EOF).
     pub fn close_stdin(&mut self) {
         self.stdin = None;
