@@ -205,11 +205,16 @@ fn run(
             match r.baseline {
                 Some(Verdict::UnexpectedFailure) => {
                     regressions += 1;
-                    println!("NEW FAILURE  {} [{}]: not in {}", r.scenario, r.transport, path.display());
+                    println!("NEW FAILURE  {} [{}]: not in {}", r.scenario, r.transport.as_str(), path.display());
                 }
                 Some(Verdict::StaleEntry) => {
                     regressions += 1;
-                    println!("NOW PASSES   {} [{}]: remove it from {}", r.scenario, r.transport, path.display());
+                    println!(
+                        "NOW PASSES   {} [{}]: remove it from {}",
+                        r.scenario,
+                        r.transport.as_str(),
+                        path.display()
+                    );
                 }
                 _ => {}
             }

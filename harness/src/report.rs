@@ -41,7 +41,7 @@ impl Totals {
 pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
     let mut s = String::new();
     for r in results {
-        let label = format!("{} [{}, {}]", r.scenario, r.transport, r.target);
+        let label = format!("{} [{}, {}]", r.scenario, r.transport.as_str(), r.target);
         match r.status {
             Status::Passed => {
                 let _ = writeln!(s, "PASS  {label} ({} ms)", r.duration_ms);
@@ -133,7 +133,7 @@ pub fn junit(results: &[RunResult], wall_ms: u64) -> String {
         t.skipped
     );
     for r in results {
-        let name = escape(format!("{} [{}]", r.scenario, r.transport)).into_owned();
+        let name = escape(format!("{} [{}]", r.scenario, r.transport.as_str())).into_owned();
         let class = escape(r.target.clone()).into_owned();
         let _ = write!(
             x,

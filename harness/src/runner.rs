@@ -82,7 +82,7 @@ pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
     let mut result = RunResult {
         scenario: scenario.name.clone(),
         path: job.path.clone(),
-        transport: job.transport.as_str(),
+        transport: job.transport,
         target: config.target.to_string(),
         status: Status::Error,
         duration_ms: 0,
