@@ -1,13 +1,26 @@
 //! Evaluating a run: the scenario's checks plus the always-on rules (DESIGN "Checks").
 //! Only failures are returned; an empty list means the run passed its checks.
 
-use crate::target::Target;
+use crate::scope::{Scope, TargetKind};
+use crate::transcript::Transcript;
 use mcp_scenario::Scenario;
 use mcp_scenario::ServerStep;
 use mcp_scenario::checks::{Check, HttpCheck};
-use mcp_scenario::results::{CheckResult, ClientOutcome, StepStatus};
-use mcp_scenario::wire::{Recorded, WireEvent};
+use mcp_scenario::results::{CheckResult, ClientOutcome, ProcessEnd, StepStatus};
+use mcp_scenario::wire::WireEvent;
 use serde_json::Value;
+
+/// What a run's checks are evaluated against.
+pub struct Run<'a> {
+    /// The scenario.
+    pub scenario: &'a Scenario,
+    /// What the run is judged as.
+    pub scope: Scope,
+    /// What the client reported.
+    pub outcome: &'a ClientOutcome,
+    /// What the mock recorded.
+    pub transcript: &'a Transcript,
+}
 
 /// The client's messages on one connection, in wire order.
 fn client_messages(events: &[WireEvent]) -> impl Iterator<Item = &Value> {
@@ -39,16 +52,11 @@ pub fn subset(want: &Value, got: &Value) -> bool {
 }
 
 /// Evaluates every check and always-on rule; returns the failures.
-pub fn evaluate(
-    scenario: &Scenario,
-    target: &Target,
-    outcome: &ClientOutcome,
-    connections: &[Vec<WireEvent>],
-) -> Vec<CheckResult> {
+pub fn evaluate(run: &Run<'_>) -> Vec<CheckResult> {
+    let (scenario, outcome) = (run.scenario, run.outcome);
+    let target = &run.scope.target;
     let mut failures = Vec::new();
-    // HTTP records carry JSON-RPC in requests, bodies and stream events; the view adds
-    // them as plain client/server messages so every check reads all transports alike.
-    let viewed: Vec<Vec<WireEvent>> = connections.iter().map(|c| message_view(c)).collect();
+    let viewed: Vec<Vec<WireEvent>> = run.transcript.connections().iter().map(|c| c.events().to_vec()).collect();
     let connections = viewed.as_slice();
     for (i, check) in scenario.checks.iter().enumerate() {
         if let Err(message) = evaluate_one(check, target, outcome, connections) {
@@ -56,7 +64,27 @@ pub fn evaluate(
         }
     }
     always_on(scenario, target, outcome, connections, &mut failures);
+    failures.extend(process_failures(outcome));
     failures
+}
+
+/// Failures that come from the client process itself rather than from a scenario check: a
+/// crash, a signal death, a non-zero exit, flooding. A hang is judged by the always-on
+/// deadline rule.
+pub fn process_failures(outcome: &ClientOutcome) -> Vec<CheckResult> {
+    let Some(report) = &outcome.process else { return Vec::new() };
+    let failed = match &report.end {
+        ProcessEnd::Exited { code: 0 } | ProcessEnd::KilledAtDeadline | ProcessEnd::NotStarted { .. } => false,
+        ProcessEnd::Exited { .. } | ProcessEnd::Signalled { .. } | ProcessEnd::KilledForFlooding { .. } => true,
+    };
+    if !failed {
+        return Vec::new();
+    }
+    let mut message = report.end.to_string();
+    if let Some(last) = report.stderr_tail.lines().rev().find(|l| !l.trim().is_empty()) {
+        message.push_str(&format!("; last stderr line: {}", last.chars().take(300).collect::<String>()));
+    }
+    vec![CheckResult { check: "always: client process ends cleanly".into(), message }]
 }
 
 fn check_name(check: &Check) -> &'static str {
@@ -77,7 +105,7 @@ fn check_name(check: &Check) -> &'static str {
 
 fn evaluate_one(
     check: &Check,
-    target: &Target,
+    target: &TargetKind,
     outcome: &ClientOutcome,
     connections: &[Vec<WireEvent>],
 ) -> Result<(), String> {
@@ -240,66 +268,6 @@ fn evaluate_one(
     }
 }
 
-/// A connection's events plus, for HTTP records, the JSON-RPC they carry as `FromClient`
-/// (POST bodies) and `ToClient` (JSON bodies, SSE `data:` lines) events.
-///
-/// A POST refused with a non-2xx status ends its request's life on the wire (the client
-/// may re-send it with the same id, e.g. after an auth refresh), so the refusal is viewed
-/// as a `ToClient` error for that id.
-fn message_view(events: &[WireEvent]) -> Vec<WireEvent> {
-    let mut out = Vec::with_capacity(events.len());
-    let mut request_ids: std::collections::HashMap<u64, Value> = std::collections::HashMap::new();
-    for e in events {
-        out.push(e.clone());
-        match e {
-            WireEvent::HttpResponse { t_us, exchange, status, .. } if !(200..300).contains(status) => {
-                if let Some(id) = request_ids.remove(exchange) {
-                    let refusal = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": 0, "message": format!("HTTP {status}")}});
-                    out.push(WireEvent::ToClient {
-                        t_us: *t_us,
-                        bytes: Recorded::of(format!("{refusal}\n").as_bytes()),
-                        why: "refused".into(),
-                    });
-                }
-            }
-            WireEvent::HttpRequest { t_us, http_method, json, body, exchange, .. } if http_method == "POST" => {
-                if let Some(id) = json.as_ref().filter(|v| v.get("method").is_some()).and_then(|v| v.get("id")) {
-                    request_ids.insert(*exchange, id.clone());
-                }
-                let bytes = match (body, json) {
-                    (Some(b), _) => b.clone(),
-                    (None, Some(v)) => Recorded::of(v.to_string().as_bytes()),
-                    (None, None) => Recorded::of(b""),
-                };
-                out.push(WireEvent::FromClient { t_us: *t_us, bytes, json: json.clone(), terminated: true });
-            }
-            WireEvent::HttpResponse { t_us, body: Some(b), why, .. } => {
-                if let Some(text) = b.text.as_deref().filter(|t| t.starts_with(['{', '['])) {
-                    out.push(WireEvent::ToClient {
-                        t_us: *t_us,
-                        bytes: Recorded::of(format!("{text}\n").as_bytes()),
-                        why: why.clone(),
-                    });
-                }
-            }
-            WireEvent::StreamWrite { t_us, bytes, why, .. } => {
-                let text = bytes.text.as_deref().unwrap_or("");
-                let data: Vec<&str> =
-                    text.split(['\n', '\r']).filter_map(|l| l.strip_prefix("data:")).map(str::trim_start).collect();
-                if !data.is_empty() {
-                    out.push(WireEvent::ToClient {
-                        t_us: *t_us,
-                        bytes: Recorded::of(format!("{}\n", data.join("\n")).as_bytes()),
-                        why: why.clone(),
-                    });
-                }
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
 /// See [`Check::Http`].
 fn http_check(h: &HttpCheck, connections: &[Vec<WireEvent>]) -> Result<(), String> {
     let header = h.header.as_ref().map(|n| n.to_ascii_lowercase());
@@ -403,7 +371,7 @@ fn describe_params(p: &Option<Value>) -> String {
 /// Rules every run must satisfy, whatever its checks say.
 fn always_on(
     scenario: &Scenario,
-    target: &Target,
+    target: &TargetKind,
     outcome: &ClientOutcome,
     connections: &[Vec<WireEvent>],
     failures: &mut Vec<CheckResult>,

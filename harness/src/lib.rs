@@ -20,20 +20,19 @@
 //! - [`error`] — [`HarnessError`], the crate's one error enum.
 
 pub mod baseline;
-pub mod bundled;
 pub mod checks;
 pub mod discover;
 pub mod error;
-pub mod external;
 pub mod http_mock;
 pub mod matrix;
 pub mod outcome;
-pub mod render;
 pub mod report;
 pub mod runner;
+pub mod scope;
 pub mod snapshot;
-pub mod target;
+pub mod targets;
+pub mod transcript;
 
 pub use error::HarnessError;
 pub use runner::RunConfig;
-pub use target::Target;
+pub use targets::Target;

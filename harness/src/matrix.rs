@@ -11,7 +11,7 @@ use mcp_scenario::results::{RunResult, SnapshotStatus, Status, Verdict};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The part of a `results.json` the matrix reads.
 #[derive(Debug, Deserialize)]
@@ -82,14 +82,11 @@ pub fn write(dir: &Path) -> Result<Vec<String>, HarnessError> {
             std::io::Error::other("run `make validate` first"),
         ));
     }
-    // scenario key → (path, transport) and client → cell
-    let mut rows: BTreeMap<(String, &str), (PathBuf, BTreeMap<String, Cell>)> = BTreeMap::new();
+    // (scenario, transport) → client → cell
+    let mut rows: BTreeMap<(String, &str), BTreeMap<String, Cell>> = BTreeMap::new();
     for (client, runs) in &clients {
         for run in runs {
-            let row = rows
-                .entry((run.scenario.clone(), run.transport.as_str()))
-                .or_insert_with(|| (run.path.clone(), BTreeMap::new()));
-            row.1.insert(client.clone(), cell(run));
+            rows.entry((run.scenario.clone(), run.transport.as_str())).or_default().insert(client.clone(), cell(run));
         }
         std::fs::write(dir.join(format!("{client}.md")), client_page(client, runs))
             .map_err(|e| HarnessError::io(format!("writing {client}.md"), e))?;
@@ -116,7 +113,7 @@ pub fn write(dir: &Path) -> Result<Vec<String>, HarnessError> {
         grid.push_str("---|");
     }
     grid.push('\n');
-    for ((scenario, transport), (_, cells)) in &rows {
+    for ((scenario, transport), cells) in &rows {
         let _ = write!(grid, "| {scenario} | {transport} |");
         for c in &names {
             let shown = cells.get(*c).map(|cell| symbol(cell.status)).unwrap_or("—");

@@ -1,6 +1,7 @@
 //! Reports: a terminal summary for people, `results.json` and JUnit XML for CI.
 
 use crate::error::HarnessError;
+use crate::transcript::Redactor;
 use mcp_scenario::results::{RunResult, SnapshotStatus, Status};
 
 use quick_xml::escape::escape;
@@ -104,7 +105,7 @@ pub fn write(dir: &Path, results: &[RunResult], wall_ms: u64) -> Result<(), Harn
     }
     let json =
         serde_json::to_string_pretty(&Doc { totals: Totals::of(results), wall_ms, runs: results }).unwrap_or_default();
-    let json = crate::render::redact(&json);
+    let json = Redactor::secrets_only().text(&json);
     std::fs::write(dir.join("results.json"), json).map_err(|e| HarnessError::io("writing results.json", e))?;
     std::fs::write(dir.join("junit.xml"), junit(results, wall_ms))
         .map_err(|e| HarnessError::io("writing junit.xml", e))?;
@@ -166,11 +167,12 @@ pub fn junit(results: &[RunResult], wall_ms: u64) -> String {
                     body.push(format!("snapshot {} missing", path.display()));
                 }
                 let first = body.first().cloned().unwrap_or_default();
-                let body = crate::render::redact(&body.join("\n"));
+                let redactor = Redactor::secrets_only();
+                let body = redactor.text(&body.join("\n"));
                 let _ = writeln!(
                     x,
                     ">\n      <failure message=\"{}\">{}</failure>\n    </testcase>",
-                    escape(crate::render::redact(&first)),
+                    escape(redactor.text(&first)),
                     escape(body)
                 );
             }

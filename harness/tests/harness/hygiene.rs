@@ -32,7 +32,7 @@ async fn sigterm_ignoring_server_is_killed_within_deadline_plus_one_second() {
     std::fs::write(&path, STUBBORN).expect("write");
     let scenario = mcp_mock::load(&path).expect("loads");
     let config = RunConfig {
-        target: Target::Bundled(None),
+        target: Target::bundled(None),
         mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
         update_snapshots: false,
         compare_snapshots: false,

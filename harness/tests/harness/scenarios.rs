@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 fn config() -> RunConfig {
     RunConfig {
-        target: Target::Bundled(None),
+        target: Target::bundled(None),
         mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
         update_snapshots: false,
         compare_snapshots: false,
