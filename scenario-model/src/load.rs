@@ -1,8 +1,10 @@
 //! Loading a scenario file strictly: serde-saphyr with strict booleans, duplicate keys and
 //! unknown fields rejected; then semantic validation (labels, step numbers, payloads), each
 //! error naming file:line:column and the field.
+//!
+//! Checks are validated by the harness, which evaluates them (`harness/src/checks/`); it
+//! names their locations with a [`Locator`].
 
-use crate::checks::{Check, HttpCheck};
 use crate::error::ScenarioError;
 use crate::plan::ClientStep;
 use crate::scenario::{Scenario, TransportName};
@@ -57,11 +59,36 @@ struct Validator<'a> {
     spans: &'a Spans,
 }
 
+/// The error for item `index` of `list`, located where the item starts (0:0 if unknown).
+fn locate(path: &Path, list: &[Spanned<IgnoredAny>], index: usize, message: String) -> ScenarioError {
+    let (line, column) =
+        list.get(index).map(|s| (s.referenced.line() as u32, s.referenced.column() as u32)).unwrap_or((0, 0));
+    ScenarioError::Invalid { path: path.into(), line, column, message }
+}
+
+/// Where the parts of a scenario file start, so validation done outside this crate names
+/// file:line:column the way the loader does.
+pub struct Locator<'a> {
+    path: &'a Path,
+    spans: Spans,
+}
+
+impl<'a> Locator<'a> {
+    /// Learns where `text` (the contents of `path`) puts each of its parts.
+    pub fn new(path: &'a Path, text: &str) -> Self {
+        Locator { path, spans: serde_saphyr::from_str(text).unwrap_or_default() }
+    }
+
+    /// The error for check `index` (0-based):
+    /// `<path>:<line>:<column>: check <index + 1>: <message>`.
+    pub fn check(&self, index: usize, message: impl std::fmt::Display) -> ScenarioError {
+        locate(self.path, &self.spans.checks, index, format!("check {}: {message}", index + 1))
+    }
+}
+
 impl Validator<'_> {
     fn at(&self, list: &[Spanned<IgnoredAny>], index: usize, message: String) -> ScenarioError {
-        let (line, column) =
-            list.get(index).map(|s| (s.referenced.line() as u32, s.referenced.column() as u32)).unwrap_or((0, 0));
-        ScenarioError::Invalid { path: self.path.into(), line, column, message }
+        locate(self.path, list, index, message)
     }
 
     fn validate(&self, s: &Scenario) -> Result<(), ScenarioError> {
@@ -147,32 +174,6 @@ impl Validator<'_> {
                 ClientStep::Await { request } | ClientStep::Cancel { request } if !plan_labels.contains(request) => {
                     return Err(err(format!("field `request`: no earlier request is labelled {request:?}")));
                 }
-                _ => {}
-            }
-        }
-        for (i, check) in s.checks.iter().enumerate() {
-            let err = |m: String| self.at(&self.spans.checks, i, format!("check {}: {m}", i + 1));
-            match check {
-                Check::Outcome(o) if o.step == 0 || o.step > s.client.len() => {
-                    return Err(err(format!(
-                        "field `step`: plan step {} does not exist (the client plan has {} steps, numbered from 1)",
-                        o.step,
-                        s.client.len()
-                    )));
-                }
-                Check::Outcome(o) if o.error.is_some() && o.ok == Some(true) => {
-                    return Err(err("fields `ok: true` and `error`: an expected error implies `ok: false`".into()));
-                }
-                Check::Cancelled(c) if !server_labels.contains(&c.request) => {
-                    return Err(err(format!("field `request`: no server `expect` is labelled {:?}", c.request)));
-                }
-                Check::Answered(a) if !server_requests.contains(&a.request) => {
-                    return Err(err(format!("field `request`: no server `request` is labelled {:?}", a.request)));
-                }
-                Check::Signal(sig) if crate::signals::by_name(&sig.name).is_none() => {
-                    return Err(err(format!("field `name`: unknown signal {:?}", sig.name)));
-                }
-                Check::Http(h) => http_check_problem(h).map_err(err)?,
                 _ => {}
             }
         }
@@ -328,34 +329,6 @@ fn check_headers(headers: &std::collections::BTreeMap<String, String>) -> Result
     Ok(())
 }
 
-fn http_check_problem(h: &HttpCheck) -> Result<(), String> {
-    if let Some(name) = &h.header {
-        http::HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| format!("field `header`: {name:?} is not a valid header name"))?;
-        if !crate::wire::RECORDED_REQUEST_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
-            return Err(format!(
-                "field `header`: {name:?} is not recorded, so it cannot be checked (recorded: {})",
-                crate::wire::RECORDED_REQUEST_HEADERS.join(", ")
-            ));
-        }
-    }
-    if h.header.is_none() && (h.value.is_some() || h.every) {
-        return Err("fields `value` / `every` need `header`".into());
-    }
-    if h.every && h.count.is_some() {
-        return Err("fields `every` and `count`: give one, not both".into());
-    }
-    if h.connection == Some(0) {
-        return Err("field `connection`: connections are numbered from 1".into());
-    }
-    if let Some(m) = &h.http_method
-        && (!m.chars().all(|c| c.is_ascii_uppercase()) || m.is_empty())
-    {
-        return Err(format!("field `http_method`: {m:?} must be an uppercase HTTP method such as POST, GET, DELETE"));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -382,10 +355,11 @@ mod tests {
     }
 
     #[test]
-    fn check_on_missing_step_is_rejected_with_location() {
-        let e = err(&GOOD.replace("step: 2", "step: 9"));
-        assert!(e.starts_with("x.yaml:16:"), "{e}");
-        assert!(e.contains("plan step 9 does not exist"), "{e}");
+    fn locator_names_a_check_by_line_and_column() {
+        let e = Locator::new(Path::new("x.yaml"), GOOD).check(0, "field `step`: wrong").to_string();
+        assert_eq!(e, "x.yaml:16:5: check 1: field `step`: wrong");
+        let e = Locator::new(Path::new("x.yaml"), GOOD).check(3, "unknown place").to_string();
+        assert_eq!(e, "x.yaml:0:0: check 4: unknown place");
     }
 
     #[test]
@@ -403,8 +377,6 @@ mod tests {
         assert!(e.contains("field `status`"), "{e}");
         let e = err(&http.replace("  - op: reply\n", "  - op: end_stream\n    stream: nope\n  - op: reply\n"));
         assert!(e.contains("field `stream`"), "{e}");
-        let e = err(&http.replace("checks:\n", "checks:\n  - http: {header: X-Custom}\n"));
-        assert!(e.contains("is not recorded"), "{e}");
         let e = err(&http.replace("  - op: reply\n", "  - op: stop_reading\n  - op: reply\n"));
         assert!(e.contains("only means something over stdio"), "{e}");
     }

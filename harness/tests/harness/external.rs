@@ -29,7 +29,7 @@ async fn run_fake(dir: &Path, name: &str, body: &str) -> (RunResult, Duration) {
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let scenario_path = dir.join("fake-client.yaml");
     std::fs::write(&scenario_path, scenario_yaml()).expect("write scenario");
-    let scenario = mcp_mock::load(&scenario_path).expect("loads");
+    let scenario = mcp_harness::load(&scenario_path).expect("loads");
     let config = RunConfig {
         target: Target::cmd(script.display().to_string()),
         mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
@@ -137,7 +137,7 @@ async fn missing_program_is_a_harness_error_not_a_finding() {
     let dir = tempfile::tempdir().expect("tempdir");
     let scenario_path = dir.path().join("fake-client.yaml");
     std::fs::write(&scenario_path, scenario_yaml()).expect("write scenario");
-    let scenario = mcp_mock::load(&scenario_path).expect("loads");
+    let scenario = mcp_harness::load(&scenario_path).expect("loads");
     let config = RunConfig {
         target: Target::cmd("/no/such/driver --flag"),
         mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],

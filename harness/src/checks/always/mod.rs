@@ -1,0 +1,157 @@
+//! The always-on rules: what every run must satisfy whatever its checks say (DESIGN
+//! "Checks: what applies to whom"), one module per rule behind [`Rule`]. Failures are named
+//! `always: <rule>` and listed in run order: the run's deadline, then each connection (its
+//! script, then its messages in wire order), then the client process.
+
+mod deadline;
+mod ids;
+mod jsonrpc;
+mod params;
+mod process;
+mod script;
+
+pub use script::describe_server_step;
+
+use super::Run;
+use crate::scope::Scope;
+use mcp_scenario::Revision;
+use mcp_scenario::results::CheckResult;
+use serde_json::Value;
+use std::fmt;
+
+/// One always-on rule (the sibling of [`super::CheckKind`] for rules without data).
+pub trait Rule {
+    /// The rule's name in messages: `always: <NAME>`.
+    const NAME: &'static str;
+
+    /// One way the run broke the rule; its Display is the failure message.
+    type Violation: fmt::Display;
+
+    /// Whether the rule is judged for a run of this scope.
+    fn applies(&self, _scope: &Scope) -> bool {
+        true
+    }
+
+    /// Every violation, each with where in the run it happened.
+    fn judge(&self, run: &Run<'_>) -> Vec<(At, Self::Violation)>;
+}
+
+/// Where in a run a violation happened; reports list violations in this order (and, at
+/// one place, in the order of the rules below).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum At {
+    /// The run as a whole, before anything on the wire (its deadline).
+    Start,
+    /// Connection `n` (1-based): as a whole (`None`), or at its `event`-th viewed event,
+    /// `item`-th message of a batch (`Some((event, item))`).
+    Connection(usize, Option<(usize, usize)>),
+    /// After the wire: the client process.
+    End,
+}
+
+/// Judges every rule that applies; the violations in run order.
+pub fn judge(run: &Run<'_>) -> Vec<CheckResult> {
+    fn collect<R: Rule>(rule: &R, run: &Run<'_>, found: &mut Vec<(At, CheckResult)>) {
+        if rule.applies(&run.scope) {
+            found.extend(
+                rule.judge(run)
+                    .into_iter()
+                    .map(|(at, v)| (at, CheckResult { check: format!("always: {}", R::NAME), message: v.to_string() })),
+            );
+        }
+    }
+    let mut found = Vec::new();
+    collect(&deadline::FinishesBeforeDeadline, run, &mut found);
+    collect(&script::ScriptCompletes, run, &mut found);
+    collect(&jsonrpc::ValidJsonRpc, run, &mut found);
+    collect(&params::ParamsPresent, run, &mut found);
+    collect(&ids::UniqueInFlightIds, run, &mut found);
+    collect(&process::ProcessEndsCleanly, run, &mut found);
+    // Stable: at one place, the rules' order above.
+    found.sort_by_key(|(at, _)| *at);
+    found.into_iter().map(|(_, r)| r).collect()
+}
+
+/// The messages in one JSON value the client sent, as the revision frames them: a
+/// non-empty batch is its items on 2025-03-26 (the one revision with batches); anything
+/// else is one message.
+fn framed(v: &Value, revision: Revision) -> Vec<&Value> {
+    match v {
+        Value::Array(items) if revision == Revision::R2025_03_26 && !items.is_empty() => items.iter().collect(),
+        _ => vec![v],
+    }
+}
+
+/// Every well-formed client message of the run with where it is, in run order.
+fn well_formed_messages<'a>(run: &Run<'a>) -> Vec<(At, usize, &'a Value)> {
+    let mut out = Vec::new();
+    for c in run.transcript.connections() {
+        for (e, event) in c.events().iter().enumerate() {
+            if let mcp_scenario::WireEvent::FromClient { json: Some(v), .. } = event {
+                for (k, m) in framed(v, run.scope.revision).into_iter().enumerate() {
+                    if jsonrpc::shape(m).is_ok() {
+                        out.push((At::Connection(c.number(), Some((e, k))), c.number(), m));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scope::TargetKind;
+    use crate::transcript::Transcript;
+    use mcp_scenario::results::ClientOutcome;
+    use mcp_scenario::wire::{Recorded, WireEvent};
+    use serde_json::json;
+
+    const SCENARIO: &str = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-03-26\nclient:\n  - op: connect\nserver:\n  - op: expect\n    method: tools/list\n  - op: reply\n    result: {}\n";
+
+    fn from_client(v: Option<Value>, text: &str) -> WireEvent {
+        WireEvent::FromClient { t_us: 0, bytes: Recorded::of(text.as_bytes()), json: v, terminated: true }
+    }
+
+    fn failures(target: TargetKind) -> Vec<String> {
+        let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), SCENARIO).expect("loads");
+        let events = vec![
+            WireEvent::Script { reached: 1, total: 2, finished: false },
+            from_client(None, "garbage"),
+            from_client(Some(json!([{"id": 5, "method": "x"}, {"jsonrpc": "2.0", "id": 1, "method": "a"}])), ""),
+            from_client(Some(json!({"jsonrpc": "2.0", "id": 1, "method": "b"})), ""),
+            WireEvent::ToClient {
+                t_us: 0,
+                bytes: Recorded::of(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n"),
+                why: "reply".into(),
+            },
+            from_client(Some(json!({"jsonrpc": "2.0", "id": 1, "method": "c", "params": {}})), ""),
+        ];
+        let transcript = Transcript::new(vec![events]);
+        let outcome = ClientOutcome { hung: true, ..ClientOutcome::default() };
+        let scope = Scope { target, transport: scenario.transport.to_vec()[0], revision: scenario.revision };
+        judge(&Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript })
+            .into_iter()
+            .map(|f| format!("{}: {}", f.check, f.message))
+            .collect()
+    }
+
+    #[test]
+    fn violations_come_in_run_order() {
+        assert_eq!(
+            failures(TargetKind::Bundled),
+            [
+                "always: finishes before the deadline: the client plan did not finish within 3000ms",
+                "always: server script completes: connection 1: the mock's script stopped at step 1 of 2 (expect tools/list): the client never got that far",
+                "always: valid JSON-RPC: connection 1: client sent a line that is not JSON: \"garbage\"",
+                "always: valid JSON-RPC: connection 1: missing or wrong \"jsonrpc\": {\"id\":5,\"method\":\"x\"}",
+                "always: params always present (SPEC §2): connection 1: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}",
+                "always: params always present (SPEC §2): connection 1: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"b\"}",
+                "always: unique in-flight ids: connection 1: id 1 reused while still in flight",
+            ]
+        );
+        // SPEC.md's `params` rule is the bundled transports' own.
+        assert_eq!(failures(TargetKind::External).len(), 5);
+    }
+}

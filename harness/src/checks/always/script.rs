@@ -1,0 +1,58 @@
+//! `always: server script completes`: every connection's server script ran to its end —
+//! proof the client reached every scripted step, so no check passes because the client died
+//! first.
+
+use super::{At, Rule};
+use crate::checks::Run;
+use mcp_scenario::ServerStep;
+use mcp_scenario::wire::WireEvent;
+use serde_json::Value;
+
+/// See the module docs.
+pub struct ScriptCompletes;
+
+impl Rule for ScriptCompletes {
+    const NAME: &'static str = "server script completes";
+    type Violation = Stopped;
+
+    fn judge(&self, run: &Run<'_>) -> Vec<(At, Stopped)> {
+        let mut found = Vec::new();
+        for c in run.transcript.connections() {
+            let progress = c.events().iter().rev().find_map(|e| match e {
+                WireEvent::Script { reached, total, finished } => Some((*reached, *total, *finished)),
+                _ => None,
+            });
+            if let Some((reached, total, false)) = progress {
+                let steps = mcp_scenario::script::connection_script(&run.scenario.server, c.number());
+                let op = steps.get(reached.saturating_sub(1)).map(describe_server_step).unwrap_or_default();
+                found.push((At::Connection(c.number(), None), Stopped { conn: c.number(), reached, total, op }));
+            }
+        }
+        found
+    }
+}
+
+/// A connection's script stopped before its end.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "connection {conn}: the mock's script stopped at step {reached} of {total} ({op}): the client never got that far"
+)]
+pub struct Stopped {
+    conn: usize,
+    reached: usize,
+    total: usize,
+    op: String,
+}
+
+/// A short description of a server step, for messages.
+pub fn describe_server_step(step: &ServerStep) -> String {
+    match step {
+        ServerStep::Expect { method, .. } => format!("expect {method}"),
+        ServerStep::ExpectResponse { to } => format!("expect_response {to}"),
+        ServerStep::Handshake { .. } => "handshake".into(),
+        other => serde_json::to_value(other)
+            .ok()
+            .and_then(|v| v.get("op").and_then(Value::as_str).map(str::to_string))
+            .unwrap_or_default(),
+    }
+}
