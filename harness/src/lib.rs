@@ -13,7 +13,7 @@
 //!   the snapshot text ([`transcript::render`]), the one [`transcript::Redactor`].
 //! - [`checks`] — the scenario's checks, one module per kind behind
 //!   [`checks::CheckKind`], and the always-on rules ([`checks::always`]).
-//! - [`load`] — loading a scenario: the mock's loader plus the checks' validation.
+//! - [`load`](mod@load) — loading a scenario: the mock's loader plus the checks' validation.
 //! - [`discover`] — finding the scenario files under the paths given, loading them all.
 //! - [`targets`] — the client under test behind [`targets::Client`]: the bundled
 //!   transports in-process ([`targets::bundled`]) or an external program

@@ -43,10 +43,11 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(1000);
 /// How long to keep reading after the whole group was killed.
 const DRAIN_AFTER_KILL: Duration = Duration::from_millis(300);
 /// Default extra time an external client gets on top of the scenario's deadline, for its
-/// runtime to start (node, python and their SDK imports); see [`startup_allowance`].
+/// runtime to start (node, python and their SDK imports); see [`Client::startup_allowance`].
 const DEFAULT_STARTUP_MS: u64 = 2000;
 
-/// Environment variable overriding [`DEFAULT_STARTUP_MS`].
+/// Environment variable overriding the extra start-up time of external clients (ms,
+/// default 2000).
 pub const STARTUP_ENV: &str = "MCP_HARNESS_STARTUP_MS";
 
 /// An external client program (`cmd:<command line>`).

@@ -4,6 +4,7 @@
 
 use super::{At, Rule, framed, jsonrpc};
 use crate::checks::Run;
+use crate::transcript::Connection;
 use mcp_scenario::wire::WireEvent;
 use serde_json::Value;
 
@@ -14,38 +15,37 @@ impl Rule for UniqueInFlightIds {
     const NAME: &'static str = "unique in-flight ids";
     type Violation = Reused;
 
-    fn judge(&self, run: &Run<'_>) -> Vec<(At, Reused)> {
+    fn judge_connection(&self, run: &Run<'_>, c: &Connection) -> Vec<(At, Reused)> {
         let mut found = Vec::new();
-        for c in run.transcript.connections() {
-            let mut in_flight: Vec<Value> = Vec::new();
-            for (e, event) in c.events().iter().enumerate() {
-                match event {
-                    WireEvent::FromClient { json: Some(v), .. } => {
-                        for (k, m) in framed(v, run.scope.revision).into_iter().enumerate() {
-                            let (Ok(()), Some(_), Some(id)) = (jsonrpc::shape(m), m.get("method"), m.get("id")) else {
-                                continue;
-                            };
-                            if in_flight.contains(id) {
-                                found.push((
-                                    At::Connection(c.number(), Some((e, k))),
-                                    Reused { conn: c.number(), id: id.clone() },
-                                ));
-                            }
-                            in_flight.push(id.clone());
+        let mut in_flight: Vec<Value> = Vec::new();
+        for (e, event) in c.events().iter().enumerate() {
+            match event {
+                WireEvent::FromClient { json: Some(v), .. } => {
+                    for (k, m) in framed(v, run.scope.revision).into_iter().enumerate() {
+                        let (Ok(()), Some(_), Some(id)) = (jsonrpc::shape(m), m.get("method"), m.get("id")) else {
+                            continue;
+                        };
+                        if in_flight.contains(id) {
+                            found.push((
+                                At::Connection(c.number(), Some((e, k))),
+                                Reused { conn: c.number(), id: id.clone() },
+                            ));
                         }
+                        in_flight.push(id.clone());
                     }
-                    WireEvent::ToClient { bytes, .. } => {
-                        for line in bytes.text.as_deref().unwrap_or("").lines() {
-                            if let Ok(v) = serde_json::from_str::<Value>(line)
-                                && v.get("method").is_none()
-                                && let Some(id) = v.get("id")
-                            {
-                                in_flight.retain(|x| x != id);
-                            }
-                        }
-                    }
-                    _ => {}
                 }
+                // A response (or a refused POST) ends its id's flight.
+                WireEvent::ToClient { bytes, .. } => {
+                    for line in bytes.text.as_deref().unwrap_or("").lines() {
+                        if let Ok(v) = serde_json::from_str::<Value>(line)
+                            && v.get("method").is_none()
+                            && let Some(id) = v.get("id")
+                        {
+                            in_flight.retain(|x| x != id);
+                        }
+                    }
+                }
+                _ => {}
             }
         }
         found

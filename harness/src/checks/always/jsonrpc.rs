@@ -2,9 +2,9 @@
 //! 2025-03-26): a request or notification with a string `method`, an integer or string
 //! `id`, object or array `params`; or a response with exactly one of `result` and `error`.
 
-use super::{At, Rule, framed};
+use super::{At, Rule, client_messages};
 use crate::checks::Run;
-use mcp_scenario::wire::WireEvent;
+use crate::transcript::Connection;
 use serde_json::Value;
 
 /// See the module docs.
@@ -14,26 +14,15 @@ impl Rule for ValidJsonRpc {
     const NAME: &'static str = "valid JSON-RPC";
     type Violation = Violation;
 
-    fn judge(&self, run: &Run<'_>) -> Vec<(At, Violation)> {
-        let mut found = Vec::new();
-        for c in run.transcript.connections() {
-            let conn = c.number();
-            for (e, event) in c.events().iter().enumerate() {
-                let WireEvent::FromClient { json, bytes, .. } = event else { continue };
-                let Some(v) = json else {
-                    let line = bytes.text.clone().unwrap_or_else(|| "<binary>".into());
-                    found.push((At::Connection(conn, Some((e, 0))), Violation::NotJson { conn, line }));
-                    continue;
-                };
-                for (k, m) in framed(v, run.scope.revision).into_iter().enumerate() {
-                    if let Err(why) = shape(m) {
-                        let message = m.clone();
-                        found.push((At::Connection(conn, Some((e, k))), Violation::Shape { conn, why, message }));
-                    }
-                }
-            }
-        }
-        found
+    fn judge_connection(&self, run: &Run<'_>, c: &Connection) -> Vec<(At, Violation)> {
+        let conn = c.number();
+        client_messages(run, c)
+            .into_iter()
+            .filter_map(|(at, m)| match m {
+                Err(line) => Some((at, Violation::NotJson { conn, line })),
+                Ok(m) => shape(m).err().map(|why| (at, Violation::Shape { conn, why, message: m.clone() })),
+            })
+            .collect()
     }
 }
 

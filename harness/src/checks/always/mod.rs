@@ -14,6 +14,7 @@ pub use script::describe_server_step;
 
 use super::Run;
 use crate::scope::Scope;
+use crate::transcript::Connection;
 use mcp_scenario::Revision;
 use mcp_scenario::results::CheckResult;
 use serde_json::Value;
@@ -32,8 +33,16 @@ pub trait Rule {
         true
     }
 
-    /// Every violation, each with where in the run it happened.
-    fn judge(&self, run: &Run<'_>) -> Vec<(At, Self::Violation)>;
+    /// Every violation, each with where in the run it happened; by default those on each
+    /// connection, in order.
+    fn judge(&self, run: &Run<'_>) -> Vec<(At, Self::Violation)> {
+        run.transcript.connections().iter().flat_map(|c| self.judge_connection(run, c)).collect()
+    }
+
+    /// Every violation on one connection (for rules that judge connection by connection).
+    fn judge_connection(&self, _run: &Run<'_>, _connection: &Connection) -> Vec<(At, Self::Violation)> {
+        Vec::new()
+    }
 }
 
 /// Where in a run a violation happened; reports list violations in this order (and, at
@@ -82,21 +91,35 @@ fn framed(v: &Value, revision: Revision) -> Vec<&Value> {
     }
 }
 
-/// Every well-formed client message of the run with where it is, in run order.
-fn well_formed_messages<'a>(run: &Run<'a>) -> Vec<(At, usize, &'a Value)> {
+/// The client's messages on a connection with where each is, in wire order: each JSON
+/// value it sent framed by the revision ([`framed`]), or `None` for a line that is not JSON
+/// (with its text, `<binary>` when not UTF-8).
+fn client_messages<'a>(run: &Run<'_>, c: &'a Connection) -> Vec<(At, Result<&'a Value, String>)> {
     let mut out = Vec::new();
-    for c in run.transcript.connections() {
-        for (e, event) in c.events().iter().enumerate() {
-            if let mcp_scenario::WireEvent::FromClient { json: Some(v), .. } = event {
-                for (k, m) in framed(v, run.scope.revision).into_iter().enumerate() {
-                    if jsonrpc::shape(m).is_ok() {
-                        out.push((At::Connection(c.number(), Some((e, k))), c.number(), m));
-                    }
-                }
-            }
+    for (e, event) in c.events().iter().enumerate() {
+        let mcp_scenario::WireEvent::FromClient { json, bytes, .. } = event else { continue };
+        match json {
+            Some(v) => out.extend(
+                framed(v, run.scope.revision)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, m)| (At::Connection(c.number(), Some((e, k))), Ok(m))),
+            ),
+            None => out.push((
+                At::Connection(c.number(), Some((e, 0))),
+                Err(bytes.text.clone().unwrap_or_else(|| "<binary>".into())),
+            )),
         }
     }
     out
+}
+
+/// The well-formed client messages on a connection ([`jsonrpc::shape`]), with where each is.
+fn well_formed<'a>(run: &Run<'_>, c: &'a Connection) -> Vec<(At, &'a Value)> {
+    client_messages(run, c)
+        .into_iter()
+        .filter_map(|(at, m)| m.ok().filter(|m| jsonrpc::shape(m).is_ok()).map(|m| (at, m)))
+        .collect()
 }
 
 #[cfg(test)]

@@ -2,9 +2,10 @@
 //! sends carries `params` (`{}` when none). A rule SPEC.md sets for the bundled transports
 //! (the MCP specification lets params be omitted), so it applies to the bundled target only.
 
-use super::{At, Rule, well_formed_messages};
+use super::{At, Rule, well_formed};
 use crate::checks::Run;
 use crate::scope::Scope;
+use crate::transcript::Connection;
 use serde_json::Value;
 
 /// See the module docs.
@@ -18,11 +19,11 @@ impl Rule for ParamsPresent {
         scope.target.is_bundled()
     }
 
-    fn judge(&self, run: &Run<'_>) -> Vec<(At, Missing)> {
-        well_formed_messages(run)
+    fn judge_connection(&self, run: &Run<'_>, c: &Connection) -> Vec<(At, Missing)> {
+        well_formed(run, c)
             .into_iter()
-            .filter(|(_, _, m)| m.get("method").is_some() && m.get("params").is_none())
-            .map(|(at, conn, m)| (at, Missing { conn, message: m.clone() }))
+            .filter(|(_, m)| m.get("method").is_some() && m.get("params").is_none())
+            .map(|(at, m)| (at, Missing { conn: c.number(), message: m.clone() }))
             .collect()
     }
 }

@@ -4,6 +4,7 @@
 
 use super::{At, Rule};
 use crate::checks::Run;
+use crate::transcript::Connection;
 use mcp_scenario::ServerStep;
 use mcp_scenario::wire::WireEvent;
 use serde_json::Value;
@@ -15,20 +16,15 @@ impl Rule for ScriptCompletes {
     const NAME: &'static str = "server script completes";
     type Violation = Stopped;
 
-    fn judge(&self, run: &Run<'_>) -> Vec<(At, Stopped)> {
-        let mut found = Vec::new();
-        for c in run.transcript.connections() {
-            let progress = c.events().iter().rev().find_map(|e| match e {
-                WireEvent::Script { reached, total, finished } => Some((*reached, *total, *finished)),
-                _ => None,
-            });
-            if let Some((reached, total, false)) = progress {
-                let steps = mcp_scenario::script::connection_script(&run.scenario.server, c.number());
-                let op = steps.get(reached.saturating_sub(1)).map(describe_server_step).unwrap_or_default();
-                found.push((At::Connection(c.number(), None), Stopped { conn: c.number(), reached, total, op }));
-            }
-        }
-        found
+    fn judge_connection(&self, run: &Run<'_>, c: &Connection) -> Vec<(At, Stopped)> {
+        let progress = c.events().iter().rev().find_map(|e| match e {
+            WireEvent::Script { reached, total, finished } => Some((*reached, *total, *finished)),
+            _ => None,
+        });
+        let Some((reached, total, false)) = progress else { return Vec::new() };
+        let steps = mcp_scenario::script::connection_script(&run.scenario.server, c.number());
+        let op = steps.get(reached.saturating_sub(1)).map(describe_server_step).unwrap_or_default();
+        vec![(At::Connection(c.number(), None), Stopped { conn: c.number(), reached, total, op })]
     }
 }
 
