@@ -240,9 +240,10 @@ impl Collected {
 }
 
 /// Reads `pipe` until EOF or an error, handing each chunk to `take` with the collected
-/// state locked; `take` stops the reading early by breaking.
+/// state locked; `take` stops the reading early by breaking. The pipe stays open: the
+/// caller decides when the writer may see it closed.
 async fn read_chunks(
-    mut pipe: impl AsyncRead + Unpin,
+    pipe: &mut (impl AsyncRead + Unpin),
     collected: &Mutex<Collected>,
     mut take: impl FnMut(&mut Collected, &[u8]) -> ControlFlow<()>,
 ) {
@@ -261,14 +262,14 @@ async fn read_chunks(
 /// Reads stdout line by line into `collected`; past [`STDOUT_CAP`] it marks the client as
 /// flooding, wakes the run and stops reading.
 async fn read_stdout(
-    pipe: impl AsyncRead + Unpin,
+    mut pipe: impl AsyncRead + Unpin,
     collected: Arc<Mutex<Collected>>,
     flood: Arc<Notify>,
     plan_len: usize,
 ) {
     let mut line: Vec<u8> = Vec::new();
     let mut flooded = false;
-    read_chunks(pipe, &collected, |c, mut chunk| {
+    read_chunks(&mut pipe, &collected, |c, mut chunk| {
         c.stdout_bytes += chunk.len();
         if c.stdout_bytes > STDOUT_CAP {
             c.flooded = true;
@@ -286,15 +287,18 @@ async fn read_stdout(
     })
     .await;
     if flooded {
+        // Wake the run before the pipe closes: a flooder that dies of SIGPIPE first would
+        // be reported as killed by that signal rather than cut off for flooding.
         flood.notify_one();
     } else if !line.is_empty() {
         lock(&collected).accept(&line, plan_len);
     }
+    drop(pipe);
 }
 
 /// Reads stderr, storing up to [`STDERR_CAP`] and counting the rest.
-async fn read_stderr(pipe: impl AsyncRead + Unpin, collected: Arc<Mutex<Collected>>) {
-    read_chunks(pipe, &collected, |c, chunk| {
+async fn read_stderr(mut pipe: impl AsyncRead + Unpin, collected: Arc<Mutex<Collected>>) {
+    read_chunks(&mut pipe, &collected, |c, chunk| {
         c.stderr_bytes += chunk.len();
         let room = STDERR_CAP.saturating_sub(c.stderr.len());
         c.stderr.extend_from_slice(&chunk[..chunk.len().min(room)]);

@@ -2,7 +2,7 @@
 //! 2025-03-26): a request or notification with a string `method`, an integer or string
 //! `id`, object or array `params`; or a response with exactly one of `result` and `error`.
 
-use super::{At, Rule, client_messages};
+use super::{At, Rule, Written, written};
 use crate::checks::Run;
 use crate::transcript::Connection;
 use serde_json::Value;
@@ -16,11 +16,13 @@ impl Rule for ValidJsonRpc {
 
     fn judge_connection(&self, run: &Run<'_>, c: &Connection) -> Vec<(At, Violation)> {
         let conn = c.number();
-        client_messages(run, c)
+        written(run, c)
             .into_iter()
-            .filter_map(|(at, m)| match m {
-                Err(line) => Some((at, Violation::NotJson { conn, line })),
-                Ok(m) => shape(m).err().map(|why| (at, Violation::Shape { conn, why, message: m.clone() })),
+            .filter_map(|(at, w)| match w {
+                Written::NotJson(line) => Some((at, Violation::NotJson { conn, line })),
+                Written::Message(m) => {
+                    shape(m).err().map(|why| (at, Violation::Shape { conn, why, message: m.clone() }))
+                }
             })
             .collect()
     }

@@ -45,8 +45,8 @@ pub trait Rule {
     }
 }
 
-/// Where in a run a violation happened; reports list violations in this order (and, at
-/// one place, in the order of the rules below).
+/// Where in a run a violation happened. Reports list violations in this order; violations
+/// at one place keep the order of the rules in [`judge`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum At {
     /// The run as a whole, before anything on the wire (its deadline).
@@ -91,24 +91,25 @@ fn framed(v: &Value, revision: Revision) -> Vec<&Value> {
     }
 }
 
-/// The client's messages on a connection with where each is, in wire order: each JSON
-/// value it sent framed by the revision ([`framed`]), or `None` for a line that is not JSON
-/// (with its text, `<binary>` when not UTF-8).
-fn client_messages<'a>(run: &Run<'_>, c: &'a Connection) -> Vec<(At, Result<&'a Value, String>)> {
+/// One thing the client wrote: a message, or a line that is not JSON (its text, or
+/// `<binary>` when not UTF-8).
+enum Written<'a> {
+    Message(&'a Value),
+    NotJson(String),
+}
+
+/// What the client wrote on a connection with where each is, in wire order: each JSON
+/// value framed by the revision ([`framed`]).
+fn written<'a>(run: &Run<'_>, c: &'a Connection) -> Vec<(At, Written<'a>)> {
     let mut out = Vec::new();
     for (e, event) in c.events().iter().enumerate() {
         let mcp_scenario::WireEvent::FromClient { json, bytes, .. } = event else { continue };
+        let at = |k| At::Connection(c.number(), Some((e, k)));
         match json {
             Some(v) => out.extend(
-                framed(v, run.scope.revision)
-                    .into_iter()
-                    .enumerate()
-                    .map(|(k, m)| (At::Connection(c.number(), Some((e, k))), Ok(m))),
+                framed(v, run.scope.revision).into_iter().enumerate().map(|(k, m)| (at(k), Written::Message(m))),
             ),
-            None => out.push((
-                At::Connection(c.number(), Some((e, 0))),
-                Err(bytes.text.clone().unwrap_or_else(|| "<binary>".into())),
-            )),
+            None => out.push((at(0), Written::NotJson(bytes.text.clone().unwrap_or_else(|| "<binary>".into())))),
         }
     }
     out
@@ -116,9 +117,12 @@ fn client_messages<'a>(run: &Run<'_>, c: &'a Connection) -> Vec<(At, Result<&'a 
 
 /// The well-formed client messages on a connection ([`jsonrpc::shape`]), with where each is.
 fn well_formed<'a>(run: &Run<'_>, c: &'a Connection) -> Vec<(At, &'a Value)> {
-    client_messages(run, c)
+    written(run, c)
         .into_iter()
-        .filter_map(|(at, m)| m.ok().filter(|m| jsonrpc::shape(m).is_ok()).map(|m| (at, m)))
+        .filter_map(|(at, w)| match w {
+            Written::Message(m) if jsonrpc::shape(m).is_ok() => Some((at, m)),
+            _ => None,
+        })
         .collect()
 }
 
