@@ -45,7 +45,11 @@ impl Baseline {
 
     /// The key a run is listed under.
     pub fn key(result: &RunResult, multi_transport: bool) -> String {
-        if multi_transport { format!("{}@{}", result.scenario, result.transport) } else { result.scenario.clone() }
+        if multi_transport {
+            format!("{}@{}", result.scenario, result.transport.as_str())
+        } else {
+            result.scenario.clone()
+        }
     }
 
     /// The verdict for one run.

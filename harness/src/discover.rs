@@ -43,9 +43,9 @@ pub fn load_all(files: &[PathBuf]) -> Result<Vec<(PathBuf, Scenario)>, Vec<Harne
     let mut ok = Vec::new();
     let mut errors = Vec::new();
     for f in files {
-        match mcp_mock::load(f) {
+        match crate::load(f) {
             Ok(s) => ok.push((f.clone(), s)),
-            Err(e) => errors.push(HarnessError::from(e)),
+            Err(e) => errors.push(e),
         }
     }
     if errors.is_empty() { Ok(ok) } else { Err(errors) }

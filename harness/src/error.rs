@@ -16,6 +16,9 @@ pub enum HarnessError {
     /// A scenario file failed to load (the message names file:line:column and the field).
     #[error(transparent)]
     Scenario(#[from] mcp_mock::MockError),
+    /// A scenario's check is invalid (the message names file:line:column and the field).
+    #[error(transparent)]
+    Check(#[from] mcp_scenario::ScenarioError),
     /// No scenario matched the paths.
     #[error("no scenario files (*.yaml) found under {0}")]
     NoScenarios(String),

@@ -17,6 +17,50 @@ const STARTUP_BOUND: Duration = Duration::from_secs(10);
 /// How long a stopped mock may take to flush its record and exit before it is killed.
 const STOP_BOUND: Duration = Duration::from_secs(2);
 
+/// Why the HTTP mock did not start (the run errors with this reason).
+#[derive(Debug, thiserror::Error)]
+pub enum MockStartError {
+    /// The run config names no mock command.
+    #[error("no mock command configured")]
+    NoCommand,
+    /// The mock program could not be spawned.
+    #[error("cannot start the HTTP mock {program:?}: {source}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// It exited before it could be watched.
+    #[error("the HTTP mock exited at once")]
+    ExitedAtOnce,
+    /// Its stdout was not captured.
+    #[error("the HTTP mock has no stdout")]
+    NoStdout,
+    /// It did not announce its URL.
+    #[error("the HTTP mock did not start: {why}; its stderr: {stderr}")]
+    NotListening {
+        /// What it did instead.
+        why: NotListening,
+        /// What it wrote to stderr (trimmed).
+        stderr: String,
+    },
+}
+
+/// How the mock failed to print its `listening <url>` line.
+#[derive(Debug, thiserror::Error)]
+pub enum NotListening {
+    /// Nothing within the bound.
+    #[error("no `listening` line within {0}s")]
+    Timeout(u64),
+    /// Its stdout could not be read.
+    #[error("cannot read its stdout: {0}")]
+    Read(std::io::Error),
+    /// Another first line.
+    #[error("it printed {0:?} instead of `listening <url>`")]
+    Printed(String),
+}
+
 /// A running HTTP mock.
 pub struct HttpMock {
     child: Child,
@@ -38,8 +82,8 @@ impl HttpMock {
         scenario: &Path,
         run_dir: &Path,
         deadline_ms: u64,
-    ) -> Result<Self, String> {
-        let (program, args) = mock_command.split_first().ok_or("no mock command configured")?;
+    ) -> Result<Self, MockStartError> {
+        let (program, args) = mock_command.split_first().ok_or(MockStartError::NoCommand)?;
         let sub = match transport {
             TransportName::LegacySse => "legacy-sse",
             _ => "http",
@@ -58,9 +102,9 @@ impl HttpMock {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
-        let mut child = cmd.spawn().map_err(|e| format!("cannot start the HTTP mock {program:?}: {e}"))?;
-        let pid = child.id().ok_or("the HTTP mock exited at once")?;
-        let stdout = child.stdout.take().ok_or("the HTTP mock has no stdout")?;
+        let mut child = cmd.spawn().map_err(|source| MockStartError::Spawn { program: program.clone(), source })?;
+        let pid = child.id().ok_or(MockStartError::ExitedAtOnce)?;
+        let stdout = child.stdout.take().ok_or(MockStartError::NoStdout)?;
         let mut stderr = child.stderr.take();
         let mut reader = BufReader::new(stdout);
         let mut line = String::new();
@@ -85,11 +129,11 @@ impl HttpMock {
                 }
                 let _ = tokio::time::timeout(STOP_BOUND, child.wait()).await;
                 let why = match read {
-                    Err(_) => format!("no `listening` line within {}s", STARTUP_BOUND.as_secs()),
-                    Ok(Err(e)) => format!("cannot read its stdout: {e}"),
-                    Ok(Ok(_)) => format!("it printed {:?} instead of `listening <url>`", line.trim()),
+                    Err(_) => NotListening::Timeout(STARTUP_BOUND.as_secs()),
+                    Ok(Err(e)) => NotListening::Read(e),
+                    Ok(Ok(_)) => NotListening::Printed(line.trim().to_string()),
                 };
-                Err(format!("the HTTP mock did not start: {why}; its stderr: {}", text.trim()))
+                Err(MockStartError::NotListening { why, stderr: text.trim().to_string() })
             }
         }
     }
@@ -123,4 +167,27 @@ impl Drop for HttpMock {
 
 fn kill_group(pid: u32) {
     let _ = killpg(Pid::from_raw(pid as i32), Signal::SIGKILL);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_program_that_is_not_the_mock_is_reported_with_what_it_printed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let echo = ["/bin/echo".to_string(), "hello".into()];
+        let e = HttpMock::start(&echo, TransportName::Http, Path::new("s.yaml"), dir.path(), 1000)
+            .await
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        let printed = format!("hello http --scenario s.yaml --run-dir {} --deadline-ms 1000", dir.path().display());
+        assert_eq!(
+            e,
+            format!("the HTTP mock did not start: it printed {printed:?} instead of `listening <url>`; its stderr: ")
+        );
+        let none = HttpMock::start(&[], TransportName::Http, Path::new("s.yaml"), dir.path(), 1000).await;
+        assert_eq!(none.err().map(|e| e.to_string()).as_deref(), Some("no mock command configured"));
+    }
 }

@@ -3,37 +3,46 @@
 //!
 //! # Layout
 //!
-//! - [`target`] — which client runs: the bundled transports or an external command.
-//! - [`discover`] — finding and loading scenario files.
-//! - [`runner`] — one run per scenario × transport, under a deadline, in parallel.
+//! Each module imports only modules listed above it, so there are no import circles
+//! (`tests/harness/layout.rs` checks both).
+//!
+//! - [`error`] — [`HarnessError`], the crate's one error enum (the CLI's messages).
+//! - [`scope`] — what a run is judged as: target kind, transport, revision.
+//! - [`outcome`] — the client side of a run: step descriptions, steps never run.
+//! - [`transcript`] — the wire transcript: per-connection view ([`transcript::Transcript`]),
+//!   the snapshot text ([`transcript::render`]), the one [`transcript::Redactor`].
+//! - [`checks`] — the scenario's checks, one module per kind behind
+//!   [`checks::CheckKind`], and the always-on rules ([`checks::always`]).
+//! - [`load`](mod@load) — loading a scenario: the mock's loader plus the checks' validation.
+//! - [`discover`] — finding the scenario files under the paths given, loading them all.
+//! - [`targets`] — the client under test behind [`targets::Client`]: the bundled
+//!   transports in-process ([`targets::bundled`]) or an external program
+//!   ([`targets::cmd`], with process hygiene).
 //! - [`http_mock`] — the HTTP mock as a child process (start, `listening` line, stop).
-//! - [`bundled`] — driving the bundled transports through a client plan, in-process.
-//! - [`external`] — the `cmd:` target: an external client program under the contract in
-//!   `clients/README.md`, with process hygiene (deadline, process group, capped pipes).
-//! - [`outcome`] — shared state of the client side of a run.
-//! - [`checks`] — the scenario's checks and the always-on rules.
-//! - [`render`] — the normalised, redacted transcript that snapshots hold.
 //! - [`snapshot`] — comparing and updating insta-format `.snap` files.
-//! - [`baseline`] — expected-failures baselines, so CI fails only on change.
-//! - [`matrix`] — the third-party compatibility matrix (Markdown).
+//! - [`runner`] — one run per scenario × transport, under a deadline, in parallel.
 //! - [`report`] — terminal summary, `results.json`, JUnit XML.
-//! - [`error`] — [`HarnessError`], the crate's one error enum.
+//! - [`baseline`] — expected-failures baselines, so CI fails only on change.
+//! - [`matrix`] — the third-party compatibility matrix (Markdown), from `results.json`.
+//!
+//! `report`, `baseline` and `matrix` read run results as `mcp_scenario::results` only.
 
 pub mod baseline;
-pub mod bundled;
 pub mod checks;
 pub mod discover;
 pub mod error;
-pub mod external;
 pub mod http_mock;
+pub mod load;
 pub mod matrix;
 pub mod outcome;
-pub mod render;
 pub mod report;
 pub mod runner;
+pub mod scope;
 pub mod snapshot;
-pub mod target;
+pub mod targets;
+pub mod transcript;
 
 pub use error::HarnessError;
+pub use load::load;
 pub use runner::RunConfig;
-pub use target::Target;
+pub use targets::Target;

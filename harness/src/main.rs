@@ -172,9 +172,7 @@ fn run(
         compare_snapshots: true,
     });
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
-    // In-process runs mostly wait on timers; an external client burns CPU starting its
-    // runtime (node, python), and starved runs would miss their deadlines.
-    let parallel = jobs.unwrap_or(if target.is_bundled() { cores * 4 } else { cores });
+    let parallel = jobs.unwrap_or(cores * target.runs_per_core());
     let runtime = tokio::runtime::Runtime::new().map_err(|e| vec![HarnessError::io("starting the runtime", e)])?;
     let started = Instant::now();
     let mut results = runtime.block_on(runner::run_all(runner::jobs(scenarios, &target), config, parallel));
@@ -205,11 +203,16 @@ fn run(
             match r.baseline {
                 Some(Verdict::UnexpectedFailure) => {
                     regressions += 1;
-                    println!("NEW FAILURE  {} [{}]: not in {}", r.scenario, r.transport, path.display());
+                    println!("NEW FAILURE  {} [{}]: not in {}", r.scenario, r.transport.as_str(), path.display());
                 }
                 Some(Verdict::StaleEntry) => {
                     regressions += 1;
-                    println!("NOW PASSES   {} [{}]: remove it from {}", r.scenario, r.transport, path.display());
+                    println!(
+                        "NOW PASSES   {} [{}]: remove it from {}",
+                        r.scenario,
+                        r.transport.as_str(),
+                        path.display()
+                    );
                 }
                 _ => {}
             }

@@ -6,45 +6,25 @@
 //! the recorded wire transcript, so every reason can be traced to the run's `.snap`.
 
 use crate::error::HarnessError;
+use crate::report::Totals;
+use mcp_scenario::results::{RunResult, SnapshotStatus, Status, Verdict};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// The parts of a `results.json` run the matrix needs.
-#[derive(Debug, Clone, Deserialize)]
-struct Run {
-    scenario: String,
-    path: PathBuf,
-    transport: String,
-    status: String,
-    #[serde(default)]
-    failures: Vec<Failure>,
-    #[serde(default)]
-    reason: Option<String>,
-    #[serde(default)]
-    snapshot: Option<serde_json::Value>,
-    #[serde(default)]
-    baseline: Option<String>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-struct Failure {
-    check: String,
-    message: String,
-}
-
+/// The part of a `results.json` the matrix reads.
 #[derive(Debug, Deserialize)]
 struct Doc {
-    runs: Vec<Run>,
+    runs: Vec<RunResult>,
 }
 
 /// One cell of the matrix.
 #[derive(Debug, Clone)]
 struct Cell {
-    status: String,
+    status: Status,
     reason: String,
-    baseline: Option<String>,
+    baseline: Option<Verdict>,
 }
 
 const REASON_CHARS: usize = 140;
@@ -58,35 +38,35 @@ fn one_line(s: &str) -> String {
     }
 }
 
-fn cell(run: &Run) -> Cell {
-    let reason = match run.status.as_str() {
-        "passed" => String::new(),
-        "skipped" | "error" => run.reason.clone().unwrap_or_default(),
-        _ => match run.failures.first() {
+fn cell(run: &RunResult) -> Cell {
+    let reason = match run.status {
+        Status::Passed => String::new(),
+        Status::Skipped | Status::Error => run.reason.clone().unwrap_or_default(),
+        Status::Failed => match run.failures.first() {
             Some(f) => format!("{}: {}", f.check, f.message),
-            None => match run.snapshot.as_ref().and_then(|s| s.get("state")).and_then(|s| s.as_str()) {
-                Some("mismatch") => "wire transcript differs from the committed snapshot".into(),
-                Some("missing") => "no committed snapshot".into(),
+            None => match run.snapshot {
+                SnapshotStatus::Mismatch { .. } => "wire transcript differs from the committed snapshot".into(),
+                SnapshotStatus::Missing { .. } => "no committed snapshot".into(),
                 _ => run.reason.clone().unwrap_or_default(),
             },
         },
     };
-    Cell { status: run.status.clone(), reason: one_line(&reason), baseline: run.baseline.clone() }
+    Cell { status: run.status, reason: one_line(&reason), baseline: run.baseline }
 }
 
-fn symbol(status: &str) -> &'static str {
+fn symbol(status: Status) -> &'static str {
     match status {
-        "passed" => "pass",
-        "failed" => "**FAIL**",
-        "skipped" => "skip",
-        _ => "error",
+        Status::Passed => "pass",
+        Status::Failed => "**FAIL**",
+        Status::Skipped => "skip",
+        Status::Error => "error",
     }
 }
 
 /// Reads every `<dir>/<client>/results.json` and writes the Markdown files into `dir`.
 /// Returns the clients found.
 pub fn write(dir: &Path) -> Result<Vec<String>, HarnessError> {
-    let mut clients: BTreeMap<String, Vec<Run>> = BTreeMap::new();
+    let mut clients: BTreeMap<String, Vec<RunResult>> = BTreeMap::new();
     let entries = std::fs::read_dir(dir).map_err(|e| HarnessError::io(format!("reading {}", dir.display()), e))?;
     for entry in entries.flatten() {
         let results = entry.path().join("results.json");
@@ -102,14 +82,11 @@ pub fn write(dir: &Path) -> Result<Vec<String>, HarnessError> {
             std::io::Error::other("run `make validate` first"),
         ));
     }
-    // scenario key → (path, transport) and client → cell
-    let mut rows: BTreeMap<(String, String), (PathBuf, BTreeMap<String, Cell>)> = BTreeMap::new();
+    // (scenario, transport) → client → cell
+    let mut rows: BTreeMap<(String, &str), BTreeMap<String, Cell>> = BTreeMap::new();
     for (client, runs) in &clients {
         for run in runs {
-            let row = rows
-                .entry((run.scenario.clone(), run.transport.clone()))
-                .or_insert_with(|| (run.path.clone(), BTreeMap::new()));
-            row.1.insert(client.clone(), cell(run));
+            rows.entry((run.scenario.clone(), run.transport.as_str())).or_default().insert(client.clone(), cell(run));
         }
         std::fs::write(dir.join(format!("{client}.md")), client_page(client, runs))
             .map_err(|e| HarnessError::io(format!("writing {client}.md"), e))?;
@@ -122,15 +99,9 @@ pub fn write(dir: &Path) -> Result<Vec<String>, HarnessError> {
     );
     let _ = writeln!(grid, "| client | passed | failed | skipped | error |\n|---|---|---|---|---|");
     for (client, runs) in &clients {
-        let count = |s: &str| runs.iter().filter(|r| r.status == s).count();
-        let _ = writeln!(
-            grid,
-            "| [{client}]({client}.md) | {} | {} | {} | {} |",
-            count("passed"),
-            count("failed"),
-            count("skipped"),
-            count("error")
-        );
+        let t = Totals::of(runs);
+        let _ =
+            writeln!(grid, "| [{client}]({client}.md) | {} | {} | {} | {} |", t.passed, t.failed, t.skipped, t.error);
     }
     let names: Vec<&String> = clients.keys().collect();
     let _ = write!(grid, "\n| scenario | transport |");
@@ -142,10 +113,10 @@ pub fn write(dir: &Path) -> Result<Vec<String>, HarnessError> {
         grid.push_str("---|");
     }
     grid.push('\n');
-    for ((scenario, transport), (_, cells)) in &rows {
+    for ((scenario, transport), cells) in &rows {
         let _ = write!(grid, "| {scenario} | {transport} |");
         for c in &names {
-            let shown = cells.get(*c).map(|cell| symbol(&cell.status)).unwrap_or("—");
+            let shown = cells.get(*c).map(|cell| symbol(cell.status)).unwrap_or("—");
             let _ = write!(grid, " {shown} |");
         }
         grid.push('\n');
@@ -154,31 +125,24 @@ pub fn write(dir: &Path) -> Result<Vec<String>, HarnessError> {
     Ok(clients.into_keys().collect())
 }
 
-fn client_page(client: &str, runs: &[Run]) -> String {
+fn client_page(client: &str, runs: &[RunResult]) -> String {
     let mut page = format!(
         "# {client}: scenario results\n\nGenerated by `make validate`; see [README.md](README.md) for the grid.\n\n"
     );
-    let count = |s: &str| runs.iter().filter(|r| r.status == s).count();
-    let _ = writeln!(
-        page,
-        "{} passed, {} failed, {} skipped, {} errors.\n",
-        count("passed"),
-        count("failed"),
-        count("skipped"),
-        count("error")
-    );
+    let t = Totals::of(runs);
+    let _ = writeln!(page, "{} passed, {} failed, {} skipped, {} errors.\n", t.passed, t.failed, t.skipped, t.error);
     page.push_str("| scenario | transport | result | baseline | reason |\n|---|---|---|---|---|\n");
-    let mut sorted: Vec<&Run> = runs.iter().collect();
-    sorted.sort_by(|a, b| (&a.path, &a.transport).cmp(&(&b.path, &b.transport)));
+    let mut sorted: Vec<&RunResult> = runs.iter().collect();
+    sorted.sort_by(|a, b| (&a.path, a.transport.as_str()).cmp(&(&b.path, b.transport.as_str())));
     for run in sorted {
         let c = cell(run);
         let _ = writeln!(
             page,
             "| {} | {} | {} | {} | {} |",
             run.scenario,
-            run.transport,
-            symbol(&c.status),
-            c.baseline.as_deref().unwrap_or(""),
+            run.transport.as_str(),
+            symbol(c.status),
+            c.baseline.map(Verdict::as_str).unwrap_or(""),
             c.reason
         );
     }

@@ -1,7 +1,38 @@
-//! Shared state of a run's client side (the outcome types live in `mcp_scenario::results`).
+//! The client side of a run, as both targets report it (the outcome types themselves live
+//! in `mcp_scenario::results`): step descriptions, steps that never ran, the shared lock.
+
+use mcp_scenario::ClientStep;
+use mcp_scenario::results::{StepOutcome, StepStatus};
 
 /// Locks a mutex shared with the client's side tasks. A poisoned lock holds plain data that
 /// is still usable, and a run must keep reporting rather than panic.
 pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A short description of a plan step (the `what` of its outcome), e.g. `request tools/list`.
+pub fn describe_step(step: &ClientStep) -> String {
+    match step {
+        ClientStep::Connect { .. } => "connect".into(),
+        ClientStep::Request { method, .. } => format!("request {method}"),
+        ClientStep::Await { request } => format!("await {request}"),
+        ClientStep::Cancel { request } => format!("cancel {request}"),
+        ClientStep::Notify { method, .. } => format!("notify {method}"),
+        ClientStep::Wait { ms } => format!("wait {ms}ms"),
+        ClientStep::WaitClosed { .. } => "wait_closed".into(),
+        ClientStep::WaitNotification { method, .. } => format!("wait_notification {method}"),
+        ClientStep::Close => "close".into(),
+    }
+}
+
+/// The outcome of plan step `index` (0-based) that never ran or never finished.
+pub fn not_run(index: usize, step: &ClientStep, why: Option<String>) -> StepOutcome {
+    StepOutcome {
+        step: index + 1,
+        what: describe_step(step),
+        status: StepStatus::NotRun,
+        result: None,
+        error: why,
+        elapsed_ms: 0,
+    }
 }

@@ -1,6 +1,7 @@
 //! Reports: a terminal summary for people, `results.json` and JUnit XML for CI.
 
 use crate::error::HarnessError;
+use crate::transcript::Redactor;
 use mcp_scenario::results::{RunResult, SnapshotStatus, Status};
 
 use quick_xml::escape::escape;
@@ -41,7 +42,7 @@ impl Totals {
 pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
     let mut s = String::new();
     for r in results {
-        let label = format!("{} [{}, {}]", r.scenario, r.transport, r.target);
+        let label = format!("{} [{}, {}]", r.scenario, r.transport.as_str(), r.target);
         match r.status {
             Status::Passed => {
                 let _ = writeln!(s, "PASS  {label} ({} ms)", r.duration_ms);
@@ -104,7 +105,7 @@ pub fn write(dir: &Path, results: &[RunResult], wall_ms: u64) -> Result<(), Harn
     }
     let json =
         serde_json::to_string_pretty(&Doc { totals: Totals::of(results), wall_ms, runs: results }).unwrap_or_default();
-    let json = crate::render::redact(&json);
+    let json = Redactor::secrets_only().text(&json);
     std::fs::write(dir.join("results.json"), json).map_err(|e| HarnessError::io("writing results.json", e))?;
     std::fs::write(dir.join("junit.xml"), junit(results, wall_ms))
         .map_err(|e| HarnessError::io("writing junit.xml", e))?;
@@ -133,7 +134,7 @@ pub fn junit(results: &[RunResult], wall_ms: u64) -> String {
         t.skipped
     );
     for r in results {
-        let name = escape(format!("{} [{}]", r.scenario, r.transport)).into_owned();
+        let name = escape(format!("{} [{}]", r.scenario, r.transport.as_str())).into_owned();
         let class = escape(r.target.clone()).into_owned();
         let _ = write!(
             x,
@@ -166,11 +167,12 @@ pub fn junit(results: &[RunResult], wall_ms: u64) -> String {
                     body.push(format!("snapshot {} missing", path.display()));
                 }
                 let first = body.first().cloned().unwrap_or_default();
-                let body = crate::render::redact(&body.join("\n"));
+                let redactor = Redactor::secrets_only();
+                let body = redactor.text(&body.join("\n"));
                 let _ = writeln!(
                     x,
                     ">\n      <failure message=\"{}\">{}</failure>\n    </testcase>",
-                    escape(crate::render::redact(&first)),
+                    escape(redactor.text(&first)),
                     escape(body)
                 );
             }

@@ -1,18 +1,18 @@
 //! Running scenarios: one run = one scenario × one transport × one target, under a deadline,
-//! in its own temp dir; many runs in parallel.
+//! in its own temp dir; many runs in parallel. The runner knows targets only through
+//! [`crate::targets::Client`].
 
-use crate::bundled::Endpoint;
 use crate::checks;
-use crate::external;
 use crate::http_mock::HttpMock;
-use crate::render;
+use crate::scope::Scope;
 use crate::snapshot;
-use crate::target::Target;
+use crate::targets::{ClientRun, Endpoint, Target};
+use crate::transcript::{Transcript, render};
 use mcp_mock::record;
-use mcp_scenario::results::{ClientOutcome, RunResult, SnapshotStatus, Status, StepOutcome, StepStatus};
+use mcp_scenario::results::{ClientOutcome, ProcessEnd, RunResult, SnapshotStatus, Status, StepStatus};
 use mcp_scenario::{Scenario, TransportName, WireEvent};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Settings shared by every run.
@@ -79,11 +79,12 @@ pub async fn run_all(jobs: Vec<Job>, config: Arc<RunConfig>, parallel: usize) ->
 pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
     let started = Instant::now();
     let scenario = &job.scenario;
+    let target = &config.target;
     let mut result = RunResult {
         scenario: scenario.name.clone(),
         path: job.path.clone(),
-        transport: job.transport.as_str(),
-        target: config.target.to_string(),
+        transport: job.transport,
+        target: target.to_string(),
         status: Status::Error,
         duration_ms: 0,
         failures: Vec::new(),
@@ -95,9 +96,9 @@ pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
         baseline: None,
         mock_pids: Vec::new(),
     };
-    if scenario.bundled_only && !config.target.is_bundled() {
+    if let Some(reason) = target.skip_reason(scenario) {
         result.status = Status::Skipped;
-        result.reason = Some("checks a behaviour SPEC.md sets for the bundled transports only (`bundled_only`)".into());
+        result.reason = Some(reason);
         return result;
     }
     let run_dir = match tempfile::Builder::new().prefix("mcp-run-").tempdir() {
@@ -107,109 +108,66 @@ pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
             return result;
         }
     };
-    let deadline = Duration::from_millis(scenario.deadline_ms);
-    let out = Arc::new(Mutex::new(ClientOutcome::default()));
-    let (hung, connections) = if job.transport == TransportName::Stdio {
-        run_stdio(job, config, run_dir.path(), out.clone()).await
+    let deadline = Duration::from_millis(scenario.deadline_ms) + target.startup_allowance();
+    let mock_deadline_ms = scenario.deadline_ms + 2000;
+    let client_run = |endpoint| ClientRun { scenario, transport: job.transport, endpoint, deadline };
+    let (outcome, recorded) = if job.transport == TransportName::Stdio {
+        // stdio: the client spawns the mock from the command line it is given.
+        let mut mock = config.mock_command.clone();
+        mock.extend([
+            "stdio".to_string(),
+            "--scenario".into(),
+            absolute(&job.path).display().to_string(),
+            "--run-dir".into(),
+            run_dir.path().display().to_string(),
+            "--deadline-ms".into(),
+            mock_deadline_ms.to_string(),
+        ]);
+        let outcome = target.run(client_run(Endpoint::Command(mock))).await;
+        // The client (and with it the transport) is gone; make sure no mock outlives the run.
+        (outcome, reap_and_read(run_dir.path()).await)
     } else {
         // HTTP kinds: the mock is a server the harness starts, and stops after the run.
         let path = absolute(&job.path);
-        let mock = match HttpMock::start(
-            &config.mock_command,
-            job.transport,
-            &path,
-            run_dir.path(),
-            scenario.deadline_ms + 2000,
-        )
-        .await
-        {
-            Ok(m) => m,
-            Err(reason) => {
-                result.reason = Some(reason);
-                return result;
-            }
-        };
-        let hung = external::run_client(
-            &config.target,
-            scenario,
-            job.transport,
-            Endpoint::Url(mock.url.clone()),
-            deadline,
-            out.clone(),
-        )
-        .await;
+        let mock =
+            match HttpMock::start(&config.mock_command, job.transport, &path, run_dir.path(), mock_deadline_ms).await {
+                Ok(m) => m,
+                Err(e) => {
+                    result.reason = Some(e.to_string());
+                    return result;
+                }
+            };
+        let outcome = target.run(client_run(Endpoint::Url(mock.url.clone()))).await;
         result.mock_pids.push(mock.pid());
         mock.stop().await;
-        (hung, record::read_run(run_dir.path()))
+        (outcome, record::read_run(run_dir.path()))
     };
-    finish(job, config, result, started, run_dir.path(), out, hung, connections)
-}
-
-/// The stdio part of a run: the transport spawns the mock; returns (hung, records).
-async fn run_stdio(
-    job: &Job,
-    config: &RunConfig,
-    run_dir: &Path,
-    out: Arc<Mutex<ClientOutcome>>,
-) -> (bool, Vec<Vec<WireEvent>>) {
-    let scenario = &job.scenario;
-    let deadline = Duration::from_millis(scenario.deadline_ms);
-    let mut mock = config.mock_command.clone();
-    mock.extend([
-        "stdio".to_string(),
-        "--scenario".into(),
-        absolute(&job.path).display().to_string(),
-        "--run-dir".into(),
-        run_dir.display().to_string(),
-        "--deadline-ms".into(),
-        (scenario.deadline_ms + 2000).to_string(),
-    ]);
-    let hung =
-        external::run_client(&config.target, scenario, job.transport, Endpoint::Command(mock), deadline, out).await;
-    // The plan future (and with it the transport) is gone; make sure no mock outlives the run.
-    (hung, reap_and_read(run_dir).await)
+    finish(job, config, result, started, run_dir.path(), outcome, Transcript::new(recorded))
 }
 
 /// Checks, renders and snapshots a run whose client part is over.
-#[allow(clippy::too_many_arguments)]
 fn finish(
     job: &Job,
     config: &RunConfig,
     mut result: RunResult,
     started: Instant,
     run_dir: &Path,
-    out: Arc<Mutex<ClientOutcome>>,
-    hung: bool,
-    connections: Vec<Vec<WireEvent>>,
+    mut outcome: ClientOutcome,
+    transcript: Transcript,
 ) -> RunResult {
     let scenario = &job.scenario;
-    result.mock_pids.extend(connections.iter().flatten().filter_map(|e| match e {
-        WireEvent::Started { pid } => Some(*pid),
-        _ => None,
-    }));
+    let target = &config.target;
+    result.mock_pids.extend(transcript.mock_pids());
     result.mock_pids.dedup();
 
-    let mut outcome = std::mem::take(&mut *out.lock().unwrap_or_else(|e| e.into_inner()));
-    outcome.hung = hung;
-    for n in outcome.steps.len()..scenario.client.len() {
-        outcome.steps.push(StepOutcome {
-            step: n + 1,
-            what: render::describe_step(&scenario.client[n]),
-            status: StepStatus::NotRun,
-            result: None,
-            error: hung.then(|| format!("run deadline of {}ms expired", scenario.deadline_ms)),
-            elapsed_ms: 0,
-        });
-    }
-
-    result.failures = checks::evaluate(scenario, &config.target, &outcome, &connections);
-    result.failures.extend(external::process_failures(&outcome));
-    // An external client that could not run a step (or could not start) gets no verdict and
-    // no snapshot: the scenario did not run as written.
-    let overridden = external::status_override(&outcome);
-    result.transcript = render::transcript(scenario, job.transport, &config.target, &outcome, &connections, run_dir);
+    let scope = Scope { target: target.kind(), transport: job.transport, revision: scenario.revision };
+    result.failures = checks::evaluate(&checks::Run { scenario, scope, outcome: &outcome, transcript: &transcript });
+    // A client that could not run a step (or could not start) gets no verdict and no
+    // snapshot: the scenario did not run as written.
+    let overridden = status_override(&outcome);
+    result.transcript = render::transcript(scenario, job.transport, scope.target, &outcome, &transcript, run_dir);
     if config.compare_snapshots && overridden.is_none() {
-        let path = snapshot::path_for(&job.path, scenario, job.transport, &config.target);
+        let path = snapshot::path_for(&job.path, scenario, job.transport, target);
         result.snapshot = snapshot::compare_or_update(&path, &job.path, &result.transcript, config.update_snapshots);
     }
     let snapshot_ok = !matches!(result.snapshot, SnapshotStatus::Mismatch { .. } | SnapshotStatus::Missing { .. });
@@ -225,17 +183,26 @@ fn finish(
     result
 }
 
+/// A status that overrides the checks' verdict: skipped when the client reported a step
+/// unsupported (never passed: the scenario did not run as written), error when the client
+/// could not be started at all (a harness-side problem, not a finding).
+fn status_override(outcome: &ClientOutcome) -> Option<(Status, String)> {
+    if let Some(ProcessEnd::NotStarted { error }) = outcome.process.as_ref().map(|p| &p.end) {
+        return Some((Status::Error, error.clone()));
+    }
+    outcome.steps.iter().find(|s| s.status == StepStatus::Unsupported).map(|s| {
+        (
+            Status::Skipped,
+            format!("step {} ({}) unsupported: {}", s.step, s.what, s.error.as_deref().unwrap_or("no reason given")),
+        )
+    })
+}
+
 /// Reads the run's records and kills any mock that is still alive (its whole process group).
 /// Waits on nothing but the kill itself, bounded.
 async fn reap_and_read(run_dir: &Path) -> Vec<Vec<WireEvent>> {
-    let connections = record::read_run(run_dir);
-    for events in &connections {
-        let exited = events.iter().any(|e| matches!(e, WireEvent::Exit { .. }));
-        let pid = events.iter().find_map(|e| match e {
-            WireEvent::Started { pid } => Some(*pid),
-            _ => None,
-        });
-        if let (false, Some(pid)) = (exited, pid) {
+    for connection in Transcript::new(record::read_run(run_dir)).connections() {
+        if let (false, Some(pid)) = (connection.mock_exited(), connection.mock_pid()) {
             kill_group(pid).await;
         }
     }

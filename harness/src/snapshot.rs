@@ -2,7 +2,7 @@
 //! itself (so `mcp-harness run` needs no test runner) the way insta does, and writes
 //! `.snap.new` on a mismatch so `cargo insta review` can accept it.
 
-use crate::target::Target;
+use crate::targets::Target;
 use mcp_scenario::Scenario;
 use mcp_scenario::TransportName;
 use mcp_scenario::results::SnapshotStatus;
@@ -17,9 +17,9 @@ pub fn name_for(scenario_path: &Path, scenario: &Scenario, transport: TransportN
         name.push('@');
         name.push_str(transport.as_str());
     }
-    if let Target::Cmd(line) = target {
+    if let Some(label) = target.snapshot_label() {
         name.push('@');
-        name.push_str(&client_slug(line));
+        name.push_str(&label);
     }
     name
 }
@@ -28,19 +28,6 @@ pub fn name_for(scenario_path: &Path, scenario: &Scenario, transport: TransportN
 pub fn path_for(scenario_path: &Path, scenario: &Scenario, transport: TransportName, target: &Target) -> PathBuf {
     let dir = scenario_path.parent().unwrap_or(Path::new("."));
     dir.join(format!("{}.snap", name_for(scenario_path, scenario, transport, target)))
-}
-
-/// A file-name-safe label for an external client command line.
-pub fn client_slug(line: &str) -> String {
-    let slug: String = line
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
-        .collect::<String>()
-        .split('-')
-        .filter(|p| !p.is_empty())
-        .collect::<Vec<_>>()
-        .join("-");
-    slug.chars().take(60).collect()
 }
 
 /// The body of a `.snap` file: everything after its `---` header.
@@ -140,10 +127,5 @@ mod tests {
             compare_or_update(&snap, Path::new("a.yaml"), "line one\nline twp", false),
             SnapshotStatus::Mismatch { .. }
         ));
-    }
-
-    #[test]
-    fn slugs_are_file_safe() {
-        assert_eq!(client_slug("node clients/ts/driver.js --x"), "node-clients-ts-driver-js-x");
     }
 }

@@ -1,5 +1,6 @@
-//! Check data: what must hold of a run's outcome and wire transcript. How each check is
-//! evaluated lives in the harness (`harness/src/checks/`).
+//! Check data: what must hold of a run's outcome and wire transcript. Each kind has its own
+//! data type, so the harness implements one trait per kind (`harness/src/checks/<kind>.rs`:
+//! its load-time validation, which targets it applies to, how it is evaluated).
 
 use crate::default_true;
 use schemars::JsonSchema;
@@ -16,7 +17,7 @@ pub enum Check {
     /// The client sent a message with this method (on the given connection, default any).
     Sent(SentCheck),
     /// The client never sent a message with this method.
-    NotSent(MethodRef),
+    NotSent(NotSentCheck),
     /// The client's first `first` message precedes its first `then` message.
     SentBefore(OrderCheck),
     /// The client sent `notifications/cancelled` for the request the server labelled.
@@ -26,11 +27,11 @@ pub enum Check {
     /// The mock received (or did not receive) a signal.
     Signal(SignalCheck),
     /// The mock saw its stdin reach EOF.
-    StdinClosed(ConnectionRef),
+    StdinClosed(StdinClosedCheck),
     /// The bundled client's diagnostic counters (skipped for external clients).
     Diagnostics(DiagnosticsCheck),
     /// The client reported receiving this notification.
-    Notified(MethodRef),
+    Notified(NotifiedCheck),
     /// HTTP: the client's HTTP requests that match (by HTTP method, JSON-RPC method, path,
     /// connection) carried a header, with a value, a number of times.
     Http(HttpCheck),
@@ -111,10 +112,18 @@ pub struct SentCheck {
     pub connection: Option<usize>,
 }
 
-/// A method name.
+/// See [`Check::NotSent`].
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct MethodRef {
+pub struct NotSentCheck {
+    /// The method.
+    pub method: String,
+}
+
+/// See [`Check::Notified`].
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NotifiedCheck {
     /// The method.
     pub method: String,
 }
@@ -165,10 +174,10 @@ pub struct SignalCheck {
     pub received: bool,
 }
 
-/// A connection number.
+/// See [`Check::StdinClosed`].
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ConnectionRef {
+pub struct StdinClosedCheck {
     /// The connection (1-based); default 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection: Option<usize>,

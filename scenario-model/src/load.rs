@@ -6,13 +6,12 @@
 //! belong to the op, which lives in the mock (`mcp_mock::ops`): [`load`] and [`parse`]
 //! check the format and the cross-references between its parts only; the mock's loader
 //! passes its op rules in through [`load_with`] / [`parse_with`], and they report through a
-//! [`Locator`], so every message still names file:line:column the same way.
+//! [`Locator`], so every message still names file:line:column the same way. Likewise the
+//! checks are validated by the harness, which evaluates them (`harness/src/checks/`).
 
-use crate::checks::{Check, HttpCheck};
 use crate::error::ScenarioError;
 use crate::plan::ClientStep;
 use crate::scenario::{Scenario, TransportName};
-use crate::script::ServerStep;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_saphyr::Spanned;
@@ -50,8 +49,7 @@ pub fn parse_with(path: &Path, text: &str, server_rules: ServerRules<'_>) -> Res
         ScenarioError::Invalid { path: path.into(), line, column, message: first_line(&e.to_string()) }
     })?;
     // A second, loose pass only to learn where each step starts, for validation messages.
-    let spans: Spans = serde_saphyr::from_str(text).unwrap_or_default();
-    Validator { path, spans: &spans, server_rules }.validate(&scenario)?;
+    Validator { at: Locator::new(path, text), server_rules }.validate(&scenario)?;
     Ok(scenario)
 }
 
@@ -61,10 +59,16 @@ pub fn parse_with(path: &Path, text: &str, server_rules: ServerRules<'_>) -> Res
 /// (`server step 3: …`).
 pub struct Locator<'a> {
     path: &'a Path,
-    spans: &'a Spans,
+    spans: Spans,
 }
 
-impl Locator<'_> {
+impl<'a> Locator<'a> {
+    /// Learns where `text` (the contents of `path`) puts each of its parts, with a second,
+    /// loose parse that only records where each step and check starts.
+    pub fn new(path: &'a Path, text: &str) -> Self {
+        Locator { path, spans: serde_saphyr::from_str(text).unwrap_or_default() }
+    }
+
     /// A message about the scenario as a whole (at 0:0).
     pub fn scenario(&self, message: impl Display) -> ScenarioError {
         ScenarioError::Invalid { path: self.path.into(), line: 0, column: 0, message: message.to_string() }
@@ -113,46 +117,25 @@ struct Spans {
 }
 
 struct Validator<'a> {
-    path: &'a Path,
-    spans: &'a Spans,
+    at: Locator<'a>,
     server_rules: ServerRules<'a>,
 }
 
 impl Validator<'_> {
-    fn locator(&self) -> Locator<'_> {
-        Locator { path: self.path, spans: self.spans }
-    }
-
-    fn at(&self, list: &[Spanned<IgnoredAny>], index: usize, message: String) -> ScenarioError {
-        self.locator().at(list, index, message)
-    }
-
     fn validate(&self, s: &Scenario) -> Result<(), ScenarioError> {
         if s.name.is_empty() || !s.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
-            return Err(ScenarioError::Invalid {
-                path: self.path.into(),
-                line: 0,
-                column: 0,
-                message: format!("field `name`: {:?} must be lowercase letters, digits and `-`", s.name),
-            });
+            return Err(self
+                .at
+                .scenario(format!("field `name`: {:?} must be lowercase letters, digits and `-`", s.name)));
         }
         if s.transport.to_vec().contains(&TransportName::LegacySse) && s.revision.as_str() != "2024-11-05" {
-            return Err(ScenarioError::Invalid {
-                path: self.path.into(),
-                line: 0,
-                column: 0,
-                message: "field `revision`: legacy-sse scenarios speak 2024-11-05".into(),
-            });
+            return Err(self.at.scenario("field `revision`: legacy-sse scenarios speak 2024-11-05"));
         }
-        // The labels checks may name; each op's own rules come from the caller.
-        let server_labels: HashSet<String> =
-            s.server.iter().filter_map(ServerStep::expect_label).map(str::to_string).collect();
-        let server_requests: HashSet<String> =
-            s.server.iter().filter_map(ServerStep::request_label).map(str::to_string).collect();
-        (self.server_rules)(s, &self.locator())?;
+        // Each op's own rules come from the caller.
+        (self.server_rules)(s, &self.at)?;
         let mut plan_labels = HashSet::new();
         for (i, step) in s.client.iter().enumerate() {
-            let err = |m: String| self.at(&self.spans.client, i, format!("client step {}: {m}", i + 1));
+            let err = |m: String| self.at.client_step(i, m);
             match step {
                 ClientStep::Request { label: Some(l), .. } if !plan_labels.insert(l.clone()) => {
                     return Err(err(format!("field `as`: label {l:?} is used twice")));
@@ -166,67 +149,14 @@ impl Validator<'_> {
                 _ => {}
             }
         }
-        for (i, check) in s.checks.iter().enumerate() {
-            let err = |m: String| self.at(&self.spans.checks, i, format!("check {}: {m}", i + 1));
-            match check {
-                Check::Outcome(o) if o.step == 0 || o.step > s.client.len() => {
-                    return Err(err(format!(
-                        "field `step`: plan step {} does not exist (the client plan has {} steps, numbered from 1)",
-                        o.step,
-                        s.client.len()
-                    )));
-                }
-                Check::Outcome(o) if o.error.is_some() && o.ok == Some(true) => {
-                    return Err(err("fields `ok: true` and `error`: an expected error implies `ok: false`".into()));
-                }
-                Check::Cancelled(c) if !server_labels.contains(&c.request) => {
-                    return Err(err(format!("field `request`: no server `expect` is labelled {:?}", c.request)));
-                }
-                Check::Answered(a) if !server_requests.contains(&a.request) => {
-                    return Err(err(format!("field `request`: no server `request` is labelled {:?}", a.request)));
-                }
-                Check::Signal(sig) if crate::signals::by_name(&sig.name).is_none() => {
-                    return Err(err(format!("field `name`: unknown signal {:?}", sig.name)));
-                }
-                Check::Http(h) => http_check_problem(h).map_err(err)?,
-                _ => {}
-            }
-        }
         Ok(())
     }
-}
-
-fn http_check_problem(h: &HttpCheck) -> Result<(), String> {
-    if let Some(name) = &h.header {
-        http::HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| format!("field `header`: {name:?} is not a valid header name"))?;
-        if !crate::wire::RECORDED_REQUEST_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
-            return Err(format!(
-                "field `header`: {name:?} is not recorded, so it cannot be checked (recorded: {})",
-                crate::wire::RECORDED_REQUEST_HEADERS.join(", ")
-            ));
-        }
-    }
-    if h.header.is_none() && (h.value.is_some() || h.every) {
-        return Err("fields `value` / `every` need `header`".into());
-    }
-    if h.every && h.count.is_some() {
-        return Err("fields `every` and `count`: give one, not both".into());
-    }
-    if h.connection == Some(0) {
-        return Err("field `connection`: connections are numbered from 1".into());
-    }
-    if let Some(m) = &h.http_method
-        && (!m.chars().all(|c| c.is_ascii_uppercase()) || m.is_empty())
-    {
-        return Err(format!("field `http_method`: {m:?} must be an uppercase HTTP method such as POST, GET, DELETE"));
-    }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::script::ServerStep;
 
     const GOOD: &str = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\n  - op: request\n    method: tools/list\nserver:\n  - op: handshake\n  - op: expect\n    method: tools/list\n  - op: reply\n    result: {\"tools\": []}\nchecks:\n  - outcome: {step: 2, ok: true}\n";
 
@@ -250,23 +180,17 @@ mod tests {
     }
 
     #[test]
-    fn check_on_missing_step_is_rejected_with_location() {
-        let e = err(&GOOD.replace("step: 2", "step: 9"));
-        assert!(e.starts_with("x.yaml:16:"), "{e}");
-        assert!(e.contains("plan step 9 does not exist"), "{e}");
+    fn locator_names_a_check_by_line_and_column() {
+        let e = Locator::new(Path::new("x.yaml"), GOOD).check(0, "field `step`: wrong").to_string();
+        assert_eq!(e, "x.yaml:16:5: check 1: field `step`: wrong");
+        let e = Locator::new(Path::new("x.yaml"), GOOD).check(3, "unknown place").to_string();
+        assert_eq!(e, "x.yaml:0:0: check 4: unknown place");
     }
 
     #[test]
     fn duplicate_keys_and_loose_booleans_are_rejected() {
         err(&GOOD.replace("summary: s\n", "summary: s\nsummary: t\n"));
         err(&GOOD.replace("ok: true", "ok: yes"));
-    }
-
-    #[test]
-    fn http_checks_are_validated_naming_the_field() {
-        let http = GOOD.replace("transport: stdio", "transport: http");
-        let e = err(&http.replace("checks:\n", "checks:\n  - http: {header: X-Custom}\n"));
-        assert!(e.contains("is not recorded"), "{e}");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! per failed check, the snapshot comparison, the baseline verdict. One definition, written
 //! by the runner and read by the reports, the matrix and the baselines (`results.json`).
 
+use crate::scenario::TransportName;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -20,39 +21,57 @@ pub enum Status {
     Error,
 }
 
-/// The result of one run.
-#[derive(Debug, Clone, Serialize)]
+impl Status {
+    /// The name as `results.json` writes it (`passed`, `failed`, `skipped`, `error`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Passed => "passed",
+            Status::Failed => "failed",
+            Status::Skipped => "skipped",
+            Status::Error => "error",
+        }
+    }
+}
+
+/// The result of one run, as `results.json` holds it (one entry of its `runs` list). The
+/// fields a reader may find absent (older or hand-written files) default when read.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunResult {
     /// The scenario's name.
     pub scenario: String,
     /// The scenario file.
     pub path: PathBuf,
     /// The transport it ran over.
-    pub transport: &'static str,
+    pub transport: TransportName,
     /// The target, as given.
+    #[serde(default)]
     pub target: String,
     /// How it ended.
     pub status: Status,
     /// Wall time.
+    #[serde(default)]
     pub duration_ms: u64,
     /// The checks that failed, with messages.
+    #[serde(default)]
     pub failures: Vec<CheckResult>,
     /// Why the run was skipped or errored.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// The snapshot comparison.
+    #[serde(default)]
     pub snapshot: SnapshotStatus,
     /// The rendered, normalised transcript (what the snapshot holds).
     #[serde(skip)]
     pub transcript: String,
     /// Each plan step's outcome.
+    #[serde(default)]
     pub steps: Vec<StepOutcome>,
     /// How an external client's process ended, its stderr tail and other stdout lines
     /// (`cmd:` targets only).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<ProcessReport>,
     /// How the run compares with the client's expected-failures baseline, when one is given.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<Verdict>,
     /// The pids of the mock processes this run started (one per connection).
     #[serde(skip)]
@@ -69,10 +88,11 @@ pub struct CheckResult {
 }
 
 /// The result of comparing a run's transcript with its snapshot.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum SnapshotStatus {
     /// Not compared (e.g. under `cargo test`, where insta compares).
+    #[default]
     NotCompared,
     /// The snapshot matched.
     Matched,
@@ -114,6 +134,18 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// The name as `results.json` writes it (e.g. `expected_failure`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::ExpectedFailure => "expected_failure",
+            Verdict::UnexpectedFailure => "unexpected_failure",
+            Verdict::StaleEntry => "stale_entry",
+            Verdict::Flaky => "flaky",
+            Verdict::Skipped => "skipped",
+        }
+    }
+
     /// Whether this verdict fails the run.
     pub fn fails(self) -> bool {
         matches!(self, Verdict::UnexpectedFailure | Verdict::StaleEntry)
@@ -249,4 +281,51 @@ pub struct DiagnosticCounters {
     pub oversize_dropped: u64,
     /// The tail of the server's stderr.
     pub stderr_tail: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_the_serialised_names() {
+        for s in [Status::Passed, Status::Failed, Status::Skipped, Status::Error] {
+            assert_eq!(serde_json::to_value(s).ok(), Some(Value::from(s.as_str())));
+        }
+        for v in [
+            Verdict::Pass,
+            Verdict::ExpectedFailure,
+            Verdict::UnexpectedFailure,
+            Verdict::StaleEntry,
+            Verdict::Flaky,
+            Verdict::Skipped,
+        ] {
+            assert_eq!(serde_json::to_value(v).ok(), Some(Value::from(v.as_str())));
+        }
+    }
+
+    #[test]
+    fn a_run_reads_back_what_it_wrote() {
+        let run = RunResult {
+            scenario: "s".into(),
+            path: "scenarios/http/s.yaml".into(),
+            transport: TransportName::LegacySse,
+            target: "bundled".into(),
+            status: Status::Failed,
+            duration_ms: 3,
+            failures: vec![CheckResult { check: "check 1 (sent)".into(), message: "m".into() }],
+            reason: None,
+            snapshot: SnapshotStatus::Missing { path: "s.snap".into() },
+            transcript: "not written".into(),
+            steps: Vec::new(),
+            client: None,
+            baseline: Some(Verdict::UnexpectedFailure),
+            mock_pids: vec![1],
+        };
+        let json = serde_json::to_value(&run).expect("serialises");
+        assert_eq!(json["transport"], "legacy-sse");
+        let back: RunResult = serde_json::from_value(json.clone()).expect("reads back");
+        assert_eq!(serde_json::to_value(&back).expect("serialises"), json);
+        assert!(back.transcript.is_empty() && back.mock_pids.is_empty());
+    }
 }

@@ -5,8 +5,8 @@
 //! whose own deadline bounds it.
 
 use mcp_harness::Target;
-use mcp_harness::external;
 use mcp_harness::runner::{self, RunConfig};
+use mcp_harness::targets::cmd;
 use mcp_scenario::results::StepStatus;
 use mcp_scenario::results::{RunResult, Status};
 use std::path::Path;
@@ -29,9 +29,9 @@ async fn run_fake(dir: &Path, name: &str, body: &str) -> (RunResult, Duration) {
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let scenario_path = dir.join("fake-client.yaml");
     std::fs::write(&scenario_path, scenario_yaml()).expect("write scenario");
-    let scenario = mcp_mock::load(&scenario_path).expect("loads");
+    let scenario = mcp_harness::load(&scenario_path).expect("loads");
     let config = RunConfig {
-        target: Target::Cmd(script.display().to_string()),
+        target: Target::cmd(script.display().to_string()),
         mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
         update_snapshots: false,
         compare_snapshots: false,
@@ -57,7 +57,7 @@ fn processes_mentioning(needle: &str) -> Vec<String> {
 }
 
 fn bound() -> Duration {
-    Duration::from_millis(DEADLINE_MS) + external::startup_allowance(&Target::Cmd("x".into())) + Duration::from_secs(1)
+    Duration::from_millis(DEADLINE_MS) + Target::cmd("x").startup_allowance() + Duration::from_secs(1)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -87,7 +87,7 @@ async fn flooding_client_is_cut_off_and_reported() {
     assert_eq!(result.status, Status::Failed);
     let client = result.client.as_ref().expect("process report");
     assert!(matches!(client.end, mcp_scenario::results::ProcessEnd::KilledForFlooding { .. }), "{client:?}");
-    assert!(client.stdout_bytes <= external::STDOUT_CAP + 64 * 1024, "{}", client.stdout_bytes);
+    assert!(client.stdout_bytes <= cmd::STDOUT_CAP + 64 * 1024, "{}", client.stdout_bytes);
     assert!(result.failures.iter().any(|f| f.message.contains("flooding stdout")), "{:?}", result.failures);
     assert!(result.transcript.contains("killed for flooding stdout"), "{}", result.transcript);
 }
@@ -137,9 +137,9 @@ async fn missing_program_is_a_harness_error_not_a_finding() {
     let dir = tempfile::tempdir().expect("tempdir");
     let scenario_path = dir.path().join("fake-client.yaml");
     std::fs::write(&scenario_path, scenario_yaml()).expect("write scenario");
-    let scenario = mcp_mock::load(&scenario_path).expect("loads");
+    let scenario = mcp_harness::load(&scenario_path).expect("loads");
     let config = RunConfig {
-        target: Target::Cmd("/no/such/driver --flag".into()),
+        target: Target::cmd("/no/such/driver --flag"),
         mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
         update_snapshots: false,
         compare_snapshots: false,

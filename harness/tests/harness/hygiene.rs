@@ -30,9 +30,9 @@ async fn sigterm_ignoring_server_is_killed_within_deadline_plus_one_second() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("stubborn.yaml");
     std::fs::write(&path, STUBBORN).expect("write");
-    let scenario = mcp_mock::load(&path).expect("loads");
+    let scenario = mcp_harness::load(&path).expect("loads");
     let config = RunConfig {
-        target: Target::Bundled(None),
+        target: Target::bundled(None),
         mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
         update_snapshots: false,
         compare_snapshots: false,

@@ -4,5 +4,6 @@
 mod cli;
 mod external;
 mod hygiene;
+mod layout;
 mod scenarios;
 mod secrets;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 fn config() -> RunConfig {
     RunConfig {
-        target: Target::Bundled(None),
+        target: Target::bundled(None),
         mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
         update_snapshots: false,
         compare_snapshots: false,
@@ -21,7 +21,7 @@ fn config() -> RunConfig {
 #[rstest]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scenario(#[files("../scenarios/**/*.yaml")] path: PathBuf) {
-    let loaded = mcp_mock::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let loaded = mcp_harness::load(&path).unwrap_or_else(|e| panic!("{e}"));
     let config = Arc::new(config());
     let jobs = runner::jobs(vec![(path.clone(), loaded)], &config.target);
     assert!(!jobs.is_empty(), "{} runs over no transport", path.display());

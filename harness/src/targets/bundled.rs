@@ -1,6 +1,9 @@
 //! The bundled target: drives the project's own transports in-process through a client plan.
 
-use crate::outcome::lock;
+use super::{Client, ClientRun, Endpoint};
+use crate::outcome::{describe_step, lock, not_run};
+use crate::scope::TargetKind;
+use futures::future::BoxFuture;
 use mcp_scenario::results::{ClientOutcome, DiagnosticCounters, StepOutcome, StepStatus};
 use mcp_scenario::{ClientStep, Scenario, TransportName};
 use mcp_transports::client::{self, ClientOptions};
@@ -14,13 +17,86 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-/// Where the client finds the mock server for this run.
+/// The bundled transports, in-process (`bundled`, `bundled:<transport>`).
 #[derive(Debug, Clone)]
-pub enum Endpoint {
-    /// stdio: the command line that starts the mock (the transport spawns it).
-    Command(Vec<String>),
-    /// HTTP kinds: the mock's URL.
-    Url(String),
+pub struct Bundled {
+    /// The one transport to run, or every transport a scenario names.
+    only: Option<TransportName>,
+}
+
+impl Bundled {
+    /// The bundled target; `only` restricts it to one transport.
+    pub fn new(only: Option<TransportName>) -> Self {
+        Bundled { only }
+    }
+}
+
+impl Client for Bundled {
+    fn spec(&self) -> String {
+        match self.only {
+            None => "bundled".into(),
+            Some(t) => format!("bundled:{}", t.as_str()),
+        }
+    }
+
+    fn kind(&self) -> TargetKind {
+        TargetKind::Bundled
+    }
+
+    fn covers(&self, transport: TransportName) -> bool {
+        self.only.is_none_or(|t| t == transport)
+    }
+
+    fn skip_reason(&self, _scenario: &Scenario) -> Option<String> {
+        None
+    }
+
+    /// In-process runs mostly wait on timers.
+    fn runs_per_core(&self) -> usize {
+        4
+    }
+
+    fn run<'a>(&'a self, run: ClientRun<'a>) -> BoxFuture<'a, ClientOutcome> {
+        Box::pin(async move {
+            let scenario = run.scenario;
+            let out = Arc::new(Mutex::new(ClientOutcome::default()));
+            let plan = run_plan(scenario, run.transport, run.endpoint, out.clone());
+            let hung = tokio::time::timeout(run.deadline, plan).await.is_err();
+            let mut outcome = std::mem::take(&mut *lock(&out));
+            outcome.hung = hung;
+            // A plan cut short: the steps it never reached or never finished.
+            let why = hung.then(|| format!("run deadline of {}ms expired", scenario.deadline_ms));
+            for (i, step) in scenario.client.iter().enumerate().skip(outcome.steps.len()) {
+                outcome.steps.push(not_run(i, step, why.clone()));
+            }
+            outcome
+        })
+    }
+}
+
+/// Why a plan step failed (the step outcome's error text is its Display).
+#[derive(Debug, thiserror::Error)]
+enum StepError {
+    /// The transport reported an error (SPEC's strings).
+    #[error(transparent)]
+    Transport(#[from] TransportError),
+    /// `await` names a request that is not running in the background.
+    #[error("no such background request")]
+    NoSuchBackground,
+    /// The task running a request panicked or was aborted.
+    #[error("client task failed: {0}")]
+    TaskFailed(tokio::task::JoinError),
+    /// `wait_closed` ran out of time.
+    #[error("still connected after {0}ms")]
+    StillConnected(u64),
+    /// `wait_notification` ran out of time.
+    #[error("no {method} notification within {ms}ms")]
+    NoNotification {
+        /// The awaited method.
+        method: String,
+        /// The bound.
+        ms: u64,
+    },
 }
 
 /// What the plan shares with the transport's handlers.
@@ -37,12 +113,7 @@ type Pending = JoinHandle<(Result<Value, TransportError>, Instant)>;
 
 /// Runs the client plan, pushing each step's outcome into `out` as it completes, so a run
 /// cut short by its deadline still reports the steps that finished.
-pub async fn run_plan(
-    scenario: &Scenario,
-    transport: TransportName,
-    endpoint: Endpoint,
-    out: Arc<Mutex<ClientOutcome>>,
-) {
+async fn run_plan(scenario: &Scenario, transport: TransportName, endpoint: Endpoint, out: Arc<Mutex<ClientOutcome>>) {
     let observed = Arc::new(Observed::default());
     let mut conn: Option<Arc<dyn Transport>> = None;
     let mut background: HashMap<String, (Pending, CancellationToken)> = HashMap::new();
@@ -50,7 +121,8 @@ pub async fn run_plan(
 
     for (i, step) in scenario.client.iter().enumerate() {
         let started = Instant::now();
-        let (what, result): (String, Result<Option<Value>, String>) = match step {
+        let what = describe_step(step);
+        let result: Result<Option<Value>, StepError> = match step {
             ClientStep::Connect {
                 handshake,
                 timeout_ms,
@@ -105,13 +177,12 @@ pub async fn run_plan(
                     Ok::<_, TransportError>(None)
                 }
                 .await;
-                ("connect".to_string(), result.map_err(|e| e.to_string()))
+                result.map_err(StepError::from)
             }
             ClientStep::Request { method, params, timeout_ms, background: bg, label, pad_params } => {
                 let params = pad(params.clone(), *pad_params);
-                let what = format!("request {method}");
                 match &conn {
-                    None => (what, Err(TransportError::NotConnected.to_string())),
+                    None => Err(TransportError::NotConnected.into()),
                     Some(t) => {
                         let token = CancellationToken::new();
                         let options = RequestOptions { timeout_ms: *timeout_ms, cancel: Some(token.clone()) };
@@ -124,36 +195,30 @@ pub async fn run_plan(
                             let label = label.clone().unwrap_or_default();
                             started_at.insert(label.clone(), started);
                             background.insert(label, (task, token));
-                            (format!("{what} (background)"), Ok(None))
+                            Ok(None)
                         } else {
-                            (what, join(task).await)
+                            join(task).await
                         }
                     }
                 }
             }
-            ClientStep::Await { request } => {
-                let what = format!("await {request}");
-                match background.remove(request) {
-                    Some((task, _)) => (what, join(task).await),
-                    None => (what, Err("no such background request".into())),
-                }
-            }
+            ClientStep::Await { request } => match background.remove(request) {
+                Some((task, _)) => join(task).await,
+                None => Err(StepError::NoSuchBackground),
+            },
             ClientStep::Cancel { request } => {
                 if let Some((_, token)) = background.get(request) {
                     token.cancel();
                 }
-                (format!("cancel {request}"), Ok(None))
+                Ok(None)
             }
-            ClientStep::Notify { method, params } => {
-                let what = format!("notify {method}");
-                match &conn {
-                    None => (what, Err(TransportError::NotConnected.to_string())),
-                    Some(t) => (what, t.notify(method, params.clone()).await.map(|_| None).map_err(|e| e.to_string())),
-                }
-            }
+            ClientStep::Notify { method, params } => match &conn {
+                None => Err(TransportError::NotConnected.into()),
+                Some(t) => t.notify(method, params.clone()).await.map(|_| None).map_err(StepError::from),
+            },
             ClientStep::Wait { ms } => {
                 tokio::time::sleep(Duration::from_millis(*ms)).await;
-                (format!("wait {ms}ms"), Ok(None))
+                Ok(None)
             }
             ClientStep::WaitClosed { timeout_ms } => {
                 let waited = tokio::time::timeout(Duration::from_millis(*timeout_ms), async {
@@ -166,10 +231,7 @@ pub async fn run_plan(
                     }
                 })
                 .await;
-                (
-                    "wait_closed".to_string(),
-                    waited.map(|_| None).map_err(|_| format!("still connected after {timeout_ms}ms")),
-                )
+                waited.map(|_| None).map_err(|_| StepError::StillConnected(*timeout_ms))
             }
             ClientStep::WaitNotification { method, timeout_ms } => {
                 let waited = tokio::time::timeout(Duration::from_millis(*timeout_ms), async {
@@ -182,17 +244,18 @@ pub async fn run_plan(
                     }
                 })
                 .await;
-                (
-                    format!("wait_notification {method}"),
-                    waited.map(|_| None).map_err(|_| format!("no {method} notification within {timeout_ms}ms")),
-                )
+                waited.map(|_| None).map_err(|_| StepError::NoNotification { method: method.clone(), ms: *timeout_ms })
             }
             ClientStep::Close => {
                 if let Some(t) = &conn {
                     t.close().await;
                 }
-                ("close".to_string(), Ok(None))
+                Ok(None)
             }
+        };
+        let what = match step {
+            ClientStep::Request { background: true, .. } if result.is_ok() => format!("{what} (background)"),
+            _ => what,
         };
         // An awaited background request's time counts from when it was sent.
         let since = match step {
@@ -206,7 +269,7 @@ pub async fn run_plan(
             status: if result.is_ok() { StepStatus::Ok } else { StepStatus::Error },
             elapsed_ms: since.elapsed().as_millis() as u64,
             result: result.as_ref().ok().cloned().flatten(),
-            error: result.err(),
+            error: result.err().map(|e| e.to_string()),
         });
         o.notifications = lock(&observed.notifications).clone();
         o.reports = lock(&observed.reports).clone();
@@ -253,11 +316,11 @@ fn pad(params: Option<Value>, size: Option<usize>) -> Option<Value> {
     Some(p)
 }
 
-async fn join(task: Pending) -> Result<Option<Value>, String> {
+async fn join(task: Pending) -> Result<Option<Value>, StepError> {
     match task.await {
         Ok((Ok(v), _)) => Ok(Some(v)),
-        Ok((Err(e), _)) => Err(e.to_string()),
-        Err(e) => Err(format!("client task failed: {e}")),
+        Ok((Err(e), _)) => Err(e.into()),
+        Err(e) => Err(StepError::TaskFailed(e)),
     }
 }
 

@@ -12,16 +12,16 @@
 //! pipes are read only for a bounded time once it is gone, because a grandchild that
 //! inherited them may hold them open forever; stdout and stderr are capped.
 
-use crate::bundled::Endpoint;
-
-use crate::outcome::lock;
-use crate::render;
-use crate::target::Target;
-use mcp_scenario::results::Status;
-use mcp_scenario::results::{CheckResult, ClientOutcome, ProcessEnd, ProcessReport, StepOutcome, StepStatus};
+use super::{Client, ClientRun, Endpoint};
+use crate::outcome::{describe_step, lock, not_run};
+use crate::scope::TargetKind;
+use crate::transcript::render::escape;
+use futures::future::BoxFuture;
+use mcp_scenario::results::{ClientOutcome, ProcessEnd, ProcessReport, StepOutcome, StepStatus};
 use mcp_scenario::{ClientStep, Scenario, TransportName};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -43,34 +43,107 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(1000);
 /// How long to keep reading after the whole group was killed.
 const DRAIN_AFTER_KILL: Duration = Duration::from_millis(300);
 /// Default extra time an external client gets on top of the scenario's deadline, for its
-/// runtime to start (node, python and their SDK imports); see [`startup_allowance`].
+/// runtime to start (node, python and their SDK imports); see [`Client::startup_allowance`].
 const DEFAULT_STARTUP_MS: u64 = 2000;
 
-/// Environment variable overriding [`DEFAULT_STARTUP_MS`].
+/// Environment variable overriding the extra start-up time of external clients (ms,
+/// default 2000).
 pub const STARTUP_ENV: &str = "MCP_HARNESS_STARTUP_MS";
 
-/// Extra deadline time for a target: zero for the in-process bundled client; for external
-/// clients `MCP_HARNESS_STARTUP_MS` (default 2000 ms), because scenario deadlines are sized
-/// for an in-process client and an interpreter needs time to start before step 1.
-pub fn startup_allowance(target: &Target) -> Duration {
-    match target {
-        Target::Bundled(_) => Duration::ZERO,
-        Target::Cmd(_) => Duration::from_millis(
-            std::env::var(STARTUP_ENV).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(DEFAULT_STARTUP_MS),
-        ),
+/// An external client program (`cmd:<command line>`).
+#[derive(Debug, Clone)]
+pub struct Cmd {
+    /// The command line, as given.
+    line: String,
+}
+
+impl Cmd {
+    /// The target for a command line (split like a shell would when a run starts it).
+    pub fn new(command_line: impl Into<String>) -> Self {
+        Cmd { line: command_line.into() }
     }
+}
+
+impl Client for Cmd {
+    fn spec(&self) -> String {
+        format!("cmd:{}", self.line)
+    }
+
+    fn kind(&self) -> TargetKind {
+        TargetKind::External
+    }
+
+    fn covers(&self, _transport: TransportName) -> bool {
+        true
+    }
+
+    fn skip_reason(&self, scenario: &Scenario) -> Option<String> {
+        scenario
+            .bundled_only
+            .then(|| "checks a behaviour SPEC.md sets for the bundled transports only (`bundled_only`)".into())
+    }
+
+    /// `MCP_HARNESS_STARTUP_MS` (default 2000 ms): scenario deadlines are sized for an
+    /// in-process client, and an interpreter needs time to start before step 1.
+    fn startup_allowance(&self) -> Duration {
+        Duration::from_millis(
+            std::env::var(STARTUP_ENV).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(DEFAULT_STARTUP_MS),
+        )
+    }
+
+    /// An external client burns CPU starting its runtime (node, python); starved runs
+    /// would miss their deadlines.
+    fn runs_per_core(&self) -> usize {
+        1
+    }
+
+    fn snapshot_label(&self) -> Option<String> {
+        Some(client_slug(&self.line))
+    }
+
+    fn run<'a>(&'a self, run: ClientRun<'a>) -> BoxFuture<'a, ClientOutcome> {
+        Box::pin(run_program(&self.line, run))
+    }
+}
+
+/// A file-name-safe label for an external client command line.
+pub fn client_slug(line: &str) -> String {
+    let slug: String = line
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .collect::<String>()
+        .split('-')
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("-");
+    slug.chars().take(60).collect()
+}
+
+/// Why a client program could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The command line does not split like a shell would.
+    #[error("cannot split the command line {0:?} like a shell would (an unclosed quote?); quote it as in sh")]
+    Unsplittable(String),
+    /// The command line holds no program.
+    #[error("the command line is empty: give cmd:\"<program> [args…]\"")]
+    Empty,
+    /// The program could not be spawned.
+    #[error("cannot run {program:?}: {source} (is it installed? see clients/README.md)")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
 }
 
 /// The program and arguments for a run: the command line split like a shell would, plus
 /// the mock's URL as the last argument for HTTP transports.
-pub fn argv(command_line: &str, endpoint: &Endpoint) -> Result<Vec<String>, String> {
-    let mut argv = shlex::split(command_line).ok_or_else(|| {
-        format!(
-            "cannot split the command line {command_line:?} like a shell would (an unclosed quote?); quote it as in sh"
-        )
-    })?;
+pub fn argv(command_line: &str, endpoint: &Endpoint) -> Result<Vec<String>, StartError> {
+    let mut argv = shlex::split(command_line).ok_or_else(|| StartError::Unsplittable(command_line.to_string()))?;
     if argv.is_empty() {
-        return Err("the command line is empty: give cmd:\"<program> [args…]\"".into());
+        return Err(StartError::Empty);
     }
     if let Endpoint::Url(url) = endpoint {
         argv.push(url.clone());
@@ -122,15 +195,14 @@ impl Collected {
         }
         let parsed: Option<Value> = serde_json::from_slice(line).ok();
         let Some(Value::Object(obj)) = parsed else {
-            return self.note(render::escape(line));
+            return self.note(escape(line));
         };
         if let Some(step) = obj.get("step") {
             let Some(n) = step.as_u64().map(|n| n as usize).filter(|n| (1..=plan_len).contains(n)) else {
-                return self.note(format!("(step out of range 1..={plan_len}) {}", render::escape(line)));
+                return self.note(format!("(step out of range 1..={plan_len}) {}", escape(line)));
             };
             if self.steps.contains_key(&n) {
-                return self
-                    .note(format!("(step {n} reported twice; the first report counts) {}", render::escape(line)));
+                return self.note(format!("(step {n} reported twice; the first report counts) {}", escape(line)));
             }
             let elapsed = obj.get("elapsed_ms").and_then(Value::as_u64);
             let reported = if let Some(reason) = obj.get("unsupported") {
@@ -144,8 +216,7 @@ impl Collected {
                         None => "(the client gave no error text)".into(),
                     }),
                     None => {
-                        return self
-                            .note(format!("(step line without \"ok\" or \"unsupported\") {}", render::escape(line)));
+                        return self.note(format!("(step line without \"ok\" or \"unsupported\") {}", escape(line)));
                     }
                 }
             };
@@ -157,13 +228,33 @@ impl Collected {
         } else if let Some(r) = obj.get("report") {
             self.reports.push(r.as_str().map(str::to_string).unwrap_or_else(|| r.to_string()));
         } else {
-            self.note(render::escape(line));
+            self.note(escape(line));
         }
     }
 
     fn note(&mut self, line: String) {
         if self.other.len() < OTHER_LINES {
             self.other.push(line.chars().take(400).collect());
+        }
+    }
+}
+
+/// Reads `pipe` until EOF or an error, handing each chunk to `take` with the collected
+/// state locked; `take` stops the reading early by breaking. The pipe stays open: the
+/// caller decides when the writer may see it closed.
+async fn read_chunks(
+    pipe: &mut (impl AsyncRead + Unpin),
+    collected: &Mutex<Collected>,
+    mut take: impl FnMut(&mut Collected, &[u8]) -> ControlFlow<()>,
+) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match pipe.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        if take(&mut lock(collected), &buf[..n]).is_break() {
+            return;
         }
     }
 }
@@ -181,20 +272,15 @@ async fn read_stdout(
     pgid: u32,
     plan_len: usize,
 ) {
-    let mut buf = vec![0u8; 64 * 1024];
     let mut line: Vec<u8> = Vec::new();
-    let flooded = loop {
-        let n = match pipe.read(&mut buf).await {
-            Ok(0) | Err(_) => break false,
-            Ok(n) => n,
-        };
-        let mut c = lock(&collected);
-        c.stdout_bytes += n;
+    let mut flooded = false;
+    read_chunks(&mut pipe, &collected, |c, mut chunk| {
+        c.stdout_bytes += chunk.len();
         if c.stdout_bytes > STDOUT_CAP {
             c.flooded = true;
-            break true;
+            flooded = true;
+            return ControlFlow::Break(());
         }
-        let mut chunk = &buf[..n];
         while let Some(pos) = chunk.iter().position(|b| *b == b'\n') {
             line.extend_from_slice(&chunk[..pos]);
             c.accept(&line, plan_len);
@@ -202,7 +288,9 @@ async fn read_stdout(
             chunk = &chunk[pos + 1..];
         }
         line.extend_from_slice(chunk);
-    };
+        ControlFlow::Continue(())
+    })
+    .await;
     if !flooded {
         if !line.is_empty() {
             lock(&collected).accept(&line, plan_len);
@@ -213,22 +301,19 @@ async fn read_stdout(
     flood.notify_one();
     // Discard until every writer is gone (the killed group closes its ends; the run aborts
     // this read once its drain bound passes, for writers outside the group).
+    let mut buf = vec![0u8; 64 * 1024];
     while let Ok(1..) = pipe.read(&mut buf).await {}
 }
 
 /// Reads stderr, storing up to [`STDERR_CAP`] and counting the rest.
 async fn read_stderr(mut pipe: impl AsyncRead + Unpin, collected: Arc<Mutex<Collected>>) {
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = match pipe.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        let mut c = lock(&collected);
-        c.stderr_bytes += n;
+    read_chunks(&mut pipe, &collected, |c, chunk| {
+        c.stderr_bytes += chunk.len();
         let room = STDERR_CAP.saturating_sub(c.stderr.len());
-        c.stderr.extend_from_slice(&buf[..n.min(room)]);
-    }
+        c.stderr.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        ControlFlow::Continue(())
+    })
+    .await;
 }
 
 /// Kills every process in the group `pgid` (the client and whatever it started without
@@ -266,42 +351,16 @@ fn classify_flood(end: ProcessEnd, flooded: bool) -> ProcessEnd {
     }
 }
 
-/// Runs the client part of a run with the target's client: the bundled transports
-/// in-process, or the external program. Returns whether the run hung until its deadline
-/// (the scenario's, plus [`startup_allowance`] for external clients).
-pub async fn run_client(
-    target: &Target,
-    scenario: &Scenario,
-    transport: TransportName,
-    endpoint: Endpoint,
-    deadline: Duration,
-    out: Arc<Mutex<ClientOutcome>>,
-) -> bool {
-    match target {
-        Target::Bundled(_) => {
-            let plan = crate::bundled::run_plan(scenario, transport, endpoint, out);
-            tokio::time::timeout(deadline, plan).await.is_err()
-        }
-        Target::Cmd(line) => run(line, scenario, transport, endpoint, deadline + startup_allowance(target), out).await,
-    }
-}
-
-/// Runs the client program through the scenario's plan and fills `out` with the same
-/// [`ClientOutcome`] the bundled target produces (plus the process report). Returns whether
-/// the run hung until `deadline`. Never panics and never waits unboundedly: the worst case
-/// is `deadline` plus [`DRAIN_AFTER_EXIT`] or [`DRAIN_AFTER_KILL`] plus a bounded reap.
-pub async fn run(
-    command_line: &str,
-    scenario: &Scenario,
-    transport: TransportName,
-    endpoint: Endpoint,
-    deadline: Duration,
-    out: Arc<Mutex<ClientOutcome>>,
-) -> bool {
+/// Runs the client program through the scenario's plan and returns the same
+/// [`ClientOutcome`] the bundled target produces (plus the process report); `hung` says
+/// whether it ran until the deadline. Never panics and never waits unboundedly: the worst
+/// case is the deadline plus [`DRAIN_AFTER_EXIT`] or [`DRAIN_AFTER_KILL`] plus a bounded reap.
+async fn run_program(command_line: &str, run: ClientRun<'_>) -> ClientOutcome {
+    let ClientRun { scenario, transport, endpoint, deadline } = run;
     let plan = &scenario.client;
     let started = Instant::now();
-    let not_started = |error: String| ProcessReport {
-        end: ProcessEnd::NotStarted { error },
+    let not_started = |error: StartError| ProcessReport {
+        end: ProcessEnd::NotStarted { error: error.to_string() },
         stdout_bytes: 0,
         other_stdout: Vec::new(),
         stderr_bytes: 0,
@@ -310,10 +369,7 @@ pub async fn run(
     };
     let argv = match argv(command_line, &endpoint) {
         Ok(a) => a,
-        Err(e) => {
-            *lock(&out) = assemble(plan, Collected::default(), not_started(e), started, deadline);
-            return false;
-        }
+        Err(e) => return assemble(plan, Collected::default(), not_started(e), started, deadline),
     };
     let mut cmd = tokio::process::Command::new(&argv[0]);
     cmd.args(&argv[1..])
@@ -325,10 +381,9 @@ pub async fn run(
         .kill_on_drop(true);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
-        Err(e) => {
-            let error = format!("cannot run {:?}: {e} (is it installed? see clients/README.md)", argv[0]);
-            *lock(&out) = assemble(plan, Collected::default(), not_started(error), started, deadline);
-            return false;
+        Err(source) => {
+            let error = StartError::Spawn { program: argv[0].clone(), source };
+            return assemble(plan, Collected::default(), not_started(error), started, deadline);
         }
     };
     let pgid = child.id().unwrap_or(0);
@@ -396,10 +451,7 @@ pub async fn run(
         stderr_tail: String::from_utf8_lossy(&collected.stderr[tail_from..]).into_owned(),
         wall_ms,
     };
-    let outcome = assemble(plan, collected, report, started, deadline);
-    let hung = outcome.hung;
-    *lock(&out) = outcome;
-    hung
+    assemble(plan, collected, report, started, deadline)
 }
 
 /// Turns what was collected into the per-step outcome, filling steps the client never
@@ -421,18 +473,11 @@ fn assemble(
     let mut previous = started;
     let mut sent_at: BTreeMap<String, Instant> = BTreeMap::new();
     for (i, step) in plan.iter().enumerate() {
-        let what = render::describe_step(step);
         let Some((reported, elapsed, at)) = c.steps.remove(&(i + 1)) else {
-            steps.push(StepOutcome {
-                step: i + 1,
-                what,
-                status: StepStatus::NotRun,
-                result: None,
-                error: Some(why_not_run.clone()),
-                elapsed_ms: 0,
-            });
+            steps.push(not_run(i, step, Some(why_not_run.clone())));
             continue;
         };
+        let what = describe_step(step);
         // Without the client's own measure, a step took from the previous line to this
         // one; an awaited background request counts from the line that sent it.
         let since = match step {
@@ -465,49 +510,6 @@ fn assemble(
     }
 }
 
-/// Failures that come from the client process itself rather than from a scenario check: a
-/// crash, a signal death, a non-zero exit, flooding. A hang is judged by the always-on
-/// deadline rule.
-pub fn process_failures(outcome: &ClientOutcome) -> Vec<CheckResult> {
-    let Some(report) = &outcome.process else { return Vec::new() };
-    let failed = match &report.end {
-        ProcessEnd::Exited { code: 0 } | ProcessEnd::KilledAtDeadline | ProcessEnd::NotStarted { .. } => false,
-        ProcessEnd::Exited { .. } | ProcessEnd::Signalled { .. } | ProcessEnd::KilledForFlooding { .. } => true,
-    };
-    if !failed {
-        return Vec::new();
-    }
-    let mut message = report.end.to_string();
-    if let Some(last) = report.stderr_tail.lines().rev().find(|l| !l.trim().is_empty()) {
-        message.push_str(&format!("; last stderr line: {}", last.chars().take(300).collect::<String>()));
-    }
-    vec![CheckResult { check: "always: client process ends cleanly".into(), message }]
-}
-
-/// A status that overrides the checks' verdict: skipped when the client reported a step
-/// unsupported (never passed: the scenario did not run as written), error when the client
-/// could not be started at all (a harness-side problem, not a finding).
-pub fn status_override(outcome: &ClientOutcome) -> Option<(Status, String)> {
-    if let Some(ProcessEnd::NotStarted { error }) = outcome.process.as_ref().map(|p| &p.end) {
-        return Some((Status::Error, error.clone()));
-    }
-    outcome.steps.iter().find(|s| s.status == StepStatus::Unsupported).map(|s| {
-        (
-            Status::Skipped,
-            format!("step {} ({}) unsupported: {}", s.step, s.what, s.error.as_deref().unwrap_or("no reason given")),
-        )
-    })
-}
-
-/// The lines a snapshot shows about the client process: only what is stable across runs
-/// (how it ended), never stderr or timings.
-pub fn render_process(outcome: &ClientOutcome) -> String {
-    match &outcome.process {
-        Some(p) => format!("── client process ──\n{}\n", p.end),
-        None => String::new(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -532,6 +534,11 @@ mod tests {
         assert_eq!(classify_flood(ProcessEnd::Exited { code: 0 }, true), flood);
         assert_eq!(classify_flood(sigpipe.clone(), false), sigpipe);
         assert_eq!(classify_flood(ProcessEnd::KilledAtDeadline, true), ProcessEnd::KilledAtDeadline);
+    }
+
+    #[test]
+    fn slugs_are_file_safe() {
+        assert_eq!(client_slug("node clients/ts/driver.js --x"), "node-clients-ts-driver-js-x");
     }
 
     #[test]

@@ -1,0 +1,22 @@
+//! `always: finishes before the deadline`: the client plan finished within the run's
+//! deadline (a client that never reports is a finding, not a harness error).
+
+use super::{At, Rule};
+use crate::checks::Run;
+
+/// See the module docs.
+pub struct FinishesBeforeDeadline;
+
+impl Rule for FinishesBeforeDeadline {
+    const NAME: &'static str = "finishes before the deadline";
+    type Violation = Hung;
+
+    fn judge(&self, run: &Run<'_>) -> Vec<(At, Hung)> {
+        if run.outcome.hung { vec![(At::Start, Hung(run.scenario.deadline_ms))] } else { Vec::new() }
+    }
+}
+
+/// The plan was still running at the deadline.
+#[derive(Debug, thiserror::Error)]
+#[error("the client plan did not finish within {0}ms")]
+pub struct Hung(u64);

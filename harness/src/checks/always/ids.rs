@@ -1,0 +1,61 @@
+//! `always: unique in-flight ids`: the client never reuses a request id while a request
+//! with that id is still in flight on the connection (a response, or a refused POST, ends
+//! its flight).
+
+use super::{At, Rule, framed, jsonrpc};
+use crate::checks::Run;
+use crate::transcript::Connection;
+use mcp_scenario::wire::WireEvent;
+use serde_json::Value;
+
+/// See the module docs.
+pub struct UniqueInFlightIds;
+
+impl Rule for UniqueInFlightIds {
+    const NAME: &'static str = "unique in-flight ids";
+    type Violation = Reused;
+
+    fn judge_connection(&self, run: &Run<'_>, c: &Connection) -> Vec<(At, Reused)> {
+        let mut found = Vec::new();
+        let mut in_flight: Vec<Value> = Vec::new();
+        for (e, event) in c.events().iter().enumerate() {
+            match event {
+                WireEvent::FromClient { json: Some(v), .. } => {
+                    for (k, m) in framed(v, run.scope.revision).into_iter().enumerate() {
+                        let (Ok(()), Some(_), Some(id)) = (jsonrpc::shape(m), m.get("method"), m.get("id")) else {
+                            continue;
+                        };
+                        if in_flight.contains(id) {
+                            found.push((
+                                At::Connection(c.number(), Some((e, k))),
+                                Reused { conn: c.number(), id: id.clone() },
+                            ));
+                        }
+                        in_flight.push(id.clone());
+                    }
+                }
+                // A response (or a refused POST) ends its id's flight.
+                WireEvent::ToClient { bytes, .. } => {
+                    for line in bytes.text.as_deref().unwrap_or("").lines() {
+                        if let Ok(v) = serde_json::from_str::<Value>(line)
+                            && v.get("method").is_none()
+                            && let Some(id) = v.get("id")
+                        {
+                            in_flight.retain(|x| x != id);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        found
+    }
+}
+
+/// A request id sent again while still in flight.
+#[derive(Debug, thiserror::Error)]
+#[error("connection {conn}: id {id} reused while still in flight")]
+pub struct Reused {
+    conn: usize,
+    id: Value,
+}

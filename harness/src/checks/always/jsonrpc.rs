@@ -1,0 +1,124 @@
+//! `always: valid JSON-RPC`: every client message is JSON-RPC 2.0 (a batch only on
+//! 2025-03-26): a request or notification with a string `method`, an integer or string
+//! `id`, object or array `params`; or a response with exactly one of `result` and `error`.
+
+use super::{At, Rule, Written, written};
+use crate::checks::Run;
+use crate::transcript::Connection;
+use serde_json::Value;
+
+/// See the module docs.
+pub struct ValidJsonRpc;
+
+impl Rule for ValidJsonRpc {
+    const NAME: &'static str = "valid JSON-RPC";
+    type Violation = Violation;
+
+    fn judge_connection(&self, run: &Run<'_>, c: &Connection) -> Vec<(At, Violation)> {
+        let conn = c.number();
+        written(run, c)
+            .into_iter()
+            .filter_map(|(at, w)| match w {
+                Written::NotJson(line) => Some((at, Violation::NotJson { conn, line })),
+                Written::Message(m) => {
+                    shape(m).err().map(|why| (at, Violation::Shape { conn, why, message: m.clone() }))
+                }
+            })
+            .collect()
+    }
+}
+
+/// A client message that is not JSON-RPC 2.0.
+#[derive(Debug, thiserror::Error)]
+pub enum Violation {
+    /// A line that does not parse as JSON.
+    #[error("connection {conn}: client sent a line that is not JSON: {line:?}")]
+    NotJson {
+        /// The connection.
+        conn: usize,
+        /// The line (`<binary>` when not UTF-8).
+        line: String,
+    },
+    /// JSON of the wrong shape.
+    #[error("connection {conn}: {why}: {message}")]
+    Shape {
+        /// The connection.
+        conn: usize,
+        /// What is wrong.
+        why: ShapeError,
+        /// The message.
+        message: Value,
+    },
+}
+
+/// What is wrong with a client message's JSON-RPC 2.0 shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ShapeError {
+    /// Not an object.
+    #[error("not a JSON object")]
+    NotObject,
+    /// `jsonrpc` is not `"2.0"`.
+    #[error("missing or wrong \"jsonrpc\"")]
+    Version,
+    /// `method` is not a string.
+    #[error("\"method\" is not a string")]
+    Method,
+    /// A request id that is neither a string nor an integer.
+    #[error("request id is not a string or an integer")]
+    RequestId,
+    /// `params` that is neither an object nor an array.
+    #[error("\"params\" is neither an object nor an array")]
+    Params,
+    /// A response with both `result` and `error`.
+    #[error("response has both result and error")]
+    ResultAndError,
+    /// Anything else.
+    #[error("neither a request, a notification nor a response")]
+    Neither,
+}
+
+/// Checks one client message's JSON-RPC 2.0 shape.
+pub(super) fn shape(m: &Value) -> Result<(), ShapeError> {
+    let obj = m.as_object().ok_or(ShapeError::NotObject)?;
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(ShapeError::Version);
+    }
+    let id_ok = |id: &Value| id.is_string() || id.as_i64().is_some();
+    if let Some(method) = obj.get("method") {
+        if !method.is_string() {
+            return Err(ShapeError::Method);
+        }
+        if let Some(id) = obj.get("id")
+            && !id_ok(id)
+        {
+            return Err(ShapeError::RequestId);
+        }
+        if let Some(p) = obj.get("params")
+            && !p.is_object()
+            && !p.is_array()
+        {
+            return Err(ShapeError::Params);
+        }
+        return Ok(());
+    }
+    match (obj.get("id"), obj.contains_key("result"), obj.contains_key("error")) {
+        (Some(id), true, false) | (Some(id), false, true) if id_ok(id) => Ok(()),
+        (Some(_), true, true) => Err(ShapeError::ResultAndError),
+        _ => Err(ShapeError::Neither),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn client_message_shapes() {
+        assert!(shape(&json!({"jsonrpc":"2.0","id":1,"method":"x"})).is_ok());
+        assert!(shape(&json!({"jsonrpc":"2.0","id":"a","result":{}})).is_ok());
+        assert_eq!(shape(&json!({"jsonrpc":"2.0","id":null,"method":"x"})), Err(ShapeError::RequestId));
+        assert_eq!(shape(&json!({"jsonrpc":"2.0","id":1.5,"result":{}})), Err(ShapeError::Neither));
+        assert_eq!(shape(&json!({"id":1,"method":"x"})), Err(ShapeError::Version));
+    }
+}

@@ -1,0 +1,182 @@
+//! The always-on rules: what every run must satisfy whatever its checks say (DESIGN
+//! "Checks: what applies to whom"), one module per rule behind [`Rule`]. Failures are named
+//! `always: <rule>` and listed in run order: the run's deadline, then each connection (its
+//! script, then its messages in wire order), then the client process.
+
+mod deadline;
+mod ids;
+mod jsonrpc;
+mod params;
+mod process;
+mod script;
+
+use super::Run;
+use crate::scope::Scope;
+use crate::transcript::Connection;
+use mcp_scenario::Revision;
+use mcp_scenario::results::CheckResult;
+use serde_json::Value;
+use std::fmt;
+
+/// One always-on rule (the sibling of [`super::CheckKind`] for rules without data).
+pub trait Rule {
+    /// The rule's name in messages: `always: <NAME>`.
+    const NAME: &'static str;
+
+    /// One way the run broke the rule; its Display is the failure message.
+    type Violation: fmt::Display;
+
+    /// Whether the rule is judged for a run of this scope.
+    fn applies(&self, _scope: &Scope) -> bool {
+        true
+    }
+
+    /// Every violation, each with where in the run it happened; by default those on each
+    /// connection, in order.
+    fn judge(&self, run: &Run<'_>) -> Vec<(At, Self::Violation)> {
+        run.transcript.connections().iter().flat_map(|c| self.judge_connection(run, c)).collect()
+    }
+
+    /// Every violation on one connection (for rules that judge connection by connection).
+    fn judge_connection(&self, _run: &Run<'_>, _connection: &Connection) -> Vec<(At, Self::Violation)> {
+        Vec::new()
+    }
+}
+
+/// Where in a run a violation happened. Reports list violations in this order; violations
+/// at one place keep the order of the rules in [`judge`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum At {
+    /// The run as a whole, before anything on the wire (its deadline).
+    Start,
+    /// Connection `n` (1-based): as a whole (`None`), or at its `event`-th viewed event,
+    /// `item`-th message of a batch (`Some((event, item))`).
+    Connection(usize, Option<(usize, usize)>),
+    /// After the wire: the client process.
+    End,
+}
+
+/// Judges every rule that applies; the violations in run order.
+pub fn judge(run: &Run<'_>) -> Vec<CheckResult> {
+    fn collect<R: Rule>(rule: &R, run: &Run<'_>, found: &mut Vec<(At, CheckResult)>) {
+        if rule.applies(&run.scope) {
+            found.extend(
+                rule.judge(run)
+                    .into_iter()
+                    .map(|(at, v)| (at, CheckResult { check: format!("always: {}", R::NAME), message: v.to_string() })),
+            );
+        }
+    }
+    let mut found = Vec::new();
+    collect(&deadline::FinishesBeforeDeadline, run, &mut found);
+    collect(&script::ScriptCompletes, run, &mut found);
+    collect(&jsonrpc::ValidJsonRpc, run, &mut found);
+    collect(&params::ParamsPresent, run, &mut found);
+    collect(&ids::UniqueInFlightIds, run, &mut found);
+    collect(&process::ProcessEndsCleanly, run, &mut found);
+    // Stable: at one place, the rules' order above.
+    found.sort_by_key(|(at, _)| *at);
+    found.into_iter().map(|(_, r)| r).collect()
+}
+
+/// The messages in one JSON value the client sent, as the revision frames them: a
+/// non-empty batch is its items on 2025-03-26 (the one revision with batches); anything
+/// else is one message.
+fn framed(v: &Value, revision: Revision) -> Vec<&Value> {
+    match v {
+        Value::Array(items) if revision == Revision::R2025_03_26 && !items.is_empty() => items.iter().collect(),
+        _ => vec![v],
+    }
+}
+
+/// One thing the client wrote: a message, or a line that is not JSON (its text, or
+/// `<binary>` when not UTF-8).
+enum Written<'a> {
+    Message(&'a Value),
+    NotJson(String),
+}
+
+/// What the client wrote on a connection with where each is, in wire order: each JSON
+/// value framed by the revision ([`framed`]).
+fn written<'a>(run: &Run<'_>, c: &'a Connection) -> Vec<(At, Written<'a>)> {
+    let mut out = Vec::new();
+    for (e, event) in c.events().iter().enumerate() {
+        let mcp_scenario::WireEvent::FromClient { json, bytes, .. } = event else { continue };
+        let at = |k| At::Connection(c.number(), Some((e, k)));
+        match json {
+            Some(v) => out.extend(
+                framed(v, run.scope.revision).into_iter().enumerate().map(|(k, m)| (at(k), Written::Message(m))),
+            ),
+            None => out.push((at(0), Written::NotJson(bytes.text.clone().unwrap_or_else(|| "<binary>".into())))),
+        }
+    }
+    out
+}
+
+/// The well-formed client messages on a connection ([`jsonrpc::shape`]), with where each is.
+fn well_formed<'a>(run: &Run<'_>, c: &'a Connection) -> Vec<(At, &'a Value)> {
+    written(run, c)
+        .into_iter()
+        .filter_map(|(at, w)| match w {
+            Written::Message(m) if jsonrpc::shape(m).is_ok() => Some((at, m)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scope::TargetKind;
+    use crate::transcript::Transcript;
+    use mcp_scenario::results::ClientOutcome;
+    use mcp_scenario::wire::{Recorded, WireEvent};
+    use serde_json::json;
+
+    const SCENARIO: &str = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-03-26\nclient:\n  - op: connect\nserver:\n  - op: expect\n    method: tools/list\n  - op: reply\n    result: {}\n";
+
+    fn from_client(v: Option<Value>, text: &str) -> WireEvent {
+        WireEvent::FromClient { t_us: 0, bytes: Recorded::of(text.as_bytes()), json: v, terminated: true }
+    }
+
+    fn failures(target: TargetKind) -> Vec<String> {
+        let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), SCENARIO).expect("loads");
+        let events = vec![
+            WireEvent::Script { reached: 1, total: 2, finished: false },
+            from_client(None, "garbage"),
+            from_client(Some(json!([{"id": 5, "method": "x"}, {"jsonrpc": "2.0", "id": 1, "method": "a"}])), ""),
+            from_client(Some(json!({"jsonrpc": "2.0", "id": 1, "method": "b"})), ""),
+            WireEvent::ToClient {
+                t_us: 0,
+                bytes: Recorded::of(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n"),
+                why: "reply".into(),
+            },
+            from_client(Some(json!({"jsonrpc": "2.0", "id": 1, "method": "c", "params": {}})), ""),
+        ];
+        let transcript = Transcript::new(vec![events]);
+        let outcome = ClientOutcome { hung: true, ..ClientOutcome::default() };
+        let scope = Scope { target, transport: scenario.transport.to_vec()[0], revision: scenario.revision };
+        judge(&Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript })
+            .into_iter()
+            .map(|f| format!("{}: {}", f.check, f.message))
+            .collect()
+    }
+
+    #[test]
+    fn violations_come_in_run_order() {
+        assert_eq!(
+            failures(TargetKind::Bundled),
+            [
+                "always: finishes before the deadline: the client plan did not finish within 3000ms",
+                "always: server script completes: connection 1: the mock's script stopped at step 1 of 2 (expect tools/list): the client never got that far",
+                "always: valid JSON-RPC: connection 1: client sent a line that is not JSON: \"garbage\"",
+                "always: valid JSON-RPC: connection 1: missing or wrong \"jsonrpc\": {\"id\":5,\"method\":\"x\"}",
+                "always: params always present (SPEC §2): connection 1: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}",
+                "always: params always present (SPEC §2): connection 1: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"b\"}",
+                "always: unique in-flight ids: connection 1: id 1 reused while still in flight",
+            ]
+        );
+        // SPEC.md's `params` rule is the bundled transports' own.
+        assert_eq!(failures(TargetKind::External).len(), 5);
+    }
+}

@@ -1,0 +1,76 @@
+//! `answered`: the client's answer to a server-to-client request the script sent with
+//! `request … as:` — that it answered, with a result containing these members or an error
+//! with this code. A wire check: it applies to every target.
+
+use super::{CheckKind, Run, subset};
+use mcp_scenario::checks::AnsweredCheck;
+use mcp_scenario::{Scenario, ServerStep};
+use serde_json::Value;
+
+impl CheckKind for AnsweredCheck {
+    const NAME: &'static str = "answered";
+    type Invalid = Invalid;
+    type Failure = Failure;
+
+    fn validate(&self, scenario: &Scenario) -> Result<(), Invalid> {
+        let labelled = |s: &ServerStep| s.request_label() == Some(self.request.as_str());
+        if scenario.server.iter().any(labelled) { Ok(()) } else { Err(Invalid(self.request.clone())) }
+    }
+
+    fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
+        let id = run.transcript.labelled_id(&self.request).ok_or_else(|| Failure::NeverSent(self.request.clone()))?;
+        let answer = run
+            .transcript
+            .client_messages()
+            .find(|v| v.get("id") == Some(id) && v.get("method").is_none())
+            .ok_or_else(|| Failure::Unanswered(id.clone()))?;
+        if let Some(want) = &self.result {
+            let got = answer.get("result").ok_or_else(|| Failure::NoResult(answer.clone()))?;
+            if !subset(want, got) {
+                return Err(Failure::Result { got: got.clone(), want: want.clone() });
+            }
+        }
+        if let Some(code) = self.error_code {
+            let got = answer.pointer("/error/code").and_then(Value::as_i64);
+            if got != Some(code) {
+                return Err(Failure::NotError { answer: answer.clone(), code });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// No server `request` carries the label.
+#[derive(Debug, thiserror::Error)]
+#[error("field `request`: no server `request` is labelled {0:?}")]
+pub struct Invalid(String);
+
+/// How the client's answer differed from the check.
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    /// The mock never sent the labelled request.
+    #[error("the mock never sent request {0:?}")]
+    NeverSent(String),
+    /// No response with the request's id.
+    #[error("client never answered server request {0}")]
+    Unanswered(Value),
+    /// The answer has no result.
+    #[error("answer {0} has no result")]
+    NoResult(Value),
+    /// The result lacks expected members.
+    #[error("answer result {got} does not contain {want}")]
+    Result {
+        /// The answer's result.
+        got: Value,
+        /// The members expected.
+        want: Value,
+    },
+    /// The answer is not an error with the code.
+    #[error("answer {answer} is not an error with code {code}")]
+    NotError {
+        /// The answer.
+        answer: Value,
+        /// The code expected.
+        code: i64,
+    },
+}

@@ -1,0 +1,53 @@
+//! `cancelled`: the client sent (or, with `sent: false`, did not send)
+//! `notifications/cancelled` for the request the server script labelled with `as:`. A wire
+//! check: it applies to every target.
+
+use super::{CheckKind, Run};
+use crate::transcript::method_of;
+use mcp_scenario::checks::CancelledCheck;
+use mcp_scenario::{Scenario, ServerStep};
+use serde_json::Value;
+
+impl CheckKind for CancelledCheck {
+    const NAME: &'static str = "cancelled";
+    type Invalid = Invalid;
+    type Failure = Failure;
+
+    fn validate(&self, scenario: &Scenario) -> Result<(), Invalid> {
+        let labelled = |s: &ServerStep| s.expect_label() == Some(self.request.as_str());
+        if scenario.server.iter().any(labelled) { Ok(()) } else { Err(Invalid(self.request.clone())) }
+    }
+
+    fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
+        let id =
+            run.transcript.labelled_id(&self.request).ok_or_else(|| Failure::NeverReceived(self.request.clone()))?;
+        let sent = run
+            .transcript
+            .client_messages()
+            .any(|v| method_of(v) == Some("notifications/cancelled") && v.pointer("/params/requestId") == Some(id));
+        match (self.sent, sent) {
+            (true, false) => Err(Failure::NotSent(id.clone())),
+            (false, true) => Err(Failure::Sent(id.clone())),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// No server `expect` carries the label.
+#[derive(Debug, thiserror::Error)]
+#[error("field `request`: no server `expect` is labelled {0:?}")]
+pub struct Invalid(String);
+
+/// How the client's cancellations differed from the check.
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    /// The labelled request never reached the mock.
+    #[error("the mock never received request {0:?}")]
+    NeverReceived(String),
+    /// No cancellation for the request's id.
+    #[error("client sent no notifications/cancelled with requestId {0}")]
+    NotSent(Value),
+    /// A cancellation the check says must not be sent.
+    #[error("client sent notifications/cancelled for {0}, expected none")]
+    Sent(Value),
+}

@@ -1,0 +1,176 @@
+//! Evaluating a run: the scenario's checks, one module per kind behind [`CheckKind`], and
+//! the always-on rules ([`always`]). Only failures are returned; an empty list means the run
+//! passed its checks. Which check applies to whom follows DESIGN "Checks: what applies to
+//! whom": wire checks and outcome classes apply to every target, exact error texts and the
+//! bundled client's counters to the bundled target only.
+//!
+//! # Adding a check
+//!
+//! Exactly these lines, and nothing else in the harness:
+//!
+//! 1. `scenario-model/src/checks.rs`: the check's data type `<Kind>Check` (its doc comments
+//!    are the schema's descriptions) and one variant of [`Check`]: `<Kind>(<Kind>Check),`.
+//! 2. `harness/src/checks/<kind>.rs`: `impl CheckKind for <Kind>Check` — its [`NAME`]
+//!    (`check 2 (<name>)`), its load-time [`validate`] (messages name the field; the loader
+//!    adds `<file>:<line>:<column>: check <n>: `), [`applies`] (which targets, transports,
+//!    revisions judge it), [`evaluate`] against the transcript and outcome, and the typed
+//!    [`Invalid`] and [`Failure`] whose Display are the messages.
+//! 3. This file: `mod <kind>;` and one arm `Check::<Kind>($k) => $body,` in `with_kind!`.
+//! 4. `make schema` (regenerates `scenarios/schema.json`) and a row in the check table of
+//!    `scenarios/README.md`.
+//!
+//! An always-on rule is the same with [`always::Rule`]: `checks/always/<rule>.rs`, and
+//! `mod <rule>;` plus one `collect(&<rule>::<Rule>, …)` line in `always/mod.rs`.
+//!
+//! [`NAME`]: CheckKind::NAME
+//! [`validate`]: CheckKind::validate
+//! [`applies`]: CheckKind::applies
+//! [`evaluate`]: CheckKind::evaluate
+//! [`Invalid`]: CheckKind::Invalid
+//! [`Failure`]: CheckKind::Failure
+
+pub mod always;
+mod answered;
+mod cancelled;
+mod diagnostics;
+mod http;
+mod not_sent;
+mod notified;
+mod outcome;
+mod sent;
+mod sent_before;
+mod signal;
+mod stdin_closed;
+
+use crate::scope::Scope;
+use crate::transcript::Transcript;
+use mcp_scenario::Scenario;
+use mcp_scenario::checks::Check;
+use mcp_scenario::results::{CheckResult, ClientOutcome};
+use serde_json::Value;
+use std::fmt;
+
+/// One kind of check (wiremock's `Match`, for a whole run): implemented by the kind's data
+/// type from `mcp_scenario::checks`.
+pub trait CheckKind {
+    /// The kind's name in messages: `check 2 (<NAME>)`.
+    const NAME: &'static str;
+
+    /// Why a scenario file is rejected at load time; its Display names the field.
+    type Invalid: fmt::Display;
+
+    /// Why the check failed on a run; its Display is the failure message.
+    type Failure: fmt::Display;
+
+    /// Load-time validation against the rest of the scenario (steps, labels, names).
+    fn validate(&self, _scenario: &Scenario) -> Result<(), Self::Invalid> {
+        Ok(())
+    }
+
+    /// Whether the check is judged for a run of this scope; a check that does not apply is
+    /// skipped, neither passed nor failed.
+    fn applies(&self, _scope: &Scope) -> bool {
+        true
+    }
+
+    /// Evaluates the check against the run's transcript and outcome.
+    fn evaluate(&self, run: &Run<'_>) -> Result<(), Self::Failure>;
+}
+
+/// The one list of check kinds: runs `$body` with `$k` bound to the check's data, which
+/// implements [`CheckKind`].
+macro_rules! with_kind {
+    ($check:expr, $k:ident => $body:expr) => {
+        match $check {
+            Check::Outcome($k) => $body,
+            Check::Sent($k) => $body,
+            Check::NotSent($k) => $body,
+            Check::SentBefore($k) => $body,
+            Check::Cancelled($k) => $body,
+            Check::Answered($k) => $body,
+            Check::Signal($k) => $body,
+            Check::StdinClosed($k) => $body,
+            Check::Diagnostics($k) => $body,
+            Check::Notified($k) => $body,
+            Check::Http($k) => $body,
+        }
+    };
+}
+
+/// What a run's checks are evaluated against.
+#[derive(Debug, Clone, Copy)]
+pub struct Run<'a> {
+    /// The scenario.
+    pub scenario: &'a Scenario,
+    /// What the run is judged as.
+    pub scope: Scope,
+    /// What the client reported.
+    pub outcome: &'a ClientOutcome,
+    /// What the mock recorded.
+    pub transcript: &'a Transcript,
+}
+
+/// A check a scenario file gets wrong: which one (0-based) and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("check {}: {message}", .index + 1)]
+pub struct InvalidCheck {
+    /// The check's index in `checks:` (0-based).
+    pub index: usize,
+    /// What is wrong, naming the field.
+    pub message: String,
+}
+
+/// Load-time validation of every check; the first problem, in file order.
+pub fn validate(scenario: &Scenario) -> Result<(), InvalidCheck> {
+    for (index, check) in scenario.checks.iter().enumerate() {
+        with_kind!(check, k => k.validate(scenario).map_err(|e| InvalidCheck { index, message: e.to_string() }))?;
+    }
+    Ok(())
+}
+
+/// The name of a check's kind, as messages show it.
+pub fn name(check: &Check) -> &'static str {
+    fn of<K: CheckKind>(_: &K) -> &'static str {
+        K::NAME
+    }
+    with_kind!(check, k => of(k))
+}
+
+/// Evaluates every check that applies, then the always-on rules; returns the failures.
+pub fn evaluate(run: &Run<'_>) -> Vec<CheckResult> {
+    fn judge<K: CheckKind>(k: &K, run: &Run<'_>) -> Option<String> {
+        if !k.applies(&run.scope) {
+            return None;
+        }
+        k.evaluate(run).err().map(|failure| failure.to_string())
+    }
+    let mut failures = Vec::new();
+    for (i, check) in run.scenario.checks.iter().enumerate() {
+        if let Some(message) = with_kind!(check, k => judge(k, run)) {
+            failures.push(CheckResult { check: format!("check {} ({})", i + 1, name(check)), message });
+        }
+    }
+    failures.extend(always::judge(run));
+    failures
+}
+
+/// Recursive subset match: every member of `want` is in `got` with a matching value.
+pub fn subset(want: &Value, got: &Value) -> bool {
+    match (want, got) {
+        (Value::Object(w), Value::Object(g)) => w.iter().all(|(k, wv)| g.get(k).is_some_and(|gv| subset(wv, gv))),
+        _ => want == got,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn subset_matches_recursively() {
+        assert!(subset(&json!({"a": {"b": 1}}), &json!({"a": {"b": 1, "c": 2}, "d": 3})));
+        assert!(!subset(&json!({"a": {"b": 2}}), &json!({"a": {"b": 1}})));
+        assert!(subset(&json!([1, 2]), &json!([1, 2])));
+    }
+}

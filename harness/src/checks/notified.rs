@@ -1,0 +1,25 @@
+//! `notified`: the client reported receiving a notification with this method (the bundled
+//! client's notification handler; a driver's `notification` lines). Applies to every target.
+
+use super::{CheckKind, Run};
+use mcp_scenario::checks::NotifiedCheck;
+use std::convert::Infallible;
+
+impl CheckKind for NotifiedCheck {
+    const NAME: &'static str = "notified";
+    type Invalid = Infallible;
+    type Failure = Failure;
+
+    fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
+        if run.outcome.notifications.iter().any(|(method, _)| *method == self.method) {
+            Ok(())
+        } else {
+            Err(Failure(self.method.clone()))
+        }
+    }
+}
+
+/// The client reported no such notification.
+#[derive(Debug, thiserror::Error)]
+#[error("client never reported notification {0}")]
+pub struct Failure(String);

@@ -1,0 +1,162 @@
+//! `outcome`: how a plan step ended. The class (ok or error) and the result, timing bounds
+//! apply to every target; the exact error text (`error:`, a prefix of SPEC's strings) is
+//! judged for the bundled target only — a third-party client's own wording is recorded in
+//! its snapshot, not judged.
+
+use super::{CheckKind, Run, subset};
+use mcp_scenario::Scenario;
+use mcp_scenario::checks::OutcomeCheck;
+use mcp_scenario::results::StepStatus;
+use serde_json::Value;
+
+impl CheckKind for OutcomeCheck {
+    const NAME: &'static str = "outcome";
+    type Invalid = Invalid;
+    type Failure = Failure;
+
+    fn validate(&self, scenario: &Scenario) -> Result<(), Invalid> {
+        if self.step == 0 || self.step > scenario.client.len() {
+            return Err(Invalid::NoSuchStep { step: self.step, steps: scenario.client.len() });
+        }
+        if self.error.is_some() && self.ok == Some(true) {
+            return Err(Invalid::OkWithError);
+        }
+        Ok(())
+    }
+
+    fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
+        let n = self.step;
+        let step = n.checked_sub(1).and_then(|i| run.outcome.steps.get(i)).ok_or(Failure::NoOutcome { step: n })?;
+        let what = || step.what.clone();
+        if matches!(step.status, StepStatus::NotRun | StepStatus::Unsupported) {
+            return Err(Failure::DidNotRun { step: n, what: what(), why: step.error.clone().unwrap_or_default() });
+        }
+        let want_ok = self.ok.unwrap_or(self.error.is_none());
+        if want_ok != (step.status == StepStatus::Ok) {
+            return Err(match &step.error {
+                Some(error) => Failure::Failed { step: n, what: what(), error: error.clone() },
+                None => Failure::Succeeded { step: n, what: what() },
+            });
+        }
+        if let Some(prefix) = &self.error
+            && run.scope.target.is_bundled()
+        {
+            let got = step.error.as_deref().unwrap_or("");
+            if !got.starts_with(prefix.as_str()) {
+                return Err(Failure::ErrorText { step: n, got: got.to_string(), prefix: prefix.clone() });
+            }
+        }
+        if let Some(want) = &self.result {
+            let got = step.result.clone().unwrap_or(Value::Null);
+            if !subset(want, &got) {
+                return Err(Failure::Result { step: n, got, want: want.clone() });
+            }
+        }
+        if let Some(max) = self.within_ms
+            && step.elapsed_ms > max
+        {
+            return Err(Failure::TooSlow { step: n, ms: step.elapsed_ms, max });
+        }
+        if let Some(min) = self.at_least_ms
+            && step.elapsed_ms < min
+        {
+            return Err(Failure::TooFast { step: n, ms: step.elapsed_ms, min });
+        }
+        Ok(())
+    }
+}
+
+/// An `outcome` check the loader rejects.
+#[derive(Debug, thiserror::Error)]
+pub enum Invalid {
+    /// The plan has no such step.
+    #[error("field `step`: plan step {step} does not exist (the client plan has {steps} steps, numbered from 1)")]
+    NoSuchStep {
+        /// The step named.
+        step: usize,
+        /// How many steps the plan has.
+        steps: usize,
+    },
+    /// `ok: true` with an expected error.
+    #[error("fields `ok: true` and `error`: an expected error implies `ok: false`")]
+    OkWithError,
+}
+
+/// How a step's outcome differed from the check.
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    /// The client reported nothing for the step.
+    #[error("step {step} has no outcome")]
+    NoOutcome {
+        /// The step.
+        step: usize,
+    },
+    /// The step was not run or not supported.
+    #[error("step {step} ({what}) did not run: {why}")]
+    DidNotRun {
+        /// The step.
+        step: usize,
+        /// Its description.
+        what: String,
+        /// Why, as reported.
+        why: String,
+    },
+    /// The step failed; success was expected.
+    #[error("step {step} ({what}) failed: {error}")]
+    Failed {
+        /// The step.
+        step: usize,
+        /// Its description.
+        what: String,
+        /// The error text.
+        error: String,
+    },
+    /// The step succeeded; an error was expected.
+    #[error("step {step} ({what}) succeeded, expected an error")]
+    Succeeded {
+        /// The step.
+        step: usize,
+        /// Its description.
+        what: String,
+    },
+    /// The error text does not start with the expected prefix.
+    #[error("step {step} error is {got:?}, expected it to start with {prefix:?}")]
+    ErrorText {
+        /// The step.
+        step: usize,
+        /// The error text.
+        got: String,
+        /// The expected prefix.
+        prefix: String,
+    },
+    /// The result lacks expected members.
+    #[error("step {step} result {got} does not contain {want}")]
+    Result {
+        /// The step.
+        step: usize,
+        /// The result (null when none).
+        got: Value,
+        /// The members expected.
+        want: Value,
+    },
+    /// The step took longer than the bound.
+    #[error("step {step} took {ms}ms, bound is {max}ms")]
+    TooSlow {
+        /// The step.
+        step: usize,
+        /// Its wall time.
+        ms: u64,
+        /// The bound.
+        max: u64,
+    },
+    /// The step was quicker than the minimum.
+    #[error("step {step} took {ms}ms, expected at least {min}ms")]
+    TooFast {
+        /// The step.
+        step: usize,
+        /// Its wall time.
+        ms: u64,
+        /// The minimum.
+        min: u64,
+    },
+}

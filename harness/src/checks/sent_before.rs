@@ -1,0 +1,40 @@
+//! `sent_before`: the client's first `first` message precedes its first `then` message
+//! (across connections, in connection then wire order). A wire check: it applies to every
+//! target.
+
+use super::{CheckKind, Run};
+use crate::transcript::method_of;
+use mcp_scenario::checks::OrderCheck;
+use std::convert::Infallible;
+
+impl CheckKind for OrderCheck {
+    const NAME: &'static str = "sent_before";
+    type Invalid = Infallible;
+    type Failure = Failure;
+
+    fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
+        let pos = |method: &str| run.transcript.client_messages().position(|v| method_of(v) == Some(method));
+        match (pos(&self.first), pos(&self.then)) {
+            (Some(a), Some(b)) if a < b => Ok(()),
+            (Some(_), Some(_)) => Err(Failure::WrongOrder { first: self.first.clone(), then: self.then.clone() }),
+            (None, _) => Err(Failure::Never(self.first.clone())),
+            (_, None) => Err(Failure::Never(self.then.clone())),
+        }
+    }
+}
+
+/// How the order differed from the check.
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    /// `then` came first.
+    #[error("client sent {then} before {first}")]
+    WrongOrder {
+        /// The method that should have come first.
+        first: String,
+        /// The method that came first.
+        then: String,
+    },
+    /// One of the two was never sent.
+    #[error("client never sent {0}")]
+    Never(String),
+}

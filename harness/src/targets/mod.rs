@@ -1,0 +1,138 @@
+//! Targets: which client runs the scenarios, behind one trait.
+//!
+//! - [`Client`] (this file) — what the runner asks of a client under test.
+//! - [`Target`] (this file) — a parsed `--target` value: one [`Client`].
+//! - [`bundled`] — the bundled transports, driven in-process through the client plan.
+//! - [`cmd`] — any client as an external program under `clients/README.md`'s contract,
+//!   with its process hygiene (deadline, process group, capped pipes).
+
+pub mod bundled;
+pub mod cmd;
+
+use crate::error::HarnessError;
+use crate::scope::TargetKind;
+use futures::future::BoxFuture;
+use mcp_scenario::results::ClientOutcome;
+use mcp_scenario::{Scenario, TransportName};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where the client finds the mock server for this run.
+#[derive(Debug, Clone)]
+pub enum Endpoint {
+    /// stdio: the command line that starts the mock (the client spawns it).
+    Command(Vec<String>),
+    /// HTTP kinds: the mock's URL.
+    Url(String),
+}
+
+/// The client side of one run, as the runner hands it to a target.
+#[derive(Debug)]
+pub struct ClientRun<'a> {
+    /// The scenario (its client plan, revision, name).
+    pub scenario: &'a Scenario,
+    /// The transport of this run.
+    pub transport: TransportName,
+    /// Where the mock is.
+    pub endpoint: Endpoint,
+    /// When the client part is cut short: the scenario's deadline plus the target's
+    /// [`Client::startup_allowance`].
+    pub deadline: Duration,
+}
+
+/// A client under test. The runner knows targets only through this trait.
+pub trait Client: fmt::Debug + Send + Sync {
+    /// The target as given on the command line (`bundled`, `bundled:http`, `cmd:<line>`);
+    /// reports show it.
+    fn spec(&self) -> String;
+
+    /// What the target's runs are judged as (which checks and rules apply).
+    fn kind(&self) -> TargetKind;
+
+    /// Whether the target runs scenarios over `transport`.
+    fn covers(&self, transport: TransportName) -> bool;
+
+    /// Why the target skips `scenario` without running it, if it does.
+    fn skip_reason(&self, scenario: &Scenario) -> Option<String>;
+
+    /// Extra time on top of the scenario's deadline, for the client to start.
+    fn startup_allowance(&self) -> Duration {
+        Duration::ZERO
+    }
+
+    /// Runs at once per core by default (`-j` overrides).
+    fn runs_per_core(&self) -> usize;
+
+    /// The `@<label>` that names this client's snapshots beside the bundled client's.
+    fn snapshot_label(&self) -> Option<String> {
+        None
+    }
+
+    /// Runs the client through the plan against the mock at `run.endpoint`, never past
+    /// `run.deadline` (plus a bounded clean-up). The outcome has one entry per plan step;
+    /// `hung` says whether the deadline cut the run short.
+    fn run<'a>(&'a self, run: ClientRun<'a>) -> BoxFuture<'a, ClientOutcome>;
+}
+
+/// The client under test, as parsed from `--target`.
+#[derive(Debug, Clone)]
+pub struct Target(Arc<dyn Client>);
+
+impl Target {
+    /// Parses `bundled`, `bundled:stdio`, `bundled:http`, `bundled:legacy-sse`, `cmd:<line>`.
+    pub fn parse(s: &str) -> Result<Self, HarnessError> {
+        match s {
+            "bundled" => Ok(Target::bundled(None)),
+            "bundled:stdio" => Ok(Target::bundled(Some(TransportName::Stdio))),
+            "bundled:http" => Ok(Target::bundled(Some(TransportName::Http))),
+            "bundled:legacy-sse" => Ok(Target::bundled(Some(TransportName::LegacySse))),
+            _ => match s.strip_prefix("cmd:") {
+                Some(line) if !line.trim().is_empty() => Ok(Target::cmd(line.trim())),
+                _ => Err(HarnessError::UnknownTarget(s.to_string())),
+            },
+        }
+    }
+
+    /// The bundled transports; `None` runs every transport a scenario names.
+    pub fn bundled(only: Option<TransportName>) -> Self {
+        Target(Arc::new(bundled::Bundled::new(only)))
+    }
+
+    /// An external client program (see `clients/README.md`).
+    pub fn cmd(command_line: impl Into<String>) -> Self {
+        Target(Arc::new(cmd::Cmd::new(command_line)))
+    }
+}
+
+impl std::ops::Deref for Target {
+    type Target = dyn Client;
+
+    fn deref(&self) -> &Self::Target {
+        self.0.as_ref()
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.spec())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_known_targets_and_rejects_others() {
+        let parsed = |s: &str| Target::parse(s).expect("parses").to_string();
+        assert_eq!(parsed("bundled:stdio"), "bundled:stdio");
+        assert_eq!(parsed("bundled"), "bundled");
+        assert_eq!(parsed("cmd: node x.js"), "cmd:node x.js");
+        assert!(Target::parse("bundeld").is_err());
+        assert!(Target::parse("cmd:").is_err());
+        let stdio = Target::parse("bundled:stdio").expect("parses");
+        assert!(stdio.covers(TransportName::Stdio) && !stdio.covers(TransportName::Http));
+        assert_eq!(Target::parse("cmd:x").expect("parses").kind(), TargetKind::External);
+    }
+}

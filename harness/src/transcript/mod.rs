@@ -1,0 +1,226 @@
+//! The wire transcript of one run as the checks and the snapshot read it.
+//!
+//! - [`Transcript`], [`Connection`] (this file) — what the mock recorded, per connection,
+//!   plus a JSON-RPC view of HTTP records, so checks read every transport alike.
+//! - [`render`] — the readable, normalised text that snapshots hold.
+//! - [`redact`] — [`Redactor`], the one place that makes text stable across runs and
+//!   machines (ports, session ids, the run's temp dir, request ids, exchange numbers,
+//!   client versions) and free of secrets (bearer and OAuth tokens).
+
+pub mod redact;
+pub mod render;
+
+pub use redact::Redactor;
+
+use mcp_scenario::wire::{Recorded, WireEvent};
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// The `method` of a JSON-RPC message, when it has one.
+pub fn method_of(v: &Value) -> Option<&str> {
+    v.get("method").and_then(Value::as_str)
+}
+
+/// What the mock recorded on one connection (one stdio child, one HTTP mock process).
+#[derive(Debug, Clone)]
+pub struct Connection {
+    number: usize,
+    recorded: Vec<WireEvent>,
+    view: Vec<WireEvent>,
+}
+
+impl Connection {
+    /// A connection's records, numbered from 1.
+    pub fn new(number: usize, recorded: Vec<WireEvent>) -> Self {
+        let view = message_view(&recorded);
+        Connection { number, recorded, view }
+    }
+
+    /// The connection's number (1-based).
+    pub fn number(&self) -> usize {
+        self.number
+    }
+
+    /// The events exactly as the mock recorded them (what the snapshot renders).
+    pub fn recorded(&self) -> &[WireEvent] {
+        &self.recorded
+    }
+
+    /// The recorded events plus, for HTTP records, the JSON-RPC messages they carry as
+    /// `FromClient` (POST bodies) and `ToClient` (JSON bodies, SSE `data:` lines, refusals)
+    /// events, in wire order. What checks read.
+    pub fn events(&self) -> &[WireEvent] {
+        &self.view
+    }
+
+    /// The client's JSON messages on this connection, in wire order.
+    pub fn client_messages(&self) -> impl Iterator<Item = &Value> {
+        self.view.iter().filter_map(|e| match e {
+            WireEvent::FromClient { json: Some(v), .. } => Some(v),
+            _ => None,
+        })
+    }
+
+    /// The session id the mock issued on this connection (its first response carrying
+    /// `Mcp-Session-Id`), or empty.
+    pub fn session_id(&self) -> String {
+        self.recorded
+            .iter()
+            .find_map(|e| match e {
+                WireEvent::HttpResponse { headers, .. } => headers.get("mcp-session-id").cloned(),
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+
+    /// The pid the mock recorded when it started serving this connection.
+    pub fn mock_pid(&self) -> Option<u32> {
+        self.recorded.iter().find_map(|e| match e {
+            WireEvent::Started { pid } => Some(*pid),
+            _ => None,
+        })
+    }
+
+    /// Whether the mock recorded its own exit.
+    pub fn mock_exited(&self) -> bool {
+        self.recorded.iter().any(|e| matches!(e, WireEvent::Exit { .. }))
+    }
+}
+
+/// Every connection of one run, in order.
+#[derive(Debug, Clone, Default)]
+pub struct Transcript {
+    connections: Vec<Connection>,
+}
+
+impl Transcript {
+    /// The transcript of the records read back from a run dir (one list per connection).
+    pub fn new(recorded: Vec<Vec<WireEvent>>) -> Self {
+        Transcript { connections: recorded.into_iter().enumerate().map(|(i, c)| Connection::new(i + 1, c)).collect() }
+    }
+
+    /// The connections, in order.
+    pub fn connections(&self) -> &[Connection] {
+        &self.connections
+    }
+
+    /// Connection `n` (1-based), if it started.
+    pub fn connection(&self, n: usize) -> Option<&Connection> {
+        n.checked_sub(1).and_then(|i| self.connections.get(i))
+    }
+
+    /// Every viewed event of every connection, in connection order.
+    pub fn events(&self) -> impl Iterator<Item = &WireEvent> {
+        self.connections.iter().flat_map(Connection::events)
+    }
+
+    /// The client's JSON messages on every connection, in connection then wire order.
+    pub fn client_messages(&self) -> impl Iterator<Item = &Value> {
+        self.connections.iter().flat_map(Connection::client_messages)
+    }
+
+    /// The wire id a script label stands for (a client request the script expected with
+    /// `as:`, or a server-to-client request it sent), on any connection.
+    pub fn labelled_id(&self, label: &str) -> Option<&Value> {
+        self.events().find_map(|e| match e {
+            WireEvent::Labelled { label: l, id, .. } if l == label => Some(id),
+            _ => None,
+        })
+    }
+
+    /// The pids the mock recorded as it started serving each connection.
+    pub fn mock_pids(&self) -> impl Iterator<Item = u32> {
+        self.connections.iter().flat_map(|c| c.recorded()).filter_map(|e| match e {
+            WireEvent::Started { pid } => Some(*pid),
+            _ => None,
+        })
+    }
+}
+
+/// A connection's events plus, for HTTP records, the JSON-RPC they carry as `FromClient`
+/// (POST bodies) and `ToClient` (JSON bodies, SSE `data:` lines) events.
+///
+/// A POST refused with a non-2xx status ends its request's life on the wire (the client
+/// may re-send it with the same id, e.g. after an auth refresh), so the refusal is viewed
+/// as a `ToClient` error for that id.
+fn message_view(events: &[WireEvent]) -> Vec<WireEvent> {
+    let mut out = Vec::with_capacity(events.len());
+    let mut request_ids: HashMap<u64, Value> = HashMap::new();
+    let to_client = |t_us: u64, text: String, why: &str| WireEvent::ToClient {
+        t_us,
+        bytes: Recorded::of(format!("{text}\n").as_bytes()),
+        why: why.to_string(),
+    };
+    for e in events {
+        out.push(e.clone());
+        match e {
+            WireEvent::HttpResponse { t_us, exchange, status, .. } if !(200..300).contains(status) => {
+                if let Some(id) = request_ids.remove(exchange) {
+                    let refusal = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": 0, "message": format!("HTTP {status}")}});
+                    out.push(to_client(*t_us, refusal.to_string(), "refused"));
+                }
+            }
+            WireEvent::HttpRequest { t_us, http_method, json, body, exchange, .. } if http_method == "POST" => {
+                if let Some(id) = json.as_ref().filter(|v| v.get("method").is_some()).and_then(|v| v.get("id")) {
+                    request_ids.insert(*exchange, id.clone());
+                }
+                let bytes = match (body, json) {
+                    (Some(b), _) => b.clone(),
+                    (None, Some(v)) => Recorded::of(v.to_string().as_bytes()),
+                    (None, None) => Recorded::of(b""),
+                };
+                out.push(WireEvent::FromClient { t_us: *t_us, bytes, json: json.clone(), terminated: true });
+            }
+            WireEvent::HttpResponse { t_us, body: Some(b), why, .. } => {
+                if let Some(text) = b.text.as_deref().filter(|t| t.starts_with(['{', '['])) {
+                    out.push(to_client(*t_us, text.to_string(), why));
+                }
+            }
+            WireEvent::StreamWrite { t_us, bytes, why, .. } => {
+                let text = bytes.text.as_deref().unwrap_or("");
+                let data: Vec<&str> =
+                    text.split(['\n', '\r']).filter_map(|l| l.strip_prefix("data:")).map(str::trim_start).collect();
+                if !data.is_empty() {
+                    out.push(to_client(*t_us, data.join("\n"), why));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn http_records_are_viewed_as_messages() {
+        let json = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}});
+        let request = WireEvent::HttpRequest {
+            t_us: 1,
+            exchange: 1,
+            http_method: "POST".into(),
+            path: "/mcp".into(),
+            headers: BTreeMap::new(),
+            body: None,
+            json: Some(json.clone()),
+        };
+        let refused = WireEvent::HttpResponse {
+            t_us: 2,
+            exchange: 1,
+            status: 401,
+            headers: BTreeMap::new(),
+            body: None,
+            json: None,
+            why: "require_auth".into(),
+        };
+        let t = Transcript::new(vec![vec![request, refused]]);
+        let c = t.connection(1).expect("one connection");
+        assert_eq!(c.client_messages().collect::<Vec<_>>(), [&json]);
+        assert!(matches!(c.events().last(), Some(WireEvent::ToClient { why, .. }) if why == "refused"));
+        assert_eq!(c.recorded().len(), 2);
+        assert!(t.connection(0).is_none() && t.connection(2).is_none());
+    }
+}

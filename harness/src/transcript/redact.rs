@@ -1,0 +1,224 @@
+//! [`Redactor`]: everything that makes a run's text stable across runs and machines and free
+//! of secrets, in one place (nextest's `Redactor` is the model).
+//!
+//! What it replaces, and where the rule comes from:
+//! - the mock's port → `<port>` (`127.0.0.1:<port>`, `localhost:<port>`);
+//! - the session ids the mock issued → `<session-N>`, N by first appearance;
+//! - the run's temp dir → `<run-dir>`;
+//! - client request ids → `1, 2, …` (numbers) and `id-1, id-2, …` (strings) by first
+//!   appearance, in responses and in `notifications/cancelled`'s `requestId` too;
+//! - HTTP exchange numbers → `#1, #2, …` by first appearance;
+//! - the client's own version in `clientInfo` → `<version>`;
+//! - bearer tokens and OAuth `access_token` / `refresh_token` values → `<redacted>`
+//!   (reports too: `results.json`, JUnit). The mock itself already records Authorization
+//!   headers as `<redacted:N>`.
+
+use super::Transcript;
+use mcp_scenario::wire::WireEvent;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::Path;
+
+/// Replaces what varies between runs with stable placeholders and secrets with `<redacted>`.
+/// Ids and exchange numbers are learnt in the order the text is rendered, so one redactor
+/// serves one transcript.
+#[derive(Debug, Default)]
+pub struct Redactor {
+    /// Literal replacements, applied in order by [`Redactor::text`].
+    replacements: Vec<(String, String)>,
+    /// Client request ids (as JSON text) and their normal form.
+    ids: HashMap<String, Value>,
+    numbers: i64,
+    strings: i64,
+    /// HTTP exchange numbers, renumbered by first appearance.
+    exchanges: HashMap<u64, usize>,
+}
+
+impl Redactor {
+    /// A redactor that only removes secrets (for reports).
+    pub fn secrets_only() -> Self {
+        Redactor::default()
+    }
+
+    /// The redactor for one run: learns the mock's ports and session ids from the
+    /// transcript, and the run's temp dir.
+    pub fn for_run(transcript: &Transcript, run_dir: &Path) -> Self {
+        let mut replacements = Vec::new();
+        let mut sessions: Vec<String> = Vec::new();
+        for e in transcript.connections().iter().flat_map(|c| c.recorded()) {
+            match e {
+                WireEvent::Listening { port } => {
+                    for host in ["127.0.0.1", "localhost"] {
+                        replacements.push((format!("{host}:{port}"), format!("{host}:<port>")));
+                    }
+                }
+                WireEvent::HttpResponse { headers, .. } => {
+                    if let Some(id) = headers.get("mcp-session-id")
+                        && !id.is_empty()
+                        && !sessions.contains(id)
+                    {
+                        sessions.push(id.clone());
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (i, id) in sessions.into_iter().enumerate() {
+            replacements.push((id, format!("<session-{}>", i + 1)));
+        }
+        let run_dir = run_dir.display().to_string();
+        if !run_dir.is_empty() {
+            replacements.push((run_dir, "<run-dir>".into()));
+        }
+        Redactor { replacements, ..Redactor::default() }
+    }
+
+    /// Applies the literal replacements (ports, then session ids, then the run dir), then
+    /// redacts secrets.
+    pub fn text(&self, s: &str) -> String {
+        let mut out = s.to_string();
+        for (from, to) in &self.replacements {
+            out = out.replace(from.as_str(), to);
+        }
+        redact_secrets(&out)
+    }
+
+    /// The normal form of an HTTP exchange number.
+    pub fn exchange(&mut self, x: u64) -> usize {
+        let next = self.exchanges.len() + 1;
+        *self.exchanges.entry(x).or_insert(next)
+    }
+
+    /// Learns the ids of the client's requests in `v` (a message with both `method` and
+    /// `id`, or a batch of them); the first appearance of an id fixes its normal form.
+    pub fn learn_request_ids(&mut self, v: &Value) {
+        if let (Some(_), Some(id)) = (v.get("method"), v.get("id")) {
+            self.learn(id);
+        }
+        if let Value::Array(items) = v {
+            for item in items {
+                self.learn_request_ids(item);
+            }
+        }
+    }
+
+    /// A JSON-RPC message with its request ids (`id`, `params.requestId`) in normal form and
+    /// the client's version masked.
+    pub fn json(&self, v: &Value) -> Value {
+        let mut v = v.clone();
+        if let Some(obj) = v.as_object_mut() {
+            if let Some(id) = obj.get("id").cloned() {
+                obj.insert("id".into(), self.id(&id));
+            }
+            if let Some(rid) = obj.get("params").and_then(|p| p.get("requestId")).cloned()
+                && let Some(p) = obj.get_mut("params").and_then(Value::as_object_mut)
+            {
+                p.insert("requestId".into(), self.id(&rid));
+            }
+            if let Some(version) =
+                obj.get_mut("params").and_then(|p| p.get_mut("clientInfo")).and_then(|c| c.get_mut("version"))
+            {
+                *version = Value::from("<version>");
+            }
+        }
+        v
+    }
+
+    /// Learns a client request id (first appearance wins) and returns its normal form,
+    /// keeping its JSON type.
+    fn learn(&mut self, id: &Value) -> Value {
+        let key = id.to_string();
+        if let Some(v) = self.ids.get(&key) {
+            return v.clone();
+        }
+        let v = match id {
+            Value::Number(_) => {
+                self.numbers += 1;
+                Value::from(self.numbers)
+            }
+            Value::String(_) => {
+                self.strings += 1;
+                Value::from(format!("id-{}", self.strings))
+            }
+            other => other.clone(),
+        };
+        self.ids.insert(key, v.clone());
+        v
+    }
+
+    /// The normal form of an id already learnt; an unknown id is shown as it is.
+    fn id(&self, id: &Value) -> Value {
+        self.ids.get(&id.to_string()).cloned().unwrap_or_else(|| id.clone())
+    }
+}
+
+/// Replaces bearer tokens and OAuth token values with `<redacted>`.
+fn redact_secrets(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(pos) = find_secret(rest) {
+        let (head, tail) = rest.split_at(pos.0);
+        out.push_str(head);
+        out.push_str(&tail[..pos.1]);
+        out.push_str("<redacted>");
+        let value_len = tail[pos.1..]
+            .find(|c: char| c.is_whitespace() || c == '"' || c == ',' || c == '\\')
+            .unwrap_or(tail.len() - pos.1);
+        rest = &tail[pos.1 + value_len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Finds `Bearer <token>` or `access_token": "<token>`: returns (start, prefix length).
+fn find_secret(s: &str) -> Option<(usize, usize)> {
+    let candidates = [("Bearer ", 7), ("bearer ", 7), ("access_token\":\"", 15), ("refresh_token\":\"", 16)];
+    candidates
+        .iter()
+        .filter_map(|(pat, len)| s.find(pat).map(|i| (i, *len)))
+        .filter(|(i, len)| s[i + len..].chars().next().is_some_and(|c| c != '<'))
+        .min_by_key(|(i, _)| *i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacts_bearer_tokens() {
+        let r = Redactor::secrets_only();
+        assert_eq!(r.text("authorization: Bearer abc.def-123 next"), "authorization: Bearer <redacted> next");
+        assert_eq!(r.text("{\"access_token\":\"s3cr3t\"}"), "{\"access_token\":\"<redacted>\"}");
+        assert_eq!(r.text("Bearer <redacted>"), "Bearer <redacted>");
+    }
+
+    #[test]
+    fn ids_renumber_by_first_appearance_keeping_type() {
+        let mut r = Redactor::default();
+        assert_eq!(r.learn(&Value::from(7)), Value::from(1));
+        assert_eq!(r.learn(&Value::from("x")), Value::from("id-1"));
+        assert_eq!(r.learn(&Value::from(7)), Value::from(1));
+        assert_eq!(r.id(&Value::from(99)), Value::from(99));
+    }
+
+    #[test]
+    fn ports_sessions_and_the_run_dir_become_placeholders() {
+        let mut headers = std::collections::BTreeMap::new();
+        headers.insert("mcp-session-id".to_string(), "abc123".to_string());
+        let response = WireEvent::HttpResponse {
+            t_us: 0,
+            exchange: 1,
+            status: 200,
+            headers,
+            body: None,
+            json: None,
+            why: "x".into(),
+        };
+        let t = Transcript::new(vec![vec![WireEvent::Listening { port: 4242 }, response]]);
+        let r = Redactor::for_run(&t, Path::new("/tmp/mcp-run-x"));
+        assert_eq!(
+            r.text("http://127.0.0.1:4242/mcp abc123 /tmp/mcp-run-x/conn-1.jsonl"),
+            "http://127.0.0.1:<port>/mcp <session-1> <run-dir>/conn-1.jsonl"
+        );
+    }
+}
