@@ -257,6 +257,15 @@ class Driver:
                     await self.notified.wait()
             if step["method"] not in self.notifications:
                 raise RuntimeError(f"no {step['method']} notification within {timeout}ms")
+        elif op == "wait_sent":
+            timeout = step.get("timeout_ms", 1000)
+            want = step.get("count", 1)
+            deadline = time.monotonic() + timeout / 1000
+            # Another process writes the records: there is no in-process event to wait on.
+            while count_sent(step) < want:
+                if time.monotonic() >= deadline:
+                    raise RuntimeError(f"the mock saw fewer than {want} such message(s) within {timeout}ms")
+                await anyio.sleep(0.005)
         elif op == "wait_closed":
             raise Unsupported("ClientSession exposes no connection-closed event to wait on")
         elif op == "close":
@@ -300,6 +309,36 @@ class Driver:
                 except Exception as e:
                     emit({"report": f"close after the plan failed: {error_text(e)}"})
             tg.cancel_scope.cancel()
+
+
+def count_sent(step: dict[str, Any]) -> int:
+    """How many client messages the mock has recorded that match a `wait_sent` step.
+
+    The mock's records (`conn-<n>.jsonl` in MCP_HARNESS_RUN_DIR, one wire event per line)
+    are the only place the client's own background traffic is visible.
+    """
+    run_dir = os.environ.get("MCP_HARNESS_RUN_DIR")
+    if not run_dir:
+        raise Unsupported("MCP_HARNESS_RUN_DIR is not set (an older harness?)")
+    count = 0
+    for name in os.listdir(run_dir):
+        if not (name.startswith("conn-") and name.endswith(".jsonl")):
+            continue
+        with open(os.path.join(run_dir, name), encoding="utf-8", errors="replace") as f:
+            for line in f:
+                try:
+                    e = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a line the mock is still writing
+                if e.get("event") not in ("from_client", "http_request"):
+                    continue
+                if "http_method" in step and e.get("http_method") != step["http_method"]:
+                    continue
+                body = e.get("json")
+                if "method" in step and (not isinstance(body, dict) or body.get("method") != step["method"]):
+                    continue
+                count += 1
+    return count
 
 
 class StepError(Exception):

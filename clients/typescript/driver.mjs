@@ -25,6 +25,8 @@ import {
   CompleteResultSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { createRequire } from "node:module";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 
 const SDK_VERSION = createRequire(import.meta.url)("@modelcontextprotocol/sdk/package.json").version;
 /** Strings in results longer than this are shortened, so a large reply cannot flood stdout. */
@@ -138,6 +140,44 @@ function sendRequest(method, params, options) {
       return client.callTool(params, undefined, options);
     default:
       return client.request(params === undefined ? { method } : { method, params }, RESULT_SCHEMAS[method] ?? ResultSchema, options);
+  }
+}
+
+/**
+ * How many client messages the mock has recorded that match a `wait_sent` step: its records
+ * (`conn-<n>.jsonl` in MCP_HARNESS_RUN_DIR, one wire event per line) are the only place
+ * the client's own background traffic (a DELETE after close, a GET listener) is visible.
+ */
+function countSent(step) {
+  const dir = process.env.MCP_HARNESS_RUN_DIR;
+  if (!dir) throw new Unsupported("MCP_HARNESS_RUN_DIR is not set (an older harness?)");
+  let count = 0;
+  for (const name of readdirSync(dir)) {
+    if (!/^conn-\d+\.jsonl$/.test(name)) continue;
+    for (const line of readFileSync(join(dir, name), "utf8").split("\n")) {
+      let e;
+      try {
+        e = JSON.parse(line);
+      } catch {
+        continue; // a line the mock is still writing
+      }
+      if (e.event !== "from_client" && e.event !== "http_request") continue;
+      if (step.http_method !== undefined && e.http_method !== step.http_method) continue;
+      if (step.method !== undefined && e.json?.method !== step.method) continue;
+      count++;
+    }
+  }
+  return count;
+}
+
+async function waitSent(step) {
+  const timeout = step.timeout_ms ?? 1000;
+  const want = step.count ?? 1;
+  const deadline = Date.now() + timeout;
+  // Another process writes the records, so there is no in-process event to wait on.
+  while (countSent(step) < want) {
+    if (Date.now() >= deadline) throw new Error(`the mock saw fewer than ${want} such message(s) within ${timeout}ms`);
+    await new Promise((r) => setTimeout(r, 5));
   }
 }
 
@@ -263,6 +303,9 @@ async function runStep(step) {
       if (!seen) throw new Error(`no ${step.method} notification within ${timeout}ms`);
       return undefined;
     }
+    case "wait_sent":
+      await waitSent(step);
+      return undefined;
     case "wait_closed": {
       const timeout = step.timeout_ms ?? 1000;
       const closed = await waitFor(() => state.closed, state.closeWaiters, timeout);

@@ -19,6 +19,11 @@ pub fn describe_step(step: &ClientStep) -> String {
         ClientStep::Cancel { request } => format!("cancel {request}"),
         ClientStep::Notify { method, .. } => format!("notify {method}"),
         ClientStep::Wait { ms } => format!("wait {ms}ms"),
+        ClientStep::WaitSent { method, http_method, .. } => match (http_method, method) {
+            (Some(h), Some(m)) => format!("wait_sent {h} {m}"),
+            (Some(one), None) | (None, Some(one)) => format!("wait_sent {one}"),
+            (None, None) => "wait_sent".into(),
+        },
         ClientStep::WaitClosed { .. } => "wait_closed".into(),
         ClientStep::WaitNotification { method, .. } => format!("wait_notification {method}"),
         ClientStep::Close => "close".into(),

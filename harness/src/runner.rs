@@ -110,7 +110,8 @@ pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
     };
     let deadline = Duration::from_millis(scenario.deadline_ms) + target.startup_allowance();
     let mock_deadline_ms = scenario.deadline_ms + 2000;
-    let client_run = |endpoint| ClientRun { scenario, transport: job.transport, endpoint, deadline };
+    let client_run =
+        |endpoint| ClientRun { scenario, transport: job.transport, endpoint, deadline, run_dir: run_dir.path() };
     let (outcome, recorded) = if job.transport == TransportName::Stdio {
         // stdio: the client spawns the mock from the command line it is given.
         let mut mock = config.mock_command.clone();

@@ -94,6 +94,25 @@ pub enum ClientStep {
         #[serde(default = "default_wait_closed_ms")]
         timeout_ms: u64,
     },
+    /// Wait until the mock has received `count` client messages matching `method` and/or
+    /// `http_method` (bounded by `timeout_ms`, default 1000): the client's own background
+    /// traffic — a DELETE after close, the GET listener, a retry — that no plan step
+    /// returns for. Fails when the bound passes. Drivers read the mock's records in
+    /// `MCP_HARNESS_RUN_DIR` (`clients/README.md`).
+    WaitSent {
+        /// The JSON-RPC method of the message (any, when absent).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        method: Option<String>,
+        /// HTTP transports: the HTTP method of the request, e.g. `DELETE` (any, when absent).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        http_method: Option<String>,
+        /// How many such messages (at least; default 1).
+        #[serde(default = "default_count")]
+        count: usize,
+        /// Bound in ms.
+        #[serde(default = "default_wait_closed_ms")]
+        timeout_ms: u64,
+    },
     /// Wait until the transport reports closed (bounded by `timeout_ms`, default 1000).
     WaitClosed {
         /// Bound in ms.
@@ -102,6 +121,10 @@ pub enum ClientStep {
     },
     /// Close the connection.
     Close,
+}
+
+fn default_count() -> usize {
+    1
 }
 
 fn default_wait_closed_ms() -> u64 {

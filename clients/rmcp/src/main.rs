@@ -21,12 +21,14 @@
 //!   sends, without consuming the handle); `await`: `RequestHandle::await_response`.
 //! - `notify`: a typed `ClientNotification` when lossless, else a raw `CustomNotification`.
 //! - `wait_closed`: `Peer::is_transport_closed` (true once the service loop has ended).
+//! - `wait_sent`: polls the mock's records in `MCP_HARNESS_RUN_DIR` (no SDK call).
 //! - `close`: `RunningService::close`.
 #![allow(deprecated)] // roots/list and logging are deprecated by SEP-2577 but still in the protocol
 
 use std::{
     collections::{BTreeMap, HashMap},
     io::Write,
+    path::Path,
     sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
@@ -110,11 +112,25 @@ enum Step {
         #[serde(default = "thousand")]
         timeout_ms: u64,
     },
+    WaitSent {
+        #[serde(default)]
+        method: Option<String>,
+        #[serde(default)]
+        http_method: Option<String>,
+        #[serde(default = "one")]
+        count: usize,
+        #[serde(default = "thousand")]
+        timeout_ms: u64,
+    },
     WaitClosed {
         #[serde(default = "thousand")]
         timeout_ms: u64,
     },
     Close,
+}
+
+fn one() -> usize {
+    1
 }
 
 fn yes() -> bool {
@@ -123,6 +139,35 @@ fn yes() -> bool {
 
 fn thousand() -> u64 {
     1000
+}
+
+/// How many client messages the mock has recorded that match a `wait_sent` step: its
+/// records (`conn-<n>.jsonl` in MCP_HARNESS_RUN_DIR, one wire event per line) are the only
+/// place the client's own background traffic is visible.
+fn count_sent(dir: &Path, method: Option<&str>, http_method: Option<&str>) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    let mut count = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !(name.starts_with("conn-") && name.ends_with(".jsonl")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        for e in text.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()) {
+            let event = e.get("event").and_then(Value::as_str);
+            if !matches!(event, Some("from_client" | "http_request")) {
+                continue;
+            }
+            if http_method.is_some() && e.get("http_method").and_then(Value::as_str) != http_method {
+                continue;
+            }
+            if method.is_some() && e.pointer("/json/method").and_then(Value::as_str) != method {
+                continue;
+            }
+            count += 1;
+        }
+    }
+    count
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -419,6 +464,23 @@ impl Driver {
                     Ok(()) => Outcome::Ok(None, None),
                     Err(_) => Outcome::Err(format!("no {method} notification within {timeout_ms}ms"), None),
                 }
+            }
+            Step::WaitSent { method, http_method, count, timeout_ms } => {
+                let Some(dir) = std::env::var_os("MCP_HARNESS_RUN_DIR") else {
+                    return Outcome::Unsupported("MCP_HARNESS_RUN_DIR is not set (an older harness?)".into());
+                };
+                let deadline = Instant::now() + Duration::from_millis(timeout_ms);
+                // Another process writes the records: there is no in-process event to wait on.
+                while count_sent(Path::new(&dir), method.as_deref(), http_method.as_deref()) < count {
+                    if Instant::now() >= deadline {
+                        return Outcome::Err(
+                            format!("the mock saw fewer than {count} such message(s) within {timeout_ms}ms"),
+                            None,
+                        );
+                    }
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+                Outcome::Ok(None, None)
             }
             Step::WaitClosed { timeout_ms } => {
                 let peer: Peer<RoleClient> = match self.client() {

@@ -3,7 +3,9 @@
 use super::{Client, ClientRun, Endpoint};
 use crate::outcome::{describe_step, lock, not_run};
 use crate::scope::TargetKind;
+use crate::transcript::count_sent;
 use futures::future::BoxFuture;
+use mcp_mock::record::read_run;
 use mcp_scenario::results::{ClientOutcome, DiagnosticCounters, StepOutcome, StepStatus};
 use mcp_scenario::{ClientStep, Scenario, TransportName};
 use mcp_transports::client::{self, ClientOptions};
@@ -11,6 +13,7 @@ use mcp_transports::config::TransportKind;
 use mcp_transports::{Handlers, RequestOptions, Transport, TransportConfig, TransportError};
 use serde_json::Value;
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
@@ -60,7 +63,7 @@ impl Client for Bundled {
         Box::pin(async move {
             let scenario = run.scenario;
             let out = Arc::new(Mutex::new(ClientOutcome::default()));
-            let plan = run_plan(scenario, run.transport, run.endpoint, out.clone());
+            let plan = run_plan(scenario, run.transport, run.endpoint, run.run_dir, out.clone());
             let hung = tokio::time::timeout(run.deadline, plan).await.is_err();
             let mut outcome = std::mem::take(&mut *lock(&out));
             outcome.hung = hung;
@@ -89,6 +92,14 @@ enum StepError {
     /// `wait_closed` ran out of time.
     #[error("still connected after {0}ms")]
     StillConnected(u64),
+    /// `wait_sent` ran out of time.
+    #[error("the mock saw fewer than {count} such message(s) within {ms}ms")]
+    NotSent {
+        /// How many were awaited.
+        count: usize,
+        /// The bound.
+        ms: u64,
+    },
     /// `wait_notification` ran out of time.
     #[error("no {method} notification within {ms}ms")]
     NoNotification {
@@ -113,7 +124,13 @@ type Pending = JoinHandle<(Result<Value, TransportError>, Instant)>;
 
 /// Runs the client plan, pushing each step's outcome into `out` as it completes, so a run
 /// cut short by its deadline still reports the steps that finished.
-async fn run_plan(scenario: &Scenario, transport: TransportName, endpoint: Endpoint, out: Arc<Mutex<ClientOutcome>>) {
+async fn run_plan(
+    scenario: &Scenario,
+    transport: TransportName,
+    endpoint: Endpoint,
+    run_dir: &Path,
+    out: Arc<Mutex<ClientOutcome>>,
+) {
     let observed = Arc::new(Observed::default());
     let mut conn: Option<Arc<dyn Transport>> = None;
     let mut background: HashMap<String, (Pending, CancellationToken)> = HashMap::new();
@@ -232,6 +249,18 @@ async fn run_plan(scenario: &Scenario, transport: TransportName, endpoint: Endpo
                 })
                 .await;
                 waited.map(|_| None).map_err(|_| StepError::StillConnected(*timeout_ms))
+            }
+            ClientStep::WaitSent { method, http_method, count, timeout_ms } => {
+                // The mock is another process that records to files: there is no in-process
+                // event to wait on, so the records are read again every few milliseconds.
+                let seen = || count_sent(&read_run(run_dir), method.as_deref(), http_method.as_deref()) >= *count;
+                let waited = tokio::time::timeout(Duration::from_millis(*timeout_ms), async {
+                    while !seen() {
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                })
+                .await;
+                waited.map(|_| None).map_err(|_| StepError::NotSent { count: *count, ms: *timeout_ms })
             }
             ClientStep::WaitNotification { method, timeout_ms } => {
                 let waited = tokio::time::timeout(Duration::from_millis(*timeout_ms), async {

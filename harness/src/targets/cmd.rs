@@ -152,9 +152,15 @@ pub fn argv(command_line: &str, endpoint: &Endpoint) -> Result<Vec<String>, Star
 }
 
 /// The environment the contract promises the client.
-pub fn contract_env(scenario: &Scenario, transport: TransportName, endpoint: &Endpoint) -> Vec<(String, String)> {
+pub fn contract_env(
+    scenario: &Scenario,
+    transport: TransportName,
+    endpoint: &Endpoint,
+    run_dir: &std::path::Path,
+) -> Vec<(String, String)> {
     let mut env = vec![
-        ("MCP_CONFORMANCE_SCENARIO".to_string(), scenario.name.clone()),
+        ("MCP_HARNESS_RUN_DIR".to_string(), run_dir.display().to_string()),
+        ("MCP_CONFORMANCE_SCENARIO".into(), scenario.name.clone()),
         ("MCP_CONFORMANCE_PROTOCOL_VERSION".into(), scenario.revision.as_str().to_string()),
         ("MCP_HARNESS_TRANSPORT".into(), transport.as_str().to_string()),
         ("MCP_HARNESS_PLAN".into(), serde_json::to_string(&scenario.client).unwrap_or_else(|_| "[]".into())),
@@ -356,7 +362,7 @@ fn classify_flood(end: ProcessEnd, flooded: bool) -> ProcessEnd {
 /// whether it ran until the deadline. Never panics and never waits unboundedly: the worst
 /// case is the deadline plus [`DRAIN_AFTER_EXIT`] or [`DRAIN_AFTER_KILL`] plus a bounded reap.
 async fn run_program(command_line: &str, run: ClientRun<'_>) -> ClientOutcome {
-    let ClientRun { scenario, transport, endpoint, deadline } = run;
+    let ClientRun { scenario, transport, endpoint, deadline, run_dir } = run;
     let plan = &scenario.client;
     let started = Instant::now();
     let not_started = |error: StartError| ProcessReport {
@@ -373,7 +379,7 @@ async fn run_program(command_line: &str, run: ClientRun<'_>) -> ClientOutcome {
     };
     let mut cmd = tokio::process::Command::new(&argv[0]);
     cmd.args(&argv[1..])
-        .envs(contract_env(scenario, transport, &endpoint))
+        .envs(contract_env(scenario, transport, &endpoint, run_dir))
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

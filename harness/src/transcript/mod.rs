@@ -21,6 +21,24 @@ pub fn method_of(v: &Value) -> Option<&str> {
     v.get("method").and_then(Value::as_str)
 }
 
+/// How many client messages the mock recorded that match `method` (JSON-RPC) and
+/// `http_method` (then HTTP requests only), either of which may be absent: what a plan's
+/// `wait_sent` step waits for. The drivers count the same way (`clients/README.md`).
+pub fn count_sent(connections: &[Vec<WireEvent>], method: Option<&str>, http_method: Option<&str>) -> usize {
+    let matches = |json: Option<&Value>| method.is_none() || json.and_then(method_of) == method;
+    connections
+        .iter()
+        .flatten()
+        .filter(|e| match e {
+            WireEvent::FromClient { json, .. } => http_method.is_none() && matches(json.as_ref()),
+            WireEvent::HttpRequest { http_method: m, json, .. } => {
+                http_method.is_none_or(|want| want == m) && matches(json.as_ref())
+            }
+            _ => false,
+        })
+        .count()
+}
+
 /// What the mock recorded on one connection (one stdio child, one HTTP mock process).
 #[derive(Debug, Clone)]
 pub struct Connection {
