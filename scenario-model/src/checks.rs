@@ -33,8 +33,71 @@ pub enum Check {
     /// The client reported receiving this notification.
     Notified(NotifiedCheck),
     /// HTTP: the client's HTTP requests that match (by HTTP method, JSON-RPC method, path,
-    /// connection) carried a header, with a value, a number of times.
+    /// query, connection) carried a header, with a value, a number of times.
     Http(HttpCheck),
+    /// The client never reported receiving a notification with this method.
+    NotNotified(NotNotifiedCheck),
+    /// HTTP: the client's first request matching `first` reached the mock before its first
+    /// request matching `then` (HTTP exchanges and the JSON-RPC messages they carry).
+    HttpOrder(HttpOrderCheck),
+    /// HTTP: the client closed a stream the script opened (the mock saw it go away).
+    StreamClosed(StreamClosedCheck),
+    /// A plan step failed with exactly this error text (bundled target only).
+    ErrorIs(ErrorIsCheck),
+}
+
+/// See [`Check::NotNotified`].
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NotNotifiedCheck {
+    /// The notification method.
+    pub method: String,
+}
+
+/// See [`Check::HttpOrder`]. Example: `- http_order: {first: {method:
+/// notifications/initialized}, then: {http_method: GET}}`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HttpOrderCheck {
+    /// The request that must come first.
+    pub first: HttpFilter,
+    /// The request that must come after it.
+    pub then: HttpFilter,
+}
+
+/// Which HTTP requests a filter selects; every given field must match.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HttpFilter {
+    /// The HTTP method (`POST`, `GET`, `DELETE`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_method: Option<String>,
+    /// The JSON-RPC method the request's body carries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// The path, without the query.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+/// See [`Check::StreamClosed`]. Example: `- stream_closed: {stream: call}`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StreamClosedCheck {
+    /// The stream's name as the script gives it: an `open_stream` answering a request the
+    /// script labelled (`as:` on the `expect`, or the `open_stream`'s own `as:`), or an
+    /// `expect_get` stream (`get` unless named).
+    pub stream: String,
+}
+
+/// See [`Check::ErrorIs`]. Example: `- error_is: {step: 2, text: "Transport not connected"}`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorIsCheck {
+    /// The plan step (1-based).
+    pub step: usize,
+    /// The whole error text (SPEC's strings; `outcome`'s `error` matches a prefix).
+    pub text: String,
 }
 
 /// See [`Check::Http`]. Examples: `- http: {http_method: DELETE}` (a DELETE was sent);
@@ -53,6 +116,10 @@ pub struct HttpCheck {
     /// Only requests to this path (without the query).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// Only requests whose query string (after `?`) is exactly this; `""` selects requests
+    /// without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
     /// Only on this connection (1-based).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection: Option<usize>,

@@ -5,7 +5,7 @@
 use super::{CheckKind, Run};
 use crate::transcript::method_of;
 use mcp_scenario::Scenario;
-use mcp_scenario::checks::HttpCheck;
+use mcp_scenario::checks::{HttpCheck, HttpFilter};
 use mcp_scenario::wire::{RECORDED_REQUEST_HEADERS, WireEvent};
 use serde_json::Value;
 
@@ -32,12 +32,7 @@ impl CheckKind for HttpCheck {
         if self.connection == Some(0) {
             return Err(Invalid::ConnectionZero);
         }
-        if let Some(m) = &self.http_method
-            && (!m.chars().all(|c| c.is_ascii_uppercase()) || m.is_empty())
-        {
-            return Err(Invalid::HttpMethod(m.clone()));
-        }
-        Ok(())
+        check_http_method(self.http_method.as_deref())
     }
 
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
@@ -108,33 +103,60 @@ impl CheckKind for HttpCheck {
     }
 }
 
-/// Whether a request passes the check's filters (HTTP method, JSON-RPC method, path).
+/// Whether a request passes the check's filters (HTTP method, JSON-RPC method, path, query).
 fn selects(h: &HttpCheck, http_method: &str, path: &str, json: Option<&Value>) -> bool {
+    let filter = HttpFilter { http_method: h.http_method.clone(), method: h.method.clone(), path: h.path.clone() };
+    let query = path.split_once('?').map_or("", |(_, q)| q);
+    request_matches(&filter, http_method, path, json) && h.query.as_ref().is_none_or(|q| q == query)
+}
+
+/// Whether a recorded request passes a filter (HTTP method, a JSON-RPC method its body
+/// carries — one of a batch's —, path without the query). Shared with `http_order`.
+pub(super) fn request_matches(f: &HttpFilter, http_method: &str, path: &str, json: Option<&Value>) -> bool {
     let methods: Vec<&str> = match json {
         Some(Value::Array(items)) => items.iter().filter_map(method_of).collect(),
         Some(v) => method_of(v).into_iter().collect(),
         None => Vec::new(),
     };
-    !(h.http_method.as_ref().is_some_and(|m| m != http_method)
-        || h.method.as_ref().is_some_and(|m| !methods.contains(&m.as_str()))
-        || h.path.as_ref().is_some_and(|p| path.split('?').next() != Some(p.as_str())))
+    !(f.http_method.as_ref().is_some_and(|m| m != http_method)
+        || f.method.as_ref().is_some_and(|m| !methods.contains(&m.as_str()))
+        || f.path.as_ref().is_some_and(|p| path.split('?').next() != Some(p.as_str())))
 }
 
-/// The filters in words, e.g. `POST tools/list request(s) to /mcp on connection 2`.
-fn describe_filter(h: &HttpCheck) -> String {
-    let mut what = h.http_method.clone().unwrap_or_else(|| "HTTP".into());
-    if let Some(m) = &h.method {
+/// A filter in words, e.g. `POST tools/list request(s) to /mcp`.
+pub(super) fn describe_request(f: &HttpFilter) -> String {
+    let mut what = f.http_method.clone().unwrap_or_else(|| "HTTP".into());
+    if let Some(m) = &f.method {
         what.push(' ');
         what.push_str(m);
     }
     what.push_str(" request(s)");
-    if let Some(p) = &h.path {
+    if let Some(p) = &f.path {
         what.push_str(&format!(" to {p}"));
+    }
+    what
+}
+
+/// The filters in words, e.g. `POST tools/list request(s) to /mcp on connection 2`.
+fn describe_filter(h: &HttpCheck) -> String {
+    let filter = HttpFilter { http_method: h.http_method.clone(), method: h.method.clone(), path: h.path.clone() };
+    let mut what = describe_request(&filter);
+    if let Some(q) = &h.query {
+        what.push_str(&format!(" with query {q:?}"));
     }
     if let Some(c) = h.connection {
         what.push_str(&format!(" on connection {c}"));
     }
     what
+}
+
+/// A lowercase or empty HTTP method is a mistake in the file (the mock records them upper
+/// case). Shared with `http_order`.
+pub(super) fn check_http_method(method: Option<&str>) -> Result<(), Invalid> {
+    match method {
+        Some(m) if m.is_empty() || !m.chars().all(|c| c.is_ascii_uppercase()) => Err(Invalid::HttpMethod(m.into())),
+        _ => Ok(()),
+    }
 }
 
 /// An `http` check the loader rejects.

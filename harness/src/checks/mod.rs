@@ -33,7 +33,10 @@ pub mod always;
 mod answered;
 mod cancelled;
 mod diagnostics;
+mod error_is;
 mod http;
+mod http_order;
+mod not_notified;
 mod not_sent;
 mod notified;
 mod outcome;
@@ -41,6 +44,7 @@ mod sent;
 mod sent_before;
 mod signal;
 mod stdin_closed;
+mod stream_closed;
 
 use crate::scope::Scope;
 use crate::transcript::Transcript;
@@ -93,6 +97,10 @@ macro_rules! with_kind {
             Check::Diagnostics($k) => $body,
             Check::Notified($k) => $body,
             Check::Http($k) => $body,
+            Check::NotNotified($k) => $body,
+            Check::HttpOrder($k) => $body,
+            Check::StreamClosed($k) => $body,
+            Check::ErrorIs($k) => $body,
         }
     };
 }

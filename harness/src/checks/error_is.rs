@@ -1,0 +1,71 @@
+//! `error_is`: a plan step failed with exactly this error text — nothing appended, nothing
+//! cut (`outcome`'s `error` matches a prefix). SPEC's strings are the bundled client's, so
+//! it is judged for the bundled target only; a third-party client's wording is recorded in
+//! its snapshot.
+
+use super::{CheckKind, Run};
+use crate::scope::Scope;
+use mcp_scenario::Scenario;
+use mcp_scenario::checks::ErrorIsCheck;
+use mcp_scenario::results::StepStatus;
+
+impl CheckKind for ErrorIsCheck {
+    const NAME: &'static str = "error_is";
+    type Invalid = Invalid;
+    type Failure = Failure;
+
+    fn validate(&self, scenario: &Scenario) -> Result<(), Invalid> {
+        let steps = scenario.client.len();
+        if self.step == 0 || self.step > steps { Err(Invalid { step: self.step, steps }) } else { Ok(()) }
+    }
+
+    fn applies(&self, scope: &Scope) -> bool {
+        scope.target.is_bundled()
+    }
+
+    fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
+        let n = self.step;
+        let step = run.outcome.steps.get(n - 1).ok_or(Failure::NoOutcome(n))?;
+        match (&step.status, &step.error) {
+            (StepStatus::Error, Some(got)) if *got == self.text => Ok(()),
+            (StepStatus::Error, Some(got)) => Err(Failure::Text { step: n, got: got.clone(), want: self.text.clone() }),
+            (status, _) => Err(Failure::NotAnError { step: n, what: step.what.clone(), status: format!("{status:?}") }),
+        }
+    }
+}
+
+/// The check names a plan step that does not exist.
+#[derive(Debug, thiserror::Error)]
+#[error("field `step`: plan step {step} does not exist (the client plan has {steps} steps, numbered from 1)")]
+pub struct Invalid {
+    step: usize,
+    steps: usize,
+}
+
+/// How the step's error differed.
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    /// The client reported nothing for the step.
+    #[error("step {0} has no outcome")]
+    NoOutcome(usize),
+    /// The step did not fail.
+    #[error("step {step} ({what}) did not fail: {status}")]
+    NotAnError {
+        /// The step.
+        step: usize,
+        /// Its description.
+        what: String,
+        /// How it ended.
+        status: String,
+    },
+    /// Another text.
+    #[error("step {step} error is {got:?}, expected exactly {want:?}")]
+    Text {
+        /// The step.
+        step: usize,
+        /// The text reported.
+        got: String,
+        /// The text expected.
+        want: String,
+    },
+}

@@ -1,0 +1,26 @@
+//! `not_notified`: the client never reported receiving a notification with this method —
+//! e.g. a message it must drop (an id of `null` makes it neither a request nor a
+//! notification). Applies to every target that reports notifications.
+
+use super::{CheckKind, Run};
+use mcp_scenario::checks::NotNotifiedCheck;
+use std::convert::Infallible;
+
+impl CheckKind for NotNotifiedCheck {
+    const NAME: &'static str = "not_notified";
+    type Invalid = Infallible;
+    type Failure = Failure;
+
+    fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
+        let times = run.outcome.notifications.iter().filter(|(method, _)| *method == self.method).count();
+        if times == 0 { Ok(()) } else { Err(Failure { method: self.method.clone(), times }) }
+    }
+}
+
+/// The client reported the notification anyway.
+#[derive(Debug, thiserror::Error)]
+#[error("client reported notification {method} {times} time(s), expected never")]
+pub struct Failure {
+    method: String,
+    times: usize,
+}

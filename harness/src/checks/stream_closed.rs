@@ -1,0 +1,167 @@
+//! `stream_closed`: the client closed a stream the script opened — the mock recorded it as
+//! `client went away` — e.g. the reply stream of a request that timed out or was
+//! cancelled (on Streamable HTTP, closing it *is* the cancellation). A wire check for the
+//! HTTP transports.
+//!
+//! Streams are named as the script names them: an `open_stream` is found through the
+//! request it answers (which must be labelled, so its wire id is known), an `expect_get`
+//! stream through the GETs it answers.
+
+use super::{CheckKind, Run};
+use mcp_scenario::checks::StreamClosedCheck;
+use mcp_scenario::wire::WireEvent;
+use mcp_scenario::{Scenario, ServerStep};
+use serde_json::Value;
+
+/// What a stream name stands for on the wire.
+#[derive(Debug, PartialEq)]
+enum Answers {
+    /// The reply stream of the request the script labelled so.
+    Request(String),
+    /// A GET stream.
+    Get,
+}
+
+/// Resolves a stream name the way the mock names streams: `open_stream`'s `as`, else the
+/// label of the request it answers (`to`, else the latest `expect`); `expect_get`'s `as`,
+/// else `get`. `None` inside: the stream exists but answers an unlabelled request.
+fn resolve(scenario: &Scenario, name: &str) -> Option<Option<Answers>> {
+    let mut latest: Option<&str> = None;
+    let mut found = None;
+    for step in &scenario.server {
+        match step {
+            ServerStep::Expect(_) => latest = step.expect_label(),
+            ServerStep::OpenStream(s) => {
+                let answers = s.to.as_deref().or(latest);
+                if s.label.as_deref().or(answers).unwrap_or("post") == name {
+                    found = Some(answers.map(|l| Answers::Request(l.to_string())));
+                }
+            }
+            ServerStep::ExpectGet(s) if s.label.as_deref().unwrap_or("get") == name => found = Some(Some(Answers::Get)),
+            _ => {}
+        }
+    }
+    found
+}
+
+impl CheckKind for StreamClosedCheck {
+    const NAME: &'static str = "stream_closed";
+    type Invalid = Invalid;
+    type Failure = Failure;
+
+    fn validate(&self, scenario: &Scenario) -> Result<(), Invalid> {
+        match resolve(scenario, &self.stream) {
+            None => Err(Invalid::NoSuchStream(self.stream.clone())),
+            Some(None) => Err(Invalid::Unlabelled(self.stream.clone())),
+            Some(Some(_)) => Ok(()),
+        }
+    }
+
+    fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
+        let name = self.stream.clone();
+        let Some(Some(answers)) = resolve(run.scenario, &self.stream) else {
+            return Err(Failure::NeverOpened(name));
+        };
+        let exchanges: Vec<u64> = match &answers {
+            Answers::Request(label) => {
+                let id = run.transcript.labelled_id(label).ok_or_else(|| Failure::NeverOpened(name.clone()))?;
+                run.transcript
+                    .events()
+                    .filter_map(|e| match e {
+                        WireEvent::HttpRequest { exchange, json: Some(body), .. } if carries(body, id) => {
+                            Some(*exchange)
+                        }
+                        _ => None,
+                    })
+                    .collect()
+            }
+            Answers::Get => run
+                .transcript
+                .events()
+                .filter_map(|e| match e {
+                    WireEvent::HttpRequest { exchange, http_method, .. } if http_method == "GET" => Some(*exchange),
+                    _ => None,
+                })
+                .collect(),
+        };
+        let ends: Vec<&str> = run
+            .transcript
+            .events()
+            .filter_map(|e| match e {
+                WireEvent::StreamEnd { exchange, how, .. } if exchanges.contains(exchange) => Some(how.as_str()),
+                _ => None,
+            })
+            .collect();
+        if ends.contains(&"client went away") {
+            Ok(())
+        } else if ends.is_empty() {
+            Err(Failure::NeverEnded(name))
+        } else {
+            Err(Failure::EndedOtherwise { name, how: ends.join(", ") })
+        }
+    }
+}
+
+/// Whether a POST body is, or (a batch) holds, the request with this id.
+fn carries(body: &Value, id: &Value) -> bool {
+    let is = |m: &Value| m.get("method").is_some() && m.get("id") == Some(id);
+    match body {
+        Value::Array(items) => items.iter().any(is),
+        one => is(one),
+    }
+}
+
+/// A `stream_closed` check the loader rejects.
+#[derive(Debug, thiserror::Error)]
+pub enum Invalid {
+    /// No step opens a stream of that name.
+    #[error("field `stream`: no `open_stream` or `expect_get` names a stream {0:?}")]
+    NoSuchStream(String),
+    /// The stream answers a request without a label, so its wire id cannot be known.
+    #[error(
+        "field `stream`: stream {0:?} answers a request without a label; give its `expect` an `as:` so the check can find it on the wire"
+    )]
+    Unlabelled(String),
+}
+
+/// How the stream did not end by the client.
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    /// The request it answers never arrived (or no GET did).
+    #[error("stream {0:?} was never opened: the mock never received its request")]
+    NeverOpened(String),
+    /// The stream was still open when the mock stopped recording.
+    #[error("stream {0:?} never ended")]
+    NeverEnded(String),
+    /// The mock or the network ended it, not the client.
+    #[error("stream {name:?} ended {how}, not by the client")]
+    EndedOtherwise {
+        /// The stream.
+        name: String,
+        /// How it ended.
+        how: String,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(server: &str) -> Scenario {
+        let text = format!(
+            "name: t\nsummary: s\ntransport: http\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver:\n{server}"
+        );
+        mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &text).expect("parses")
+    }
+
+    #[test]
+    fn stream_names_resolve_as_the_mock_names_streams() {
+        let s = scenario(
+            "  - op: handshake\n  - op: expect\n    method: tools/call\n    as: call\n  - op: open_stream\n  - op: expect\n    method: x\n  - op: open_stream\n    as: bare\n  - op: expect_get\n    as: listener\n",
+        );
+        assert_eq!(resolve(&s, "call"), Some(Some(Answers::Request("call".into()))));
+        assert_eq!(resolve(&s, "bare"), Some(None));
+        assert_eq!(resolve(&s, "listener"), Some(Some(Answers::Get)));
+        assert_eq!(resolve(&s, "get"), None);
+    }
+}
