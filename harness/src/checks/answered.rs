@@ -2,7 +2,7 @@
 //! `request … as:` — that it answered, with a result containing these members or an error
 //! with this code. A wire check: it applies to every target.
 
-use super::{CheckKind, Run, subset};
+use super::{CheckKind, Run, script_labels, subset};
 use mcp_scenario::checks::AnsweredCheck;
 use mcp_scenario::{Scenario, ServerStep};
 use serde_json::Value;
@@ -13,8 +13,9 @@ impl CheckKind for AnsweredCheck {
     type Failure = Failure;
 
     fn validate(&self, scenario: &Scenario) -> Result<(), Invalid> {
-        let labelled = |s: &ServerStep| s.request_label() == Some(self.request.as_str());
-        if scenario.server.iter().any(labelled) { Ok(()) } else { Err(Invalid(self.request.clone())) }
+        script_labels(scenario, ServerStep::request_label, &self.request)
+            .then_some(())
+            .ok_or_else(|| Invalid(self.request.clone()))
     }
 
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {

@@ -2,7 +2,7 @@
 //! `notifications/cancelled` for the request the server script labelled with `as:`. A wire
 //! check: it applies to every target.
 
-use super::{CheckKind, Run};
+use super::{CheckKind, Run, script_labels};
 use crate::transcript::method_of;
 use mcp_scenario::checks::CancelledCheck;
 use mcp_scenario::{Scenario, ServerStep};
@@ -14,8 +14,9 @@ impl CheckKind for CancelledCheck {
     type Failure = Failure;
 
     fn validate(&self, scenario: &Scenario) -> Result<(), Invalid> {
-        let labelled = |s: &ServerStep| s.expect_label() == Some(self.request.as_str());
-        if scenario.server.iter().any(labelled) { Ok(()) } else { Err(Invalid(self.request.clone())) }
+        script_labels(scenario, ServerStep::expect_label, &self.request)
+            .then_some(())
+            .ok_or_else(|| Invalid(self.request.clone()))
     }
 
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {

@@ -48,9 +48,9 @@ mod stream_closed;
 
 use crate::scope::Scope;
 use crate::transcript::Transcript;
-use mcp_scenario::Scenario;
 use mcp_scenario::checks::Check;
 use mcp_scenario::results::{CheckResult, ClientOutcome};
+use mcp_scenario::{Scenario, ServerStep};
 use serde_json::Value;
 use std::fmt;
 
@@ -160,6 +160,12 @@ pub fn evaluate(run: &Run<'_>) -> Vec<CheckResult> {
     }
     failures.extend(always::judge(run));
     failures
+}
+
+/// Whether a server step carries `label` as `label_of` reads it (an `expect … as:`, a
+/// `request … as:`): what checks that name a script label validate against.
+pub fn script_labels(scenario: &Scenario, label_of: fn(&ServerStep) -> Option<&str>, label: &str) -> bool {
+    scenario.server.iter().filter_map(label_of).any(|l| l == label)
 }
 
 /// Recursive subset match: every member of `want` is in `got` with a matching value.
