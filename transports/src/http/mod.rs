@@ -4,7 +4,8 @@
 //! an SSE stream that may carry notifications and server-to-client requests before the
 //! response; the stream is read by a background task per request, which settles the
 //! request through the shared [`Correlator`](crate::pending::Correlator) and keeps draining after the match. An
-//! optional GET stream (started by [`Transport::on_initialized`](crate::Transport::on_initialized)) carries unsolicited
+//! optional GET stream (started by
+//! [`Transport::on_initialized`](crate::Transport::on_initialized)) carries unsolicited
 //! server messages. Streams that break after an event with an `id` are resumed with
 //! GET + `Last-Event-ID`; an accepted POST is never re-sent.
 //!
@@ -70,7 +71,8 @@ pub(crate) struct Inner {
     configured_revision: String,
     /// `Mcp-Session-Id` from the initialize response (see `session`).
     session_id: Mutex<Option<String>>,
-    /// The revision the client negotiated (see [`Transport::set_protocol_version`](crate::Transport::set_protocol_version)).
+    /// The revision the client negotiated (see
+    /// [`Transport::set_protocol_version`](crate::Transport::set_protocol_version)).
     negotiated: Mutex<Option<String>>,
     /// The GET listener is started once, after `notifications/initialized`.
     listener_started: AtomicBool,

@@ -103,10 +103,12 @@ pub(crate) trait HttpKind: Send + Sync + 'static {
     /// POSTs a notification, an answer or a cancellation; any 2xx is success.
     fn post_message<'a>(&'a self, body: &'a Bytes) -> BoxFuture<'a, Result<(), TransportError>>;
 
-    /// [`Transport::close`](crate::Transport::close): [`HttpCore::shut`], plus what the kind does the first time.
+    /// [`Transport::close`](crate::Transport::close): [`HttpCore::shut`], plus what the kind
+    /// does the first time.
     fn close(&self) -> BoxFuture<'_, ()>;
 
-    /// [`Transport::set_protocol_version`](crate::Transport::set_protocol_version). Default: nothing.
+    /// [`Transport::set_protocol_version`](crate::Transport::set_protocol_version). Default:
+    /// nothing.
     fn set_protocol_version(&self, version: &str) {
         let _ = version;
     }
