@@ -5,6 +5,7 @@
 use crate::scenario::TransportName;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_with::skip_serializing_none;
 use std::path::PathBuf;
 
 /// How a run ended.
@@ -34,7 +35,9 @@ impl Status {
 }
 
 /// The result of one run, as `results.json` holds it (one entry of its `runs` list). The
-/// fields a reader may find absent (older or hand-written files) default when read.
+/// fields a reader may find absent (older or hand-written files) default when read; `None`
+/// fields are not written (`skip_serializing_none`).
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunResult {
     /// The scenario's name.
@@ -55,7 +58,6 @@ pub struct RunResult {
     #[serde(default)]
     pub failures: Vec<CheckResult>,
     /// Why the run was skipped or errored.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// The snapshot comparison.
     #[serde(default)]
@@ -68,10 +70,8 @@ pub struct RunResult {
     pub steps: Vec<StepOutcome>,
     /// How an external client's process ended, its stderr tail and other stdout lines
     /// (`cmd:` targets only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<ProcessReport>,
     /// How the run compares with the client's expected-failures baseline, when one is given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<Verdict>,
     /// The pids of the mock processes this run started (one per connection).
     #[serde(skip)]
@@ -167,6 +167,7 @@ pub enum StepStatus {
 }
 
 /// The outcome of one plan step.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepOutcome {
     /// 1-based plan step.
@@ -176,16 +177,15 @@ pub struct StepOutcome {
     /// How it ended.
     pub status: StepStatus,
     /// The result, for requests that succeeded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
     /// The error text, when it failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Wall time of the step.
     pub elapsed_ms: u64,
 }
 
 /// Everything the client side of a run produced.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ClientOutcome {
     /// One entry per plan step, in order.
@@ -195,13 +195,11 @@ pub struct ClientOutcome {
     /// Problems the client reported on the side (the bundled error handler).
     pub reports: Vec<String>,
     /// The bundled client's counters, when the target is bundled.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnostics: Option<DiagnosticCounters>,
     /// The run's deadline expired before the plan finished.
     pub hung: bool,
     /// How an external client's process ended and what it printed besides its step lines
     /// (`cmd:` targets only; the bundled client runs in-process).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub process: Option<ProcessReport>,
 }
 

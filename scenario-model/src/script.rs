@@ -153,24 +153,26 @@ macro_rules! no_fields {
 }
 
 /// The data of each server op, one struct per `op:` (the variant of [`ServerStep`] with the
-/// same name). Fields keep the YAML names; `as` is `label`.
+/// same name). Fields keep the YAML names; `as` is `label`. An `Option` field may be left
+/// out (serde reads a missing `Option` as `None`) and is not written when `None`
+/// (`skip_serializing_none`).
 pub mod step {
     use super::{Generate, LineEnd, SocketEnd, SseLineEnd, StreamEnd, WrongId, default_auth_status, default_status};
     use crate::default_true;
     use schemars::JsonSchema;
     use serde::{Deserialize, Serialize};
     use serde_json::Value;
+    use serde_with::skip_serializing_none;
     use std::collections::BTreeMap;
 
     /// `op: handshake` (see [`ServerStep::Handshake`](super::ServerStep::Handshake)).
+    #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     pub struct Handshake {
         /// Overrides the protocolVersion the mock answers with.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub protocol_version: Option<String>,
         /// Overrides the advertised server capabilities (default `{}`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub capabilities: Option<Value>,
         /// Streamable HTTP (stateful revisions): issue an `Mcp-Session-Id` on the initialize
         /// response (default true). Once issued, requests without it get 400 and requests
@@ -178,39 +180,35 @@ pub mod step {
         #[serde(default = "default_true")]
         pub session: bool,
         /// Streamable HTTP: the session id to issue (default: a fresh random one).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub session_id: Option<String>,
     }
 
     /// `op: expect` (see [`ServerStep::Expect`](super::ServerStep::Expect)).
+    #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     pub struct Expect {
         /// The JSON-RPC method.
         pub method: String,
         /// A label that later steps and checks use to refer to this request.
-        #[serde(default, rename = "as", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "as")]
         pub label: Option<String>,
     }
 
     /// `op: reply` (see [`ServerStep::Reply`](super::ServerStep::Reply)).
+    #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     pub struct Reply {
         /// The label of the request to answer; default: the latest expected request.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub to: Option<String>,
         /// The result (default `{}` unless `error` is given).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub result: Option<Value>,
         /// A JSON-RPC error object instead of a result.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub error: Option<Value>,
         /// Answer with a corrupted id.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub wrong_id: Option<WrongId>,
         /// Pad the result with a `_pad` string so the whole line is about this many bytes.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub pad_to: Option<usize>,
         /// Line ending: `lf` (default) or `crlf`.
         #[serde(default)]
@@ -224,23 +222,19 @@ pub mod step {
     }
 
     /// `op: send` (see [`ServerStep::Send`](super::ServerStep::Send)).
+    #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     pub struct Send {
         /// Verbatim UTF-8 text (YAML escapes such as `\r\n` apply in double quotes).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub text: Option<String>,
         /// Arbitrary bytes as hex, e.g. `ff fe 0a` (spaces ignored).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub hex: Option<String>,
         /// Arbitrary bytes as standard base64.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub base64: Option<String>,
         /// Any JSON value, written compactly on one line followed by `\n`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub json: Option<Value>,
         /// A large payload generated from a size, never stored in the file.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub generate: Option<Generate>,
         /// Split the bytes into writes of these sizes (the rest goes in a last write).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -251,31 +245,30 @@ pub mod step {
     }
 
     /// `op: notify` (see [`ServerStep::Notify`](super::ServerStep::Notify)).
+    #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     pub struct Notify {
         /// The method.
         pub method: String,
         /// The params (omitted when absent).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub params: Option<Value>,
     }
 
     /// `op: request` (see [`ServerStep::Request`](super::ServerStep::Request)).
+    #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     pub struct Request {
         /// The method.
         pub method: String,
         /// The params (omitted when absent).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub params: Option<Value>,
         /// The label `expect_response` and checks use.
         #[serde(rename = "as")]
         pub label: String,
         /// The request's JSON-RPC id, a string or an integer (default: a fresh `srv-<n>`),
         /// e.g. `0`, or an id the client also uses for its own requests.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub id: Option<Value>,
     }
 
@@ -288,14 +281,13 @@ pub mod step {
     }
 
     /// `op: stderr` (see [`ServerStep::Stderr`](super::ServerStep::Stderr)).
+    #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     pub struct Stderr {
         /// Verbatim UTF-8 text.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub text: Option<String>,
         /// A generated payload.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub generate: Option<Generate>,
     }
 
@@ -338,14 +330,13 @@ pub mod step {
     pub struct ExpectEof {}
 
     /// `op: exit` (see [`ServerStep::Exit`](super::ServerStep::Exit)).
+    #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     pub struct Exit {
         /// The exit code (default 0).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub code: Option<i32>,
         /// A signal to kill the mock with instead.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub signal: Option<String>,
     }
 
@@ -355,11 +346,11 @@ pub mod step {
     pub struct NewConnection {}
 
     /// `op: respond` (see [`ServerStep::Respond`](super::ServerStep::Respond)).
+    #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     pub struct Respond {
         /// The label of the request to answer; default: the latest expected message.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub to: Option<String>,
         /// The HTTP status (default 200).
         #[serde(default = "default_status")]
@@ -369,34 +360,27 @@ pub mod step {
         pub headers: BTreeMap<String, String>,
         /// The `Content-Type` (default `application/json` for `json`, `text/plain` for
         /// `text` / `generate`, none for an empty body).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub content_type: Option<String>,
         /// A JSON body, written compactly.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub json: Option<Value>,
         /// A verbatim text body.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub text: Option<String>,
         /// A large generated body (`newline` is ignored unless true).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub generate: Option<Generate>,
     }
 
     /// `op: raw_response` (see [`ServerStep::RawResponse`](super::ServerStep::RawResponse)).
+    #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     pub struct RawResponse {
         /// The label of the request to answer; default: the latest expected message.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub to: Option<String>,
         /// Verbatim UTF-8 text (YAML escapes such as `\r\n` apply in double quotes).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub text: Option<String>,
         /// Arbitrary bytes as hex (spaces ignored).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub hex: Option<String>,
         /// Arbitrary bytes as standard base64.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub base64: Option<String>,
         /// Split the bytes into writes of these sizes (the rest goes in a last write).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -410,14 +394,14 @@ pub mod step {
     }
 
     /// `op: open_stream` (see [`ServerStep::OpenStream`](super::ServerStep::OpenStream)).
+    #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     pub struct OpenStream {
         /// The label of the request to answer; default: the latest expected message.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub to: Option<String>,
         /// The stream's name for `stream:` fields (default: the request's label, else `post`).
-        #[serde(default, rename = "as", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "as")]
         pub label: Option<String>,
         /// The HTTP status (default 200).
         #[serde(default = "default_status")]
@@ -426,7 +410,6 @@ pub mod step {
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         pub headers: BTreeMap<String, String>,
         /// The `Content-Type` (default `text/event-stream`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub content_type: Option<String>,
         /// Keep the stream open after the reply to its request (for events after the match).
         #[serde(default)]
@@ -434,29 +417,23 @@ pub mod step {
     }
 
     /// `op: event` (see [`ServerStep::Event`](super::ServerStep::Event)).
+    #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     pub struct Event {
         /// The stream (default: the current one).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub stream: Option<String>,
         /// A comment (`: <text>`), e.g. a keep-alive.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub comment: Option<String>,
         /// The `event:` field.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub event: Option<String>,
         /// The `id:` field.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub id: Option<String>,
         /// The `retry:` field, in ms.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub retry: Option<u64>,
         /// The data, verbatim; each line becomes one `data:` line.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub data: Option<String>,
         /// The data as JSON, written compactly on one `data:` line.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub json: Option<Value>,
         /// Line ending: `lf` (default), `crlf` or `cr`.
         #[serde(default)]
@@ -464,11 +441,11 @@ pub mod step {
     }
 
     /// `op: end_stream` (see [`ServerStep::EndStream`](super::ServerStep::EndStream)).
+    #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     pub struct EndStream {
         /// The stream (default: the current one).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub stream: Option<String>,
         /// `clean` (default), `mid_event` (write `partial`, then abort the connection),
         /// `reset` (TCP RST) or `stall` (write nothing more, keep the connection open).
@@ -476,16 +453,16 @@ pub mod step {
         pub how: StreamEnd,
         /// `mid_event`: the unfinished event written before the abort (default
         /// `data: {"jsonrpc":"2.0",`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub partial: Option<String>,
     }
 
     /// `op: expect_get` (see [`ServerStep::ExpectGet`](super::ServerStep::ExpectGet)).
+    #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     pub struct ExpectGet {
         /// The stream's name for `stream:` fields (default `get`).
-        #[serde(default, rename = "as", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "as")]
         pub label: Option<String>,
         /// The HTTP status (default 200). A non-2xx status is answered without a stream.
         #[serde(default = "default_status")]
@@ -495,10 +472,8 @@ pub mod step {
         pub headers: BTreeMap<String, String>,
         /// The `Content-Type` (default `text/event-stream`); any other type is answered
         /// with `text` as the body and no stream.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub content_type: Option<String>,
         /// A body for a non-stream answer.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub text: Option<String>,
         /// Answer with a stream that ends at once.
         #[serde(default)]
@@ -523,6 +498,7 @@ pub mod step {
     pub struct ExpireSession {}
 
     /// `op: require_auth` (see [`ServerStep::RequireAuth`](super::ServerStep::RequireAuth)).
+    #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     pub struct RequireAuth {
@@ -533,24 +509,21 @@ pub mod step {
         #[serde(default = "default_auth_status")]
         pub status: u16,
         /// The `WWW-Authenticate` value (default `Bearer error="invalid_token"`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub www_authenticate: Option<String>,
         /// The body of the refusal (default empty).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub text: Option<String>,
     }
 
     /// `op: reply_always` (see [`ServerStep::ReplyAlways`](super::ServerStep::ReplyAlways)).
+    #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     pub struct ReplyAlways {
         /// The JSON-RPC method.
         pub method: String,
         /// The result (default `{}` unless `error` is given).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub result: Option<Value>,
         /// A JSON-RPC error object instead of a result.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub error: Option<Value>,
     }
 
@@ -563,13 +536,13 @@ pub mod step {
     }
 
     /// `op: endpoint` (see [`ServerStep::Endpoint`](super::ServerStep::Endpoint)).
+    #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     pub struct Endpoint {
         /// The POST URI (default `/message?session_id=<connection>`); may use `{origin}`,
         /// `{port}` and `{connection}`, e.g. `{origin}/message` or
         /// `http://localhost:{port}/message` (another origin).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub uri: Option<String>,
     }
 

@@ -4,22 +4,22 @@
 //! event names the URL that every client message is POSTed to. Unlike Streamable HTTP the
 //! POST's reply body means nothing (any 2xx is success): responses come back on the
 //! stream, so the stream's end is the transport's end. The HTTP plumbing (client, auth,
-//! status errors, the request and cancellation flows) is shared with Streamable HTTP.
+//! status errors, the request and cancellation flows, the `Transport` impl) is shared with
+//! Streamable HTTP.
 
 use crate::config::TransportConfig;
 use crate::error::TransportError;
 use crate::http_common::{
-    self, AuthRefresh, HttpCore, HttpKind, StreamStop, event_message, mime, next_chunk, parse_url, send_with_auth,
-    status_error,
+    self, AuthRefresh, HttpCore, HttpFront, HttpKind, StreamStop, event_message, mime, next_chunk, parse_url,
+    send_with_auth, status_error,
 };
 use crate::message::RequestId;
 use crate::sse::{SseItem, SseParser};
-use crate::transport::{Diagnostics, Handlers, RequestOptions, Transport};
+use crate::transport::Handlers;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use reqwest::Response;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
-use serde_json::Value;
 use std::sync::{Arc, OnceLock};
 use tokio::sync::oneshot;
 use tokio_util::sync::DropGuard;
@@ -28,17 +28,26 @@ use url::Url;
 /// The reason pending requests fail with when the server ends the stream (SPEC §5).
 const STREAM_CLOSED: &str = "legacy SSE stream closed";
 
-/// The legacy HTTP+SSE transport. Cheap to share; see the module docs.
+/// The legacy HTTP+SSE transport. Cheap to share; see the module docs. It implements
+/// [`Transport`](crate::Transport) as Streamable HTTP does (`http_common`).
 pub struct LegacySseTransport {
     inner: Arc<Inner>,
     /// The reader task holds the inner state; dropping the transport must stop it.
     _stop_on_drop: DropGuard,
 }
 
-struct Inner {
+pub(crate) struct Inner {
     core: HttpCore,
     /// The POST URL from the first `endpoint` event.
     endpoint: OnceLock<Url>,
+}
+
+impl HttpFront for LegacySseTransport {
+    type Kind = Inner;
+
+    fn kind(&self) -> &Arc<Inner> {
+        &self.inner
+    }
 }
 
 /// What can go wrong while the connect step reads the stream's start.
@@ -127,34 +136,6 @@ impl std::fmt::Debug for LegacySseTransport {
     }
 }
 
-#[async_trait::async_trait]
-impl Transport for LegacySseTransport {
-    async fn request(
-        &self,
-        method: &str,
-        params: Option<Value>,
-        options: RequestOptions,
-    ) -> Result<Value, TransportError> {
-        http_common::request(&self.inner, method, params, options).await
-    }
-
-    async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), TransportError> {
-        http_common::notify(&*self.inner, method, params).await
-    }
-
-    async fn close(&self) {
-        self.inner.core.shut(TransportError::Closed { reason: None });
-    }
-
-    fn is_connected(&self) -> bool {
-        self.inner.core.is_connected()
-    }
-
-    fn diagnostics(&self) -> Diagnostics {
-        self.inner.core.correlator.diagnostics()
-    }
-}
-
 impl HttpKind for Inner {
     fn core(&self) -> &HttpCore {
         &self.core
@@ -180,6 +161,11 @@ impl HttpKind for Inner {
             .await?;
             if resp.status().is_success() { Ok(()) } else { Err(status_error(resp, None).await) }
         })
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        self.core.shut(TransportError::Closed { reason: None });
+        Box::pin(async {})
     }
 }
 

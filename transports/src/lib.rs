@@ -11,14 +11,15 @@
 //! - [`error`] — [`TransportError`], the one error enum; its `Display` is SPEC's exact text.
 //!   Inner layers raise small typed errors beside their code that convert into it.
 //! - [`config`] — per-connection settings and timeout resolution (`MCP_TIMEOUT_MS`).
-//! - [`transport`] — the [`Transport`] trait, [`Handlers`], [`RequestOptions`].
+//! - [`transport`] — the [`Transport`] trait, [`Handlers`], [`RequestOptions`], [`Reply`].
 //! - [`pending`] — id allocation, the pending-request map and inbound dispatch, shared by
 //!   every transport so they all correlate and report alike.
 //! - [`stdio`] — newline-delimited JSON over a child process.
 //! - [`sse`] — a byte-level WHATWG server-sent-events parser.
 //! - `http_common` (private) — the HTTP plumbing both HTTP transports share, written once:
 //!   the client and its redirect policy, auth headers and refresh, status errors, capped
-//!   body reads, and the request / notification / cancellation flows.
+//!   body reads, the request / notification / cancellation flows, and the one
+//!   [`Transport`] impl of both.
 //! - [`http`] — Streamable HTTP (stateful 2025-x revisions): the transport, and beside it
 //!   its session, reply, stream (resumption) and listener pieces.
 //! - [`legacy_sse`] — the 2024-11-05 HTTP+SSE transport.
@@ -46,4 +47,4 @@ pub mod transport;
 pub use config::{TransportConfig, resolve_timeout};
 pub use error::{Acceptance, ErrorKind, TransportError};
 pub use message::{Inbound, RequestId, RpcError};
-pub use transport::{Diagnostics, Handlers, RequestOptions, Transport};
+pub use transport::{Diagnostics, Handlers, Reply, RequestOptions, Transport};

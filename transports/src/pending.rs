@@ -3,7 +3,7 @@
 
 use crate::error::TransportError;
 use crate::message::{Inbound, RequestId, RpcError};
-use crate::transport::{Diagnostics, Handlers, RequestOptions};
+use crate::transport::{Diagnostics, Handlers, Reply, RequestOptions};
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
@@ -13,8 +13,6 @@ use tokio::sync::oneshot;
 
 /// How many abandoned (timed out / cancelled) ids are remembered to recognise late replies.
 const ABANDONED_MEMORY: usize = 1024;
-
-type Reply = Result<Value, TransportError>;
 
 /// Where an inbound message went.
 #[derive(Debug, Clone, PartialEq)]

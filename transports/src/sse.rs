@@ -298,7 +298,7 @@ mod tests {
     }
 
     #[test]
-    fn simple_event_and_field_forms() {
+    fn simple_event_with_every_field() {
         let got = events(parse(b"event: message\nid: 7\nretry: 250\ndata: {\"a\":1}\n\n"));
         assert_eq!(
             got,
@@ -309,15 +309,22 @@ mod tests {
                 retry: Some(250)
             }]
         );
-        // Only one leading space is stripped; no colon means an empty value.
-        assert_eq!(events(parse(b"data:  two\n\n")), vec![ev(" two")]);
-        assert_eq!(events(parse(b"data:x\n\n")), vec![ev("x")]);
-        assert_eq!(events(parse(b"data\ndata: y\n\n")), vec![ev("\ny")]);
     }
 
     #[test]
-    fn multi_line_data_joined_with_lf() {
-        assert_eq!(events(parse(b"data: a\ndata: b\ndata: c\n\n")), vec![ev("a\nb\nc")]);
+    fn data_field_forms() {
+        for (input, data) in [
+            // Only one leading space is stripped; no colon means an empty value.
+            (&b"data:  two\n\n"[..], " two"),
+            (b"data:x\n\n", "x"),
+            (b"data\ndata: y\n\n", "\ny"),
+            // Multi-line data is joined with LF.
+            (b"data: a\ndata: b\ndata: c\n\n", "a\nb\nc"),
+            // Invalid UTF-8 is replaced, not fatal.
+            (b"data: a\xFFb\n\n", "a\u{FFFD}b"),
+        ] {
+            assert_eq!(events(parse(input)), vec![ev(data)], "{input:?}");
+        }
     }
 
     #[test]
@@ -394,11 +401,6 @@ mod tests {
         assert!(events(parse(b"\xEF\xBB\xBF\xEF\xBB\xBFdata: a\n\n")).is_empty());
         // A partial BOM followed by other bytes is replayed as content.
         assert_eq!(events(parse(b"\xEFdata: a\n\ndata: b\n\n")), vec![ev("b")]);
-    }
-
-    #[test]
-    fn invalid_utf8_is_replaced_not_fatal() {
-        assert_eq!(events(parse(b"data: a\xFFb\n\n")), vec![ev("a\u{FFFD}b")]);
     }
 
     #[test]

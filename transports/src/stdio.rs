@@ -11,7 +11,7 @@ use crate::config::TransportConfig;
 use crate::error::TransportError;
 use crate::message::{self, RequestId};
 use crate::pending::{self, Correlator, GaveUp, Routed};
-use crate::transport::{Diagnostics, Handlers, RequestOptions, Transport};
+use crate::transport::{Diagnostics, Handlers, Reply, RequestOptions, Transport};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde_json::Value;
@@ -237,12 +237,7 @@ impl Drop for StdioTransport {
 
 #[async_trait::async_trait]
 impl Transport for StdioTransport {
-    async fn request(
-        &self,
-        method: &str,
-        params: Option<Value>,
-        options: RequestOptions,
-    ) -> Result<Value, TransportError> {
+    async fn request(&self, method: &str, params: Option<Value>, options: RequestOptions) -> Reply {
         if !self.is_connected() {
             return Err(TransportError::NotConnected);
         }

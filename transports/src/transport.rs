@@ -8,6 +8,9 @@ use serde_json::Value;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
+/// What a request resolves to: the response's `result`, or why there is none.
+pub type Reply = Result<Value, TransportError>;
+
 /// Called once when the transport closes, whatever the cause.
 pub type CloseHandler = Arc<dyn Fn() + Send + Sync>;
 /// Called for every problem no caller will see: protocol violations, dropped lines, late or
@@ -72,12 +75,7 @@ pub struct Diagnostics {
 #[async_trait::async_trait]
 pub trait Transport: Send + Sync {
     /// Sends a request and waits for its response, its timeout or its cancellation.
-    async fn request(
-        &self,
-        method: &str,
-        params: Option<Value>,
-        options: RequestOptions,
-    ) -> Result<Value, TransportError>;
+    async fn request(&self, method: &str, params: Option<Value>, options: RequestOptions) -> Reply;
 
     /// Sends a notification. A write failure is returned, never swallowed.
     async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), TransportError>;

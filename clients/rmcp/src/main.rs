@@ -33,6 +33,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use mcp_scenario::ClientStep;
 use rmcp::{
     ClientHandler, ErrorData as McpError, Peer, RoleClient, Service, ServiceExt,
     model::{
@@ -45,7 +46,6 @@ use rmcp::{
         StreamableHttpClientTransport, TokioChildProcess, streamable_http_client::StreamableHttpClientTransportConfig,
     },
 };
-use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -55,91 +55,8 @@ const MAX_STRING: usize = 4096;
 const CANCEL_REASON: &str = "cancelled by the plan";
 
 // ---------------------------------------------------------------------------------------------
-// The plan (mirrors `ClientStep` in mock-servers/src/scenario.rs; unknown fields are ignored
-// here so a newer harness can add options, but every option the driver cannot honour is
-// reported unsupported below).
-
-#[derive(Debug, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
-enum Step {
-    Connect {
-        #[serde(default = "yes")]
-        handshake: bool,
-        #[serde(default)]
-        timeout_ms: Option<u64>,
-        #[serde(default)]
-        env: BTreeMap<String, String>,
-        #[serde(default)]
-        max_message_bytes: Option<usize>,
-        #[serde(default)]
-        string_ids: bool,
-        #[serde(default)]
-        roots: Vec<Value>,
-        #[serde(default)]
-        headers: BTreeMap<String, String>,
-        #[serde(default)]
-        auth_refresh: Option<BTreeMap<String, String>>,
-    },
-    Request {
-        method: String,
-        #[serde(default)]
-        params: Option<Value>,
-        #[serde(default)]
-        timeout_ms: Option<u64>,
-        #[serde(default)]
-        background: bool,
-        #[serde(default, rename = "as")]
-        label: Option<String>,
-        #[serde(default)]
-        pad_params: Option<usize>,
-    },
-    Await {
-        request: String,
-    },
-    Cancel {
-        request: String,
-    },
-    Notify {
-        method: String,
-        #[serde(default)]
-        params: Option<Value>,
-    },
-    Wait {
-        ms: u64,
-    },
-    WaitNotification {
-        method: String,
-        #[serde(default = "thousand")]
-        timeout_ms: u64,
-    },
-    WaitSent {
-        #[serde(default)]
-        method: Option<String>,
-        #[serde(default)]
-        http_method: Option<String>,
-        #[serde(default = "one")]
-        count: usize,
-        #[serde(default = "thousand")]
-        timeout_ms: u64,
-    },
-    WaitClosed {
-        #[serde(default = "thousand")]
-        timeout_ms: u64,
-    },
-    Close,
-}
-
-fn one() -> usize {
-    1
-}
-
-fn yes() -> bool {
-    true
-}
-
-fn thousand() -> u64 {
-    1000
-}
+// The plan: `mcp_scenario::ClientStep`, the harness's own type, so every op and option the
+// harness can send is one this driver handles (or reports unsupported below).
 
 /// How many client messages the mock has recorded that match a `wait_sent` step: its
 /// records (`conn-<n>.jsonl` in MCP_HARNESS_RUN_DIR, one wire event per line) are the only
@@ -356,9 +273,9 @@ impl Driver {
             .ok_or_else(|| "not connected (the plan has no successful connect before this step)".to_owned())
     }
 
-    async fn run_step(&mut self, step: Step) -> Outcome {
+    async fn run_step(&mut self, step: ClientStep) -> Outcome {
         match step {
-            Step::Connect {
+            ClientStep::Connect {
                 handshake,
                 timeout_ms,
                 env,
@@ -371,7 +288,7 @@ impl Driver {
                 self.connect(handshake, timeout_ms, env, max_message_bytes, string_ids, roots, headers, auth_refresh)
                     .await
             }
-            Step::Request { method, params, timeout_ms, background, label, pad_params } => {
+            ClientStep::Request { method, params, timeout_ms, background, label, pad_params } => {
                 let params = match pad_params {
                     None => params,
                     Some(n) => {
@@ -390,13 +307,18 @@ impl Driver {
                     Some(t) => timeout_of(t),
                     None => self.timeout,
                 };
+                let options = match timeout {
+                    Some(t) => PeerRequestOptions::with_timeout(t),
+                    None => PeerRequestOptions::no_options(),
+                };
+                let request = client_request(&method, &params);
                 if background {
-                    self.background_request(method, params, timeout, label.unwrap_or_default()).await
+                    self.background_request(request, options, label.unwrap_or_default()).await
                 } else {
-                    self.request(method, params, timeout, timeout_ms.is_some() || self.timeout.is_some()).await
+                    self.request(request, options, timeout_ms.is_some() || self.timeout.is_some()).await
                 }
             }
-            Step::Await { request } => match self.background.remove(&request) {
+            ClientStep::Await { request } => match self.background.remove(&request) {
                 Some(bg) => {
                     let result = bg.handle.await_response().await;
                     let elapsed = Some(ms(bg.started.elapsed()));
@@ -412,7 +334,7 @@ impl Driver {
             // `RequestHandle::cancel` does exactly that but consumes the handle, which would hide
             // the settled outcome from a later `await`, so the driver sends the same
             // notification with `Peer::notify_cancelled` and keeps the handle.
-            Step::Cancel { request } => {
+            ClientStep::Cancel { request } => {
                 let Some(bg) = self.background.get(&request) else {
                     return Outcome::Ok(None, None);
                 };
@@ -422,7 +344,7 @@ impl Driver {
                     Err(e) => Outcome::Err(e.to_string(), None),
                 }
             }
-            Step::Notify { method, params } => {
+            ClientStep::Notify { method, params } => {
                 let client = match self.client() {
                     Ok(c) => c,
                     Err(e) => return Outcome::Err(e, None),
@@ -443,11 +365,11 @@ impl Driver {
                     Err(e) => Outcome::Err(e.to_string(), None),
                 }
             }
-            Step::Wait { ms } => {
+            ClientStep::Wait { ms } => {
                 tokio::time::sleep(Duration::from_millis(ms)).await;
                 Outcome::Ok(None, None)
             }
-            Step::WaitNotification { method, timeout_ms } => {
+            ClientStep::WaitNotification { method, timeout_ms } => {
                 let shared = self.shared.clone();
                 let seen = async {
                     loop {
@@ -465,7 +387,7 @@ impl Driver {
                     Err(_) => Outcome::Err(format!("no {method} notification within {timeout_ms}ms"), None),
                 }
             }
-            Step::WaitSent { method, http_method, count, timeout_ms } => {
+            ClientStep::WaitSent { method, http_method, count, timeout_ms } => {
                 let Some(dir) = std::env::var_os("MCP_HARNESS_RUN_DIR") else {
                     return Outcome::Unsupported("MCP_HARNESS_RUN_DIR is not set (an older harness?)".into());
                 };
@@ -482,7 +404,7 @@ impl Driver {
                 }
                 Outcome::Ok(None, None)
             }
-            Step::WaitClosed { timeout_ms } => {
+            ClientStep::WaitClosed { timeout_ms } => {
                 let peer: Peer<RoleClient> = match self.client() {
                     Ok(c) => c.peer().clone(),
                     // A failed serve()/serve_with_ct() drops (and so closes) its transport.
@@ -498,7 +420,7 @@ impl Driver {
                 }
                 Outcome::Ok(None, None)
             }
-            Step::Close => match self.close().await {
+            ClientStep::Close => match self.close().await {
                 Ok(()) => Outcome::Ok(None, None),
                 Err(e) => Outcome::Err(e, None),
             },
@@ -646,18 +568,11 @@ impl Driver {
         result.map_err(|e| e.to_string())
     }
 
-    async fn request(
-        &mut self,
-        method: String,
-        params: Option<Value>,
-        timeout: Option<Duration>,
-        timed: bool,
-    ) -> Outcome {
+    async fn request(&mut self, request: ClientRequest, options: PeerRequestOptions, timed: bool) -> Outcome {
         let client = match self.client() {
             Ok(c) => c,
             Err(e) => return Outcome::Err(e, None),
         };
-        let request = client_request(&method, &params);
         // Plain foreground calls use the convenience method an application would call.
         // Those take no timeout, so any timeout (per request or per connection) goes through
         // send_cancellable_request with PeerRequestOptions instead.
@@ -679,10 +594,6 @@ impl Driver {
                 return outcome;
             }
         }
-        let options = match timeout {
-            Some(t) => PeerRequestOptions::with_timeout(t),
-            None => PeerRequestOptions::no_options(),
-        };
         match client.send_cancellable_request(request, options).await {
             Ok(handle) => to_outcome(handle.await_response().await),
             Err(e) => Outcome::Err(e.to_string(), None),
@@ -691,19 +602,13 @@ impl Driver {
 
     async fn background_request(
         &mut self,
-        method: String,
-        params: Option<Value>,
-        timeout: Option<Duration>,
+        request: ClientRequest,
+        options: PeerRequestOptions,
         label: String,
     ) -> Outcome {
         let client = match self.client() {
             Ok(c) => c,
             Err(e) => return Outcome::Err(e, None),
-        };
-        let request = client_request(&method, &params);
-        let options = match timeout {
-            Some(t) => PeerRequestOptions::with_timeout(t),
-            None => PeerRequestOptions::no_options(),
         };
         let started = Instant::now();
         match client.send_cancellable_request(request, options).await {
@@ -803,7 +708,7 @@ fn main() {
         for (i, raw) in plan.into_iter().enumerate() {
             let n = i + 1;
             let op = raw.get("op").and_then(Value::as_str).unwrap_or("?").to_owned();
-            let step: Step = match serde_json::from_value(raw) {
+            let step: ClientStep = match serde_json::from_value(raw) {
                 Ok(s) => s,
                 Err(e) => {
                     emit(json!({"step": n, "unsupported": format!("plan op {op:?} is unknown to this driver or malformed ({e})")}));

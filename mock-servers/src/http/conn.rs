@@ -72,7 +72,7 @@ pub struct Conn {
     /// The `event:` name of JSON-RPC messages on streams.
     pub message_event: Mutex<String>,
     /// Set once the script has applied the standing rules it starts with (see
-    /// [`crate::ops::Op::standing`]): requests wait for it, so the first request cannot
+    /// [`crate::ops::Transports::standing`]): requests wait for it, so the first request cannot
     /// overtake a leading `require_auth`.
     ready: tokio::sync::watch::Sender<bool>,
 }

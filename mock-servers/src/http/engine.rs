@@ -27,10 +27,10 @@ pub async fn run(shared: Arc<Shared>, conn: Arc<Conn>, steps: Vec<ServerStep>) {
         run.index = i;
         run.progress(i + 1, false);
         let op = ops::op(step);
-        if !op.standing() {
+        let ts = op.transports();
+        if !ts.standing {
             run.conn.mark_ready();
         }
-        let ts = op.transports();
         if ts.contains(transport) {
             op.run_http(&mut run, steps.get(i + 1).map(ops::op)).await;
         } else if !ts.http && !ts.legacy_sse {

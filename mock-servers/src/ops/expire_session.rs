@@ -8,11 +8,7 @@ use mcp_scenario::script::step;
 
 impl Op for step::ExpireSession {
     fn transports(&self) -> Transports {
-        Transports::HTTP
-    }
-
-    fn standing(&self) -> bool {
-        true
+        Transports::HTTP.standing_rule()
     }
 
     fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {

@@ -19,7 +19,8 @@ pub fn answers_to(to: Option<&str>, label: Option<&str>) -> bool {
 /// An engine only calls an op's `run_*` method for a transport in [`Op::transports`]; an op
 /// a scenario cannot run anywhere is refused at load time, so it never gets there.
 pub trait Op: Sync {
-    /// The transports the op applies to.
+    /// The transports the op applies to, and whether it is a standing rule
+    /// ([`Transports::standing`]).
     fn transports(&self) -> Transports;
 
     /// Load-time rules for the op's fields, beyond what serde checks. `cx` knows the
@@ -35,14 +36,6 @@ pub trait Op: Sync {
     /// step will consume is answered at once (`-32601`, `202`, `405`…). Default: none.
     fn consumes(&self) -> Vec<&str> {
         Vec::new()
-    }
-
-    /// HTTP: the step only sets a rule that holds from then on and never waits for the
-    /// client (`require_auth`, `expire_session`, `reply_always`, `message_event`). The
-    /// engine applies the standing steps a connection's script starts with before any of
-    /// its requests is handled, so no request can overtake them. Default: false.
-    fn standing(&self) -> bool {
-        false
     }
 
     /// How messages name the step, given its op name (`expect tools/list`). Default: the name.

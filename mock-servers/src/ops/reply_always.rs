@@ -12,11 +12,7 @@ use serde_json::json;
 
 impl Op for step::ReplyAlways {
     fn transports(&self) -> Transports {
-        Transports::ALL
-    }
-
-    fn standing(&self) -> bool {
-        true
+        Transports::ALL.standing_rule()
     }
 
     fn validate(&self, _cx: &mut Validation<'_>) -> Result<(), Problem> {

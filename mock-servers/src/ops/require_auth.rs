@@ -11,11 +11,7 @@ use mcp_scenario::script::step;
 
 impl Op for step::RequireAuth {
     fn transports(&self) -> Transports {
-        Transports::HTTP
-    }
-
-    fn standing(&self) -> bool {
-        true
+        Transports::HTTP.standing_rule()
     }
 
     fn validate(&self, _cx: &mut Validation<'_>) -> Result<(), Problem> {

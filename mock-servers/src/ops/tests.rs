@@ -109,20 +109,10 @@ fn transports_are_written_once_per_op() {
     );
     assert_eq!(
         only(Transports::HTTP),
-        [
-            "respond",
-            "raw_response",
-            "open_stream",
-            "event",
-            "end_stream",
-            "expect_get",
-            "expect_delete",
-            "expire_session",
-            "require_auth",
-            "message_event",
-            "endpoint"
-        ]
+        ["respond", "raw_response", "open_stream", "event", "end_stream", "expect_get", "expect_delete", "endpoint"]
     );
+    assert_eq!(only(Transports::HTTP.standing_rule()), ["expire_session", "require_auth", "message_event"]);
+    assert_eq!(only(Transports::ALL.standing_rule()), ["reply_always"]);
 }
 
 const HEADS: [(&str, &str); 4] = [

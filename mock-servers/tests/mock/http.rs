@@ -17,26 +17,25 @@ async fn json_reply_sessions_and_defaults() {
         "  - op: handshake\n  - op: expect\n    method: tools/list\n  - op: reply\n    result: {\"tools\": []}\n",
     )
     .await;
-    let c = reqwest::Client::new();
-    let r = post(&c, &mock.url, None, init()).await;
+    let r = mock.post(None, init()).await;
     assert_eq!(r.status(), 200);
     let sid = r.headers().get("mcp-session-id").expect("session issued").to_str().expect("ascii").to_string();
     assert_eq!(r.json::<Value>().await.expect("json")["result"]["protocolVersion"], "2025-11-25");
-    let r = post(&c, &mock.url, Some(&sid), json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    let r = mock.post(Some(&sid), json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
     assert_eq!(r.status(), 202);
-    let r = post(&c, &mock.url, Some(&sid), json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await;
+    let r = mock.post(Some(&sid), json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await;
     assert_eq!(r.json::<Value>().await.expect("json"), json!({"jsonrpc": "2.0", "id": 2, "result": {"tools": []}}));
     // Unscripted: -32601 at once; no session: 400; GET: 405; DELETE: 200, then 404.
-    let r = post(&c, &mock.url, Some(&sid), json!({"jsonrpc": "2.0", "id": 3, "method": "x/y"})).await;
+    let r = mock.post(Some(&sid), json!({"jsonrpc": "2.0", "id": 3, "method": "x/y"})).await;
     assert_eq!(r.json::<Value>().await.expect("json")["error"]["code"], -32601);
-    assert_eq!(post(&c, &mock.url, None, json!({"jsonrpc": "2.0", "id": 4, "method": "x/y"})).await.status(), 400);
-    let get = c.get(&mock.url).header("mcp-session-id", &sid).send().await.expect("get");
+    assert_eq!(mock.post(None, json!({"jsonrpc": "2.0", "id": 4, "method": "x/y"})).await.status(), 400);
+    let get = mock.client.get(&mock.url).header("mcp-session-id", &sid).send().await.expect("get");
     assert_eq!(get.status(), 405);
-    assert_eq!(c.delete(&mock.url).header("mcp-session-id", &sid).send().await.expect("delete").status(), 200);
     assert_eq!(
-        post(&c, &mock.url, Some(&sid), json!({"jsonrpc": "2.0", "id": 5, "method": "ping"})).await.status(),
-        404
+        mock.client.delete(&mock.url).header("mcp-session-id", &sid).send().await.expect("delete").status(),
+        200
     );
+    assert_eq!(mock.post(Some(&sid), json!({"jsonrpc": "2.0", "id": 5, "method": "ping"})).await.status(), 404);
 
     let run = mock.stop().await;
     assert_eq!(run.len(), 1);
@@ -50,9 +49,8 @@ async fn json_reply_sessions_and_defaults() {
 #[tokio::test]
 async fn sse_events_then_abort_mid_event() {
     let mock = Http::streamable("  - op: handshake\n    session: false\n  - op: expect\n    method: tools/call\n  - op: open_stream\n  - op: event\n    id: \"7\"\n    retry: 50\n    data: \"a\\nb\"\n    line_end: crlf\n  - op: event\n    comment: keep-alive\n  - op: end_stream\n    how: mid_event\n").await;
-    let c = reqwest::Client::new();
-    post(&c, &mock.url, None, init()).await;
-    post(&c, &mock.url, None, json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    mock.post(None, init()).await;
+    mock.post(None, json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
     let (got, _) = raw_post(&mock.addr, r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{}}"#, None).await;
     let text = String::from_utf8_lossy(&got);
     assert!(text.contains("transfer-encoding: chunked"), "{text}");
@@ -85,10 +83,9 @@ async fn raw_response_replaces_the_response_bytes() {
 #[tokio::test]
 async fn auth_refusal_and_redacted_tokens() {
     let mock = Http::streamable("  - op: require_auth\n    token: fresh-token-123\n    www_authenticate: 'Bearer error=\"invalid_token\", resource_metadata=\"{origin}/meta\"'\n  - op: expect\n    method: tools/list\n  - op: reply\n").await;
-    let c = reqwest::Client::new();
     let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
     let with_token =
-        |token: &str| c.post(&mock.url).header("authorization", format!("Bearer {token}")).body(list.clone());
+        |token: &str| mock.client.post(&mock.url).header("authorization", format!("Bearer {token}")).body(list.clone());
     let r = with_token("stale-token-456").send().await.expect("post");
     assert_eq!(r.status(), 401);
     assert!(r.headers().get("www-authenticate").is_some());
@@ -110,8 +107,7 @@ async fn legacy_endpoint_post_and_message_on_the_stream() {
     let scenario = head("2024-11-05", "legacy-sse")
         + "server:\n  - op: expect_get\n  - op: endpoint\n  - op: expect\n    method: tools/list\n  - op: reply\n    result: {\"tools\": []}\n";
     let mock = Http::start(Flavour::LegacySse, &scenario).await;
-    let c = reqwest::Client::new();
-    let mut stream = c.get(&mock.url).header("accept", "text/event-stream").send().await.expect("get");
+    let mut stream = mock.client.get(&mock.url).header("accept", "text/event-stream").send().await.expect("get");
     assert_eq!(stream.headers()["content-type"], "text/event-stream");
     let mut seen = String::new();
     let mut read_until = async |needle: &str, seen: &mut String| {
@@ -127,7 +123,7 @@ async fn legacy_endpoint_post_and_message_on_the_stream() {
     read_until("\n\n", &mut seen).await;
     assert_eq!(seen, "event: endpoint\ndata: /message?session_id=1\n\n");
     let endpoint = format!("{}/message?session_id=1", mock.url.trim_end_matches("/sse"));
-    let r = post(&c, &endpoint, None, json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).await;
+    let r = post(&mock.client, &endpoint, None, json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).await;
     assert_eq!(r.status(), 202);
     read_until("\"result\"", &mut seen).await;
     assert!(
@@ -143,25 +139,14 @@ async fn legacy_endpoint_post_and_message_on_the_stream() {
     );
 }
 
-/// A session's handshake over reqwest; its session id, if one was issued.
-async fn handshake(c: &reqwest::Client, url: &str) -> Option<String> {
-    let r = post(c, url, None, init()).await;
-    assert_eq!(r.status(), 200);
-    let sid = r.headers().get("mcp-session-id").map(|v| v.to_str().expect("ascii").to_string());
-    let r = post(c, url, sid.as_deref(), json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
-    assert_eq!(r.status(), 202);
-    sid
-}
-
 #[tokio::test]
 async fn replies_with_wrong_ids_and_padding() {
     let mock = Http::streamable("  - op: handshake\n    session: false\n  - op: expect\n    method: a\n  - op: reply\n    wrong_id: other_type\n    pad_to: 300\n  - op: expect\n    method: b\n  - op: reply\n    wrong_id: 'null'\n").await;
-    let c = reqwest::Client::new();
-    handshake(&c, &mock.url).await;
-    let a: Value = post(&c, &mock.url, None, request(2, "a")).await.json().await.expect("json");
+    mock.handshake().await;
+    let a: Value = mock.post(None, request(2, "a")).await.json().await.expect("json");
     assert_eq!(a["id"], "2");
     assert!(a.to_string().len() >= 250, "padded: {a}");
-    let b: Value = post(&c, &mock.url, None, request(3, "b")).await.json().await.expect("json");
+    let b: Value = mock.post(None, request(3, "b")).await.json().await.expect("json");
     assert_eq!(b, json!({"jsonrpc": "2.0", "id": null, "result": {}}));
     mock.stop().await;
 }
@@ -194,15 +179,14 @@ async fn streams_end_cleanly_or_stall() {
 #[tokio::test]
 async fn sessions_missing_unknown_and_expired() {
     let mock = Http::streamable("  - op: handshake\n    session_id: fixed-session\n  - op: expect\n    method: a\n  - op: reply\n  - op: expire_session\n  - op: expect\n    method: never\n").await;
-    let c = reqwest::Client::new();
-    let sid = handshake(&c, &mock.url).await.expect("a session");
+    let sid = mock.handshake().await.expect("a session");
     assert_eq!(sid, "fixed-session");
-    assert_eq!(post(&c, &mock.url, None, request(2, "a")).await.status(), 400, "missing session");
-    assert_eq!(post(&c, &mock.url, Some("nope"), request(2, "a")).await.status(), 404, "unknown session");
-    assert_eq!(post(&c, &mock.url, Some(&sid), request(2, "a")).await.status(), 200);
+    assert_eq!(mock.post(None, request(2, "a")).await.status(), 400, "missing session");
+    assert_eq!(mock.post(Some("nope"), request(2, "a")).await.status(), 404, "unknown session");
+    assert_eq!(mock.post(Some(&sid), request(2, "a")).await.status(), 200);
     // The reply is written before `expire_session` runs; give the step a moment.
     tokio::time::sleep(Duration::from_millis(20)).await;
-    let r = post(&c, &mock.url, Some(&sid), request(3, "ping")).await;
+    let r = mock.post(Some(&sid), request(3, "ping")).await;
     assert_eq!(r.status(), 404, "expired session");
     assert_eq!(r.json::<Value>().await.expect("json")["error"]["message"], "Session not found");
     let run = mock.stop().await;
@@ -221,8 +205,7 @@ async fn auth_refusal_can_be_403_with_a_body() {
     let mock =
         Http::streamable("  - op: require_auth\n    token: t0k\n    status: 403\n    text: go away\n  - op: stall\n")
             .await;
-    let c = reqwest::Client::new();
-    let r = post(&c, &mock.url, None, init()).await;
+    let r = mock.post(None, init()).await;
     assert_eq!(r.status(), 403);
     assert_eq!(r.headers()["www-authenticate"], "Bearer error=\"invalid_token\"");
     assert_eq!(r.text().await.expect("body"), "go away");
@@ -245,13 +228,12 @@ async fn raw_response_then_reset() {
 #[tokio::test]
 async fn get_and_delete_are_scripted() {
     let mock = Http::streamable("  - op: handshake\n  - op: expect_get\n    status: 404\n    content_type: text/plain\n    text: no listener on {port}\n  - op: expect_delete\n    hang: true\n").await;
-    let c = reqwest::Client::new();
-    let sid = handshake(&c, &mock.url).await.expect("a session");
-    let get = c.get(&mock.url).header("mcp-session-id", &sid).send().await.expect("get");
+    let sid = mock.handshake().await.expect("a session");
+    let get = mock.client.get(&mock.url).header("mcp-session-id", &sid).send().await.expect("get");
     assert_eq!(get.status(), 404);
     let port = mock.addr.rsplit(':').next().expect("port").to_string();
     assert_eq!(get.text().await.expect("body"), format!("no listener on {port}"));
-    let delete = c.delete(&mock.url).header("mcp-session-id", &sid).send();
+    let delete = mock.client.delete(&mock.url).header("mcp-session-id", &sid).send();
     assert!(tokio::time::timeout(Duration::from_millis(50), delete).await.is_err(), "the DELETE hangs");
     let run = mock.stop().await;
     assert!(run[0].iter().any(|e| matches!(e, WireEvent::Note { text, .. } if text.contains("left unanswered"))));
@@ -260,8 +242,7 @@ async fn get_and_delete_are_scripted() {
 #[tokio::test]
 async fn the_exit_step_ends_the_mock_with_its_reason() {
     let mock = Http::streamable("  - op: expect\n    method: a\n  - op: exit\n    code: 5\n").await;
-    let c = reqwest::Client::new();
-    let r = c.post(&mock.url).body(request(1, "a").to_string()).send().await;
+    let r = mock.client.post(&mock.url).body(request(1, "a").to_string()).send().await;
     assert!(r.is_err() || r.is_ok_and(|r| r.status() == 202), "the request is left unanswered or accepted");
     let (reason, run) = mock.ended().await;
     assert_eq!(reason, ExitReason::code(5, "script"));
@@ -289,9 +270,8 @@ async fn a_second_initialize_starts_the_next_connection() {
     let mock =
         Http::streamable("  - op: handshake\n  - op: new_connection\n  - op: handshake\n    session_id: second\n")
             .await;
-    let c = reqwest::Client::new();
-    let first = handshake(&c, &mock.url).await.expect("session 1");
-    let second = handshake(&c, &mock.url).await.expect("session 2");
+    let first = mock.handshake().await.expect("session 1");
+    let second = mock.handshake().await.expect("session 2");
     assert_ne!(first, second);
     assert_eq!(second, "second");
     let run = mock.stop().await;

@@ -155,6 +155,8 @@ pub struct Http {
     pub url: String,
     /// `127.0.0.1:<port>`.
     pub addr: String,
+    /// The client a test talks to the mock with (one per mock, as a real client has).
+    pub client: reqwest::Client,
     stop: UnboundedSender<Signal>,
     task: JoinHandle<Result<ExitReason, MockError>>,
     dir: TempDir,
@@ -186,7 +188,23 @@ impl Http {
         let server = Server::start(&scenario, dir.path(), flavour, listener).expect("start");
         let addr = format!("127.0.0.1:{}", server.port());
         let task = tokio::spawn(server.serve(shutdown));
-        Http { url: format!("http://{addr}{}", flavour.path()), addr, stop, task, dir }
+        let client = reqwest::Client::new();
+        Http { url: format!("http://{addr}{}", flavour.path()), addr, client, stop, task, dir }
+    }
+
+    /// POSTs one JSON-RPC message to [`Http::url`] (see [`post`]).
+    pub async fn post(&self, session: Option<&str>, body: Value) -> reqwest::Response {
+        post(&self.client, &self.url, session, body).await
+    }
+
+    /// A session's handshake; its session id, if one was issued.
+    pub async fn handshake(&self) -> Option<String> {
+        let r = self.post(None, init()).await;
+        assert_eq!(r.status(), 200);
+        let sid = r.headers().get("mcp-session-id").map(|v| v.to_str().expect("ascii").to_string());
+        let r = self.post(sid.as_deref(), json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        assert_eq!(r.status(), 202);
+        sid
     }
 
     /// Stops the mock as the harness does (SIGTERM) and returns every connection's record.

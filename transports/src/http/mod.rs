@@ -4,12 +4,14 @@
 //! an SSE stream that may carry notifications and server-to-client requests before the
 //! response; the stream is read by a background task per request, which settles the
 //! request through the shared [`Correlator`](crate::pending::Correlator) and keeps draining after the match. An
-//! optional GET stream (started by [`Transport::on_initialized`]) carries unsolicited
+//! optional GET stream (started by
+//! [`Transport::on_initialized`](crate::Transport::on_initialized)) carries unsolicited
 //! server messages. Streams that break after an event with an `id` are resumed with
 //! GET + `Last-Event-ID`; an accepted POST is never re-sent.
 //!
-//! This file holds the transport itself (its state, connect, the [`Transport`] impl and
-//! how one message is POSTed); the rest of the life of an exchange is in pieces:
+//! This file holds the transport itself (its state, connect, what its
+//! [`Transport`](crate::Transport) methods do that the legacy transport's do not, and how
+//! one message is POSTed); the rest of the life of an exchange is in pieces:
 //!
 //! - `session` — `Mcp-Session-Id`, the negotiated revision, the protocol headers of every
 //!   exchange, the DELETE at close.
@@ -18,7 +20,8 @@
 //! - `listener` — the optional GET stream for unsolicited server messages.
 //!
 //! The HTTP plumbing shared with the legacy transport (client, auth, status errors,
-//! capped body reads, the request/notification/cancellation flows) is in `http_common`.
+//! capped body reads, the request/notification/cancellation flows, the `Transport` impl)
+//! is in `http_common`.
 //!
 //! 2026-07-28 (stateless) is not implemented yet: [`HttpTransport::connect`] refuses it.
 
@@ -29,13 +32,12 @@ mod stream;
 
 use crate::config::TransportConfig;
 use crate::error::TransportError;
-use crate::http_common::{self, ConfigError, HttpCore, HttpKind, parse_url, status_error};
+use crate::http_common::{ConfigError, HttpCore, HttpFront, HttpKind, parse_url, status_error};
 use crate::message::RequestId;
 use crate::pending::lock;
-use crate::transport::{Diagnostics, Handlers, RequestOptions, Transport};
+use crate::transport::Handlers;
 use bytes::Bytes;
 use futures::future::BoxFuture;
-use serde_json::Value;
 use session::Outbound;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -52,7 +54,8 @@ const STATELESS_REVISION: &str = "2026-07-28";
 
 const EVENT_STREAM: &str = "text/event-stream";
 
-/// The Streamable HTTP transport. Cheap to share; see the module docs.
+/// The Streamable HTTP transport. Cheap to share; see the module docs. It implements
+/// [`Transport`](crate::Transport) as the legacy transport does (`http_common`).
 pub struct HttpTransport {
     inner: Arc<Inner>,
     /// Background tasks hold the inner state; dropping the transport must stop them.
@@ -60,7 +63,7 @@ pub struct HttpTransport {
 }
 
 /// The state the transport and its background tasks share.
-struct Inner {
+pub(crate) struct Inner {
     core: HttpCore,
     /// The configured URL: every POST, GET and DELETE goes here.
     url: Url,
@@ -68,10 +71,19 @@ struct Inner {
     configured_revision: String,
     /// `Mcp-Session-Id` from the initialize response (see `session`).
     session_id: Mutex<Option<String>>,
-    /// The revision the client negotiated (see [`Transport::set_protocol_version`]).
+    /// The revision the client negotiated (see
+    /// [`Transport::set_protocol_version`](crate::Transport::set_protocol_version)).
     negotiated: Mutex<Option<String>>,
     /// The GET listener is started once, after `notifications/initialized`.
     listener_started: AtomicBool,
+}
+
+impl HttpFront for HttpTransport {
+    type Kind = Inner;
+
+    fn kind(&self) -> &Arc<Inner> {
+        &self.inner
+    }
 }
 
 impl HttpTransport {
@@ -120,40 +132,11 @@ impl std::fmt::Debug for HttpTransport {
     }
 }
 
-#[async_trait::async_trait]
-impl Transport for HttpTransport {
-    async fn request(
-        &self,
-        method: &str,
-        params: Option<Value>,
-        options: RequestOptions,
-    ) -> Result<Value, TransportError> {
-        http_common::request(&self.inner, method, params, options).await
-    }
-
-    async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), TransportError> {
-        http_common::notify(&*self.inner, method, params).await
-    }
-
-    async fn close(&self) {
-        self.inner.shut(TransportError::Closed { reason: None }).await;
-    }
-
-    fn is_connected(&self) -> bool {
-        self.inner.core.is_connected()
-    }
-
-    fn diagnostics(&self) -> Diagnostics {
-        self.inner.core.correlator.diagnostics()
-    }
-
-    fn set_protocol_version(&self, version: &str) {
-        *lock(&self.inner.negotiated) = Some(version.to_owned());
-    }
-
-    async fn on_initialized(&self) {
-        if self.inner.core.is_connected() && !self.inner.listener_started.swap(true, Ordering::SeqCst) {
-            self.inner.start_listener().await;
+impl Inner {
+    /// Closes the transport (see [`HttpCore::shut`]) and, the first time, ends the session.
+    async fn shut(&self, err: TransportError) {
+        if self.core.shut(err) {
+            self.delete_session().await;
         }
     }
 }
@@ -174,13 +157,21 @@ impl HttpKind for Inner {
             if resp.status().is_success() { Ok(()) } else { Err(status_error(resp, session.as_deref()).await) }
         })
     }
-}
 
-impl Inner {
-    /// Closes the transport (see [`HttpCore::shut`]) and, the first time, ends the session.
-    async fn shut(&self, err: TransportError) {
-        if self.core.shut(err) {
-            self.delete_session().await;
-        }
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.shut(TransportError::Closed { reason: None }))
+    }
+
+    fn set_protocol_version(&self, version: &str) {
+        *lock(&self.negotiated) = Some(version.to_owned());
+    }
+
+    /// Starts the GET listener, once.
+    fn on_initialized(self: &Arc<Self>) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if self.core.is_connected() && !self.listener_started.swap(true, Ordering::SeqCst) {
+                self.start_listener().await;
+            }
+        })
     }
 }

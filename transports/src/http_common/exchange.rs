@@ -9,7 +9,7 @@ use crate::error::TransportError;
 use crate::message::{self, RequestId};
 use crate::pending::{self, Correlator, GaveUp, Routed};
 use crate::sse::SseEvent;
-use crate::transport::{Handlers, RequestOptions};
+use crate::transport::{Handlers, Reply, RequestOptions};
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -102,6 +102,21 @@ pub(crate) trait HttpKind: Send + Sync + 'static {
 
     /// POSTs a notification, an answer or a cancellation; any 2xx is success.
     fn post_message<'a>(&'a self, body: &'a Bytes) -> BoxFuture<'a, Result<(), TransportError>>;
+
+    /// [`Transport::close`](crate::Transport::close): [`HttpCore::shut`], plus what the kind
+    /// does the first time.
+    fn close(&self) -> BoxFuture<'_, ()>;
+
+    /// [`Transport::set_protocol_version`](crate::Transport::set_protocol_version). Default:
+    /// nothing.
+    fn set_protocol_version(&self, version: &str) {
+        let _ = version;
+    }
+
+    /// [`Transport::on_initialized`](crate::Transport::on_initialized). Default: nothing.
+    fn on_initialized(self: &Arc<Self>) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
 }
 
 /// Sends a request and waits for its reply under its one timeout budget (SPEC §2). On
@@ -113,7 +128,7 @@ pub(crate) async fn request<K: HttpKind>(
     method: &str,
     params: Option<Value>,
     options: RequestOptions,
-) -> Result<Value, TransportError> {
+) -> Reply {
     let core = inner.core();
     if !core.is_connected() {
         return Err(TransportError::NotConnected);
@@ -184,11 +199,11 @@ async fn send_cancelled<K: HttpKind>(inner: &K, id: &RequestId, reason: &str) {
 async fn await_exchange<K: HttpKind>(
     inner: &Arc<K>,
     id: RequestId,
-    rx: oneshot::Receiver<Result<Value, TransportError>>,
+    rx: oneshot::Receiver<Reply>,
     task: AbortHandle,
     is_init: bool,
     options: &RequestOptions,
-) -> Result<Value, TransportError> {
+) -> Reply {
     let core = inner.core();
     let mut guard = {
         let (forget_inner, forget_id) = (inner.clone(), id.clone());

@@ -10,15 +10,19 @@
 //!   streamed chunks.
 //! - `exchange` — the shared state ([`HttpCore`]) and the flows: a request under its one
 //!   timeout budget, notifications, answers to server requests, cancellation.
+//! - `front` — the one [`Transport`](crate::Transport) impl of both public types
+//!   ([`HttpFront`]).
 
 mod auth;
 mod client;
 mod exchange;
+mod front;
 mod response;
 
 pub use auth::AuthRefresh;
 pub(crate) use auth::send_with_auth;
 pub(crate) use client::{ConfigError, parse_url};
-pub(crate) use exchange::{HttpCore, HttpKind, event_message, notify, request, route, with_timeout};
+pub(crate) use exchange::{HttpCore, HttpKind, event_message, route, with_timeout};
+pub(crate) use front::HttpFront;
 pub use response::ERROR_BODY_LIMIT;
 pub(crate) use response::{BodyError, StreamStop, mime, next_chunk, read_capped, status_error};

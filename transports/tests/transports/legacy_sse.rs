@@ -26,18 +26,21 @@ async fn connect(
         let get = server.next().await;
         assert_eq!((get.method.as_str(), get.path.as_str()), ("GET", "/mcp"));
         assert_eq!(get.header("accept"), Some("text/event-stream"));
-        let mut stream = get.sse(&[]).await;
-        send(&mut stream, &format!(": hello\n\nevent: endpoint\ndata: {endpoint}\n\n")).await;
-        stream
+        get.sse_with(&format!(": hello\n\nevent: endpoint\ndata: {endpoint}\n\n")).await
     });
     (r, probe, stream)
 }
 
+/// A fresh test server and a transport connected to it through `endpoint`.
+async fn connected(timeout_ms: u64, endpoint: &str) -> (TestServer, Arc<LegacySseTransport>, Probe, TcpStream) {
+    let mut server = TestServer::start().await;
+    let (t, probe, stream) = connect(&mut server, timeout_ms, endpoint).await;
+    (server, t.expect("connected"), probe, stream)
+}
+
 #[tokio::test]
 async fn endpoint_post_and_stream_replies() {
-    let mut server = TestServer::start().await;
-    let (t, mut probe, mut stream) = connect(&mut server, 2000, "/messages?sessionId=abc").await;
-    let t = t.expect("connected");
+    let (mut server, t, mut probe, mut stream) = connected(2000, "/messages?sessionId=abc").await;
     assert_eq!(t.endpoint().map(|u| u.path().to_owned()).as_deref(), Some("/messages"));
     let (r, ()) = tokio::join!(t.request("tools/list", None, RequestOptions::default()), async {
         let post = server.next().await;
@@ -84,15 +87,13 @@ async fn no_endpoint_within_the_timeout() {
     let (handlers, _probe) = probe();
     let c = cfg(&server.url, 150);
     let (r, _stream) = tokio::join!(LegacySseTransport::connect(&c, handlers), async {
-        let mut stream = server.next().await.sse(&[]).await;
-        send(&mut stream, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"early\"}\n\n").await;
-        stream
+        server.next_sse_with("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"early\"}\n\n").await
     });
     assert_eq!(r.expect_err("no endpoint").to_string(), "Legacy SSE endpoint event not received");
     // A stream that ends before its endpoint fails the same way.
     let (handlers, _probe) = probe();
     let (r, ()) = tokio::join!(LegacySseTransport::connect(&c, handlers), async {
-        drop(server.next().await.sse(&[]).await);
+        drop(server.next_sse().await);
     });
     assert_eq!(r.expect_err("no endpoint").to_string(), "Legacy SSE endpoint event not received");
     // A GET refused with a status is an HTTP error.
@@ -105,9 +106,7 @@ async fn no_endpoint_within_the_timeout() {
 
 #[tokio::test]
 async fn stream_end_fails_pending_and_disconnects() {
-    let mut server = TestServer::start().await;
-    let (t, probe, stream) = connect(&mut server, 2000, "/messages").await;
-    let t = t.expect("connected");
+    let (mut server, t, probe, stream) = connected(2000, "/messages").await;
     let (r, ()) = tokio::join!(t.request("slow", None, RequestOptions::default()), async {
         server.next().await.respond(202, &[], "").await;
         drop(stream);
@@ -123,9 +122,7 @@ async fn stream_end_fails_pending_and_disconnects() {
 
 #[tokio::test]
 async fn post_error_and_later_endpoint_events() {
-    let mut server = TestServer::start().await;
-    let (t, mut probe, mut stream) = connect(&mut server, 2000, "/messages").await;
-    let t = t.expect("connected");
+    let (mut server, t, mut probe, mut stream) = connected(2000, "/messages").await;
     let (r, ()) = tokio::join!(t.request("a", None, RequestOptions::default()), async {
         server.next().await.respond(500, &[], "broken").await;
     });
@@ -138,9 +135,7 @@ async fn post_error_and_later_endpoint_events() {
 
 #[tokio::test]
 async fn timeout_posts_cancelled() {
-    let mut server = TestServer::start().await;
-    let (t, _probe, _stream) = connect(&mut server, 150, "/messages").await;
-    let t = t.expect("connected");
+    let (mut server, t, _probe, _stream) = connected(150, "/messages").await;
     let (r, ()) = tokio::join!(t.request("slow", None, RequestOptions::default()), async {
         server.next().await.respond(202, &[], "").await;
         let note = server.next().await;

@@ -7,7 +7,7 @@ use mcp_transports::stdio::{CloseGrace, STDERR_TAIL_BYTES, StdioTransport};
 use mcp_transports::{Handlers, RequestOptions, Transport, TransportConfig, TransportError};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -28,9 +28,13 @@ fn sh(script: &str) -> TransportConfig {
     }
 }
 
-/// A config whose server logs every line it reads to `log` and never answers.
-fn logging_server(log: &Path) -> TransportConfig {
-    sh(&format!("while IFS= read -r l; do printf '%s\\n' \"$l\" >> '{}'; done", log.display()))
+/// A transport (with `timeout_ms`) to a server that logs every line it reads to `log` and
+/// never answers; keep the dir alive.
+async fn logging_server(timeout_ms: u64) -> (tempfile::TempDir, PathBuf, Arc<StdioTransport>) {
+    let (dir, log) = temp_log("in");
+    let mut config = sh(&format!("while IFS= read -r l; do printf '%s\\n' \"$l\" >> '{}'; done", log.display()));
+    config.timeout_ms = Some(timeout_ms);
+    (dir, log, connect(&config).await)
 }
 
 /// Polls `log` (bounded) until it holds a line for which `pred` is true.
@@ -210,10 +214,7 @@ async fn server_request_without_handler_gets_method_not_found() {
 
 #[tokio::test]
 async fn timeout_rejects_with_exact_text_and_tells_the_server() {
-    let (_dir, log) = temp_log("in");
-    let mut config = logging_server(&log);
-    config.timeout_ms = Some(100);
-    let t = connect(&config).await;
+    let (_dir, log, t) = logging_server(100).await;
     let started = Instant::now();
     let err = request(&t, "tools/call").await.expect_err("must time out");
     assert_eq!(err.to_string(), "Request timeout after 100ms");
@@ -228,10 +229,7 @@ async fn timeout_rejects_with_exact_text_and_tells_the_server() {
 
 #[tokio::test]
 async fn initialize_timeout_sends_no_cancellation() {
-    let (_dir, log) = temp_log("in");
-    let mut config = logging_server(&log);
-    config.timeout_ms = Some(50);
-    let t = connect(&config).await;
+    let (_dir, log, t) = logging_server(50).await;
     request(&t, "initialize").await.expect_err("must time out");
     t.notify("marker", None).await.expect("notify");
     let lines = wait_for_line(&log, |v| v["method"] == "marker").await;
@@ -294,8 +292,7 @@ async fn a_server_that_stops_reading_blocks_writes_but_not_timeouts() {
 
 #[tokio::test]
 async fn caller_cancellation_rejects_and_tells_the_server() {
-    let (_dir, log) = temp_log("in");
-    let t = connect(&logging_server(&log)).await;
+    let (_dir, log, t) = logging_server(5_000).await;
     let token = CancellationToken::new();
     let options = RequestOptions { timeout_ms: None, cancel: Some(token.clone()) };
     let call = {

@@ -25,6 +25,13 @@ async fn connect(url: &str, timeout_ms: u64) -> (Arc<HttpTransport>, Probe) {
     (HttpTransport::connect(&cfg(url, timeout_ms), handlers).await.expect("connect"), probe)
 }
 
+/// A fresh test server, and a transport for it with `timeout_ms`.
+async fn started(timeout_ms: u64) -> (TestServer, Arc<HttpTransport>, Probe) {
+    let server = TestServer::start().await;
+    let (t, probe) = connect(&server.url, timeout_ms).await;
+    (server, t, probe)
+}
+
 /// initialize (JSON reply with a session id), then the negotiated version is set.
 async fn initialize(server: &mut TestServer, t: &Arc<HttpTransport>, version: &str) {
     let call = t.request("initialize", Some(json!({"protocolVersion": version})), RequestOptions::default());
@@ -41,12 +48,18 @@ async fn initialize(server: &mut TestServer, t: &Arc<HttpTransport>, version: &s
     t.set_protocol_version(version);
 }
 
+/// Writes a notification `method` on `stream` (after the SSE `fields` lines, e.g. an id) and
+/// waits until the handlers have it.
+async fn deliver(stream: &mut TcpStream, probe: &mut Probe, fields: &str, method: &str) {
+    send(stream, &format!("{fields}data: {{\"jsonrpc\":\"2.0\",\"method\":\"{method}\"}}\n\n")).await;
+    assert_eq!(probe.note().await.0, method);
+}
+
 /// An initialized 2025-11-25 session whose GET listener stream the server has opened.
 async fn listening() -> (TestServer, Arc<HttpTransport>, Probe, TcpStream) {
-    let mut server = TestServer::start().await;
-    let (t, probe) = connect(&server.url, 2000).await;
+    let (mut server, t, probe) = started(2000).await;
     initialize(&mut server, &t, "2025-11-25").await;
-    let (_, stream) = tokio::join!(t.on_initialized(), async { server.next().await.sse(&[]).await });
+    let (_, stream) = tokio::join!(t.on_initialized(), async { server.next_sse().await });
     (server, t, probe, stream)
 }
 
@@ -289,12 +302,10 @@ async fn bad_json_replies_are_protocol_errors() {
 
 #[tokio::test]
 async fn sse_reply_dispatches_interleaved_messages_then_drains() {
-    let mut server = TestServer::start().await;
-    let (t, mut probe) = connect(&server.url, 2000).await;
+    let (mut server, t, mut probe) = started(2000).await;
     let call = t.request("tools/call", None, RequestOptions::default());
     let serve = async {
-        let mut stream = server.next().await.sse(&[]).await;
-        send(&mut stream, ": keep-alive\r\n\r\nevent: message\r\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"p\":1}}\r\n\r\n").await;
+        let mut stream = server.next_sse_with(": keep-alive\r\n\r\nevent: message\r\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"p\":1}}\r\n\r\n").await;
         send(&mut stream, "data: {\"jsonrpc\":\"2.0\",\"id\":\"srv-1\",\"method\":\"ping\"}\n\n").await;
         // The server request is answered by its own POST while the stream stays open.
         let answer = server.next().await;
@@ -307,25 +318,22 @@ async fn sse_reply_dispatches_interleaved_messages_then_drains() {
     assert_eq!(r.expect("settled"), json!({"done": true}));
     assert_eq!(probe.note().await, ("notifications/progress".to_owned(), json!({"p": 1})));
     // After the match the rest of the stream is still dispatched.
-    send(&mut stream, "data: {\"jsonrpc\":\"2.0\",\"method\":\"late/note\"}\n\n").await;
-    assert_eq!(probe.note().await.0, "late/note");
+    deliver(&mut stream, &mut probe, "", "late/note").await;
     drop(stream);
     assert!(t.is_connected());
 }
 
 #[tokio::test]
 async fn sse_reply_ending_first_is_no_response() {
-    let mut server = TestServer::start().await;
-    let (t, _probe) = connect(&server.url, 2000).await;
+    let (mut server, t, _probe) = started(2000).await;
     let (r, ()) = tokio::join!(t.request("x", None, RequestOptions::default()), async {
-        let mut stream = server.next().await.sse(&[]).await;
+        let mut stream = server.next_sse().await;
         // A partial event at EOF is discarded, not dispatched.
         send(&mut stream, "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n").await;
     });
     assert_eq!(r.expect_err("no response").to_string(), "No response received for request ID 1");
     let (r, ()) = tokio::join!(t.request("y", None, RequestOptions::default()), async {
-        let mut stream = server.next().await.sse(&[]).await;
-        send(&mut stream, "data: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"ok\":1}}\n\n").await;
+        server.next_sse_with("data: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"ok\":1}}\n\n").await;
     });
     assert_eq!(r.expect("complete event counts"), json!({"ok": 1}));
 }
@@ -338,7 +346,7 @@ async fn oversize_sse_event_is_dropped_and_reported() {
     let (handlers, mut probe) = probe();
     let t = HttpTransport::connect(&c, handlers).await.expect("connect");
     let (r, ()) = tokio::join!(t.request("x", None, RequestOptions::default()), async {
-        let mut stream = server.next().await.sse(&[]).await;
+        let mut stream = server.next_sse().await;
         let big = format!("data: {{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":\"{}\"}}\n\n", "z".repeat(500));
         send(&mut stream, &big).await;
         send(&mut stream, "data: not json\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":7}\n\n").await;
@@ -352,12 +360,10 @@ async fn oversize_sse_event_is_dropped_and_reported() {
 
 #[tokio::test]
 async fn timeout_closes_the_stream_and_posts_cancelled() {
-    let mut server = TestServer::start().await;
-    let (t, _probe) = connect(&server.url, 150).await;
+    let (mut server, t, _probe) = started(150).await;
     let call = t.request("slow", None, RequestOptions::default());
     let serve = async {
-        let mut stream = server.next().await.sse(&[]).await;
-        send(&mut stream, ": working\n\n").await;
+        let mut stream = server.next_sse_with(": working\n\n").await;
         wait_client_close(&mut stream).await;
         let note = server.next().await;
         assert_eq!(
@@ -372,12 +378,11 @@ async fn timeout_closes_the_stream_and_posts_cancelled() {
 
 #[tokio::test]
 async fn caller_cancellation_closes_the_stream_and_posts_cancelled() {
-    let mut server = TestServer::start().await;
-    let (t, _probe) = connect(&server.url, 0).await;
+    let (mut server, t, _probe) = started(0).await;
     let token = CancellationToken::new();
     let call = t.request("slow", None, RequestOptions { timeout_ms: None, cancel: Some(token.clone()) });
     let serve = async {
-        let mut stream = server.next().await.sse(&[]).await;
+        let mut stream = server.next_sse().await;
         token.cancel();
         wait_client_close(&mut stream).await;
         let note = server.next().await;
@@ -391,11 +396,9 @@ async fn caller_cancellation_closes_the_stream_and_posts_cancelled() {
 
 #[tokio::test]
 async fn initialize_timeout_sends_no_cancelled() {
-    let mut server = TestServer::start().await;
-    let (t, _probe) = connect(&server.url, 100).await;
-    let (r, mut stream) = tokio::join!(t.request("initialize", None, RequestOptions::default()), async {
-        server.next().await.sse(&[]).await
-    });
+    let (mut server, t, _probe) = started(100).await;
+    let (r, mut stream) =
+        tokio::join!(t.request("initialize", None, RequestOptions::default()), async { server.next_sse().await });
     assert!(matches!(r, Err(TransportError::Timeout { ms: 100, .. })));
     wait_client_close(&mut stream).await;
     // The next POST the server sees is the next request, not a cancellation.
@@ -409,12 +412,11 @@ async fn initialize_timeout_sends_no_cancelled() {
 
 #[tokio::test]
 async fn broken_reply_stream_resumes_with_last_event_id() {
-    let mut server = TestServer::start().await;
-    let (t, _probe) = connect(&server.url, 3000).await;
+    let (mut server, t, _probe) = started(3000).await;
     initialize(&mut server, &t, "2025-11-25").await;
     let call = t.request("long", None, RequestOptions::default());
     let serve = async {
-        let mut stream = server.next().await.sse(&[]).await;
+        let mut stream = server.next_sse().await;
         // The priming event: an id, empty data, and a retry hint; then the connection drops.
         send(&mut stream, "id: ev-1\nretry: 30\ndata:\n\n").await;
         drop(stream);
@@ -424,8 +426,7 @@ async fn broken_reply_stream_resumes_with_last_event_id() {
         assert_eq!(get.header("mcp-session-id"), Some("s-1"));
         assert_eq!(get.header("mcp-protocol-version"), Some("2025-11-25"));
         assert_eq!(get.header("accept"), Some("text/event-stream"));
-        let mut stream = get.sse(&[]).await;
-        send(&mut stream, "id: ev-2\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"resumed\":true}}\n\n").await;
+        get.sse_with("id: ev-2\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"resumed\":true}}\n\n").await;
     };
     let (r, ()) = tokio::join!(call, serve);
     assert_eq!(r.expect("resumed"), json!({"resumed": true}));
@@ -439,13 +440,10 @@ async fn broken_reply_stream_resumes_with_last_event_id() {
 
 #[tokio::test]
 async fn resumption_is_bounded() {
-    let mut server = TestServer::start().await;
-    let (t, _probe) = connect(&server.url, 5000).await;
+    let (mut server, t, _probe) = started(5000).await;
     let call = t.request("long", None, RequestOptions::default());
     let serve = async {
-        let mut stream = server.next().await.sse(&[]).await;
-        send(&mut stream, "id: 7\nretry: 10\n\n").await;
-        drop(stream);
+        drop(server.next_sse_with("id: 7\nretry: 10\n\n").await);
         for _ in 0..MAX_RESUME_ATTEMPTS {
             let get = server.next().await;
             assert_eq!((get.method.as_str(), get.header("last-event-id")), ("GET", Some("7")));
@@ -464,8 +462,7 @@ async fn resumption_is_bounded() {
 #[tokio::test]
 async fn listener_refused_is_disabled_silently() {
     for status in [405u16, 500] {
-        let mut server = TestServer::start().await;
-        let (t, mut probe) = connect(&server.url, 2000).await;
+        let (mut server, t, mut probe) = started(2000).await;
         initialize(&mut server, &t, "2025-06-18").await;
         let (_, ()) = tokio::join!(t.on_initialized(), async {
             let get = server.next().await;
@@ -479,8 +476,7 @@ async fn listener_refused_is_disabled_silently() {
         assert_eq!(probe.close_count(), 0);
     }
     // A non-SSE 200 disables it too.
-    let mut server = TestServer::start().await;
-    let (t, _probe) = connect(&server.url, 2000).await;
+    let (mut server, t, _probe) = started(2000).await;
     let (_, ()) = tokio::join!(t.on_initialized(), async {
         server.next().await.json_reply(json!({})).await;
     });
@@ -489,23 +485,20 @@ async fn listener_refused_is_disabled_silently() {
 
 #[tokio::test]
 async fn listener_startup_deadline_bounds_on_initialized() {
-    let mut server = TestServer::start().await;
     // t = 400 ms → deadline 100 ms.
-    let (t, probe) = connect(&server.url, 400).await;
+    let (mut server, t, probe) = started(400).await;
     let started = tokio::time::Instant::now();
     tokio::time::timeout(WAIT, t.on_initialized()).await.expect("bounded");
     // Bounded by the ~100 ms deadline, not the 400 ms timeout (slack for loaded machines).
     assert!(started.elapsed() < Duration::from_millis(1000), "returned at the deadline");
     let _stalled = server.next().await; // The GET arrived and was never answered.
-    assert!(t.is_connected());
-    assert_eq!(probe.close_count(), 0);
+    assert_eq!((t.is_connected(), probe.close_count()), (true, 0));
 }
 
 #[tokio::test]
 async fn listener_delivers_and_its_end_closes_the_transport() {
     let (mut server, t, mut probe, mut stream) = listening().await;
-    send(&mut stream, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n").await;
-    assert_eq!(probe.note().await.0, "notifications/tools/list_changed");
+    deliver(&mut stream, &mut probe, "", "notifications/tools/list_changed").await;
     send(&mut stream, "data: {\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"roots/list\"}\n\n").await;
     let answer = server.next().await;
     assert_eq!(answer.json()["result"], json!({"echo": "roots/list"}));
@@ -524,16 +517,14 @@ async fn listener_delivers_and_its_end_closes_the_transport() {
 #[tokio::test]
 async fn listener_without_body_is_disabled_silently() {
     // An SSE content type with Content-Length: 0 is refused at startup.
-    let mut server = TestServer::start().await;
-    let (t, probe) = connect(&server.url, 2000).await;
+    let (mut server, t, probe) = started(2000).await;
     let (_, ()) = tokio::join!(t.on_initialized(), async {
         server.next().await.respond(200, &[("Content-Type", "text/event-stream")], "").await;
     });
     assert!(t.is_connected());
     // 200 SSE that closes before a single byte: also "no body", not a closed transport.
-    let mut server = TestServer::start().await;
-    let (t2, probe2) = connect(&server.url, 2000).await;
-    let (_, ()) = tokio::join!(t2.on_initialized(), async { drop(server.next().await.sse(&[]).await) });
+    let (mut server, t2, probe2) = started(2000).await;
+    let (_, ()) = tokio::join!(t2.on_initialized(), async { drop(server.next_sse().await) });
     let (r, ()) = tokio::join!(t2.request("after", None, RequestOptions::default()), async {
         let req = server.next().await;
         assert_eq!(req.method, "POST", "no DELETE, no reconnect GET");
@@ -552,43 +543,37 @@ async fn listener_200_then_close_never_loops() {
     for _ in 0..MAX_RESUME_ATTEMPTS {
         let get = server.next().await;
         assert_eq!((get.method.as_str(), get.header("last-event-id")), ("GET", Some("same")));
-        let mut stream = get.sse(&[]).await;
-        send(&mut stream, "id: same\n\n").await;
+        drop(get.sse_with("id: same\n\n").await);
     }
     let delete = server.next().await;
     assert_eq!(delete.method, "DELETE");
     probe.wait_closed().await;
-    assert!(!t.is_connected());
-    assert_eq!(probe.close_count(), 1);
+    assert_eq!((t.is_connected(), probe.close_count()), (false, 1));
 }
 
 #[tokio::test]
 async fn listener_resumes_after_an_event_id() {
     let (mut server, t, mut probe, mut stream) = listening().await;
-    send(&mut stream, "retry: 10\nid: g1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n\n").await;
-    assert_eq!(probe.note().await.0, "a");
+    deliver(&mut stream, &mut probe, "retry: 10\nid: g1\n", "a").await;
     drop(stream);
     let get = server.next().await;
     assert_eq!(get.header("last-event-id"), Some("g1"));
     let mut stream = get.sse(&[]).await;
-    send(&mut stream, "data: {\"jsonrpc\":\"2.0\",\"method\":\"b\"}\n\n").await;
-    assert_eq!(probe.note().await.0, "b");
-    assert!(t.is_connected());
-    assert_eq!(probe.close_count(), 0);
+    deliver(&mut stream, &mut probe, "", "b").await;
+    assert_eq!((t.is_connected(), probe.close_count()), (true, 0));
     t.close().await;
     assert_eq!(probe.close_count(), 1);
 }
 
 #[tokio::test]
 async fn close_rejects_pending_fires_once_and_deletes_session() {
-    let mut server = TestServer::start().await;
-    let (t, mut probe) = connect(&server.url, 2000).await;
+    let (mut server, t, mut probe) = started(2000).await;
     initialize(&mut server, &t, "2025-11-25").await;
     let pending = {
         let t = t.clone();
         tokio::spawn(async move { t.request("stall", None, RequestOptions::default()).await })
     };
-    let mut stream = server.next().await.sse(&[]).await;
+    let mut stream = server.next_sse().await;
     t.close().await;
     let err = pending.await.expect("joined").expect_err("rejected");
     assert_eq!(err.to_string(), "Transport closed");

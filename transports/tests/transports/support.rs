@@ -77,6 +77,13 @@ impl Incoming {
         let _ = self.stream.write_all(head.as_bytes()).await;
         self.stream
     }
+
+    /// Starts an SSE response (no extra headers) with `events`; hands back the socket.
+    pub async fn sse_with(self, events: &str) -> TcpStream {
+        let mut stream = self.sse(&[]).await;
+        send(&mut stream, events).await;
+        stream
+    }
 }
 
 /// Writes raw bytes to an open response.
@@ -126,6 +133,16 @@ impl TestServer {
 
     pub async fn next(&mut self) -> Incoming {
         tokio::time::timeout(WAIT, self.rx.recv()).await.expect("a request in time").expect("server alive")
+    }
+
+    /// The next request, answered with an open SSE stream (no extra headers).
+    pub async fn next_sse(&mut self) -> TcpStream {
+        self.next().await.sse(&[]).await
+    }
+
+    /// The next request, answered with an open SSE stream that starts with `events`.
+    pub async fn next_sse_with(&mut self, events: &str) -> TcpStream {
+        self.next().await.sse_with(events).await
     }
 }
 
