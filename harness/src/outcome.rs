@@ -13,7 +13,7 @@ pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// A short description of a plan step (the `what` of its outcome), e.g. `request tools/list`.
 pub fn describe_step(step: &ClientStep) -> String {
     match step {
-        ClientStep::Connect { .. } => "connect".into(),
+        ClientStep::Connect(_) => "connect".into(),
         ClientStep::Request { method, .. } => format!("request {method}"),
         ClientStep::Await { request } => format!("await {request}"),
         ClientStep::Cancel { request } => format!("cancel {request}"),

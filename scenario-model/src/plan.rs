@@ -6,41 +6,14 @@ use crate::default_true;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_with::skip_serializing_none;
 
 /// One step of the client plan.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ClientStep {
     /// Connect (spawn / open) and, unless `handshake: false`, run the MCP handshake.
-    Connect {
-        /// Run initialize / initialized (default true).
-        #[serde(default = "default_true")]
-        handshake: bool,
-        /// The connection's timeout in ms (`0` disables).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        timeout_ms: Option<u64>,
-        /// Environment for the client (e.g. `MCP_TIMEOUT_MS`).
-        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-        env: std::collections::BTreeMap<String, String>,
-        /// Cap on one inbound message, in bytes.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        max_message_bytes: Option<usize>,
-        /// Use string request ids.
-        #[serde(default)]
-        string_ids: bool,
-        /// Roots the client answers `roots/list` with.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        roots: Vec<Value>,
-        /// HTTP transports: headers the user configured (e.g. an `Authorization` bearer
-        /// token). Generated protocol headers must win over them.
-        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-        headers: std::collections::BTreeMap<String, String>,
-        /// HTTP transports: install an auth refresh hook that, asked on a 401/403, returns
-        /// these headers (e.g. a new bearer token); `{}` makes a hook that returns nothing.
-        /// Absent: no hook.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        auth_refresh: Option<std::collections::BTreeMap<String, String>>,
-    },
+    Connect(Connect),
     /// Send a request and wait for its outcome (unless `background`).
     Request {
         /// The method.
@@ -121,6 +94,38 @@ pub enum ClientStep {
     },
     /// Close the connection.
     Close,
+}
+
+/// See [`ClientStep::Connect`]: the settings of the connection the client under test opens.
+/// An `Option` field may be left out and is not written when `None`.
+#[skip_serializing_none]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Connect {
+    /// Run initialize / initialized (default true).
+    #[serde(default = "default_true")]
+    pub handshake: bool,
+    /// The connection's timeout in ms (`0` disables).
+    pub timeout_ms: Option<u64>,
+    /// Environment for the client (e.g. `MCP_TIMEOUT_MS`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub env: std::collections::BTreeMap<String, String>,
+    /// Cap on one inbound message, in bytes.
+    pub max_message_bytes: Option<usize>,
+    /// Use string request ids.
+    #[serde(default)]
+    pub string_ids: bool,
+    /// Roots the client answers `roots/list` with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roots: Vec<Value>,
+    /// HTTP transports: headers the user configured (e.g. an `Authorization` bearer
+    /// token). Generated protocol headers must win over them.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub headers: std::collections::BTreeMap<String, String>,
+    /// HTTP transports: install an auth refresh hook that, asked on a 401/403, returns
+    /// these headers (e.g. a new bearer token); `{}` makes a hook that returns nothing.
+    /// Absent: no hook.
+    pub auth_refresh: Option<std::collections::BTreeMap<String, String>>,
 }
 
 fn default_count() -> usize {

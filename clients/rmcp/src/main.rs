@@ -26,7 +26,7 @@
 #![allow(deprecated)] // roots/list and logging are deprecated by SEP-2577 but still in the protocol
 
 use std::{
-    collections::{BTreeMap, HashMap},
+    collections::HashMap,
     io::Write,
     path::Path,
     sync::{Arc, Mutex},
@@ -34,6 +34,7 @@ use std::{
 };
 
 use mcp_scenario::ClientStep;
+use mcp_scenario::plan::Connect;
 use rmcp::{
     ClientHandler, ErrorData as McpError, Peer, RoleClient, Service, ServiceExt,
     model::{
@@ -275,19 +276,7 @@ impl Driver {
 
     async fn run_step(&mut self, step: ClientStep) -> Outcome {
         match step {
-            ClientStep::Connect {
-                handshake,
-                timeout_ms,
-                env,
-                max_message_bytes,
-                string_ids,
-                roots,
-                headers,
-                auth_refresh,
-            } => {
-                self.connect(handshake, timeout_ms, env, max_message_bytes, string_ids, roots, headers, auth_refresh)
-                    .await
-            }
+            ClientStep::Connect(connect) => self.connect(connect).await,
             ClientStep::Request { method, params, timeout_ms, background, label, pad_params } => {
                 let params = match pad_params {
                     None => params,
@@ -428,17 +417,9 @@ impl Driver {
     }
 
     #[allow(clippy::too_many_arguments)]
-    async fn connect(
-        &mut self,
-        handshake: bool,
-        timeout_ms: Option<u64>,
-        env: BTreeMap<String, String>,
-        max_message_bytes: Option<usize>,
-        string_ids: bool,
-        roots: Vec<Value>,
-        headers: BTreeMap<String, String>,
-        auth_refresh: Option<BTreeMap<String, String>>,
-    ) -> Outcome {
+    async fn connect(&mut self, connect: Connect) -> Outcome {
+        let Connect { handshake, timeout_ms, env, max_message_bytes, string_ids, roots, headers, auth_refresh } =
+            connect;
         // Until serve succeeds: any failure below leaves no transport open.
         self.connect_failed = true;
         if !env.is_empty() {

@@ -140,16 +140,7 @@ async fn run_plan(
         let started = Instant::now();
         let what = describe_step(step);
         let result: Result<Option<Value>, StepError> = match step {
-            ClientStep::Connect {
-                handshake,
-                timeout_ms,
-                env,
-                max_message_bytes,
-                string_ids,
-                roots,
-                headers,
-                auth_refresh,
-            } => {
+            ClientStep::Connect(c) => {
                 let config = TransportConfig {
                     kind: match transport {
                         TransportName::Stdio => TransportKind::Stdio,
@@ -168,25 +159,25 @@ async fn run_plan(
                         Endpoint::Url(u) => u.clone(),
                         Endpoint::Command(_) => String::new(),
                     },
-                    timeout_ms: *timeout_ms,
-                    string_ids: *string_ids,
-                    max_message_bytes: *max_message_bytes,
+                    timeout_ms: c.timeout_ms,
+                    string_ids: c.string_ids,
+                    max_message_bytes: c.max_message_bytes,
                     protocol_version: scenario.revision.as_str().to_string(),
                     // In-process runs share one process environment, so the plan's env is
                     // handed to the transport instead of set globally.
-                    timeout_env_override: Some(env.get(mcp_transports::config::TIMEOUT_ENV).cloned()),
-                    headers: headers.clone(),
+                    timeout_env_override: Some(c.env.get(mcp_transports::config::TIMEOUT_ENV).cloned()),
+                    headers: c.headers.clone(),
                     ..TransportConfig::default()
                 };
-                let handlers = handlers(&observed, roots.clone());
+                let handlers = handlers(&observed, c.roots.clone());
                 let result = async {
-                    let t = client::create_transport_with_auth(&config, handlers, refresh_hook(auth_refresh.clone()))
+                    let t = client::create_transport_with_auth(&config, handlers, refresh_hook(c.auth_refresh.clone()))
                         .await?;
                     conn = Some(t.clone());
-                    if *handshake {
+                    if c.handshake {
                         let options = ClientOptions {
                             protocol_version: scenario.revision.as_str().to_string(),
-                            roots: roots.clone(),
+                            roots: c.roots.clone(),
                             ..ClientOptions::default()
                         };
                         client::handshake(t.as_ref(), &options).await?;
