@@ -61,7 +61,8 @@ rmcp_target_dir() {
 install_rmcp() {
   local dir="$here/rmcp" target; target="$(rmcp_target_dir)"
   local stamp="$target/.mcp-harness-stamp" bin="$target/release/mcp-driver-rmcp"
-  local d; d="$(digest "$dir/Cargo.toml" "$dir/Cargo.lock" "$dir"/src/*.rs)"
+  # The driver builds the plan type from scenario-model: a change there rebuilds it too.
+  local d; d="$(digest "$dir/Cargo.toml" "$dir/Cargo.lock" "$dir"/src/*.rs "$here/../Cargo.toml" "$here/../scenario-model/Cargo.toml" "$here/../scenario-model/src"/*.rs)"
   if [[ -x "$bin" ]] && up_to_date "$stamp" "$d"; then say "rmcp: up to date"; return; fi
   command -v "$CARGO" >/dev/null || die "$CARGO is not installed (a Rust toolchain with edition 2024 support, 1.85+, is needed for the rmcp driver)"
   say "rmcp: cargo build --release (target dir $target; the first build takes a few minutes)"
