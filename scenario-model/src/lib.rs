@@ -12,7 +12,7 @@
 //! - [`payload`] — bytes from script fields (text/hex/base64/json/generate), reply lines.
 //! - [`wire`] — the recorded wire events ([`WireEvent`]).
 //! - [`results`] — run results, step outcomes, statuses: read by reports, matrix, baseline.
-//! - [`load`] — strict loading; errors name file:line:column and the field.
+//! - [`load`](mod@load) — strict loading; errors name file:line:column and the field.
 //! - [`schema`] — the JSON Schema generated from the format's types.
 //! - [`signals`] — signal names as scenarios write them.
 //! - [`error`] — [`ScenarioError`], the crate's one error enum.
