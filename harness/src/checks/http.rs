@@ -37,6 +37,7 @@ impl CheckKind for HttpCheck {
 
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
         let header = self.header.as_ref().map(|n| n.to_ascii_lowercase());
+        let filter = filter_of(self);
         let (mut matching, mut carrying) = (0usize, 0usize);
         let mut lacking: Option<String> = None;
         for connection in run.transcript.connections() {
@@ -47,7 +48,7 @@ impl CheckKind for HttpCheck {
             let session = connection.session_id();
             for e in connection.events() {
                 let WireEvent::HttpRequest { http_method, path, headers, json, .. } = e else { continue };
-                if !selects(self, http_method, path, json.as_ref()) {
+                if !selects(self, &filter, http_method, path, json.as_ref()) {
                     continue;
                 }
                 matching += 1;
@@ -104,10 +105,14 @@ impl CheckKind for HttpCheck {
 }
 
 /// Whether a request passes the check's filters (HTTP method, JSON-RPC method, path, query).
-fn selects(h: &HttpCheck, http_method: &str, path: &str, json: Option<&Value>) -> bool {
-    let filter = HttpFilter { http_method: h.http_method.clone(), method: h.method.clone(), path: h.path.clone() };
+fn selects(h: &HttpCheck, filter: &HttpFilter, http_method: &str, path: &str, json: Option<&Value>) -> bool {
     let query = path.split_once('?').map_or("", |(_, q)| q);
-    request_matches(&filter, http_method, path, json) && h.query.as_ref().is_none_or(|q| q == query)
+    request_matches(filter, http_method, path, json) && h.query.as_ref().is_none_or(|q| q == query)
+}
+
+/// The check's request filters, in the form `http_order` shares.
+fn filter_of(h: &HttpCheck) -> HttpFilter {
+    HttpFilter { http_method: h.http_method.clone(), method: h.method.clone(), path: h.path.clone() }
 }
 
 /// Whether a recorded request passes a filter (HTTP method, a JSON-RPC method its body
@@ -139,8 +144,7 @@ pub(super) fn describe_request(f: &HttpFilter) -> String {
 
 /// The filters in words, e.g. `POST tools/list request(s) to /mcp on connection 2`.
 fn describe_filter(h: &HttpCheck) -> String {
-    let filter = HttpFilter { http_method: h.http_method.clone(), method: h.method.clone(), path: h.path.clone() };
-    let mut what = describe_request(&filter);
+    let mut what = describe_request(&filter_of(h));
     if let Some(q) = &h.query {
         what.push_str(&format!(" with query {q:?}"));
     }

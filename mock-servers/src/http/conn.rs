@@ -99,6 +99,10 @@ impl Conn {
 
     /// Waits until the script has applied its leading standing rules.
     pub async fn ready(&self) {
+        // Every request passes here: once ready, no receiver is made.
+        if *self.ready.borrow() {
+            return;
+        }
         let mut rx = self.ready.subscribe();
         // The sender lives as long as the connection, which outlives this borrow.
         let _ = rx.wait_for(|ready| *ready).await;
