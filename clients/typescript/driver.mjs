@@ -101,7 +101,69 @@ const state = {
   notifications: [],
   notificationWaiters: [],
   background: new Map(),
+  /** Set once the driver itself closes the client: aborts that follow are its own doing. */
+  closing: false,
 };
+
+/**
+ * How long a close waits for the SDK's own background traffic to be answered: the GET
+ * listener it opens after `notifications/initialized`, and notifications it POSTs on its own
+ * (`notifications/cancelled` after a timeout). Without the wait, whether they reach the server
+ * (and show in the transcript) depends on how fast the plan ran, and a real application does
+ * not close within microseconds of a failed call.
+ */
+const SETTLE_MS = 300;
+/** The SDK's GETs and notification POSTs whose response head has not arrived yet. */
+const pendingBackground = new Set();
+
+/** A GET, or a POST carrying only notifications (messages without an `id`). */
+function isBackground(init) {
+  const method = (init?.method ?? "GET").toUpperCase();
+  if (method === "GET") return true;
+  if (method !== "POST" || typeof init?.body !== "string") return false;
+  try {
+    const body = JSON.parse(init.body);
+    const messages = Array.isArray(body) ? body : [body];
+    return messages.every((m) => m && typeof m === "object" && !("id" in m));
+  } catch {
+    return false;
+  }
+}
+
+/** `fetch` for the SDK's HTTP transports that remembers background requests still unanswered. */
+function trackingFetch(input, init) {
+  const response = fetch(input, init);
+  if (isBackground(init)) {
+    const settled = response.then(
+      () => undefined,
+      () => undefined,
+    );
+    pendingBackground.add(settled);
+    settled.then(() => pendingBackground.delete(settled));
+  }
+  return response;
+}
+
+/** Close the client the way a plan does, once its background requests have their answers. */
+async function closeClient() {
+  // The SDK issues its background requests a few microtasks after deciding to; let them start.
+  await new Promise((resolve) => setImmediate(resolve));
+  if (pendingBackground.size > 0) {
+    let timer;
+    const bound = new Promise((resolve) => (timer = setTimeout(resolve, SETTLE_MS)));
+    await Promise.race([Promise.all([...pendingBackground]), bound]);
+    clearTimeout(timer);
+  }
+  state.closing = true;
+  await state.client.close();
+}
+
+/** The SDK reports aborting its own in-flight requests when the driver closes it. */
+function isOwnAbort(error) {
+  if (!state.closing) return false;
+  const text = `${error?.name ?? ""} ${error?.message ?? error}`;
+  return /AbortError|operation was aborted/.test(text);
+}
 
 function makeTransport() {
   switch (transportName) {
@@ -114,10 +176,10 @@ function makeTransport() {
     }
     case "http":
       if (!url) throw new Error("no server URL: the harness appends it as the last argument");
-      return new StreamableHTTPClientTransport(new URL(url));
+      return new StreamableHTTPClientTransport(new URL(url), { fetch: trackingFetch });
     case "legacy-sse":
       if (!url) throw new Error("no server URL: the harness appends it as the last argument");
-      return new SSEClientTransport(new URL(url));
+      return new SSEClientTransport(new URL(url), { fetch: trackingFetch });
     default:
       throw new Unsupported(`unknown transport ${JSON.stringify(transportName)}`);
   }
@@ -238,7 +300,9 @@ async function connect(step) {
     state.closed = true;
     wake(state.closeWaiters);
   };
-  client.onerror = (error) => emit({ report: errorText(error) });
+  client.onerror = (error) => {
+    if (!isOwnAbort(error)) emit({ report: errorText(error) });
+  };
   const transport = makeTransport();
   state.client = client;
   state.transport = transport;
@@ -313,7 +377,7 @@ async function runStep(step) {
       return undefined;
     }
     case "close":
-      if (state.client) await state.client.close();
+      if (state.client) await closeClient();
       return undefined;
     default:
       throw new Unsupported(`plan op ${JSON.stringify(step.op)} is unknown to this driver`);
@@ -349,7 +413,7 @@ async function main() {
   for (const { controller } of state.background.values()) controller.abort("plan ended");
   if (state.client && !state.closed) {
     try {
-      await state.client.close();
+      await closeClient();
     } catch (e) {
       emit({ report: `close after the plan failed: ${errorText(e)}` });
     }
