@@ -126,7 +126,10 @@ pub struct HttpCheck {
     /// The header that must be present (case-insensitive name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub header: Option<String>,
-    /// The header's exact value; `{session}` stands for the session id the mock issued on
+    /// The header's value, compared as the spec compares it: `Accept` by member (each media
+    /// type listed here must be among the client's, order and parameters ignored),
+    /// `Content-Type` by media type, `Authorization` with a case-insensitive scheme, every
+    /// other header exactly. `{session}` stands for the session id the mock issued on
     /// that connection. Authorization values are recorded as `Bearer <redacted:N>` (N
     /// numbers distinct tokens by first appearance).
     #[serde(default, skip_serializing_if = "Option::is_none")]

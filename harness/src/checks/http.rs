@@ -2,7 +2,7 @@
 //! connection) carried a header, with a value, a number of times — or every time. A wire
 //! check for the HTTP transports; only recorded request headers can be checked.
 
-use super::{CheckKind, Run};
+use super::{CheckKind, Run, header_value};
 use crate::transcript::method_of;
 use mcp_scenario::Scenario;
 use mcp_scenario::checks::{HttpCheck, HttpFilter};
@@ -55,7 +55,9 @@ impl CheckKind for HttpCheck {
                 let carried = match &header {
                     None => true,
                     Some(name) => headers.get(name).is_some_and(|got| {
-                        self.value.as_ref().is_none_or(|want| *got == want.replace("{session}", &session))
+                        self.value
+                            .as_ref()
+                            .is_none_or(|want| header_value::matches(name, got, &want.replace("{session}", &session)))
                     }),
                 };
                 if carried {
@@ -72,7 +74,7 @@ impl CheckKind for HttpCheck {
         }
         let what = describe_filter(self);
         let carries = match (&self.header, &self.value) {
-            (Some(n), Some(v)) => format!(" with {n}: {v}"),
+            (Some(n), Some(v)) => format!(" with {}", header_value::describe(n, v)),
             (Some(n), None) => format!(" with {n}"),
             _ => String::new(),
         };
@@ -85,8 +87,10 @@ impl CheckKind for HttpCheck {
                     lacking: matching - carrying,
                     matching,
                     what,
-                    header: self.header.clone().unwrap_or_default(),
-                    value: self.value.as_ref().map(|v| format!(": {v}")).unwrap_or_default(),
+                    header: match (&self.header, &self.value) {
+                        (Some(n), Some(v)) => header_value::describe(n, v),
+                        (n, _) => n.clone().unwrap_or_default(),
+                    },
                     example: lacking.unwrap_or_default(),
                 });
             }
@@ -199,7 +203,7 @@ pub enum Failure {
         what: String,
     },
     /// `every`: some matching requests lacked the header (or value).
-    #[error("{lacking} of {matching} {what} lacked {header}{value}: e.g. {example}")]
+    #[error("{lacking} of {matching} {what} lacked {header}: e.g. {example}")]
     Lacked {
         /// How many lacked it.
         lacking: usize,
@@ -207,10 +211,8 @@ pub enum Failure {
         matching: usize,
         /// The filters in words.
         what: String,
-        /// The header.
+        /// The header, with the value expected (`Accept listing text/event-stream`).
         header: String,
-        /// `: <value>`, when a value is expected.
-        value: String,
         /// The first request that lacked it.
         example: String,
     },

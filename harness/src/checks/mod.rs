@@ -34,6 +34,7 @@ mod answered;
 mod cancelled;
 mod diagnostics;
 mod error_is;
+mod header_value;
 mod http;
 mod http_order;
 mod not_notified;
