@@ -3,7 +3,7 @@
 use clap::{Parser, Subcommand};
 use mcp_harness::baseline::{self, Baseline};
 use mcp_harness::runner::{self, RunConfig};
-use mcp_harness::{HarnessError, Target, discover, report};
+use mcp_harness::{HarnessError, Target, discover, report, snapshot};
 use mcp_scenario::results::Verdict;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -42,6 +42,11 @@ enum Command {
         /// Write snapshots instead of comparing them.
         #[arg(long)]
         update_snapshots: bool,
+        /// Fail a run whose snapshot is missing instead of writing it as the first one (for
+        /// CI, where the target's snapshots are committed). Without it, a run with no
+        /// snapshot yet is judged by its checks alone and its transcript written as new.
+        #[arg(long, conflicts_with = "update_snapshots")]
+        require_snapshots: bool,
         /// Where to write results.json and junit.xml.
         #[arg(long, default_value = "reports")]
         reports: PathBuf,
@@ -92,9 +97,20 @@ fn main() {
         .init();
     let cli = Cli::parse();
     let code = match cli.command {
-        Command::Run { paths, target, jobs, update_snapshots, reports, quiet, expected_failures, write_baseline } => {
+        Command::Run {
+            paths,
+            target,
+            jobs,
+            update_snapshots,
+            require_snapshots,
+            reports,
+            quiet,
+            expected_failures,
+            write_baseline,
+        } => {
             let baselines = Baselines { expected: expected_failures, write: write_baseline };
-            match run(paths, &target, jobs, update_snapshots, reports, quiet, baselines) {
+            let snapshots = snapshot::Policy { update: update_snapshots, require: require_snapshots };
+            match run(paths, &target, jobs, snapshots, reports, quiet, baselines) {
                 Ok(code) => code,
                 Err(errors) => {
                     for e in &errors {
@@ -152,7 +168,7 @@ fn run(
     paths: Vec<PathBuf>,
     target: &str,
     jobs: Option<usize>,
-    update: bool,
+    snapshots: snapshot::Policy,
     reports: PathBuf,
     quiet: bool,
     baselines: Baselines,
@@ -168,7 +184,7 @@ fn run(
     let config = Arc::new(RunConfig {
         target: target.clone(),
         mock_command: vec![exe.display().to_string(), "mock".into()],
-        update_snapshots: update,
+        snapshots,
         compare_snapshots: true,
     });
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);

@@ -46,6 +46,9 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
         match r.status {
             Status::Passed => {
                 let _ = writeln!(s, "PASS  {label} ({} ms)", r.duration_ms);
+                if let SnapshotStatus::Created { path } = &r.snapshot {
+                    let _ = writeln!(s, "NEW   {label}: first snapshot written to {} (review and commit it)", path.display());
+                }
             }
             Status::Skipped => {
                 let _ = writeln!(s, "SKIP  {label}: {}", r.reason.as_deref().unwrap_or(""));
@@ -72,9 +75,12 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
                     SnapshotStatus::Missing { path } => {
                         let _ = writeln!(
                             s,
-                            "      snapshot {} is missing (rerun with --update-snapshots to create it)",
+                            "      snapshot {} is missing and --require-snapshots is set (run once without it, or with --update-snapshots, to write it)",
                             path.display()
                         );
+                    }
+                    SnapshotStatus::Created { path } => {
+                        let _ = writeln!(s, "      first snapshot written to {} (review and commit it)", path.display());
                     }
                     _ => {}
                 }
@@ -91,6 +97,10 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
         t.error,
         wall_ms as f64 / 1000.0
     );
+    let created = results.iter().filter(|r| matches!(r.snapshot, SnapshotStatus::Created { .. })).count();
+    if created > 0 {
+        let _ = writeln!(s, "{created} new snapshot(s) written beside their scenarios: review them before committing");
+    }
     s
 }
 

@@ -23,8 +23,8 @@ pub struct RunConfig {
     /// The command line that starts the mock, before its own arguments
     /// (e.g. `[<path to mcp-harness>, "mock"]`).
     pub mock_command: Vec<String>,
-    /// Write snapshots instead of comparing them.
-    pub update_snapshots: bool,
+    /// Whether snapshots are rewritten, and whether a missing one fails the run.
+    pub snapshots: snapshot::Policy,
     /// Compare snapshots at all (the cargo-test driver lets insta do it).
     pub compare_snapshots: bool,
 }
@@ -169,7 +169,7 @@ fn finish(
     result.transcript = render::transcript(scenario, job.transport, scope.target, &outcome, &transcript, run_dir);
     if config.compare_snapshots && overridden.is_none() {
         let path = snapshot::path_for(&job.path, scenario, job.transport, target);
-        result.snapshot = snapshot::compare_or_update(&path, &job.path, &result.transcript, config.update_snapshots);
+        result.snapshot = snapshot::compare_or_update(&path, &job.path, &result.transcript, config.snapshots);
     }
     let snapshot_ok = !matches!(result.snapshot, SnapshotStatus::Mismatch { .. } | SnapshotStatus::Missing { .. });
     result.status = if result.failures.is_empty() && snapshot_ok { Status::Passed } else { Status::Failed };

@@ -53,8 +53,19 @@ pub fn file_text(scenario_path: &Path, transcript: &str) -> String {
     format!("---\nsource: {source}\nexpression: transcript\n---\n{}\n", transcript.trim_end())
 }
 
-/// Compares `transcript` with the snapshot at `path`, or writes it when `update` is set.
-pub fn compare_or_update(path: &Path, scenario_path: &Path, transcript: &str, update: bool) -> SnapshotStatus {
+/// What to do with a run's snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Policy {
+    /// Write every transcript over its snapshot (`--update-snapshots`).
+    pub update: bool,
+    /// A missing snapshot fails the run instead of being written (`--require-snapshots`:
+    /// CI for a target whose snapshots are committed).
+    pub require: bool,
+}
+
+/// Compares `transcript` with the snapshot at `path`; writes it when asked to, or when
+/// there is none yet and none is required.
+pub fn compare_or_update(path: &Path, scenario_path: &Path, transcript: &str, policy: Policy) -> SnapshotStatus {
     let existing = std::fs::read_to_string(path).ok();
     if let Some(text) = &existing
         && normalise(read_body(text)) == normalise(transcript)
@@ -62,7 +73,16 @@ pub fn compare_or_update(path: &Path, scenario_path: &Path, transcript: &str, up
         let _ = std::fs::remove_file(new_path(path));
         return SnapshotStatus::Matched;
     }
-    if update {
+    if existing.is_none() && !policy.update && !policy.require {
+        return match std::fs::write(path, file_text(scenario_path, transcript)) {
+            Ok(()) => {
+                let _ = std::fs::remove_file(new_path(path));
+                SnapshotStatus::Created { path: path.into() }
+            }
+            Err(e) => SnapshotStatus::Mismatch { path: path.into(), diff: format!("cannot write the snapshot: {e}") },
+        };
+    }
+    if policy.update {
         return match std::fs::write(path, file_text(scenario_path, transcript)) {
             Ok(()) => {
                 let _ = std::fs::remove_file(new_path(path));
@@ -120,12 +140,26 @@ mod tests {
         let snap = dir.path().join("a.snap");
         std::fs::write(&snap, file_text(Path::new("scenarios/stdio/a.yaml"), "line one\nline two")).expect("write");
         assert_eq!(
-            compare_or_update(&snap, Path::new("a.yaml"), "line one\nline two\n", false),
+            compare_or_update(&snap, Path::new("a.yaml"), "line one\nline two\n", Policy::default()),
             SnapshotStatus::Matched
         );
         assert!(matches!(
-            compare_or_update(&snap, Path::new("a.yaml"), "line one\nline twp", false),
+            compare_or_update(&snap, Path::new("a.yaml"), "line one\nline twp", Policy::default()),
             SnapshotStatus::Mismatch { .. }
         ));
+    }
+
+    #[test]
+    fn a_missing_snapshot_is_written_unless_required() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let snap = dir.path().join("a.snap");
+        let required = Policy { require: true, ..Policy::default() };
+        assert!(matches!(compare_or_update(&snap, Path::new("a.yaml"), "t", required), SnapshotStatus::Missing { .. }));
+        assert!(!snap.exists(), "a required snapshot is never written by the run that lacks it");
+        assert!(matches!(
+            compare_or_update(&snap, Path::new("a.yaml"), "t", Policy::default()),
+            SnapshotStatus::Created { .. }
+        ));
+        assert_eq!(compare_or_update(&snap, Path::new("a.yaml"), "t", required), SnapshotStatus::Matched);
     }
 }

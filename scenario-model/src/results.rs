@@ -101,7 +101,13 @@ pub enum SnapshotStatus {
         /// The file.
         path: PathBuf,
     },
-    /// There is no snapshot yet.
+    /// There was no snapshot yet: this run's transcript was written as the first one. Not a
+    /// failure: a client the harness has never seen still gets verdicts from its checks.
+    Created {
+        /// The file written.
+        path: PathBuf,
+    },
+    /// There is no snapshot yet and it was required (`--require-snapshots`).
     Missing {
         /// The file that should exist.
         path: PathBuf,

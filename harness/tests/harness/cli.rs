@@ -62,6 +62,33 @@ fn one_changed_snapshot_byte_fails_the_run() {
 }
 
 #[test]
+fn a_first_run_is_judged_by_its_checks_and_writes_its_snapshot() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("tiny.yaml");
+    std::fs::write(&path, SCENARIO).expect("write");
+    let reports = dir.path().join("reports");
+    let run = |extra: &[&str]| {
+        harness()
+            .args(["run", path.to_str().expect("utf8"), "--reports", reports.to_str().expect("utf8")])
+            .args(extra)
+            .env("CI", "1")
+            .assert()
+    };
+    let snap = dir.path().join("tiny.snap");
+    run(&["--require-snapshots"])
+        .code(1)
+        .stdout(predicate::str::contains("is missing and --require-snapshots is set"));
+    assert!(!snap.exists(), "a required snapshot is not written by the run that lacks it");
+    run(&[]).code(0).stdout(
+        predicate::str::contains("1 passed, 0 failed")
+            .and(predicate::str::contains("NEW   tiny [stdio, bundled]: first snapshot written to"))
+            .and(predicate::str::contains("1 new snapshot(s) written")),
+    );
+    assert!(snap.exists());
+    run(&["--require-snapshots"]).code(0).stdout(predicate::str::contains("1 passed, 0 failed"));
+}
+
+#[test]
 fn committed_schema_is_current() {
     let committed =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios/schema.json")).unwrap_or_default();

@@ -33,7 +33,7 @@ async fn run_fake(dir: &Path, name: &str, body: &str) -> (RunResult, Duration) {
     let config = RunConfig {
         target: Target::cmd(script.display().to_string()),
         mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
-        update_snapshots: false,
+        snapshots: Default::default(),
         compare_snapshots: false,
     };
     let job = runner::jobs(vec![(scenario_path, scenario)], &config.target).remove(0);
@@ -141,7 +141,7 @@ async fn missing_program_is_a_harness_error_not_a_finding() {
     let config = RunConfig {
         target: Target::cmd("/no/such/driver --flag"),
         mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
-        update_snapshots: false,
+        snapshots: Default::default(),
         compare_snapshots: false,
     };
     let job = runner::jobs(vec![(scenario_path, scenario)], &config.target).remove(0);

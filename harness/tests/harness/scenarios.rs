@@ -13,7 +13,7 @@ fn config() -> RunConfig {
     RunConfig {
         target: Target::bundled(None),
         mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
-        update_snapshots: false,
+        snapshots: Default::default(),
         compare_snapshots: false,
     }
 }
