@@ -270,6 +270,19 @@ pub struct ProcessReport {
     pub stderr_tail: String,
     /// Wall time from spawn to the end of the process, in ms.
     pub wall_ms: u64,
+    /// Processes still in the client's process group once it had exited by itself (the
+    /// harness killed them). Empty when the client was killed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub leftovers: Vec<Leftover>,
+}
+
+/// A process an external client left behind in its process group.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Leftover {
+    /// Its process id.
+    pub pid: u32,
+    /// Its command line (shortened).
+    pub command: String,
 }
 
 /// The bundled client's diagnostic counters (`mcp_transports::Diagnostics`), as reported.

@@ -12,7 +12,7 @@
 //! pipes are read only for a bounded time once it is gone, because a grandchild that
 //! inherited them may hold them open forever; stdout and stderr are capped.
 
-use super::{Client, ClientRun, Endpoint};
+use super::{Client, ClientRun, Endpoint, process_group};
 use crate::outcome::{describe_step, lock, not_run};
 use crate::scope::TargetKind;
 use crate::transcript::render::escape;
@@ -303,7 +303,7 @@ async fn read_stdout(
         }
         return;
     }
-    kill_group(pgid);
+    process_group::kill(pgid);
     flood.notify_one();
     // Discard until every writer is gone (the killed group closes its ends; the run aborts
     // this read once its drain bound passes, for writers outside the group).
@@ -320,17 +320,6 @@ async fn read_stderr(mut pipe: impl AsyncRead + Unpin, collected: Arc<Mutex<Coll
         ControlFlow::Continue(())
     })
     .await;
-}
-
-/// Kills every process in the group `pgid` (the client and whatever it started without
-/// leaving the group). A group that is already gone is not an error.
-fn kill_group(pgid: u32) {
-    use nix::sys::signal::{Signal, killpg};
-    use nix::unistd::Pid;
-    // pgid 0 or 1 would mean "our own group" or init: never signal those.
-    if let Ok(raw @ 2..) = i32::try_from(pgid) {
-        let _ = killpg(Pid::from_raw(raw), Signal::SIGKILL);
-    }
 }
 
 fn process_end(status: std::process::ExitStatus) -> ProcessEnd {
@@ -372,6 +361,7 @@ async fn run_program(command_line: &str, run: ClientRun<'_>) -> ClientOutcome {
         stderr_bytes: 0,
         stderr_tail: String::new(),
         wall_ms: 0,
+        leftovers: Vec::new(),
     };
     let argv = match argv(command_line, &endpoint) {
         Ok(a) => a,
@@ -418,7 +408,7 @@ async fn run_program(command_line: &str, run: ClientRun<'_>) -> ClientOutcome {
     let end = classify_flood(end, lock(&collected).flooded);
     let killed = matches!(end, ProcessEnd::KilledAtDeadline | ProcessEnd::KilledForFlooding { .. });
     if killed {
-        kill_group(pgid);
+        process_group::kill(pgid);
         // SIGKILL cannot be ignored; the bound only guards against a kernel that is slow
         // to reap (e.g. a process in uninterruptible sleep).
         let _ = tokio::time::timeout(Duration::from_secs(1), child.wait()).await;
@@ -430,12 +420,14 @@ async fn run_program(command_line: &str, run: ClientRun<'_>) -> ClientOutcome {
     let drain = if killed { DRAIN_AFTER_KILL } else { DRAIN_AFTER_EXIT };
     let aborts: Vec<_> = readers.iter().map(|r| r.abort_handle()).collect();
     let mut readers = futures::future::join_all(readers);
-    if tokio::time::timeout(drain, &mut readers).await.is_err() {
-        kill_group(pgid);
+    let drained = tokio::time::timeout(drain, &mut readers).await.is_ok();
+    // A client that exited by itself should have taken its children with it: whoever is
+    // still in its group now is a leftover, reported before the group is killed (judged by
+    // `client process ends cleanly`, which knows the mock's pids).
+    let leftovers = if killed { Vec::new() } else { process_group::members(pgid) };
+    process_group::kill(pgid);
+    if !drained {
         let _ = tokio::time::timeout(DRAIN_AFTER_KILL, &mut readers).await;
-    } else {
-        // Leftovers that closed their pipes still belong to the run.
-        kill_group(pgid);
     }
     // Whatever still holds a pipe is outside the group; stop reading from it (dropping the
     // read ends, so a writer there gets EPIPE rather than blocking forever).
@@ -456,6 +448,7 @@ async fn run_program(command_line: &str, run: ClientRun<'_>) -> ClientOutcome {
         stderr_bytes: collected.stderr_bytes,
         stderr_tail: String::from_utf8_lossy(&collected.stderr[tail_from..]).into_owned(),
         wall_ms,
+        leftovers,
     };
     assemble(plan, collected, report, started, deadline)
 }

@@ -8,6 +8,7 @@
 
 pub mod bundled;
 pub mod cmd;
+mod process_group;
 
 use crate::error::HarnessError;
 use crate::scope::TargetKind;
