@@ -350,10 +350,15 @@ class StepError(Exception):
 
 def main() -> int:
     try:
-        plan = json.loads(os.environ["MCP_HARNESS_PLAN"])
+        plan_file = os.environ.get("MCP_HARNESS_PLAN_FILE")
+        if plan_file is not None:
+            with open(plan_file, encoding="utf-8") as f:
+                plan = json.load(f)
+        else:
+            plan = json.loads(os.environ["MCP_HARNESS_PLAN"])
         server_command = json.loads(os.environ.get("MCP_HARNESS_SERVER_COMMAND", "[]"))
-    except (KeyError, json.JSONDecodeError) as e:
-        print(f"driver.py: MCP_HARNESS_PLAN missing or not JSON ({e}); run me through mcp-harness --target cmd:…", file=sys.stderr)
+    except (KeyError, OSError, json.JSONDecodeError) as e:
+        print(f"driver.py: MCP_HARNESS_PLAN_FILE / MCP_HARNESS_PLAN missing or not JSON ({e}); run me through mcp-harness --target cmd:…", file=sys.stderr)
         return 2
     transport = os.environ.get("MCP_HARNESS_TRANSPORT", "stdio")
     url = sys.argv[-1] if len(sys.argv) > 1 else None

@@ -70,8 +70,19 @@ function parseJsonEnv(name, fallback) {
   }
 }
 
-const plan = parseJsonEnv("MCP_HARNESS_PLAN", null);
-if (!Array.isArray(plan)) fail("MCP_HARNESS_PLAN is missing; run me through mcp-harness --target cmd:…");
+/** The plan: from MCP_HARNESS_PLAN_FILE (always written), else inline MCP_HARNESS_PLAN. */
+function readPlan() {
+  const file = process.env.MCP_HARNESS_PLAN_FILE;
+  if (file === undefined) return parseJsonEnv("MCP_HARNESS_PLAN", null);
+  try {
+    return JSON.parse(readFileSync(file, "utf8"));
+  } catch (e) {
+    fail(`MCP_HARNESS_PLAN_FILE ${file} cannot be read as JSON (${errorText(e)})`);
+  }
+}
+
+const plan = readPlan();
+if (!Array.isArray(plan)) fail("MCP_HARNESS_PLAN_FILE / MCP_HARNESS_PLAN is missing; run me through mcp-harness --target cmd:…");
 const transportName = process.env.MCP_HARNESS_TRANSPORT ?? "stdio";
 const serverCommand = parseJsonEnv("MCP_HARNESS_SERVER_COMMAND", []);
 const url = process.argv.length > 2 ? process.argv[process.argv.length - 1] : undefined;

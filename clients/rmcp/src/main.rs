@@ -655,12 +655,16 @@ fn fail(message: &str) -> ! {
 }
 
 fn main() {
-    let plan: Vec<Value> = match std::env::var("MCP_HARNESS_PLAN") {
-        Ok(raw) => serde_json::from_str(&raw).unwrap_or_else(|e| {
-            fail(&format!("MCP_HARNESS_PLAN is not a JSON array ({e}); run me through mcp-harness --target cmd:…"))
-        }),
-        Err(_) => fail("MCP_HARNESS_PLAN is missing; run me through mcp-harness --target cmd:…"),
+    // The plan file is always written; the inline variable only for small plans.
+    let raw = match std::env::var("MCP_HARNESS_PLAN_FILE") {
+        Ok(path) => std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| fail(&format!("MCP_HARNESS_PLAN_FILE {path} cannot be read ({e})"))),
+        Err(_) => std::env::var("MCP_HARNESS_PLAN")
+            .unwrap_or_else(|_| fail("MCP_HARNESS_PLAN_FILE / MCP_HARNESS_PLAN is missing; run me through mcp-harness --target cmd:…")),
     };
+    let plan: Vec<Value> = serde_json::from_str(&raw).unwrap_or_else(|e| {
+        fail(&format!("the plan is not a JSON array ({e}); run me through mcp-harness --target cmd:…"))
+    });
     let server_command: Vec<String> = match std::env::var("MCP_HARNESS_SERVER_COMMAND") {
         Ok(raw) => serde_json::from_str(&raw)
             .unwrap_or_else(|e| fail(&format!("MCP_HARNESS_SERVER_COMMAND is not a JSON array of strings ({e})"))),

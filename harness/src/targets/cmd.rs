@@ -125,11 +125,19 @@ pub enum StartError {
     /// The command line does not split like a shell would.
     #[error("cannot split the command line {0:?} like a shell would (an unclosed quote?); quote it as in sh")]
     Unsplittable(String),
+    /// The plan file could not be written into the run directory.
+    #[error("cannot write the plan to {}: {source}", path.display())]
+    PlanFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
     /// The command line holds no program.
     #[error("the command line is empty: give cmd:\"<program> [args…]\"")]
     Empty,
     /// The program could not be spawned.
-    #[error("cannot run {program:?}: {source} (is it installed? see clients/README.md)")]
+    #[error("cannot run {program:?}: {source} ({})", spawn_hint(.source))]
     Spawn {
         /// The program.
         program: String,
@@ -151,24 +159,47 @@ pub fn argv(command_line: &str, endpoint: &Endpoint) -> Result<Vec<String>, Star
     Ok(argv)
 }
 
-/// The environment the contract promises the client.
+fn spawn_hint(e: &std::io::Error) -> &'static str {
+    match e.raw_os_error() {
+        Some(code) if code == nix::errno::Errno::E2BIG as i32 => {
+            "the command line or environment is over the kernel's limit"
+        }
+        _ => "is it installed? see clients/README.md",
+    }
+}
+
+/// The plan's name in the run directory (`MCP_HARNESS_PLAN_FILE`).
+pub const PLAN_FILE: &str = "plan.json";
+
+/// The largest plan also passed inline in `MCP_HARNESS_PLAN`: Linux caps one environment
+/// string at 128 KiB (MAX_ARG_STRLEN), so a larger plan travels only in the file.
+pub const PLAN_INLINE_MAX: usize = 64 * 1024;
+
+/// The environment the contract promises the client. The plan is written to
+/// `<run_dir>/plan.json` (`MCP_HARNESS_PLAN_FILE`) and, when small, also given inline.
 pub fn contract_env(
     scenario: &Scenario,
     transport: TransportName,
     endpoint: &Endpoint,
     run_dir: &std::path::Path,
-) -> Vec<(String, String)> {
+) -> Result<Vec<(String, String)>, StartError> {
+    let plan = serde_json::to_string(&scenario.client).unwrap_or_else(|_| "[]".into());
+    let plan_file = run_dir.join(PLAN_FILE);
+    std::fs::write(&plan_file, &plan).map_err(|source| StartError::PlanFile { path: plan_file.clone(), source })?;
     let mut env = vec![
         ("MCP_HARNESS_RUN_DIR".to_string(), run_dir.display().to_string()),
         ("MCP_CONFORMANCE_SCENARIO".into(), scenario.name.clone()),
         ("MCP_CONFORMANCE_PROTOCOL_VERSION".into(), scenario.revision.as_str().to_string()),
         ("MCP_HARNESS_TRANSPORT".into(), transport.as_str().to_string()),
-        ("MCP_HARNESS_PLAN".into(), serde_json::to_string(&scenario.client).unwrap_or_else(|_| "[]".into())),
+        ("MCP_HARNESS_PLAN_FILE".into(), plan_file.display().to_string()),
     ];
+    if plan.len() <= PLAN_INLINE_MAX {
+        env.push(("MCP_HARNESS_PLAN".into(), plan));
+    }
     if let Endpoint::Command(mock) = endpoint {
         env.push(("MCP_HARNESS_SERVER_COMMAND".into(), serde_json::to_string(mock).unwrap_or_else(|_| "[]".into())));
     }
-    env
+    Ok(env)
 }
 
 /// One step line as the client reported it.
@@ -367,9 +398,13 @@ async fn run_program(command_line: &str, run: ClientRun<'_>) -> ClientOutcome {
         Ok(a) => a,
         Err(e) => return assemble(plan, Collected::default(), not_started(e), started, deadline),
     };
+    let env = match contract_env(scenario, transport, &endpoint, run_dir) {
+        Ok(env) => env,
+        Err(e) => return assemble(plan, Collected::default(), not_started(e), started, deadline),
+    };
     let mut cmd = tokio::process::Command::new(&argv[0]);
     cmd.args(&argv[1..])
-        .envs(contract_env(scenario, transport, &endpoint, run_dir))
+        .envs(env)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

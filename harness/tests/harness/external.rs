@@ -23,12 +23,17 @@ fn scenario_yaml() -> String {
 
 /// Writes `body` as an executable sh script in `dir` and runs the scenario against it.
 async fn run_fake(dir: &Path, name: &str, body: &str) -> (RunResult, Duration) {
+    run_fake_with(dir, name, body, &scenario_yaml()).await
+}
+
+/// [`run_fake`] with a scenario of its own.
+async fn run_fake_with(dir: &Path, name: &str, body: &str, yaml: &str) -> (RunResult, Duration) {
     use std::os::unix::fs::PermissionsExt;
     let script = dir.join(name);
     std::fs::write(&script, format!("#!/bin/sh\n{body}\n")).expect("write script");
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let scenario_path = dir.join("fake-client.yaml");
-    std::fs::write(&scenario_path, scenario_yaml()).expect("write scenario");
+    std::fs::write(&scenario_path, yaml).expect("write scenario");
     let scenario = mcp_harness::load(&scenario_path).expect("loads");
     let config = RunConfig {
         target: Target::cmd(script.display().to_string()),
@@ -98,6 +103,25 @@ async fn a_client_that_exits_leaving_processes_behind_fails_and_names_them() {
         let left = processes_mentioning(if name == "detached" { "sleep 62" } else { "sleep 63" });
         assert!(left.is_empty(), "{name}: the harness killed the group, yet: {left:?}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_over_the_environment_limit_travels_in_its_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // One environment string may hold 128 KiB on Linux; this plan is larger.
+    let big = "x".repeat(200 * 1024);
+    let yaml = scenario_yaml().replace(
+        "    method: tools/list\nserver",
+        &format!("    method: tools/list\n    params: {{\"cursor\": \"{big}\"}}\nserver"),
+    );
+    let body = r#"test -z "$MCP_HARNESS_PLAN" || { echo "inline plan given" >&2; exit 4; }
+grep -q '"cursor":"xxx' "$MCP_HARNESS_PLAN_FILE" || { echo "no plan file" >&2; exit 5; }
+echo '{"step":1,"ok":true}'
+echo '{"step":2,"ok":true,"result":{"tools":[]}}'"#;
+    let (result, _) = run_fake_with(dir.path(), "big-plan.sh", body, &yaml).await;
+    let client = result.client.as_ref().expect("process report");
+    assert_eq!(client.end, mcp_scenario::results::ProcessEnd::Exited { code: 0 }, "{client:?}");
+    assert_eq!(result.steps[1].status, StepStatus::Ok, "{result:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
