@@ -20,6 +20,7 @@ import sys
 import time
 from datetime import timedelta
 from importlib.metadata import version as package_version
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -27,6 +28,7 @@ import mcp.types as types
 from mcp.client.session import ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 SDK_VERSION = package_version("mcp")
 SDK_MAJOR = int(SDK_VERSION.split(".")[0])
@@ -51,6 +53,45 @@ RESULT_TYPES: dict[str, Any] = {
 
 class Unsupported(Exception):
     """A plan op the SDK cannot express."""
+
+
+#: The plan fields this driver applies, per op. A step carrying any other field is
+#: unsupported (never silently run without it): a field added to the plan later reaches this
+#: driver as an unknown key until someone maps it onto the SDK.
+IMPLEMENTED: dict[str, set[str]] = {
+    "connect": {"handshake", "timeout_ms", "env", "max_message_bytes", "string_ids", "roots", "headers", "auth_refresh"},
+    "request": {"method", "params", "timeout_ms", "background", "as", "pad_params"},
+    "await": {"request"},
+    "cancel": {"request"},
+    "notify": {"method", "params"},
+    "wait": {"ms"},
+    "wait_notification": {"method", "timeout_ms"},
+    "wait_sent": {"method", "http_method", "count", "timeout_ms"},
+    "wait_closed": {"timeout_ms"},
+    "close": set(),
+}
+
+
+def require_implemented(step: dict[str, Any]) -> None:
+    op = step.get("op")
+    known = IMPLEMENTED.get(op)
+    if known is None:
+        raise Unsupported(f"plan op {op!r} is unknown to this driver")
+    unknown = sorted(k for k in step if k != "op" and k not in known)
+    if unknown:
+        raise Unsupported(f"this driver does not apply {op} field(s) {', '.join(unknown)}")
+
+
+def require_params_kept(method: str, params: dict[str, Any] | None, model: Any) -> None:
+    """The SDK's typed request must carry every params field the plan gave; pydantic drops
+    unknown fields silently, which would run the step without them."""
+    if not params:
+        return
+    dumped = model.model_dump(by_alias=True, mode="json", exclude_none=True) if hasattr(model, "model_dump") else {}
+    dumped = dumped.get("params", dumped) if isinstance(dumped, dict) else {}
+    lost = sorted(k for k in params if k not in (dumped or {}))
+    if lost:
+        raise Unsupported(f"the SDK's typed {method} request drops params field(s) {', '.join(lost)}")
 
 
 def emit(obj: dict[str, Any]) -> None:
@@ -96,8 +137,9 @@ def typed(kind: str, data: dict[str, Any]) -> Any:
     union = types.ClientRequest if kind == "request" else types.ClientNotification
     try:
         if SDK_MAJOR >= 2:
-            return TypeAdapter(union).validate_python(data)
-        return union.model_validate(data)
+            built = TypeAdapter(union).validate_python(data)
+        else:
+            built = union.model_validate(data)
     except Exception:
         if SDK_MAJOR >= 2 and kind == "request":
             return types.Request(method=data["method"], params=data.get("params"))
@@ -105,6 +147,8 @@ def typed(kind: str, data: dict[str, Any]) -> Any:
             f"ClientSession (mcp {SDK_VERSION}) sends only the {kind} types of mcp.types.Client{kind.title()}; "
             f"{data['method']} with these params is not one"
         ) from None
+    require_params_kept(data["method"], data.get("params"), getattr(built, "root", built))
+    return built
 
 
 class Driver:
@@ -120,6 +164,12 @@ class Driver:
         self.notified = anyio.Event()
         self.background: dict[str, dict[str, Any]] = {}
         self.task_group: Any = None
+        self.headers: dict[str, str] = {}
+
+    def own(self, client: Any) -> Any:
+        """Closes an httpx client the driver made when the session stack closes."""
+        self.stack.push_async_callback(client.aclose)
+        return client
 
     async def on_message(self, message: Any) -> None:
         if isinstance(message, Exception):
@@ -143,10 +193,16 @@ class Driver:
             return stdio_client(StdioServerParameters(command=command, args=args))
         if not self.url:
             raise RuntimeError("no server URL: the harness appends it as the last argument")
+        headers = self.headers or None
         if self.transport == "http":
-            return http_client(self.url)
+            if SDK_MAJOR >= 2:
+                # 2.x takes headers only through an httpx client of the caller's; the SDK's own
+                # factory gives it the transports' default timeouts. The transport does not close
+                # a client it was given, so it is closed with the rest of the stack.
+                return http_client(self.url, http_client=self.own(create_mcp_http_client(headers=headers)))
+            return http_client(self.url, headers=headers)
         if self.transport == "legacy-sse":
-            return sse_client(self.url)
+            return sse_client(self.url, headers=headers)
         raise Unsupported(f"unknown transport {self.transport!r}")
 
     async def connect(self, step: dict[str, Any]) -> None:
@@ -156,6 +212,11 @@ class Driver:
             raise Unsupported("the SDK has no inbound message size cap setting")
         if step.get("string_ids"):
             raise Unsupported("the SDK always uses numeric request ids and has no option for string ids")
+        if step.get("auth_refresh") is not None:
+            raise Unsupported("the SDK's auth hook is an httpx.Auth / OAuth provider; it has no refresh hook that returns headers")
+        self.headers = dict(step.get("headers") or {})
+        if self.headers and self.transport == "stdio":
+            raise Unsupported("headers apply to the HTTP transports only")
         roots = step.get("roots") or []
 
         async def list_roots(_context: Any) -> Any:
@@ -180,6 +241,11 @@ class Driver:
         return self.session
 
     async def request(self, step: dict[str, Any]) -> Any:
+        return await self.prepare(step)()
+
+    def prepare(self, step: dict[str, Any]) -> Callable[[], Awaitable[Any]]:
+        """Maps a request step onto the SDK call that sends it, without sending: everything
+        that makes the step unsupported is raised here, before a background request starts."""
         session = self.need_session()
         method = step["method"]
         params = dict(step["params"]) if step.get("params") is not None else None
@@ -189,25 +255,29 @@ class Driver:
         plain = step.get("pad_params") is None
         if method == "tools/list" and plain and step.get("timeout_ms") is None:
             if params:
-                return await session.list_tools(params=types.PaginatedRequestParams(**params))
-            return await session.list_tools()
+                typed_params = types.PaginatedRequestParams(**params)
+                require_params_kept(method, params, typed_params)
+                return lambda: session.list_tools(params=typed_params)
+            return lambda: session.list_tools()
         if method == "tools/call" and plain and params is not None and set(params) <= {"name", "arguments"}:
-            return await session.call_tool(params["name"], params.get("arguments"), read_timeout_seconds=timeout)
+            return lambda: session.call_tool(params["name"], params.get("arguments"), read_timeout_seconds=timeout)
         data: dict[str, Any] = {"method": method}
         if params is not None:
             data["params"] = params
         request = typed("request", data)
-        return await session.send_request(request, RESULT_TYPES.get(method, types.Result), request_read_timeout_seconds=timeout)
+        result_type = RESULT_TYPES.get(method, types.Result)
+        return lambda: session.send_request(request, result_type, request_read_timeout_seconds=timeout)
 
     async def background_request(self, step: dict[str, Any]) -> None:
         label = step.get("as") or ""
         entry: dict[str, Any] = {"done": anyio.Event(), "scope": anyio.CancelScope(), "started": time.monotonic()}
+        call = self.prepare(step)
         self.background[label] = entry
 
         async def run() -> None:
             with entry["scope"]:
                 try:
-                    entry["result"] = await self.request(step)
+                    entry["result"] = await call()
                 except Exception as e:  # the SDK's error is the outcome
                     entry["error"] = e
             if entry["scope"].cancelled_caught:
@@ -217,6 +287,7 @@ class Driver:
         self.task_group.start_soon(run)
 
     async def run_step(self, step: dict[str, Any]) -> tuple[Any, int | None]:
+        require_implemented(step)
         op = step.get("op")
         if op == "connect":
             await self.connect(step)

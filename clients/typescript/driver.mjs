@@ -103,6 +103,33 @@ const RESULT_SCHEMAS = {
 
 class Unsupported extends Error {}
 
+/**
+ * The plan fields this driver applies, per op. A step carrying any other field is
+ * `unsupported` (never silently run without it): a field added to the plan later reaches
+ * this driver as an unknown key until someone maps it onto the SDK.
+ */
+const IMPLEMENTED = {
+  connect: ["handshake", "timeout_ms", "env", "max_message_bytes", "string_ids", "roots", "headers", "auth_refresh"],
+  request: ["method", "params", "timeout_ms", "background", "as", "pad_params"],
+  await: ["request"],
+  cancel: ["request"],
+  notify: ["method", "params"],
+  wait: ["ms"],
+  wait_notification: ["method", "timeout_ms"],
+  wait_sent: ["method", "http_method", "count", "timeout_ms"],
+  wait_closed: ["timeout_ms"],
+  close: [],
+};
+
+function requireImplemented(step) {
+  const known = IMPLEMENTED[step.op];
+  if (!known) throw new Unsupported(`plan op ${JSON.stringify(step.op)} is unknown to this driver`);
+  const unknown = Object.keys(step).filter((k) => k !== "op" && !known.includes(k));
+  if (unknown.length > 0) {
+    throw new Unsupported(`this driver does not apply ${step.op} field(s) ${unknown.join(", ")}`);
+  }
+}
+
 const state = {
   client: null,
   transport: null,
@@ -112,6 +139,8 @@ const state = {
   notifications: [],
   notificationWaiters: [],
   background: new Map(),
+  /** Headers the plan's connect configured (HTTP transports). */
+  headers: {},
   /** Set once the driver itself closes the client: aborts that follow are its own doing. */
   closing: false,
 };
@@ -187,10 +216,11 @@ function makeTransport() {
     }
     case "http":
       if (!url) throw new Error("no server URL: the harness appends it as the last argument");
-      return new StreamableHTTPClientTransport(new URL(url), { fetch: trackingFetch });
+      return new StreamableHTTPClientTransport(new URL(url), { fetch: trackingFetch, requestInit: { headers: state.headers } });
     case "legacy-sse":
       if (!url) throw new Error("no server URL: the harness appends it as the last argument");
-      return new SSEClientTransport(new URL(url), { fetch: trackingFetch });
+      // The SDK adds requestInit's headers to its event-stream GET and its POSTs alike.
+      return new SSEClientTransport(new URL(url), { fetch: trackingFetch, requestInit: { headers: state.headers } });
     default:
       throw new Unsupported(`unknown transport ${JSON.stringify(transportName)}`);
   }
@@ -290,6 +320,13 @@ async function connect(step) {
   if (step.string_ids) {
     throw new Unsupported("the SDK always uses numeric request ids and has no option for string ids");
   }
+  if (step.auth_refresh !== undefined) {
+    throw new Unsupported("the SDK's only auth hook is an OAuth client provider; it has no refresh hook that returns headers");
+  }
+  if (step.headers && Object.keys(step.headers).length > 0 && transportName === "stdio") {
+    throw new Unsupported("headers apply to the HTTP transports only");
+  }
+  state.headers = step.headers ?? {};
   if (step.handshake === false) {
     throw new Unsupported("Client.connect always runs the initialize handshake; the SDK has no connect-without-handshake");
   }
@@ -332,6 +369,7 @@ function withPad(params, pad) {
 }
 
 async function runStep(step) {
+  requireImplemented(step);
   switch (step.op) {
     case "connect":
       return connect(step);
