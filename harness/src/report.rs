@@ -20,6 +20,10 @@ pub struct Totals {
     pub skipped: usize,
     /// Runs the harness could not run.
     pub error: usize,
+    /// Runs (of any status) with unmet SHOULDs reported as warnings.
+    pub warned: usize,
+    /// Runs (of any status) with unmet SPEC.md rules reported as notes.
+    pub noted: usize,
 }
 
 impl Totals {
@@ -27,6 +31,8 @@ impl Totals {
     pub fn of(results: &[RunResult]) -> Self {
         let mut t = Totals::default();
         for r in results {
+            t.warned += usize::from(!r.warnings.is_empty());
+            t.noted += usize::from(!r.notes.is_empty());
             match r.status {
                 Status::Passed => t.passed += 1,
                 Status::Failed => t.failed += 1,
@@ -45,7 +51,12 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
         let label = format!("{} [{}, {}]", r.scenario, r.transport.as_str(), r.target);
         match r.status {
             Status::Passed => {
-                let _ = writeln!(s, "PASS  {label} ({} ms)", r.duration_ms);
+                let flags = match (r.warnings.len(), r.notes.len()) {
+                    (0, 0) => String::new(),
+                    (w, n) => format!(", {w} warning(s), {n} note(s)"),
+                };
+                let _ = writeln!(s, "PASS  {label} ({} ms{flags})", r.duration_ms);
+                weighed_lines(&mut s, r);
                 if let SnapshotStatus::Created { path } = &r.snapshot {
                     let _ = writeln!(s, "NEW   {label}: first snapshot written to {} (review and commit it)", path.display());
                 }
@@ -61,6 +72,7 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
                 for f in &r.failures {
                     let _ = writeln!(s, "      {}: {}", f.check, f.message);
                 }
+                weighed_lines(&mut s, r);
                 match &r.snapshot {
                     SnapshotStatus::Mismatch { path, diff } => {
                         let _ = writeln!(
@@ -97,11 +109,48 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
         t.error,
         wall_ms as f64 / 1000.0
     );
+    if t.warned + t.noted > 0 {
+        let _ = writeln!(
+            s,
+            "{} run(s) with warnings (unmet SHOULDs; --strict fails them), {} with notes (rules of our SPEC.md, not MCP's)",
+            t.warned, t.noted
+        );
+    }
     let created = results.iter().filter(|r| matches!(r.snapshot, SnapshotStatus::Created { .. })).count();
     if created > 0 {
         let _ = writeln!(s, "{created} new snapshot(s) written beside their scenarios: review them before committing");
     }
     s
+}
+
+/// The summary without passed and skipped runs (each a line plus its indented details), for
+/// `--quiet`.
+pub fn without_passes(summary: &str) -> String {
+    let mut out = String::new();
+    let mut dropping = false;
+    for line in summary.lines() {
+        if line.starts_with("PASS") || line.starts_with("SKIP") {
+            dropping = true;
+            continue;
+        }
+        if dropping && line.starts_with(' ') {
+            continue;
+        }
+        dropping = false;
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// A third-party run's unmet SHOULDs and SPEC.md rules, each with what it rests on.
+fn weighed_lines(s: &mut String, r: &RunResult) {
+    for (what, list) in [("warning", &r.warnings), ("note", &r.notes)] {
+        for f in list {
+            let rests_on = f.reference.as_deref().map(|x| format!(" — {}: {x}", f.level)).unwrap_or_default();
+            let _ = writeln!(s, "      {what}: {}: {}{rests_on}", f.check, f.message);
+        }
+    }
 }
 
 /// Writes `results.json` and `junit.xml` into `dir`.
@@ -153,7 +202,18 @@ pub fn junit(results: &[RunResult], wall_ms: u64) -> String {
             r.duration_ms as f64 / 1000.0
         );
         match r.status {
-            Status::Passed => x.push_str("/>\n"),
+            Status::Passed if r.warnings.is_empty() && r.notes.is_empty() => x.push_str("/>\n"),
+            Status::Passed => {
+                // JUnit has no warning state: unmet SHOULDs and SPEC.md notes go to the
+                // test case's output, where CI viewers show them beside a passing case.
+                let mut out = String::new();
+                weighed_lines(&mut out, r);
+                let _ = writeln!(
+                    x,
+                    ">\n      <system-out>{}</system-out>\n    </testcase>",
+                    escape(Redactor::secrets_only().text(out.trim_end()))
+                );
+            }
             Status::Skipped => {
                 let _ = writeln!(
                     x,

@@ -27,6 +27,8 @@ pub struct RunConfig {
     pub snapshots: snapshot::Policy,
     /// Compare snapshots at all (the cargo-test driver lets insta do it).
     pub compare_snapshots: bool,
+    /// A third-party client's unmet SHOULDs fail its runs instead of warning (`--strict`).
+    pub strict: bool,
 }
 
 /// One unit of work: a scenario file on one transport.
@@ -88,6 +90,8 @@ pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
         status: Status::Error,
         duration_ms: 0,
         failures: Vec::new(),
+        warnings: Vec::new(),
+        notes: Vec::new(),
         reason: None,
         snapshot: SnapshotStatus::NotCompared,
         transcript: String::new(),
@@ -162,7 +166,9 @@ fn finish(
     result.mock_pids.dedup();
 
     let scope = Scope { target: target.kind(), transport: job.transport, revision: scenario.revision };
-    result.failures = checks::evaluate(&checks::Run { scenario, scope, outcome: &outcome, transcript: &transcript });
+    let judged = checks::evaluate(&checks::Run { scenario, scope, outcome: &outcome, transcript: &transcript });
+    let weighed = checks::weigh(judged, scope.target, config.strict);
+    (result.failures, result.warnings, result.notes) = (weighed.failures, weighed.warnings, weighed.notes);
     // A client that could not run a step (or could not start) gets no verdict and no
     // snapshot: the scenario did not run as written.
     let overridden = status_override(&outcome);
@@ -177,6 +183,8 @@ fn finish(
         result.status = status;
         result.reason = Some(reason);
         result.failures.clear();
+        result.warnings.clear();
+        result.notes.clear();
     }
     result.client = outcome.process.take();
     result.steps = outcome.steps;

@@ -9,6 +9,7 @@
 //! - [`plan`] — the client plan ([`ClientStep`]): the external-driver contract.
 //! - [`script`] — the server script ([`ServerStep`]) and the value types its steps use.
 //! - [`checks`] — check data ([`Check`]); evaluating them is the harness's job.
+//! - [`basis`] — what a check rests on (`must` / `should` / `project`), beside its kind.
 //! - [`payload`] — bytes from script fields (text/hex/base64/json/generate), reply lines.
 //! - [`wire`] — the recorded wire events ([`WireEvent`]).
 //! - [`results`] — run results, step outcomes, statuses: read by reports, matrix, baseline.
@@ -17,6 +18,7 @@
 //! - [`signals`] — signal names as scenarios write them.
 //! - [`error`] — [`ScenarioError`], the crate's one error enum.
 
+pub mod basis;
 pub mod checks;
 pub mod error;
 pub mod load;

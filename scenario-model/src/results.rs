@@ -2,6 +2,7 @@
 //! per failed check, the snapshot comparison, the baseline verdict. One definition, written
 //! by the runner and read by the reports, the matrix and the baselines (`results.json`).
 
+use crate::basis::Level;
 use crate::scenario::TransportName;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -54,9 +55,19 @@ pub struct RunResult {
     /// Wall time.
     #[serde(default)]
     pub duration_ms: u64,
-    /// The checks that failed, with messages.
+    /// The checks that failed and fail the run, with messages: for the bundled target every
+    /// check that did not hold; for a third-party one those resting on an MCP MUST (and
+    /// unclassified ones), plus SHOULDs under `--strict`.
     #[serde(default)]
     pub failures: Vec<CheckResult>,
+    /// Checks resting on an MCP SHOULD that a third-party client did not meet: reported,
+    /// the run still passes (unless `--strict`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<CheckResult>,
+    /// Checks resting on a rule of our SPEC.md that a third-party client does not follow:
+    /// information, never a verdict on that client.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<CheckResult>,
     /// Why the run was skipped or errored.
     pub reason: Option<String>,
     /// The snapshot comparison.
@@ -85,6 +96,16 @@ pub struct CheckResult {
     pub check: String,
     /// What was expected and what happened.
     pub message: String,
+    /// What the check rests on (`must`, `should`, `project`, `unclassified`).
+    #[serde(default = "unclassified")]
+    pub level: Level,
+    /// The spec sentence or SPEC.md section it rests on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+}
+
+fn unclassified() -> Level {
+    Level::Unclassified
 }
 
 /// The result of comparing a run's transcript with its snapshot.
@@ -330,7 +351,14 @@ mod tests {
             target: "bundled".into(),
             status: Status::Failed,
             duration_ms: 3,
-            failures: vec![CheckResult { check: "check 1 (sent)".into(), message: "m".into() }],
+            failures: vec![CheckResult {
+                check: "check 1 (sent)".into(),
+                message: "m".into(),
+                level: Level::Must,
+                reference: Some("r".into()),
+            }],
+            warnings: Vec::new(),
+            notes: Vec::new(),
             reason: None,
             snapshot: SnapshotStatus::Missing { path: "s.snap".into() },
             transcript: "not written".into(),

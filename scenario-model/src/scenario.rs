@@ -6,7 +6,7 @@
 //! (unknown fields rejected) and `scenarios/schema.json` is generated from them.
 //! Documentation with examples: `scenarios/README.md`.
 
-use crate::checks::Check;
+use crate::basis::CheckEntry;
 use crate::plan::ClientStep;
 use crate::script::ServerStep;
 use schemars::JsonSchema;
@@ -41,9 +41,9 @@ pub struct Scenario {
     /// The server script the mock executes, in order. A `new_connection` step starts the
     /// script of the client's next connection (a respawn, a new HTTP session).
     pub server: Vec<ServerStep>,
-    /// What must hold of the outcome and the wire transcript.
+    /// What must hold of the outcome and the wire transcript, each with what it rests on.
     #[serde(default)]
-    pub checks: Vec<Check>,
+    pub checks: Vec<CheckEntry>,
 }
 
 fn default_deadline_ms() -> u64 {

@@ -47,7 +47,8 @@ mod signal;
 mod stdin_closed;
 mod stream_closed;
 
-use crate::scope::Scope;
+use crate::scope::{Scope, TargetKind};
+use mcp_scenario::basis::Level;
 use crate::transcript::Transcript;
 use mcp_scenario::checks::Check;
 use mcp_scenario::results::{CheckResult, ClientOutcome};
@@ -131,7 +132,8 @@ pub struct InvalidCheck {
 
 /// Load-time validation of every check; the first problem, in file order.
 pub fn validate(scenario: &Scenario) -> Result<(), InvalidCheck> {
-    for (index, check) in scenario.checks.iter().enumerate() {
+    for (index, entry) in scenario.checks.iter().enumerate() {
+        let check = &entry.check;
         with_kind!(check, k => k.validate(scenario).map_err(|e| InvalidCheck { index, message: e.to_string() }))?;
     }
     Ok(())
@@ -154,13 +156,46 @@ pub fn evaluate(run: &Run<'_>) -> Vec<CheckResult> {
         k.evaluate(run).err().map(|failure| failure.to_string())
     }
     let mut failures = Vec::new();
-    for (i, check) in run.scenario.checks.iter().enumerate() {
+    for (i, entry) in run.scenario.checks.iter().enumerate() {
+        let check = &entry.check;
         if let Some(message) = with_kind!(check, k => judge(k, run)) {
-            failures.push(CheckResult { check: format!("check {} ({})", i + 1, name(check)), message });
+            failures.push(CheckResult {
+                check: format!("check {} ({})", i + 1, name(check)),
+                message,
+                level: entry.level(),
+                reference: entry.basis.as_ref().map(|b| b.reference.clone()),
+            });
         }
     }
     failures.extend(always::judge(run));
     failures
+}
+
+/// A run's unmet checks sorted by what they weigh for its target.
+#[derive(Debug, Default)]
+pub struct Weighed {
+    /// They fail the run.
+    pub failures: Vec<CheckResult>,
+    /// Unmet SHOULDs of a third-party client: reported, the run passes.
+    pub warnings: Vec<CheckResult>,
+    /// Unmet SPEC.md rules of a third-party client: information only.
+    pub notes: Vec<CheckResult>,
+}
+
+/// Sorts unmet checks by basis: the bundled client, which SPEC.md describes, fails on every
+/// one; a third-party client fails only on an MCP MUST (or an unclassified check), is warned
+/// on a SHOULD (failed under `strict`) and noted on a SPEC.md rule.
+pub fn weigh(unmet: Vec<CheckResult>, target: TargetKind, strict: bool) -> Weighed {
+    let mut w = Weighed::default();
+    for r in unmet {
+        match (target, r.level) {
+            (TargetKind::Bundled, _) | (_, Level::Must | Level::Unclassified) => w.failures.push(r),
+            (TargetKind::External, Level::Should) if strict => w.failures.push(r),
+            (TargetKind::External, Level::Should) => w.warnings.push(r),
+            (TargetKind::External, Level::Project) => w.notes.push(r),
+        }
+    }
+    w
 }
 
 /// Whether a server step carries `label` as `label_of` reads it (an `expect … as:`, a
@@ -179,6 +214,28 @@ pub fn subset(want: &Value, got: &Value) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::{TargetKind, weigh};
+    use mcp_scenario::basis::Level;
+    use mcp_scenario::results::CheckResult;
+
+    #[test]
+    fn only_the_bundled_client_fails_on_should_and_project() {
+        let unmet: Vec<CheckResult> = [Level::Must, Level::Should, Level::Project, Level::Unclassified]
+            .into_iter()
+            .map(|level| CheckResult { check: level.to_string(), message: String::new(), level, reference: None })
+            .collect();
+        let names = |l: &[CheckResult]| l.iter().map(|r| r.check.clone()).collect::<Vec<_>>();
+        let bundled = weigh(unmet.clone(), TargetKind::Bundled, false);
+        assert_eq!(names(&bundled.failures), ["must", "should", "project", "unclassified"]);
+        let external = weigh(unmet.clone(), TargetKind::External, false);
+        assert_eq!(names(&external.failures), ["must", "unclassified"]);
+        assert_eq!(names(&external.warnings), ["should"]);
+        assert_eq!(names(&external.notes), ["project"]);
+        let strict = weigh(unmet, TargetKind::External, true);
+        assert_eq!(names(&strict.failures), ["must", "should", "unclassified"]);
+        assert_eq!(names(&strict.notes), ["project"]);
+    }
+
     use super::*;
     use serde_json::json;
 

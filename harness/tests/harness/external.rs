@@ -39,6 +39,7 @@ async fn run_fake_with(dir: &Path, name: &str, body: &str, yaml: &str) -> (RunRe
         target: Target::cmd(script.display().to_string()),
         mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
         snapshots: Default::default(),
+        strict: false,
         compare_snapshots: false,
     };
     let job = runner::jobs(vec![(scenario_path, scenario)], &config.target).remove(0);
@@ -188,6 +189,7 @@ async fn missing_program_is_a_harness_error_not_a_finding() {
         target: Target::cmd("/no/such/driver --flag"),
         mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
         snapshots: Default::default(),
+        strict: false,
         compare_snapshots: false,
     };
     let job = runner::jobs(vec![(scenario_path, scenario)], &config.target).remove(0);

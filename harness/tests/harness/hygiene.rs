@@ -35,6 +35,7 @@ async fn sigterm_ignoring_server_is_killed_within_deadline_plus_one_second() {
         target: Target::bundled(None),
         mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
         snapshots: Default::default(),
+        strict: false,
         compare_snapshots: false,
     };
     let job = runner::jobs(vec![(path.clone(), scenario)], &config.target).remove(0);

@@ -14,6 +14,7 @@ fn config() -> RunConfig {
         target: Target::bundled(None),
         mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
         snapshots: Default::default(),
+        strict: false,
         compare_snapshots: false,
     }
 }

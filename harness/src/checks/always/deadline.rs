@@ -1,6 +1,7 @@
 //! `always: finishes before the deadline`: the client plan finished within the run's
 //! deadline (a client that never reports is a finding, not a harness error).
 
+use mcp_scenario::basis::Level;
 use super::{At, Rule};
 use crate::checks::Run;
 
@@ -9,6 +10,7 @@ pub struct FinishesBeforeDeadline;
 
 impl Rule for FinishesBeforeDeadline {
     const NAME: &'static str = "finishes before the deadline";
+    const BASIS: (Level, Option<&'static str>) = (Level::Unclassified, None);
     type Violation = Hung;
 
     fn judge(&self, run: &Run<'_>) -> Vec<(At, Hung)> {

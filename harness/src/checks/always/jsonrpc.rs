@@ -2,6 +2,7 @@
 //! 2025-03-26): a request or notification with a string `method`, an integer or string
 //! `id`, object or array `params`; or a response with exactly one of `result` and `error`.
 
+use mcp_scenario::basis::Level;
 use super::{At, Rule, Written, written};
 use crate::checks::Run;
 use crate::transcript::Connection;
@@ -12,6 +13,10 @@ pub struct ValidJsonRpc;
 
 impl Rule for ValidJsonRpc {
     const NAME: &'static str = "valid JSON-RPC";
+    const BASIS: (Level, Option<&'static str>) = (
+        Level::Must,
+        Some("2025-11-25 basic/index: All messages between MCP clients and servers MUST follow the JSON-RPC 2.0 specification"),
+    );
     type Violation = Violation;
 
     fn judge_connection(&self, run: &Run<'_>, c: &Connection) -> Vec<(At, Violation)> {

@@ -14,6 +14,7 @@ use super::Run;
 use crate::scope::Scope;
 use crate::transcript::Connection;
 use mcp_scenario::Revision;
+use mcp_scenario::basis::Level;
 use mcp_scenario::results::CheckResult;
 use serde_json::Value;
 use std::fmt;
@@ -22,6 +23,10 @@ use std::fmt;
 pub trait Rule {
     /// The rule's name in messages: `always: <NAME>`.
     const NAME: &'static str;
+
+    /// What the rule rests on, as a check's basis ([`Level::Unclassified`] with no
+    /// reference: not yet read against the spec).
+    const BASIS: (Level, Option<&'static str>);
 
     /// One way the run broke the rule; its Display is the failure message.
     type Violation: fmt::Display;
@@ -63,7 +68,11 @@ pub fn judge(run: &Run<'_>) -> Vec<CheckResult> {
             found.extend(
                 rule.judge(run)
                     .into_iter()
-                    .map(|(at, v)| (at, CheckResult { check: format!("always: {}", R::NAME), message: v.to_string() })),
+                    .map(|(at, v)| {
+                        let (level, reference) = R::BASIS;
+                        let check = format!("always: {}", R::NAME);
+                        (at, CheckResult { check, message: v.to_string(), level, reference: reference.map(Into::into) })
+                    }),
             );
         }
     }

@@ -2,6 +2,7 @@
 //! sends carries `params` (`{}` when none). A rule SPEC.md sets for the bundled transports
 //! (the MCP specification lets params be omitted), so it applies to the bundled target only.
 
+use mcp_scenario::basis::Level;
 use super::{At, Rule, well_formed};
 use crate::checks::Run;
 use crate::scope::Scope;
@@ -13,6 +14,7 @@ pub struct ParamsPresent;
 
 impl Rule for ParamsPresent {
     const NAME: &'static str = "params always present (SPEC §2)";
+    const BASIS: (Level, Option<&'static str>) = (Level::Project, Some("SPEC §2 params always present"));
     type Violation = Missing;
 
     fn applies(&self, scope: &Scope) -> bool {

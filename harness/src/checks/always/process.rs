@@ -5,6 +5,7 @@
 //! is judged by the deadline rule; a client that could not start is a harness error. Only
 //! external clients have a process report, so the bundled target never breaks it.
 
+use mcp_scenario::basis::Level;
 use super::{At, Rule};
 use crate::checks::Run;
 use mcp_scenario::results::{Leftover, ProcessEnd};
@@ -14,6 +15,7 @@ pub struct ProcessEndsCleanly;
 
 impl Rule for ProcessEndsCleanly {
     const NAME: &'static str = "client process ends cleanly";
+    const BASIS: (Level, Option<&'static str>) = (Level::Unclassified, None);
     type Violation = Unclean;
 
     fn judge(&self, run: &Run<'_>) -> Vec<(At, Unclean)> {

@@ -2,6 +2,7 @@
 //! proof the client reached every scripted step, so no check passes because the client died
 //! first.
 
+use mcp_scenario::basis::Level;
 use super::{At, Rule};
 use crate::checks::Run;
 use crate::transcript::Connection;
@@ -12,6 +13,7 @@ pub struct ScriptCompletes;
 
 impl Rule for ScriptCompletes {
     const NAME: &'static str = "server script completes";
+    const BASIS: (Level, Option<&'static str>) = (Level::Unclassified, None);
     type Violation = Stopped;
 
     fn judge_connection(&self, run: &Run<'_>, c: &Connection) -> Vec<(At, Stopped)> {

@@ -1,0 +1,286 @@
+//! What a check rests on: an MCP requirement (`must`, `should`) with the spec sentence, or a
+//! rule of our own SPEC.md (`project`). A verdict is a claim about someone's software, so a
+//! third-party client fails only on `must`; `should` is a warning and `project` a note for
+//! it, while the bundled client, which SPEC.md describes, is held to all three.
+//!
+//! Written beside the check's kind in the same mapping:
+//!
+//! ```yaml
+//! checks:
+//!   - http: {http_method: GET, header: Accept, value: text/event-stream, every: true}
+//!     must: "2025-11-25 basic/transports: The client MUST include an Accept header, listing text/event-stream"
+//!   - outcome: {step: 2, error: "Request timeout after 200ms"}
+//!     project: "SPEC §2 timeout text"
+//! ```
+//!
+//! A check without one is *unclassified*: judged as before the model existed (it fails
+//! every target) until someone reads the spec for it.
+
+use crate::checks::Check;
+use schemars::JsonSchema;
+use serde::de::{self, Deserializer, EnumAccess, IntoDeserializer, MapAccess, VariantAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// How much a failed check weighs, by where its rule is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    /// An MCP MUST / MUST NOT (or JSON-RPC's): fails every target.
+    Must,
+    /// An MCP SHOULD / SHOULD NOT: fails the bundled client, warns a third-party one.
+    Should,
+    /// A rule SPEC.md sets for our bundled transports: fails the bundled client, a note for
+    /// a third-party one.
+    Project,
+    /// No basis written yet: fails every target, as every check did before bases existed.
+    Unclassified,
+}
+
+impl Level {
+    /// The key a scenario writes it under (`must:`, `should:`, `project:`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Must => "must",
+            Level::Should => "should",
+            Level::Project => "project",
+            Level::Unclassified => "unclassified",
+        }
+    }
+
+    fn from_key(key: &str) -> Option<Level> {
+        match key {
+            "must" => Some(Level::Must),
+            "should" => Some(Level::Should),
+            "project" => Some(Level::Project),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A level with the sentence or section it rests on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Basis {
+    /// How much a failure weighs.
+    pub level: Level,
+    /// For `must` / `should`: the revision, spec page and sentence; for `project`: the
+    /// SPEC.md section.
+    pub reference: String,
+}
+
+/// One item of a scenario's `checks:`: the check and, optionally, its basis.
+#[derive(Debug, Clone)]
+pub struct CheckEntry {
+    /// The check.
+    pub check: Check,
+    /// What it rests on; `None`: unclassified.
+    pub basis: Option<Basis>,
+}
+
+impl CheckEntry {
+    /// The level a failure of this check carries.
+    pub fn level(&self) -> Level {
+        self.basis.as_ref().map_or(Level::Unclassified, |b| b.level)
+    }
+}
+
+impl<'de> Deserialize<'de> for CheckEntry {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(EntryVisitor)
+    }
+}
+
+struct EntryVisitor;
+
+impl<'de> Visitor<'de> for EntryVisitor {
+    type Value = CheckEntry;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a check: one kind (e.g. `outcome: {step: 2, ok: true}`) and optionally its basis (`must:`, `should:` or `project:` with the sentence it rests on)")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CheckEntry, A::Error> {
+        let (mut check, mut basis): (Option<Check>, Option<Basis>) = (None, None);
+        while let Some(key) = map.next_key::<String>()? {
+            if let Some(level) = Level::from_key(&key) {
+                if let Some(b) = &basis {
+                    return Err(de::Error::custom(format!(
+                        "`{key}:` after `{}:`: a check rests on one basis; keep the stronger and drop the other",
+                        b.level
+                    )));
+                }
+                let reference: String = map.next_value()?;
+                if reference.trim().is_empty() {
+                    return Err(de::Error::custom(format!(
+                        "`{key}:` is empty: write what it rests on — {}",
+                        if level == Level::Project {
+                            "the SPEC.md section, e.g. \"SPEC §4 GET listener\""
+                        } else {
+                            "the revision, spec page and sentence, e.g. \"2025-11-25 basic/transports: The client MUST …\""
+                        }
+                    )));
+                }
+                basis = Some(Basis { level, reference });
+            } else if check.is_some() {
+                return Err(de::Error::custom(format!(
+                    "`{key}`: one item holds one check; write it as its own `- {key}: …` item"
+                )));
+            } else {
+                check = Some(Check::deserialize(KindDeserializer { key, map: &mut map })?);
+            }
+        }
+        let check = check.ok_or_else(|| {
+            de::Error::custom("the item has a basis but no check: add its kind, e.g. `outcome: {step: 2, ok: true}`")
+        })?;
+        Ok(CheckEntry { check, basis })
+    }
+}
+
+/// Feeds one `kind: {…}` entry of the item's mapping to [`Check`]'s derived (externally
+/// tagged) deserializer, so the kinds stay listed once, in the enum, and serde's own
+/// "unknown variant, expected one of …" message lists them.
+struct KindDeserializer<'a, A> {
+    key: String,
+    map: &'a mut A,
+}
+
+impl<'de, A: MapAccess<'de>> Deserializer<'de> for KindDeserializer<'_, A> {
+    type Error = A::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, A::Error> {
+        visitor.visit_enum(self)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier
+        ignored_any
+    }
+}
+
+impl<'de, A: MapAccess<'de>> EnumAccess<'de> for KindDeserializer<'_, A> {
+    type Error = A::Error;
+    type Variant = Self;
+
+    fn variant_seed<V: de::DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, Self), A::Error> {
+        let key: de::value::StrDeserializer<'_, A::Error> = self.key.as_str().into_deserializer();
+        let variant = seed.deserialize(key)?;
+        Ok((variant, self))
+    }
+}
+
+impl<'de, A: MapAccess<'de>> VariantAccess<'de> for KindDeserializer<'_, A> {
+    type Error = A::Error;
+
+    fn unit_variant(self) -> Result<(), A::Error> {
+        Err(de::Error::custom(format!("`{}` needs its fields", self.key)))
+    }
+
+    fn newtype_variant_seed<T: de::DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, A::Error> {
+        self.map.next_value_seed(seed)
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(self, _len: usize, _visitor: V) -> Result<V::Value, A::Error> {
+        Err(de::Error::custom(format!("`{}` takes a mapping of fields", self.key)))
+    }
+
+    fn struct_variant<V: Visitor<'de>>(self, _fields: &'static [&'static str], _v: V) -> Result<V::Value, A::Error> {
+        Err(de::Error::custom(format!("`{}` takes a mapping of fields", self.key)))
+    }
+}
+
+impl Serialize for CheckEntry {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let check = serde_json::to_value(&self.check).map_err(serde::ser::Error::custom)?;
+        let mut m = s.serialize_map(None)?;
+        if let serde_json::Value::Object(kind) = check {
+            for (k, v) in kind {
+                m.serialize_entry(&k, &v)?;
+            }
+        }
+        if let Some(b) = &self.basis {
+            m.serialize_entry(b.level.as_str(), &b.reference)?;
+        }
+        m.end()
+    }
+}
+
+impl JsonSchema for CheckEntry {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CheckEntry".into()
+    }
+
+    /// [`Check`]'s schema (one object per kind), each kind's object also allowing the
+    /// basis keys.
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut schema = Check::json_schema(generator);
+        let basis = |text: &str| serde_json::json!({"type": "string", "minLength": 1, "description": text});
+        let keys = [
+            ("must", basis("An MCP MUST / MUST NOT this check rests on: revision, spec page and sentence. Fails every client.")),
+            ("should", basis("An MCP SHOULD / SHOULD NOT this check rests on: revision, spec page and sentence. Fails the bundled client; a warning for others.")),
+            ("project", basis("The SPEC.md rule this check rests on (our bundled transports). Fails the bundled client; a note for others.")),
+        ];
+        if let Some(variants) = schema.get_mut("oneOf").and_then(|v| v.as_array_mut()) {
+            for variant in variants {
+                if let Some(props) = variant.get_mut("properties").and_then(|p| p.as_object_mut()) {
+                    for (k, v) in &keys {
+                        props.insert((*k).into(), v.clone());
+                    }
+                }
+            }
+        }
+        schema
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(yaml: &str) -> Result<Vec<CheckEntry>, String> {
+        serde_saphyr::from_str(yaml).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_basis_sits_beside_the_kind() {
+        let entries = parse("- sent: {method: ping}\n  must: \"2025-11-25 basic/utilities/ping: …\"\n- sent: {method: ping}\n")
+            .expect("parses");
+        assert_eq!(entries[0].level(), Level::Must);
+        assert_eq!(entries[0].basis.as_ref().map(|b| b.reference.as_str()), Some("2025-11-25 basic/utilities/ping: …"));
+        assert_eq!(entries[1].level(), Level::Unclassified);
+        assert!(matches!(entries[1].check, Check::Sent(_)));
+    }
+
+    #[test]
+    fn mistakes_say_what_to_write() {
+        let two = parse("- sent: {method: ping}\n  must: a\n  project: b\n").expect_err("two bases");
+        assert!(two.contains("rests on one basis"), "{two}");
+        let empty = parse("- sent: {method: ping}\n  should: \"\"\n").expect_err("empty");
+        assert!(empty.contains("is empty: write what it rests on"), "{empty}");
+        let kinds = parse("- sent: {method: ping}\n  not_sent: {method: x}\n").expect_err("two kinds");
+        assert!(kinds.contains("own `- not_sent: …` item"), "{kinds}");
+        let typo = parse("- snet: {method: ping}\n").expect_err("unknown kind");
+        assert!(typo.contains("unknown variant `snet`") && typo.contains("not_sent"), "{typo}");
+        let none = parse("- must: a\n").expect_err("no kind");
+        assert!(none.contains("no check"), "{none}");
+        let field = parse("- sent: {methd: ping}\n").expect_err("unknown field");
+        assert!(field.contains("unknown field `methd`"), "{field}");
+    }
+
+    #[test]
+    fn serialises_back_to_the_same_shape() {
+        let entries = parse("- sent: {method: ping}\n  project: \"SPEC §2\"\n").expect("parses");
+        let json = serde_json::to_value(&entries).expect("serialises");
+        assert_eq!(json[0]["project"], "SPEC §2");
+        assert_eq!(json[0]["sent"]["method"], "ping");
+        let back: Vec<CheckEntry> = serde_json::from_value(json).expect("reads back");
+        assert_eq!(back[0].level(), Level::Project);
+    }
+}
