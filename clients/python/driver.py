@@ -156,6 +156,8 @@ class Driver:
             raise Unsupported("the SDK has no inbound message size cap setting")
         if step.get("string_ids"):
             raise Unsupported("the SDK always uses numeric request ids and has no option for string ids")
+        if step.get("managed") is not None:
+            raise Unsupported("the SDK has no reconnecting connection manager (reconnect with backoff, new session after a 404, tool-call replay rule)")
         roots = step.get("roots") or []
 
         async def list_roots(_context: Any) -> Any:

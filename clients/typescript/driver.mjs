@@ -217,6 +217,9 @@ async function connect(step) {
   if (step.string_ids) {
     throw new Unsupported("the SDK always uses numeric request ids and has no option for string ids");
   }
+  if (step.managed !== undefined) {
+    throw new Unsupported("the SDK's Client has no reconnecting connection manager (reconnect with backoff, new session after a 404, tool-call replay rule)");
+  }
   if (step.handshake === false) {
     throw new Unsupported("Client.connect always runs the initialize handshake; the SDK has no connect-without-handshake");
   }

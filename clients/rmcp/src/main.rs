@@ -409,6 +409,9 @@ impl Driver {
                 }
                 Outcome::Ok(None, None)
             }
+            ClientStep::WaitManager { .. } | ClientStep::ManagerTools => {
+                Outcome::Unsupported("rmcp has no connection manager whose events or tools could be observed".to_owned())
+            }
             ClientStep::Close => match self.close().await {
                 Ok(()) => Outcome::Ok(None, None),
                 Err(e) => Outcome::Err(e, None),
@@ -418,7 +421,7 @@ impl Driver {
 
     #[allow(clippy::too_many_arguments)]
     async fn connect(&mut self, connect: Connect) -> Outcome {
-        let Connect { handshake, timeout_ms, env, max_message_bytes, string_ids, roots, headers, auth_refresh } =
+        let Connect { handshake, timeout_ms, env, max_message_bytes, string_ids, roots, headers, auth_refresh, managed } =
             connect;
         // Until serve succeeds: any failure below leaves no transport open.
         self.connect_failed = true;
@@ -449,6 +452,11 @@ impl Driver {
         }
         if self.transport == "stdio" && !headers.is_empty() {
             return Outcome::Unsupported("HTTP headers on a stdio connection".to_owned());
+        }
+        if managed.is_some() {
+            return Outcome::Unsupported(
+                "rmcp has no reconnecting connection manager (no reconnect with backoff, session renewal or tool-call replay rule); a closed RunningService stays closed".to_owned(),
+            );
         }
         if auth_refresh.is_some() {
             return Outcome::Unsupported(

@@ -513,6 +513,7 @@ fn assemble(
         diagnostics: None,
         hung,
         process: Some(report),
+        manager_events: Vec::new(),
     }
 }
 
