@@ -223,6 +223,8 @@ class Driver:
         if op == "connect":
             await self.connect(step)
         elif op == "request":
+            if step.get("reset_timeout_on_progress") or step.get("max_total_timeout_ms") is not None:
+                raise Unsupported("the SDK's request timeout is one read timeout: no reset on progress and no separate total bound")
             if step.get("background"):
                 self.need_session()
                 await self.background_request(step)

@@ -264,6 +264,11 @@ async function runStep(step) {
     case "connect":
       return connect(step);
     case "request": {
+      if (step.reset_timeout_on_progress || step.max_total_timeout_ms !== undefined) {
+        // The SDK has resetTimeoutOnProgress / maxTotalTimeout, but only for progress
+        // tokens it assigns itself (with onprogress), not the plan's own _meta.progressToken.
+        throw new Unsupported("the SDK resets timeouts only for progress tokens it assigns itself (onprogress), not the plan's _meta.progressToken");
+      }
       requireClient();
       const params = withPad(step.params, step.pad_params);
       if (step.background) {

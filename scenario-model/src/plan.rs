@@ -34,6 +34,13 @@ pub enum ClientStep {
         /// storing them in the file).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pad_params: Option<usize>,
+        /// Each `notifications/progress` for the params' `_meta.progressToken` restarts the
+        /// timeout.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        reset_timeout_on_progress: bool,
+        /// A bound on the whole request, in ms, that progress never extends.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_total_timeout_ms: Option<u64>,
     },
     /// Wait for a background request's outcome (recorded on this step).
     Await {

@@ -277,7 +277,21 @@ impl Driver {
     async fn run_step(&mut self, step: ClientStep) -> Outcome {
         match step {
             ClientStep::Connect(connect) => self.connect(connect).await,
-            ClientStep::Request { method, params, timeout_ms, background, label, pad_params } => {
+            ClientStep::Request {
+                method,
+                params,
+                timeout_ms,
+                background,
+                label,
+                pad_params,
+                reset_timeout_on_progress,
+                max_total_timeout_ms,
+            } => {
+                if reset_timeout_on_progress || max_total_timeout_ms.is_some() {
+                    return Outcome::Unsupported(
+                        "rmcp's PeerRequestOptions carries one timeout only: no reset on progress and no separate total bound".to_owned(),
+                    );
+                }
                 let params = match pad_params {
                     None => params,
                     Some(n) => {

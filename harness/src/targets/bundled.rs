@@ -216,7 +216,16 @@ async fn run_plan(
                 .await;
                 result.map_err(StepError::from)
             }
-            ClientStep::Request { method, params, timeout_ms, background: bg, label, pad_params } => {
+            ClientStep::Request {
+                method,
+                params,
+                timeout_ms,
+                background: bg,
+                label,
+                pad_params,
+                reset_timeout_on_progress,
+                max_total_timeout_ms,
+            } => {
                 let params = pad(params.clone(), *pad_params);
                 let sender = match (&managed, &conn) {
                     (Some(m), _) => Some(Sender::Managed(m.clone())),
@@ -230,6 +239,8 @@ async fn run_plan(
                         let options = RequestOptions {
                             timeout_ms: *timeout_ms,
                             cancel: Some(token.clone()),
+                            reset_timeout_on_progress: *reset_timeout_on_progress,
+                            max_total_timeout_ms: *max_total_timeout_ms,
                             ..RequestOptions::default()
                         }
                         .for_params(params.as_ref());

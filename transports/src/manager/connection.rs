@@ -206,7 +206,8 @@ impl ManagedConnection {
         }
         let new_session = matches!(err, TransportError::SessionExpired { .. });
         Inner::recover(&self.inner, generation, new_session).await;
-        let (transport, _) = self.ready(&options).await?;
+        // No new connection to replay on: the caller gets the call's own error.
+        let Ok((transport, _)) = self.ready(&options).await else { return Err(err) };
         transport.request("tools/call", Some(params), options).await
     }
 
