@@ -257,7 +257,10 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_handshake_inside_the_bound_lists_tools() {
         let t = Scripted {
-            answers: vec![("initialize", 40, init("2025-06-18")), ("tools/list", 40, Ok(json!({"tools": [{"name": "a"}]})))],
+            answers: vec![
+                ("initialize", 40, init("2025-06-18")),
+                ("tools/list", 40, Ok(json!({"tools": [{"name": "a"}]}))),
+            ],
             ..Scripted::default()
         };
         let options = ClientOptions { timeout: Some(Duration::from_millis(100)), ..ClientOptions::default() };

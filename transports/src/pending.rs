@@ -385,7 +385,9 @@ mod tests {
     }
 
     fn progress(c: &Correlator, token: i64) {
-        c.route(&json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":token,"progress":1}}));
+        c.route(
+            &json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":token,"progress":1}}),
+        );
     }
 
     #[tokio::test(start_paused = true)]

@@ -423,9 +423,9 @@ impl Driver {
                 }
                 Outcome::Ok(None, None)
             }
-            ClientStep::WaitManager { .. } | ClientStep::ManagerTools => {
-                Outcome::Unsupported("rmcp has no connection manager whose events or tools could be observed".to_owned())
-            }
+            ClientStep::WaitManager { .. } | ClientStep::ManagerTools => Outcome::Unsupported(
+                "rmcp has no connection manager whose events or tools could be observed".to_owned(),
+            ),
             ClientStep::Close => match self.close().await {
                 Ok(()) => Outcome::Ok(None, None),
                 Err(e) => Outcome::Err(e, None),
@@ -435,8 +435,17 @@ impl Driver {
 
     #[allow(clippy::too_many_arguments)]
     async fn connect(&mut self, connect: Connect) -> Outcome {
-        let Connect { handshake, timeout_ms, env, max_message_bytes, string_ids, roots, headers, auth_refresh, managed } =
-            connect;
+        let Connect {
+            handshake,
+            timeout_ms,
+            env,
+            max_message_bytes,
+            string_ids,
+            roots,
+            headers,
+            auth_refresh,
+            managed,
+        } = connect;
         // Until serve succeeds: any failure below leaves no transport open.
         self.connect_failed = true;
         if !env.is_empty() {

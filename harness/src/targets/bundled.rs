@@ -270,10 +270,12 @@ async fn run_plan(
                 }
                 Ok(None)
             }
-            ClientStep::Notify { method, params } => match managed.as_ref().and_then(|m| m.transport()).or(conn.clone()) {
-                None => Err(TransportError::NotConnected.into()),
-                Some(t) => t.notify(method, params.clone()).await.map(|_| None).map_err(StepError::from),
-            },
+            ClientStep::Notify { method, params } => {
+                match managed.as_ref().and_then(|m| m.transport()).or(conn.clone()) {
+                    None => Err(TransportError::NotConnected.into()),
+                    Some(t) => t.notify(method, params.clone()).await.map(|_| None).map_err(StepError::from),
+                }
+            }
             ClientStep::Wait { ms } => {
                 tokio::time::sleep(Duration::from_millis(*ms)).await;
                 Ok(None)
@@ -405,7 +407,12 @@ enum Sender {
 }
 
 impl Sender {
-    async fn request(&self, method: &str, params: Option<Value>, options: RequestOptions) -> Result<Value, TransportError> {
+    async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: RequestOptions,
+    ) -> Result<Value, TransportError> {
         match self {
             Sender::Plain(t) => t.request(method, params, options).await,
             Sender::Managed(m) if method == "tools/call" => {

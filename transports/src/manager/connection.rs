@@ -100,7 +100,13 @@ impl ManagedConnection {
         let breaker = StormBreaker::new(config.policy.breaker_closes, config.policy.breaker_window);
         let inner = Arc::new(Inner {
             config,
-            current: Mutex::new(Current { transport: None, last: None, generation: 0, status: Status::Reconnecting, init: None }),
+            current: Mutex::new(Current {
+                transport: None,
+                last: None,
+                generation: 0,
+                status: Status::Reconnecting,
+                init: None,
+            }),
             tools: Mutex::new(Vec::new()),
             resources: Mutex::new(Vec::new()),
             prompts: Mutex::new(Vec::new()),
@@ -191,7 +197,8 @@ impl ManagedConnection {
             Ok(v) => return Ok(v),
             Err(e) => e,
         };
-        let tool = lock(&self.inner.tools).iter().find(|t| t.get("name").and_then(Value::as_str) == Some(&name)).cloned();
+        let tool =
+            lock(&self.inner.tools).iter().find(|t| t.get("name").and_then(Value::as_str) == Some(&name)).cloned();
         let decision = retry::decide(&err, tool.as_ref());
         match decision {
             Replay::NotATransportFailure => return Err(err),
@@ -336,7 +343,9 @@ impl Inner {
     async fn recover(inner: &Arc<Inner>, generation: u64, new_session: bool) {
         let stale = {
             let mut current = lock(&inner.current);
-            if current.generation != generation || current.status != Status::Ready || inner.closing.load(Ordering::SeqCst)
+            if current.generation != generation
+                || current.status != Status::Ready
+                || inner.closing.load(Ordering::SeqCst)
             {
                 return;
             }

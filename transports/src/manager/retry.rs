@@ -78,7 +78,8 @@ mod tests {
         assert_eq!(decide(&no_response, Some(&idempotent)), Replay::IdempotentTool);
         let timeout = TransportError::Timeout { ms: 50, sent: true };
         assert_eq!(decide(&timeout, Some(&read_only)), Replay::NotATransportFailure);
-        let rpc = TransportError::Rpc(RpcError { code: -32000, message: "connection closed, retryable".into(), data: None });
+        let rpc =
+            TransportError::Rpc(RpcError { code: -32000, message: "connection closed, retryable".into(), data: None });
         assert_eq!(decide(&rpc, Some(&read_only)), Replay::NotATransportFailure, "error text decides nothing");
     }
 }

@@ -380,7 +380,11 @@ async fn timeout_closes_the_stream_and_posts_cancelled() {
 async fn caller_cancellation_closes_the_stream_and_posts_cancelled() {
     let (mut server, t, _probe) = started(0).await;
     let token = CancellationToken::new();
-    let call = t.request("slow", None, RequestOptions { timeout_ms: None, cancel: Some(token.clone()), ..RequestOptions::default() });
+    let call = t.request(
+        "slow",
+        None,
+        RequestOptions { timeout_ms: None, cancel: Some(token.clone()), ..RequestOptions::default() },
+    );
     let serve = async {
         let mut stream = server.next_sse().await;
         token.cancel();
