@@ -59,8 +59,10 @@ class Unsupported(Exception):
 #: unsupported (never silently run without it): a field added to the plan later reaches this
 #: driver as an unknown key until someone maps it onto the SDK.
 IMPLEMENTED: dict[str, set[str]] = {
-    "connect": {"handshake", "timeout_ms", "env", "max_message_bytes", "string_ids", "roots", "headers", "auth_refresh"},
-    "request": {"method", "params", "timeout_ms", "background", "as", "pad_params"},
+    # Listed but refused with their own reason: auth_refresh, managed, reset_timeout_on_progress,
+    # max_total_timeout_ms.
+    "connect": {"handshake", "timeout_ms", "env", "max_message_bytes", "string_ids", "roots", "headers", "auth_refresh", "managed"},
+    "request": {"method", "params", "timeout_ms", "background", "as", "pad_params", "reset_timeout_on_progress", "max_total_timeout_ms"},
     "await": {"request"},
     "cancel": {"request"},
     "notify": {"method", "params"},
@@ -217,6 +219,8 @@ class Driver:
         self.headers = dict(step.get("headers") or {})
         if self.headers and self.transport == "stdio":
             raise Unsupported("headers apply to the HTTP transports only")
+        if step.get("managed") is not None:
+            raise Unsupported("the SDK has no reconnecting connection manager (reconnect with backoff, new session after a 404, tool-call replay rule)")
         roots = step.get("roots") or []
 
         async def list_roots(_context: Any) -> Any:
@@ -292,6 +296,8 @@ class Driver:
         if op == "connect":
             await self.connect(step)
         elif op == "request":
+            if step.get("reset_timeout_on_progress") or step.get("max_total_timeout_ms") is not None:
+                raise Unsupported("the SDK's request timeout is one read timeout: no reset on progress and no separate total bound")
             if step.get("background"):
                 self.need_session()
                 await self.background_request(step)

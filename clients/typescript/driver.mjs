@@ -109,8 +109,10 @@ class Unsupported extends Error {}
  * this driver as an unknown key until someone maps it onto the SDK.
  */
 const IMPLEMENTED = {
-  connect: ["handshake", "timeout_ms", "env", "max_message_bytes", "string_ids", "roots", "headers", "auth_refresh"],
-  request: ["method", "params", "timeout_ms", "background", "as", "pad_params"],
+  // Fields listed here but refused below with their own reason: auth_refresh, managed,
+  // reset_timeout_on_progress, max_total_timeout_ms.
+  connect: ["handshake", "timeout_ms", "env", "max_message_bytes", "string_ids", "roots", "headers", "auth_refresh", "managed"],
+  request: ["method", "params", "timeout_ms", "background", "as", "pad_params", "reset_timeout_on_progress", "max_total_timeout_ms"],
   await: ["request"],
   cancel: ["request"],
   notify: ["method", "params"],
@@ -327,6 +329,9 @@ async function connect(step) {
     throw new Unsupported("headers apply to the HTTP transports only");
   }
   state.headers = step.headers ?? {};
+  if (step.managed !== undefined) {
+    throw new Unsupported("the SDK's Client has no reconnecting connection manager (reconnect with backoff, new session after a 404, tool-call replay rule)");
+  }
   if (step.handshake === false) {
     throw new Unsupported("Client.connect always runs the initialize handshake; the SDK has no connect-without-handshake");
   }
@@ -374,6 +379,11 @@ async function runStep(step) {
     case "connect":
       return connect(step);
     case "request": {
+      if (step.reset_timeout_on_progress || step.max_total_timeout_ms !== undefined) {
+        // The SDK has resetTimeoutOnProgress / maxTotalTimeout, but only for progress
+        // tokens it assigns itself (with onprogress), not the plan's own _meta.progressToken.
+        throw new Unsupported("the SDK resets timeouts only for progress tokens it assigns itself (onprogress), not the plan's _meta.progressToken");
+      }
       requireClient();
       const params = withPad(step.params, step.pad_params);
       if (step.background) {

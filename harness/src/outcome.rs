@@ -27,6 +27,8 @@ pub fn describe_step(step: &ClientStep) -> String {
         ClientStep::WaitClosed { .. } => "wait_closed".into(),
         ClientStep::WaitNotification { method, .. } => format!("wait_notification {method}"),
         ClientStep::Close => "close".into(),
+        ClientStep::WaitManager { event, .. } => format!("wait_manager {event}"),
+        ClientStep::ManagerTools => "manager_tools".into(),
     }
 }
 

@@ -44,6 +44,32 @@ pub enum Check {
     StreamClosed(StreamClosedCheck),
     /// A plan step failed with exactly this error text (bundled target only).
     ErrorIs(ErrorIsCheck),
+    /// The bundled manager's reconnect attempts waited the backoff schedule (bundled only).
+    Backoff(BackoffCheck),
+}
+
+/// See [`Check::Backoff`]. Example: `- backoff: {delays_ms: [20, 40, 80], slack_ms: 150}`:
+/// exactly three reconnect attempts, each planned after exactly its delay, the n-th starting at least `delays_ms[n]` and at most
+/// `delays_ms[n]·(1 + jitter) + slack_ms` after the close or failed attempt before it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BackoffCheck {
+    /// The expected delay before each attempt, in order.
+    pub delays_ms: Vec<u64>,
+    /// The jitter fraction the connection was given (default 0.2).
+    #[serde(default = "default_backoff_jitter")]
+    pub jitter: f64,
+    /// Scheduling slack allowed above the jittered delay (default 150).
+    #[serde(default = "default_backoff_slack_ms")]
+    pub slack_ms: u64,
+}
+
+fn default_backoff_jitter() -> f64 {
+    0.2
+}
+
+fn default_backoff_slack_ms() -> u64 {
+    150
 }
 
 /// See [`Check::NotNotified`].

@@ -34,6 +34,13 @@ pub enum ClientStep {
         /// storing them in the file).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pad_params: Option<usize>,
+        /// Each `notifications/progress` for the params' `_meta.progressToken` restarts the
+        /// timeout.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        reset_timeout_on_progress: bool,
+        /// A bound on the whole request, in ms, that progress never extends.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_total_timeout_ms: Option<u64>,
     },
     /// Wait for a background request's outcome (recorded on this step).
     Await {
@@ -94,6 +101,67 @@ pub enum ClientStep {
     },
     /// Close the connection.
     Close,
+    /// Managed connection (`connect` with `managed`): wait until the manager reported
+    /// `count` events named `event` (`reconnected`, `attempt`, `attempt_failed`, `gave_up`,
+    /// `breaker_open`, `new_session`, `refreshed`, `replayed`, `replay_refused`,
+    /// `disconnected`), bounded by `timeout_ms` (default 1000).
+    WaitManager {
+        /// The event's name.
+        event: String,
+        /// How many (at least; default 1).
+        #[serde(default = "default_count")]
+        count: usize,
+        /// Bound in ms.
+        #[serde(default = "default_wait_closed_ms")]
+        timeout_ms: u64,
+    },
+    /// Managed connection: the manager's connection status and the names of the tools it
+    /// shows now (the stale ones while reconnecting), as this step's result
+    /// `{"status": …, "tools": [names]}`.
+    ManagerTools,
+}
+
+/// See [`Connect::managed`]: the manager's reconnect schedule and storm breaker (SPEC §7).
+/// Scenarios shrink `base_delay_ms` so they run in milliseconds; the schedule keeps its
+/// shape (base, 2·base, 4·base, …).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Managed {
+    /// The first backoff delay in ms (default 500).
+    #[serde(default = "default_base_delay_ms")]
+    pub base_delay_ms: u64,
+    /// Reconnect attempts before giving up (default 4).
+    #[serde(default = "default_attempts")]
+    pub attempts: u32,
+    /// Up to this fraction of each delay is added at random (default 0.2).
+    #[serde(default = "default_jitter")]
+    pub jitter: f64,
+    /// Unexpected closes within `breaker_window_ms` that stop reconnecting (default 3).
+    #[serde(default = "default_breaker_closes")]
+    pub breaker_closes: usize,
+    /// The breaker's window in ms (default 60000).
+    #[serde(default = "default_breaker_window_ms")]
+    pub breaker_window_ms: u64,
+}
+
+fn default_base_delay_ms() -> u64 {
+    500
+}
+
+fn default_attempts() -> u32 {
+    4
+}
+
+fn default_jitter() -> f64 {
+    0.2
+}
+
+fn default_breaker_closes() -> usize {
+    3
+}
+
+fn default_breaker_window_ms() -> u64 {
+    60_000
 }
 
 /// See [`ClientStep::Connect`]: the settings of the connection the client under test opens.
@@ -126,6 +194,10 @@ pub struct Connect {
     /// these headers (e.g. a new bearer token); `{}` makes a hook that returns nothing.
     /// Absent: no hook.
     pub auth_refresh: Option<std::collections::BTreeMap<String, String>>,
+    /// Run the connection under the manager (SPEC §7): it reconnects after an unexpected
+    /// close, starts a new session after a 404, and `request` steps with `tools/call` follow
+    /// its replay rule. Absent: a plain transport.
+    pub managed: Option<Managed>,
 }
 
 fn default_count() -> usize {

@@ -228,6 +228,23 @@ pub struct ClientOutcome {
     /// How an external client's process ended and what it printed besides its step lines
     /// (`cmd:` targets only; the bundled client runs in-process).
     pub process: Option<ProcessReport>,
+    /// What the bundled manager did on a managed connection, with times from the run start.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub manager_events: Vec<ManagerEventRecord>,
+}
+
+/// One event of a managed connection (see `ClientOutcome::manager_events`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManagerEventRecord {
+    /// Milliseconds since the run started.
+    pub at_ms: u64,
+    /// The event's name (`attempt`, `reconnected`, …).
+    pub event: String,
+    /// The schedule's delay before a reconnect attempt (no jitter), for `attempt` events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned_ms: Option<u64>,
+    /// A readable description.
+    pub detail: String,
 }
 
 /// How an external client process ended.

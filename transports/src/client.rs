@@ -11,6 +11,7 @@ use crate::stdio::StdioTransport;
 use crate::transport::{Handlers, RequestHandler, RequestOptions, Transport};
 use serde_json::{Value, json};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The protocol revisions this client can speak after a stateful handshake.
 pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] = &["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
@@ -31,6 +32,9 @@ pub struct ClientOptions {
     pub client_version: String,
     /// The answer to `roots/list`, each a `{"uri", "name"?}` object.
     pub roots: Vec<Value>,
+    /// The bound on the whole handshake (SPEC §6), normally the connection's resolved
+    /// timeout; `None`: each step is bounded by the request timeout only.
+    pub timeout: Option<Duration>,
 }
 
 impl Default for ClientOptions {
@@ -40,6 +44,7 @@ impl Default for ClientOptions {
             client_name: env!("CARGO_PKG_NAME").into(),
             client_version: env!("CARGO_PKG_VERSION").into(),
             roots: Vec::new(),
+            timeout: None,
         }
     }
 }
@@ -76,9 +81,15 @@ pub fn default_request_handler(roots: Vec<Value>) -> RequestHandler {
 /// Runs the stateful handshake: `initialize` → version check → `notifications/initialized`
 /// → [`Transport::on_initialized`] → `tools/list` (all pages) when tools are advertised.
 /// Any failure closes the transport, so a failed handshake leaves nothing open; each step
-/// is bounded by the transport's request timeout.
+/// is bounded by the transport's request timeout and the whole by `options.timeout`.
 pub async fn handshake(transport: &dyn Transport, options: &ClientOptions) -> Result<InitializeResult, TransportError> {
-    match run_handshake(transport, options).await {
+    let outcome = match options.timeout {
+        None => run_handshake(transport, options).await,
+        Some(t) => tokio::time::timeout(t, run_handshake(transport, options)).await.unwrap_or_else(|_| {
+            Err(TransportError::Timeout { ms: u64::try_from(t.as_millis()).unwrap_or(u64::MAX), sent: true })
+        }),
+    };
+    match outcome {
         Ok(result) => Ok(result),
         Err(e) => {
             transport.close().await;
@@ -167,6 +178,96 @@ pub async fn create_transport_with_auth(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::Diagnostics;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// A transport that answers each method from a table after a per-method delay, and
+    /// records what was sent and whether it was closed.
+    #[derive(Default)]
+    struct Scripted {
+        answers: Vec<(&'static str, u64, Result<Value, TransportError>)>,
+        sent: Mutex<Vec<String>>,
+        closed: AtomicBool,
+    }
+
+    #[async_trait::async_trait]
+    impl Transport for Scripted {
+        async fn request(&self, method: &str, _params: Option<Value>, _options: RequestOptions) -> crate::Reply {
+            self.sent.lock().expect("lock").push(method.to_owned());
+            let (_, delay, answer) = self.answers.iter().find(|(m, ..)| *m == method).expect("scripted method");
+            tokio::time::sleep(Duration::from_millis(*delay)).await;
+            answer.clone()
+        }
+        async fn notify(&self, method: &str, _params: Option<Value>) -> Result<(), TransportError> {
+            self.sent.lock().expect("lock").push(method.to_owned());
+            Ok(())
+        }
+        async fn close(&self) {
+            self.closed.store(true, Ordering::SeqCst);
+        }
+        fn is_connected(&self) -> bool {
+            !self.closed.load(Ordering::SeqCst)
+        }
+        fn diagnostics(&self) -> Diagnostics {
+            Diagnostics::default()
+        }
+    }
+
+    fn init(version: &str) -> Result<Value, TransportError> {
+        Ok(json!({"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": {"name": "s"}}))
+    }
+
+    fn sent(t: &Scripted) -> Vec<String> {
+        t.sent.lock().expect("lock").clone()
+    }
+
+    #[tokio::test]
+    async fn an_unsupported_protocol_version_closes_before_initialized() {
+        let t = Scripted { answers: vec![("initialize", 0, init("2099-01-01"))], ..Scripted::default() };
+        let err = handshake(&t, &ClientOptions::default()).await.expect_err("refused");
+        assert!(err.to_string().starts_with("Unsupported protocol version: server chose 2099-01-01"), "{err}");
+        assert!(t.closed.load(Ordering::SeqCst));
+        assert_eq!(sent(&t), ["initialize"]);
+    }
+
+    #[tokio::test]
+    async fn an_initialize_failure_closes_the_transport() {
+        let rpc = TransportError::Rpc(RpcError { code: -32603, message: "boom".into(), data: None });
+        let t = Scripted { answers: vec![("initialize", 0, Err(rpc))], ..Scripted::default() };
+        let err = handshake(&t, &ClientOptions::default()).await.expect_err("failed");
+        assert_eq!(err.to_string(), "MCP error -32603: boom");
+        assert!(t.closed.load(Ordering::SeqCst));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_whole_handshake_is_bounded_by_the_timeout() {
+        // Each step is well inside the bound; together they are not.
+        let t = Scripted {
+            answers: vec![("initialize", 60, init("2025-11-25")), ("tools/list", 60, Ok(json!({"tools": []})))],
+            ..Scripted::default()
+        };
+        let options = ClientOptions { timeout: Some(Duration::from_millis(100)), ..ClientOptions::default() };
+        let err = handshake(&t, &options).await.expect_err("bounded");
+        assert_eq!(err.to_string(), "Request timeout after 100ms");
+        assert!(t.closed.load(Ordering::SeqCst));
+        assert_eq!(sent(&t), ["initialize", "notifications/initialized", "tools/list"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_handshake_inside_the_bound_lists_tools() {
+        let t = Scripted {
+            answers: vec![
+                ("initialize", 40, init("2025-06-18")),
+                ("tools/list", 40, Ok(json!({"tools": [{"name": "a"}]}))),
+            ],
+            ..Scripted::default()
+        };
+        let options = ClientOptions { timeout: Some(Duration::from_millis(100)), ..ClientOptions::default() };
+        let result = handshake(&t, &options).await.expect("ok");
+        assert_eq!((result.protocol_version.as_str(), result.tools.len()), ("2025-06-18", 1));
+        assert!(!t.closed.load(Ordering::SeqCst));
+    }
 
     #[tokio::test]
     async fn default_handler_answers_ping_roots_and_nothing_else() {

@@ -92,6 +92,15 @@ pub enum TransportError {
         /// Whether the request had been written before the timeout fired.
         sent: bool,
     },
+    /// The request's total bound (`max_total_timeout_ms`) expired, however much progress
+    /// arrived: unlike [`TransportError::Timeout`], progress cannot extend it.
+    #[error("Request timeout after {ms}ms (max total timeout)")]
+    TotalTimeout {
+        /// The total bound, in milliseconds.
+        ms: u64,
+        /// Whether the request had been written before the bound expired.
+        sent: bool,
+    },
     /// The caller cancelled the request.
     #[error("Request cancelled{}", reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default())]
     Cancelled {
@@ -161,7 +170,7 @@ impl TransportError {
             Http { .. } => ErrorKind::Http,
             SessionExpired { .. } => ErrorKind::SessionExpired,
             NoResponse { .. } => ErrorKind::NoResponse,
-            Timeout { .. } => ErrorKind::Timeout,
+            Timeout { .. } | TotalTimeout { .. } => ErrorKind::Timeout,
             Cancelled { .. } => ErrorKind::Cancelled,
             Protocol(_) | MessageTooLarge { .. } | UnsupportedProtocolVersion(_) => ErrorKind::Protocol,
             LegacyEndpointOriginMismatch(_) | LegacyEndpointNotReceived => ErrorKind::Protocol,
@@ -176,7 +185,7 @@ impl TransportError {
         match self {
             NotConnected | Spawn { .. } | Connect(_) | Config(_) => Acceptance::NotSent,
             Write { .. } => Acceptance::NotSent,
-            Timeout { sent: false, .. } => Acceptance::NotSent,
+            Timeout { sent: false, .. } | TotalTimeout { sent: false, .. } => Acceptance::NotSent,
             Http { accepted: false, status, .. } if *status == 401 || *status == 403 => Acceptance::NotSent,
             Http { accepted: true, .. } | Rpc(_) | NoResponse { .. } => Acceptance::Accepted,
             SessionExpired { .. } => Acceptance::NotSent,

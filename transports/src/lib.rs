@@ -1,9 +1,7 @@
 //! The bundled MCP client transports and the client handshake.
 //!
 //! Behaviour contract: `SPEC.md` (§2 trait, §3 stdio, §4 Streamable HTTP, §5 legacy SSE,
-//! §6 client, §7 manager). The harness checks every rule of it through scenarios. The
-//! reconnecting manager of §7 is not in this crate yet; [`http::AuthRefresh`] is the hook
-//! it will wire.
+//! §6 client, §7 manager). The harness checks every rule of it through scenarios.
 //!
 //! # Layout
 //!
@@ -24,6 +22,7 @@
 //!   its session, reply, stream (resumption) and listener pieces.
 //! - [`legacy_sse`] — the 2024-11-05 HTTP+SSE transport.
 //! - [`client`] — the MCP handshake and answering server-to-client requests.
+//! - [`manager`] — named connections that reconnect with backoff and retry safely (§7).
 //!
 //! Tests: unit tests of private pieces sit beside the code; `tests/transports/` is the one
 //! integration test binary, which drives every transport through this public API against a
@@ -38,6 +37,7 @@ pub mod error;
 pub mod http;
 mod http_common;
 pub mod legacy_sse;
+pub mod manager;
 pub mod message;
 pub mod pending;
 pub mod sse;

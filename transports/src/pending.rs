@@ -9,7 +9,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::Duration;
-use tokio::sync::oneshot;
+use tokio::sync::{Notify, oneshot};
 
 /// How many abandoned (timed out / cancelled) ids are remembered to recognise late replies.
 const ABANDONED_MEMORY: usize = 1024;
@@ -43,6 +43,10 @@ pub struct Correlator {
     diagnostics: Mutex<Diagnostics>,
     handlers: Handlers,
     closed: AtomicBool,
+    /// Progress notifications seen per watched `progressToken` (its JSON text), so a
+    /// request that resets its timeout on progress can tell a new one arrived.
+    progress: Mutex<HashMap<String, u64>>,
+    progressed: Notify,
 }
 
 impl Correlator {
@@ -56,6 +60,8 @@ impl Correlator {
             diagnostics: Mutex::new(Diagnostics::default()),
             handlers,
             closed: AtomicBool::new(false),
+            progress: Mutex::new(HashMap::new()),
+            progressed: Notify::new(),
         }
     }
 
@@ -145,6 +151,9 @@ impl Correlator {
                 Routed::Dropped
             }
             Inbound::Notification { method, params } => {
+                if method == "notifications/progress" {
+                    self.count_progress(&params);
+                }
                 if let Some(h) = &self.handlers.on_notification {
                     h(&method, &params);
                 }
@@ -156,6 +165,18 @@ impl Correlator {
                 Routed::Dropped
             }
         }
+    }
+
+    fn count_progress(&self, params: &Value) {
+        let Some(token) = params.get("progressToken") else { return };
+        if let Some(n) = lock(&self.progress).get_mut(&token.to_string()) {
+            *n += 1;
+            self.progressed.notify_waiters();
+        }
+    }
+
+    fn progress_seen(&self, key: &str) -> u64 {
+        lock(&self.progress).get(key).copied().unwrap_or_default()
     }
 
     fn settle(&self, id: RequestId, reply: Reply) -> Routed {
@@ -227,37 +248,95 @@ impl Correlator {
 pub enum GaveUp {
     /// The timeout fired.
     Timeout(u64),
+    /// The request's total bound (`max_total_timeout_ms`) expired.
+    TotalTimeout(u64),
     /// The caller cancelled.
     Cancelled,
 }
 
+impl GaveUp {
+    /// The caller's error; `sent` says whether the request had been written.
+    pub fn into_error(self, sent: bool) -> TransportError {
+        match self {
+            GaveUp::Timeout(ms) => TransportError::Timeout { ms, sent },
+            GaveUp::TotalTimeout(ms) => TransportError::TotalTimeout { ms, sent },
+            GaveUp::Cancelled => TransportError::Cancelled { reason: None },
+        }
+    }
+}
+
+/// Unwatches a progress token when its wait ends, however it ends.
+struct ProgressWatch<'a> {
+    correlator: &'a Correlator,
+    key: Option<String>,
+}
+
+impl Drop for ProgressWatch<'_> {
+    fn drop(&mut self) {
+        if let Some(key) = &self.key {
+            lock(&self.correlator.progress).remove(key);
+        }
+    }
+}
+
 /// Waits for a registered request's reply, bounded by `timeout` and the caller's token.
-/// On timeout or cancellation the request is forgotten (a later reply counts as late) and
-/// `Err(GaveUp)` tells the transport to notify the server as its SPEC section says.
+/// With `reset_timeout_on_progress`, each `notifications/progress` for the request's token
+/// restarts `timeout`, but never past `max_total_timeout_ms` (SPEC §2). On expiry or
+/// cancellation the request is forgotten (a later reply counts as late) and `Err(GaveUp)`
+/// tells the transport to notify the server as its SPEC section says.
 pub async fn wait_reply(
     correlator: &Correlator,
     id: &RequestId,
-    rx: oneshot::Receiver<Reply>,
+    mut rx: oneshot::Receiver<Reply>,
     timeout: Option<Duration>,
     options: &RequestOptions,
 ) -> Result<Reply, GaveUp> {
     let cancel = options.cancel.clone().unwrap_or_default();
-    let timer = async {
-        match timeout {
-            Some(t) => tokio::time::sleep(t).await,
-            None => std::future::pending().await,
-        }
+    let started = tokio::time::Instant::now();
+    let total = options.max_total_timeout_ms.map(|ms| (ms, started + Duration::from_millis(ms)));
+    let watch = ProgressWatch {
+        correlator,
+        key: options.reset_timeout_on_progress.then_some(options.progress_token.as_ref()).flatten().map(|t| {
+            let key = t.to_string();
+            lock(&correlator.progress).insert(key.clone(), 0);
+            key
+        }),
     };
-    tokio::select! {
-        biased;
-        reply = rx => Ok(reply.unwrap_or(Err(TransportError::Closed { reason: None }))),
-        _ = cancel.cancelled() => {
-            correlator.forget(id, true);
-            Err(GaveUp::Cancelled)
+    let mut idle_deadline = timeout.map(|t| started + t);
+    let mut seen = 0;
+    loop {
+        let progressed = correlator.progressed.notified();
+        if let Some(key) = &watch.key {
+            let now_seen = correlator.progress_seen(key);
+            if now_seen != seen {
+                seen = now_seen;
+                idle_deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+            }
         }
-        _ = timer => {
-            correlator.forget(id, true);
-            Err(GaveUp::Timeout(timeout.map(|t| t.as_millis() as u64).unwrap_or_default()))
+        // The earlier of the two bounds fires, and names itself.
+        let (deadline, gave_up) = match (idle_deadline, total) {
+            (Some(idle), Some((ms, end))) if end <= idle => (Some(end), GaveUp::TotalTimeout(ms)),
+            (None, Some((ms, end))) => (Some(end), GaveUp::TotalTimeout(ms)),
+            (idle, _) => (idle, GaveUp::Timeout(timeout.map(|t| t.as_millis() as u64).unwrap_or_default())),
+        };
+        let timer = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            reply = &mut rx => return Ok(reply.unwrap_or(Err(TransportError::Closed { reason: None }))),
+            _ = cancel.cancelled() => {
+                correlator.forget(id, true);
+                return Err(GaveUp::Cancelled);
+            }
+            _ = timer => {
+                correlator.forget(id, true);
+                return Err(gave_up);
+            }
+            _ = progressed, if watch.key.is_some() => {}
         }
     }
 }
@@ -303,6 +382,96 @@ mod tests {
         assert_eq!(c.route(&json!({"jsonrpc":"2.0","id":2,"result":{}})), Routed::Dropped);
         let d = c.diagnostics();
         assert_eq!((d.late_responses, d.unknown_responses), (1, 1));
+    }
+
+    fn progress(c: &Correlator, token: i64) {
+        c.route(
+            &json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":token,"progress":1}}),
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn progress_resets_the_timeout_only_when_asked() {
+        // Without reset: the 100 ms timeout fires at 100 despite progress at 80.
+        let (c, id, rx) = fresh();
+        let options = RequestOptions { progress_token: Some(json!(7)), ..RequestOptions::default() };
+        let started = tokio::time::Instant::now();
+        let out = race(&c, &id, rx, &options, |c| async move {
+            tokio::time::sleep(Duration::from_millis(80)).await;
+            progress(&c, 7);
+        })
+        .await;
+        assert_eq!((out, started.elapsed().as_millis()), (Err(GaveUp::Timeout(100)), 100));
+
+        // With reset: progress at 80, 160, 240 pushes expiry to 340.
+        let (c, id, rx) = fresh();
+        let options = RequestOptions { reset_timeout_on_progress: true, ..options };
+        let started = tokio::time::Instant::now();
+        let out = race(&c, &id, rx, &options, |c| async move {
+            for _ in 0..3 {
+                tokio::time::sleep(Duration::from_millis(80)).await;
+                progress(&c, 7);
+            }
+        })
+        .await;
+        assert_eq!((out, started.elapsed().as_millis()), (Err(GaveUp::Timeout(100)), 340));
+
+        // Progress for another token resets nothing.
+        let (c, id, rx) = fresh();
+        let started = tokio::time::Instant::now();
+        let out = race(&c, &id, rx, &options, |c| async move {
+            tokio::time::sleep(Duration::from_millis(80)).await;
+            progress(&c, 8);
+        })
+        .await;
+        assert_eq!((out, started.elapsed().as_millis()), (Err(GaveUp::Timeout(100)), 100));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn progress_never_extends_past_the_total_timeout() {
+        let (c, id, rx) = fresh();
+        let options = RequestOptions {
+            progress_token: Some(json!(7)),
+            reset_timeout_on_progress: true,
+            max_total_timeout_ms: Some(250),
+            ..RequestOptions::default()
+        };
+        let started = tokio::time::Instant::now();
+        let out = race(&c, &id, rx, &options, |c| async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                progress(&c, 7);
+            }
+        })
+        .await;
+        assert_eq!((out.clone(), started.elapsed().as_millis()), (Err(GaveUp::TotalTimeout(250)), 250));
+        assert_eq!(
+            out.expect_err("gave up").into_error(true).to_string(),
+            "Request timeout after 250ms (max total timeout)"
+        );
+        assert!(lock(&c.progress).is_empty(), "the token is unwatched once the wait ends");
+    }
+
+    fn fresh() -> (std::sync::Arc<Correlator>, RequestId, oneshot::Receiver<Reply>) {
+        let c = std::sync::Arc::new(Correlator::new(Handlers::default(), false));
+        let id = c.next_id();
+        let rx = c.register(id.clone());
+        (c, id, rx)
+    }
+
+    /// Waits for the request with a 100 ms timeout while `feed` runs beside it.
+    async fn race<F: std::future::Future<Output = ()>>(
+        c: &std::sync::Arc<Correlator>,
+        id: &RequestId,
+        rx: oneshot::Receiver<Reply>,
+        options: &RequestOptions,
+        feed: impl FnOnce(std::sync::Arc<Correlator>) -> F,
+    ) -> Result<(), GaveUp> {
+        let feeding = feed(c.clone());
+        tokio::select! {
+            out = wait_reply(c, id, rx, Some(Duration::from_millis(100)), options) => out.map(|_| ()),
+            () = async { feeding.await; std::future::pending::<()>().await } => unreachable!("feed parks"),
+        }
     }
 
     #[test]

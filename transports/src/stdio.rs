@@ -10,7 +10,7 @@
 use crate::config::TransportConfig;
 use crate::error::TransportError;
 use crate::message::{self, RequestId};
-use crate::pending::{self, Correlator, GaveUp, Routed};
+use crate::pending::{self, Correlator, Routed};
 use crate::transport::{Diagnostics, Handlers, Reply, RequestOptions, Transport};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
@@ -257,10 +257,7 @@ impl Transport for StdioTransport {
             Err(gave_up) => {
                 // Still queued → the writer will skip it and the server never sees it.
                 let sent = state.compare_exchange(QUEUED, ABANDONED, Ordering::SeqCst, Ordering::SeqCst).is_err();
-                let err = match gave_up {
-                    GaveUp::Timeout(ms) => TransportError::Timeout { ms, sent },
-                    GaveUp::Cancelled => TransportError::Cancelled { reason: None },
-                };
+                let err = gave_up.into_error(sent);
                 if sent && method != "initialize" {
                     self.send_cancelled(&id, &err.to_string());
                 }

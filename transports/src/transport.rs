@@ -53,6 +53,21 @@ pub struct RequestOptions {
     pub timeout_ms: Option<u64>,
     /// Cancelling this token rejects the request and tells the server (SPEC §2).
     pub cancel: Option<CancellationToken>,
+    /// The request's `_meta.progressToken`, whose `notifications/progress` may reset the
+    /// timeout (see [`RequestOptions::for_params`], which reads it from the params).
+    pub progress_token: Option<Value>,
+    /// Each progress notification for [`Self::progress_token`] restarts the timeout.
+    pub reset_timeout_on_progress: bool,
+    /// A bound on the whole request that progress never extends (`None`: no bound).
+    pub max_total_timeout_ms: Option<u64>,
+}
+
+impl RequestOptions {
+    /// These options with the progress token taken from `params._meta.progressToken`.
+    pub fn for_params(mut self, params: Option<&Value>) -> Self {
+        self.progress_token = params.and_then(|p| p.pointer("/_meta/progressToken")).cloned();
+        self
+    }
 }
 
 /// Counters and buffers a transport keeps for diagnostics; the harness reports them.

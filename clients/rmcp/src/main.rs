@@ -277,7 +277,21 @@ impl Driver {
     async fn run_step(&mut self, step: ClientStep) -> Outcome {
         match step {
             ClientStep::Connect(connect) => self.connect(connect).await,
-            ClientStep::Request { method, params, timeout_ms, background, label, pad_params } => {
+            ClientStep::Request {
+                method,
+                params,
+                timeout_ms,
+                background,
+                label,
+                pad_params,
+                reset_timeout_on_progress,
+                max_total_timeout_ms,
+            } => {
+                if reset_timeout_on_progress || max_total_timeout_ms.is_some() {
+                    return Outcome::Unsupported(
+                        "rmcp's PeerRequestOptions carries one timeout only: no reset on progress and no separate total bound".to_owned(),
+                    );
+                }
                 let params = match pad_params {
                     None => params,
                     Some(n) => {
@@ -409,6 +423,9 @@ impl Driver {
                 }
                 Outcome::Ok(None, None)
             }
+            ClientStep::WaitManager { .. } | ClientStep::ManagerTools => Outcome::Unsupported(
+                "rmcp has no connection manager whose events or tools could be observed".to_owned(),
+            ),
             ClientStep::Close => match self.close().await {
                 Ok(()) => Outcome::Ok(None, None),
                 Err(e) => Outcome::Err(e, None),
@@ -418,8 +435,17 @@ impl Driver {
 
     #[allow(clippy::too_many_arguments)]
     async fn connect(&mut self, connect: Connect) -> Outcome {
-        let Connect { handshake, timeout_ms, env, max_message_bytes, string_ids, roots, headers, auth_refresh } =
-            connect;
+        let Connect {
+            handshake,
+            timeout_ms,
+            env,
+            max_message_bytes,
+            string_ids,
+            roots,
+            headers,
+            auth_refresh,
+            managed,
+        } = connect;
         // Until serve succeeds: any failure below leaves no transport open.
         self.connect_failed = true;
         if !env.is_empty() {
@@ -449,6 +475,11 @@ impl Driver {
         }
         if self.transport == "stdio" && !headers.is_empty() {
             return Outcome::Unsupported("HTTP headers on a stdio connection".to_owned());
+        }
+        if managed.is_some() {
+            return Outcome::Unsupported(
+                "rmcp has no reconnecting connection manager (no reconnect with backoff, session renewal or tool-call replay rule); a closed RunningService stays closed".to_owned(),
+            );
         }
         if auth_refresh.is_some() {
             return Outcome::Unsupported(

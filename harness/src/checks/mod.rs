@@ -31,6 +31,7 @@
 
 pub mod always;
 mod answered;
+mod backoff;
 mod cancelled;
 mod diagnostics;
 mod error_is;
@@ -103,6 +104,7 @@ macro_rules! with_kind {
             Check::HttpOrder($k) => $body,
             Check::StreamClosed($k) => $body,
             Check::ErrorIs($k) => $body,
+            Check::Backoff($k) => $body,
         }
     };
 }

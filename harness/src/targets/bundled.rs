@@ -6,10 +6,11 @@ use crate::scope::TargetKind;
 use crate::transcript::count_sent;
 use futures::future::BoxFuture;
 use mcp_mock::record::read_run;
-use mcp_scenario::results::{ClientOutcome, DiagnosticCounters, StepOutcome, StepStatus};
+use mcp_scenario::results::{ClientOutcome, DiagnosticCounters, ManagerEventRecord, StepOutcome, StepStatus};
 use mcp_scenario::{ClientStep, Scenario, TransportName};
 use mcp_transports::client::{self, ClientOptions};
 use mcp_transports::config::TransportKind;
+use mcp_transports::manager::{EventKind, ManagedConfig, ManagedConnection, ManagerEvent, ReconnectPolicy, Status};
 use mcp_transports::{Handlers, RequestOptions, Transport, TransportConfig, TransportError};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -100,6 +101,19 @@ enum StepError {
         /// The bound.
         ms: u64,
     },
+    /// A manager step on a connection that is not managed.
+    #[error("the connection is not managed (connect with `managed`)")]
+    NotManaged,
+    /// `wait_manager` ran out of time.
+    #[error("the manager reported fewer than {count} {event} event(s) within {ms}ms")]
+    NoManagerEvent {
+        /// The awaited event.
+        event: String,
+        /// How many.
+        count: usize,
+        /// The bound.
+        ms: u64,
+    },
     /// `wait_notification` ran out of time.
     #[error("no {method} notification within {ms}ms")]
     NoNotification {
@@ -132,7 +146,9 @@ async fn run_plan(
     out: Arc<Mutex<ClientOutcome>>,
 ) {
     let observed = Arc::new(Observed::default());
+    let run_start = Instant::now();
     let mut conn: Option<Arc<dyn Transport>> = None;
+    let mut managed: Option<ManagedConnection> = None;
     let mut background: HashMap<String, (Pending, CancellationToken)> = HashMap::new();
     let mut started_at: HashMap<String, Instant> = HashMap::new();
 
@@ -170,33 +186,67 @@ async fn run_plan(
                     ..TransportConfig::default()
                 };
                 let handlers = handlers(&observed, c.roots.clone());
+                let client_options = ClientOptions {
+                    protocol_version: scenario.revision.as_str().to_string(),
+                    roots: c.roots.clone(),
+                    timeout: config.timeout(),
+                    ..ClientOptions::default()
+                };
                 let result = async {
+                    if let Some(m) = &c.managed {
+                        let config = ManagedConfig {
+                            transport: config.clone(),
+                            client: client_options.clone(),
+                            policy: policy(m),
+                            handlers: handlers.clone(),
+                            auth: refresh_hook(c.auth_refresh.clone()),
+                            epoch: run_start,
+                        };
+                        managed = Some(ManagedConnection::connect(config).await?);
+                        return Ok(None);
+                    }
                     let t = client::create_transport_with_auth(&config, handlers, refresh_hook(c.auth_refresh.clone()))
                         .await?;
                     conn = Some(t.clone());
                     if c.handshake {
-                        let options = ClientOptions {
-                            protocol_version: scenario.revision.as_str().to_string(),
-                            roots: c.roots.clone(),
-                            ..ClientOptions::default()
-                        };
-                        client::handshake(t.as_ref(), &options).await?;
+                        client::handshake(t.as_ref(), &client_options).await?;
                     }
                     Ok::<_, TransportError>(None)
                 }
                 .await;
                 result.map_err(StepError::from)
             }
-            ClientStep::Request { method, params, timeout_ms, background: bg, label, pad_params } => {
+            ClientStep::Request {
+                method,
+                params,
+                timeout_ms,
+                background: bg,
+                label,
+                pad_params,
+                reset_timeout_on_progress,
+                max_total_timeout_ms,
+            } => {
                 let params = pad(params.clone(), *pad_params);
-                match &conn {
+                let sender = match (&managed, &conn) {
+                    (Some(m), _) => Some(Sender::Managed(m.clone())),
+                    (None, Some(t)) => Some(Sender::Plain(t.clone())),
+                    (None, None) => None,
+                };
+                match sender {
                     None => Err(TransportError::NotConnected.into()),
-                    Some(t) => {
+                    Some(sender) => {
                         let token = CancellationToken::new();
-                        let options = RequestOptions { timeout_ms: *timeout_ms, cancel: Some(token.clone()) };
-                        let (t, method) = (t.clone(), method.clone());
+                        let options = RequestOptions {
+                            timeout_ms: *timeout_ms,
+                            cancel: Some(token.clone()),
+                            reset_timeout_on_progress: *reset_timeout_on_progress,
+                            max_total_timeout_ms: *max_total_timeout_ms,
+                            ..RequestOptions::default()
+                        }
+                        .for_params(params.as_ref());
+                        let method = method.clone();
                         let task: Pending = tokio::spawn(async move {
-                            let r = t.request(&method, params, options).await;
+                            let r = sender.request(&method, params, options).await;
                             (r, Instant::now())
                         });
                         if *bg {
@@ -220,10 +270,12 @@ async fn run_plan(
                 }
                 Ok(None)
             }
-            ClientStep::Notify { method, params } => match &conn {
-                None => Err(TransportError::NotConnected.into()),
-                Some(t) => t.notify(method, params.clone()).await.map(|_| None).map_err(StepError::from),
-            },
+            ClientStep::Notify { method, params } => {
+                match managed.as_ref().and_then(|m| m.transport()).or(conn.clone()) {
+                    None => Err(TransportError::NotConnected.into()),
+                    Some(t) => t.notify(method, params.clone()).await.map(|_| None).map_err(StepError::from),
+                }
+            }
             ClientStep::Wait { ms } => {
                 tokio::time::sleep(Duration::from_millis(*ms)).await;
                 Ok(None)
@@ -270,8 +322,28 @@ async fn run_plan(
                 if let Some(t) = &conn {
                     t.close().await;
                 }
+                if let Some(m) = &managed {
+                    m.close().await;
+                }
                 Ok(None)
             }
+            ClientStep::WaitManager { event, count, timeout_ms } => match &managed {
+                None => Err(StepError::NotManaged),
+                Some(m) => {
+                    if m.wait_event(event, *count, Duration::from_millis(*timeout_ms)).await {
+                        Ok(None)
+                    } else {
+                        Err(StepError::NoManagerEvent { event: event.clone(), count: *count, ms: *timeout_ms })
+                    }
+                }
+            },
+            ClientStep::ManagerTools => match &managed {
+                None => Err(StepError::NotManaged),
+                Some(m) => {
+                    let names: Vec<Value> = m.tools().iter().filter_map(|t| t.get("name").cloned()).collect();
+                    Ok(Some(serde_json::json!({"status": m.status().name(), "tools": names})))
+                }
+            },
         };
         let what = match step {
             ClientStep::Request { background: true, .. } if result.is_ok() => format!("{what} (background)"),
@@ -293,7 +365,7 @@ async fn run_plan(
         });
         o.notifications = lock(&observed.notifications).clone();
         o.reports = lock(&observed.reports).clone();
-        if let Some(t) = &conn {
+        if let Some(t) = managed.as_ref().and_then(|m| m.last_transport()).or(conn.clone()) {
             o.diagnostics = Some(counters(t.diagnostics()));
         }
     }
@@ -301,6 +373,18 @@ async fn run_plan(
     for (_, (task, token)) in background {
         token.cancel();
         task.abort();
+    }
+    if let Some(m) = managed {
+        if m.status() != Status::Closed {
+            m.close().await;
+        }
+        let mut o = lock(&out);
+        o.manager_events = m.events().iter().map(record).collect();
+        if let Some(t) = m.last_transport() {
+            o.diagnostics = Some(counters(t.diagnostics()));
+        }
+        o.notifications = lock(&observed.notifications).clone();
+        o.reports = lock(&observed.reports).clone();
     }
     if let Some(t) = conn {
         // A plan that does not close ends with an implicit close, so the mock sees the
@@ -312,6 +396,54 @@ async fn run_plan(
         o.diagnostics = Some(counters(t.diagnostics()));
         o.notifications = lock(&observed.notifications).clone();
         o.reports = lock(&observed.reports).clone();
+    }
+}
+
+/// Where a plan's requests go: a plain transport, or the manager (which applies its retry
+/// rules; `tools/call` goes through its replay rule).
+enum Sender {
+    Plain(Arc<dyn Transport>),
+    Managed(ManagedConnection),
+}
+
+impl Sender {
+    async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: RequestOptions,
+    ) -> Result<Value, TransportError> {
+        match self {
+            Sender::Plain(t) => t.request(method, params, options).await,
+            Sender::Managed(m) if method == "tools/call" => {
+                m.call_tool(params.unwrap_or_else(|| serde_json::json!({})), options).await
+            }
+            Sender::Managed(m) => m.request(method, params, options).await,
+        }
+    }
+}
+
+/// The manager's policy a plan's `managed` asks for.
+fn policy(m: &mcp_scenario::plan::Managed) -> ReconnectPolicy {
+    ReconnectPolicy {
+        base_delay: Duration::from_millis(m.base_delay_ms),
+        attempts: m.attempts,
+        jitter_ratio: m.jitter,
+        breaker_closes: m.breaker_closes,
+        breaker_window: Duration::from_millis(m.breaker_window_ms),
+    }
+}
+
+/// A manager event in the reported form.
+fn record(e: &ManagerEvent) -> ManagerEventRecord {
+    ManagerEventRecord {
+        at_ms: e.at.as_millis() as u64,
+        event: e.kind.name().into(),
+        planned_ms: match &e.kind {
+            EventKind::Attempt { planned, .. } => Some(planned.as_millis() as u64),
+            _ => None,
+        },
+        detail: e.kind.to_string(),
     }
 }
 

@@ -541,6 +541,7 @@ fn assemble(
         diagnostics: None,
         hung,
         process: Some(report),
+        manager_events: Vec::new(),
     }
 }
 

@@ -7,7 +7,7 @@
 
 use super::{Redactor, Transcript};
 use crate::scope::TargetKind;
-use mcp_scenario::results::{ClientOutcome, StepStatus};
+use mcp_scenario::results::{ClientOutcome, ManagerEventRecord, StepStatus};
 use mcp_scenario::wire::{Recorded, WireEvent};
 use mcp_scenario::{Scenario, TransportName};
 use serde_json::Value;
@@ -88,6 +88,18 @@ pub fn transcript(
         s.push_str("── client reports ──\n");
         for r in &outcome.reports {
             let _ = writeln!(s, "{}", shorten(r));
+        }
+    }
+    // Reconnect timing is the point of these lines, so they carry a time from the run
+    // start, bucketed like step durations; the schedule's own delay is exact.
+    if !outcome.manager_events.is_empty() {
+        s.push_str("── manager ──\n");
+        // A replay decision races with the reconnect the same failure started, so the
+        // decisions are listed after the connection's own events.
+        let decision = |e: &&ManagerEventRecord| matches!(e.event.as_str(), "replayed" | "replay_refused");
+        let (decisions, lifecycle): (Vec<_>, Vec<_>) = outcome.manager_events.iter().partition(decision);
+        for e in lifecycle.iter().chain(&decisions) {
+            let _ = writeln!(s, "[+{}] {}", reconnect_bucket(e.at_ms), shorten(&e.detail));
         }
     }
     if let Some(d) = &outcome.diagnostics {
@@ -232,6 +244,18 @@ pub fn duration_bucket(ms: u64) -> &'static str {
         500..1500 => "~1s",
         1500..5000 => "~2-4s",
         _ => "≥5s",
+    }
+}
+
+/// A coarse class of a manager event's time from the run start: the default schedule's
+/// cumulative delays (0.5, 1.5, 3.5, 7.5 s) fall in different classes, while a scenario's
+/// shrunken schedule (tens of ms) plus process start-up on a loaded machine stays in one.
+pub fn reconnect_bucket(ms: u64) -> &'static str {
+    match ms {
+        0..1000 => "<1s",
+        1000..2500 => "~1-2s",
+        2500..8000 => "~2-8s",
+        _ => "≥8s",
     }
 }
 

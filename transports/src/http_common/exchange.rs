@@ -7,7 +7,7 @@ use super::client::build_client;
 use crate::config::TransportConfig;
 use crate::error::TransportError;
 use crate::message::{self, RequestId};
-use crate::pending::{self, Correlator, GaveUp, Routed};
+use crate::pending::{self, Correlator, Routed};
 use crate::sse::SseEvent;
 use crate::transport::{Handlers, Reply, RequestOptions};
 use bytes::Bytes;
@@ -223,11 +223,8 @@ async fn await_exchange<K: HttpKind>(
         Err(gave_up) => {
             // Aborting the exchange closes the request's response stream.
             task.abort();
-            let err = match gave_up {
-                // Conservative: the POST may have left before the clock ran out.
-                GaveUp::Timeout(ms) => TransportError::Timeout { ms, sent: true },
-                GaveUp::Cancelled => TransportError::Cancelled { reason: None },
-            };
+            // Conservative: the POST may have left before the clock ran out.
+            let err = gave_up.into_error(true);
             if !is_init {
                 send_cancelled(&**inner, &id, &err.to_string()).await;
             }

@@ -294,7 +294,7 @@ async fn a_server_that_stops_reading_blocks_writes_but_not_timeouts() {
 async fn caller_cancellation_rejects_and_tells_the_server() {
     let (_dir, log, t) = logging_server(5_000).await;
     let token = CancellationToken::new();
-    let options = RequestOptions { timeout_ms: None, cancel: Some(token.clone()) };
+    let options = RequestOptions { timeout_ms: None, cancel: Some(token.clone()), ..RequestOptions::default() };
     let call = {
         let t = t.clone();
         tokio::spawn(async move { t.request("tools/call", None, options).await })

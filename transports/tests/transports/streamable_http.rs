@@ -380,7 +380,11 @@ async fn timeout_closes_the_stream_and_posts_cancelled() {
 async fn caller_cancellation_closes_the_stream_and_posts_cancelled() {
     let (mut server, t, _probe) = started(0).await;
     let token = CancellationToken::new();
-    let call = t.request("slow", None, RequestOptions { timeout_ms: None, cancel: Some(token.clone()) });
+    let call = t.request(
+        "slow",
+        None,
+        RequestOptions { timeout_ms: None, cancel: Some(token.clone()), ..RequestOptions::default() },
+    );
     let serve = async {
         let mut stream = server.next_sse().await;
         token.cancel();
@@ -402,7 +406,7 @@ async fn initialize_timeout_sends_no_cancelled() {
     assert!(matches!(r, Err(TransportError::Timeout { ms: 100, .. })));
     wait_client_close(&mut stream).await;
     // The next POST the server sees is the next request, not a cancellation.
-    let relaxed = RequestOptions { timeout_ms: Some(5000), cancel: None };
+    let relaxed = RequestOptions { timeout_ms: Some(5000), ..RequestOptions::default() };
     let (_, ()) = tokio::join!(t.request("next", None, relaxed), async {
         let req = server.next().await;
         assert_eq!(req.rpc_method(), "next");
