@@ -65,7 +65,13 @@ fn cell(run: &RunResult) -> Cell {
         })
         .unwrap_or_default();
     let flagged = (run.status == Status::Passed && first.is_some()).then(|| !run.warnings.is_empty());
-    Cell { status: run.status, flagged, reason: one_line(&reason), rests_on: one_line(&rests_on), baseline: run.baseline }
+    Cell {
+        status: run.status,
+        flagged,
+        reason: one_line(&reason),
+        rests_on: one_line(&rests_on),
+        baseline: run.baseline,
+    }
 }
 
 fn symbol(cell: &Cell) -> &'static str {
@@ -164,9 +170,7 @@ fn client_page(client: &str, runs: &[RunResult]) -> String {
         "{} passed, {} failed, {} skipped, {} errors; {} with warnings, {} with notes.\n",
         t.passed, t.failed, t.skipped, t.error, t.warned, t.noted
     );
-    page.push_str(
-        "| scenario | transport | result | baseline | reason | rests on |\n|---|---|---|---|---|---|\n",
-    );
+    page.push_str("| scenario | transport | result | baseline | reason | rests on |\n|---|---|---|---|---|---|\n");
     let mut sorted: Vec<&RunResult> = runs.iter().collect();
     sorted.sort_by(|a, b| (&a.path, a.transport.as_str()).cmp(&(&b.path, b.transport.as_str())));
     for run in sorted {

@@ -58,7 +58,11 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
                 let _ = writeln!(s, "PASS  {label} ({} ms{flags})", r.duration_ms);
                 weighed_lines(&mut s, r);
                 if let SnapshotStatus::Created { path } = &r.snapshot {
-                    let _ = writeln!(s, "NEW   {label}: first snapshot written to {} (review and commit it)", path.display());
+                    let _ = writeln!(
+                        s,
+                        "NEW   {label}: first snapshot written to {} (review and commit it)",
+                        path.display()
+                    );
                 }
             }
             Status::Skipped => {
@@ -92,7 +96,8 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
                         );
                     }
                     SnapshotStatus::Created { path } => {
-                        let _ = writeln!(s, "      first snapshot written to {} (review and commit it)", path.display());
+                        let _ =
+                            writeln!(s, "      first snapshot written to {} (review and commit it)", path.display());
                     }
                     _ => {}
                 }

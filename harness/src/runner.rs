@@ -167,8 +167,9 @@ fn finish(
 
     let scope = Scope { target: target.kind(), transport: job.transport, revision: scenario.revision };
     let judged = checks::evaluate(&checks::Run { scenario, scope, outcome: &outcome, transcript: &transcript });
-    let weighed = checks::weigh(judged, scope.target, config.strict);
+    let weighed = checks::weigh(judged.unmet, scope.target, config.strict);
     (result.failures, result.warnings, result.notes) = (weighed.failures, weighed.warnings, weighed.notes);
+    result.notes.extend(judged.unjudged);
     // A client that could not run a step (or could not start) gets no verdict and no
     // snapshot: the scenario did not run as written.
     let overridden = status_override(&outcome);

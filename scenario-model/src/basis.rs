@@ -223,9 +223,24 @@ impl JsonSchema for CheckEntry {
         let mut schema = Check::json_schema(generator);
         let basis = |text: &str| serde_json::json!({"type": "string", "minLength": 1, "description": text});
         let keys = [
-            ("must", basis("An MCP MUST / MUST NOT this check rests on: revision, spec page and sentence. Fails every client.")),
-            ("should", basis("An MCP SHOULD / SHOULD NOT this check rests on: revision, spec page and sentence. Fails the bundled client; a warning for others.")),
-            ("project", basis("The SPEC.md rule this check rests on (our bundled transports). Fails the bundled client; a note for others.")),
+            (
+                "must",
+                basis(
+                    "An MCP MUST / MUST NOT this check rests on: revision, spec page and sentence. Fails every client.",
+                ),
+            ),
+            (
+                "should",
+                basis(
+                    "An MCP SHOULD / SHOULD NOT this check rests on: revision, spec page and sentence. Fails the bundled client; a warning for others.",
+                ),
+            ),
+            (
+                "project",
+                basis(
+                    "The SPEC.md rule this check rests on (our bundled transports). Fails the bundled client; a note for others.",
+                ),
+            ),
         ];
         if let Some(variants) = schema.get_mut("oneOf").and_then(|v| v.as_array_mut()) {
             for variant in variants {
@@ -250,8 +265,9 @@ mod tests {
 
     #[test]
     fn a_basis_sits_beside_the_kind() {
-        let entries = parse("- sent: {method: ping}\n  must: \"2025-11-25 basic/utilities/ping: …\"\n- sent: {method: ping}\n")
-            .expect("parses");
+        let entries =
+            parse("- sent: {method: ping}\n  must: \"2025-11-25 basic/utilities/ping: …\"\n- sent: {method: ping}\n")
+                .expect("parses");
         assert_eq!(entries[0].level(), Level::Must);
         assert_eq!(entries[0].basis.as_ref().map(|b| b.reference.as_str()), Some("2025-11-25 basic/utilities/ping: …"));
         assert_eq!(entries[1].level(), Level::Unclassified);

@@ -231,6 +231,27 @@ pub struct ClientOutcome {
     /// What the bundled manager did on a managed connection, with times from the run start.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub manager_events: Vec<ManagerEventRecord>,
+    /// What the client said it cannot report (`{"cannot_report": [...]}`): checks that depend
+    /// on it are not judged for it, never failed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cannot_report: Vec<Reportable>,
+}
+
+/// Something a client reports besides its step lines, which a driver may be unable to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reportable {
+    /// The notifications it received (`notification` lines): `notified`, `not_notified`.
+    Notifications,
+}
+
+impl Reportable {
+    /// As a driver writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reportable::Notifications => "notifications",
+        }
+    }
 }
 
 /// One event of a managed connection (see `ClientOutcome::manager_events`).

@@ -41,9 +41,8 @@ pub(super) fn matches(name: &str, got: &str, want: &str) -> bool {
             let listed: Vec<Mime> = members(got).filter_map(|m| m.parse().ok()).collect();
             let mut wanted = members(want).peekable();
             wanted.peek().is_some()
-                && wanted.all(|w| {
-                    w.parse::<Mime>().is_ok_and(|w| listed.iter().any(|g| g.essence_str() == w.essence_str()))
-                })
+                && wanted
+                    .all(|w| w.parse::<Mime>().is_ok_and(|w| listed.iter().any(|g| g.essence_str() == w.essence_str())))
         }
         Rule::MediaType => match (got.parse::<Mime>(), want.parse::<Mime>()) {
             (Ok(g), Ok(w)) => g.essence_str() == w.essence_str(),

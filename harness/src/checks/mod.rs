@@ -49,10 +49,10 @@ mod stdin_closed;
 mod stream_closed;
 
 use crate::scope::{Scope, TargetKind};
-use mcp_scenario::basis::Level;
 use crate::transcript::Transcript;
+use mcp_scenario::basis::Level;
 use mcp_scenario::checks::Check;
-use mcp_scenario::results::{CheckResult, ClientOutcome};
+use mcp_scenario::results::{CheckResult, ClientOutcome, Reportable};
 use mcp_scenario::{Scenario, ServerStep};
 use serde_json::Value;
 use std::fmt;
@@ -78,6 +78,12 @@ pub trait CheckKind {
     /// skipped, neither passed nor failed.
     fn applies(&self, _scope: &Scope) -> bool {
         true
+    }
+
+    /// What the client must be able to report for the check to be judged (a driver that
+    /// says it cannot report notifications is never failed on `notified`).
+    fn needs(&self) -> Option<Reportable> {
+        None
     }
 
     /// Evaluates the check against the run's transcript and outcome.
@@ -149,28 +155,51 @@ pub fn name(check: &Check) -> &'static str {
     with_kind!(check, k => of(k))
 }
 
-/// Evaluates every check that applies, then the always-on rules; returns the failures.
-pub fn evaluate(run: &Run<'_>) -> Vec<CheckResult> {
-    fn judge<K: CheckKind>(k: &K, run: &Run<'_>) -> Option<String> {
-        if !k.applies(&run.scope) {
-            return None;
-        }
-        k.evaluate(run).err().map(|failure| failure.to_string())
+/// What evaluating a run found.
+#[derive(Debug, Default)]
+pub struct Evaluation {
+    /// Checks (and always-on rules) that did not hold.
+    pub unmet: Vec<CheckResult>,
+    /// Checks not judged because the client said it cannot report what they read.
+    pub unjudged: Vec<CheckResult>,
+}
+
+/// Evaluates every check that applies, then the always-on rules.
+pub fn evaluate(run: &Run<'_>) -> Evaluation {
+    enum Judged {
+        Held,
+        Unmet(String),
+        Unjudged(Reportable),
     }
-    let mut failures = Vec::new();
+    fn judge<K: CheckKind>(k: &K, run: &Run<'_>) -> Judged {
+        if !k.applies(&run.scope) {
+            return Judged::Held;
+        }
+        if let Some(needed) = k.needs().filter(|n| run.outcome.cannot_report.contains(n)) {
+            return Judged::Unjudged(needed);
+        }
+        k.evaluate(run).err().map_or(Judged::Held, |failure| Judged::Unmet(failure.to_string()))
+    }
+    let mut found = Evaluation::default();
     for (i, entry) in run.scenario.checks.iter().enumerate() {
         let check = &entry.check;
-        if let Some(message) = with_kind!(check, k => judge(k, run)) {
-            failures.push(CheckResult {
-                check: format!("check {} ({})", i + 1, name(check)),
-                message,
-                level: entry.level(),
-                reference: entry.basis.as_ref().map(|b| b.reference.clone()),
-            });
+        let result = |message: String| CheckResult {
+            check: format!("check {} ({})", i + 1, name(check)),
+            message,
+            level: entry.level(),
+            reference: entry.basis.as_ref().map(|b| b.reference.clone()),
+        };
+        match with_kind!(check, k => judge(k, run)) {
+            Judged::Held => {}
+            Judged::Unmet(message) => found.unmet.push(result(message)),
+            Judged::Unjudged(what) => found.unjudged.push(result(format!(
+                "not judged: the client said it cannot report {} (`cannot_report`)",
+                what.as_str()
+            ))),
         }
     }
-    failures.extend(always::judge(run));
-    failures
+    found.unmet.extend(always::judge(run));
+    found
 }
 
 /// A run's unmet checks sorted by what they weigh for its target.

@@ -4,12 +4,17 @@
 
 use super::{CheckKind, Run};
 use mcp_scenario::checks::NotNotifiedCheck;
+use mcp_scenario::results::Reportable;
 use std::convert::Infallible;
 
 impl CheckKind for NotNotifiedCheck {
     const NAME: &'static str = "not_notified";
     type Invalid = Infallible;
     type Failure = Failure;
+
+    fn needs(&self) -> Option<Reportable> {
+        Some(Reportable::Notifications)
+    }
 
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
         let times = run.outcome.notifications.iter().filter(|(method, _)| *method == self.method).count();

@@ -3,12 +3,17 @@
 
 use super::{CheckKind, Run};
 use mcp_scenario::checks::NotifiedCheck;
+use mcp_scenario::results::Reportable;
 use std::convert::Infallible;
 
 impl CheckKind for NotifiedCheck {
     const NAME: &'static str = "notified";
     type Invalid = Infallible;
     type Failure = Failure;
+
+    fn needs(&self) -> Option<Reportable> {
+        Some(Reportable::Notifications)
+    }
 
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
         if run.outcome.notifications.iter().any(|(method, _)| *method == self.method) {

@@ -17,7 +17,7 @@ use crate::outcome::{describe_step, lock, not_run};
 use crate::scope::TargetKind;
 use crate::transcript::render::escape;
 use futures::future::BoxFuture;
-use mcp_scenario::results::{ClientOutcome, ProcessEnd, ProcessReport, StepOutcome, StepStatus};
+use mcp_scenario::results::{ClientOutcome, ProcessEnd, ProcessReport, Reportable, StepOutcome, StepStatus};
 use mcp_scenario::{ClientStep, Scenario, TransportName};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -216,6 +216,7 @@ struct Collected {
     steps: BTreeMap<usize, (Reported, Option<u64>, Instant)>,
     notifications: Vec<(String, Value)>,
     reports: Vec<String>,
+    cannot_report: Vec<Reportable>,
     other: Vec<String>,
     stdout_bytes: usize,
     flooded: bool,
@@ -264,6 +265,11 @@ impl Collected {
             self.notifications.push((method, params));
         } else if let Some(r) = obj.get("report") {
             self.reports.push(r.as_str().map(str::to_string).unwrap_or_else(|| r.to_string()));
+        } else if let Some(list) = obj.get("cannot_report") {
+            match serde_json::from_value::<Vec<Reportable>>(list.clone()) {
+                Ok(list) => self.cannot_report.extend(list),
+                Err(e) => self.note(format!("(cannot_report: {e}; known: [\"notifications\"]) {}", escape(line))),
+            }
         } else {
             self.note(escape(line));
         }
@@ -542,6 +548,7 @@ fn assemble(
         hung,
         process: Some(report),
         manager_events: Vec::new(),
+        cannot_report: c.cannot_report,
     }
 }
 
@@ -585,6 +592,8 @@ mod tests {
             r#"{"step":3,"unsupported":"no such op"}"#,
             r#"{"step":9,"ok":true}"#,
             r#"{"notification":{"method":"n/x","params":{"a":1}}}"#,
+            r#"{"cannot_report":["notifications"]}"#,
+            r#"{"cannot_report":["telepathy"]}"#,
             "hello from the SDK",
             r#"{"step":1,"ok":false,"error":"again"}"#,
         ] {
@@ -594,6 +603,7 @@ mod tests {
         assert!(matches!(c.steps.get(&2), Some((Reported::Error(e), _, _)) if e == "boom"));
         assert!(matches!(c.steps.get(&3), Some((Reported::Unsupported(r), _, _)) if r == "no such op"));
         assert_eq!(c.notifications, vec![("n/x".to_string(), serde_json::json!({"a": 1}))]);
-        assert_eq!(c.other.len(), 3, "{:?}", c.other);
+        assert_eq!(c.cannot_report, vec![Reportable::Notifications]);
+        assert_eq!(c.other.len(), 4, "{:?}", c.other);
     }
 }

@@ -49,13 +49,18 @@ fn group_of(stat: &str) -> Option<(char, u32)> {
 
 fn command_of(pid: u32) -> String {
     let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-    let line = raw.split(|&b| b == 0).filter(|a| !a.is_empty()).map(String::from_utf8_lossy).collect::<Vec<_>>().join(" ");
+    let line =
+        raw.split(|&b| b == 0).filter(|a| !a.is_empty()).map(String::from_utf8_lossy).collect::<Vec<_>>().join(" ");
     let line = if line.is_empty() {
         std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default().trim().to_string()
     } else {
         line
     };
-    if line.chars().count() > COMMAND_CHARS { format!("{}…", line.chars().take(COMMAND_CHARS).collect::<String>()) } else { line }
+    if line.chars().count() > COMMAND_CHARS {
+        format!("{}…", line.chars().take(COMMAND_CHARS).collect::<String>())
+    } else {
+        line
+    }
 }
 
 #[cfg(test)]
@@ -72,8 +77,7 @@ mod tests {
     #[test]
     fn finds_a_process_left_in_a_group_and_kill_ends_it() {
         use std::os::unix::process::CommandExt;
-        let mut child =
-            std::process::Command::new("sleep").arg("30").process_group(0).spawn().expect("spawn sleep");
+        let mut child = std::process::Command::new("sleep").arg("30").process_group(0).spawn().expect("spawn sleep");
         let pgid = child.id();
         let found = members(pgid);
         assert_eq!(found.len(), 1, "{found:?}");

@@ -75,9 +75,7 @@ fn a_first_run_is_judged_by_its_checks_and_writes_its_snapshot() {
             .assert()
     };
     let snap = dir.path().join("tiny.snap");
-    run(&["--require-snapshots"])
-        .code(1)
-        .stdout(predicate::str::contains("is missing and --require-snapshots is set"));
+    run(&["--require-snapshots"]).code(1).stdout(predicate::str::contains("is missing and --require-snapshots is set"));
     assert!(!snap.exists(), "a required snapshot is not written by the run that lacks it");
     run(&[]).code(0).stdout(
         predicate::str::contains("1 passed, 0 failed")

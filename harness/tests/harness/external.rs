@@ -126,6 +126,24 @@ echo '{"step":2,"ok":true,"result":{"tools":[]}}'"#;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_check_the_client_cannot_serve_is_not_judged_never_failed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let yaml = format!("{}checks:\n  - notified: {{method: notifications/message}}\n", scenario_yaml());
+    let steps = "echo '{\"step\":1,\"ok\":true}'\necho '{\"step\":2,\"ok\":true,\"result\":{\"tools\":[]}}'";
+    let notified = |r: &RunResult| r.failures.iter().any(|f| f.check.contains("(notified)"));
+    let (silent, _) = run_fake_with(dir.path(), "silent.sh", steps, &yaml).await;
+    assert!(notified(&silent), "a client that reports nothing fails `notified`: {:?}", silent.failures);
+    let body = format!("echo '{{\"cannot_report\":[\"notifications\"]}}'\n{steps}");
+    let (declared, _) = run_fake_with(dir.path(), "declared.sh", &body, &yaml).await;
+    assert!(!notified(&declared), "{:?}", declared.failures);
+    assert!(
+        declared.notes.iter().any(|n| n.check.contains("(notified)") && n.message.contains("cannot report notifications")),
+        "{:?}",
+        declared.notes
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn flooding_client_is_cut_off_and_reported() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (result, took) =

@@ -1,9 +1,9 @@
 //! `always: finishes before the deadline`: the client plan finished within the run's
 //! deadline (a client that never reports is a finding, not a harness error).
 
-use mcp_scenario::basis::Level;
 use super::{At, Rule};
 use crate::checks::Run;
+use mcp_scenario::basis::Level;
 
 /// See the module docs.
 pub struct FinishesBeforeDeadline;

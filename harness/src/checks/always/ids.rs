@@ -2,10 +2,10 @@
 //! with that id is still in flight on the connection (a response, or a refused POST, ends
 //! its flight).
 
-use mcp_scenario::basis::Level;
 use super::{At, Rule, framed, jsonrpc};
 use crate::checks::Run;
 use crate::transcript::Connection;
+use mcp_scenario::basis::Level;
 use mcp_scenario::wire::WireEvent;
 use serde_json::Value;
 
@@ -16,7 +16,9 @@ impl Rule for UniqueInFlightIds {
     const NAME: &'static str = "unique in-flight ids";
     const BASIS: (Level, Option<&'static str>) = (
         Level::Must,
-        Some("2025-11-25 basic/index: The request ID MUST NOT have been previously used by the requestor within the same session"),
+        Some(
+            "2025-11-25 basic/index: The request ID MUST NOT have been previously used by the requestor within the same session",
+        ),
     );
     type Violation = Reused;
 

@@ -2,10 +2,10 @@
 //! 2025-03-26): a request or notification with a string `method`, an integer or string
 //! `id`, object or array `params`; or a response with exactly one of `result` and `error`.
 
-use mcp_scenario::basis::Level;
 use super::{At, Rule, Written, written};
 use crate::checks::Run;
 use crate::transcript::Connection;
+use mcp_scenario::basis::Level;
 use serde_json::Value;
 
 /// See the module docs.
@@ -15,7 +15,9 @@ impl Rule for ValidJsonRpc {
     const NAME: &'static str = "valid JSON-RPC";
     const BASIS: (Level, Option<&'static str>) = (
         Level::Must,
-        Some("2025-11-25 basic/index: All messages between MCP clients and servers MUST follow the JSON-RPC 2.0 specification"),
+        Some(
+            "2025-11-25 basic/index: All messages between MCP clients and servers MUST follow the JSON-RPC 2.0 specification",
+        ),
     );
     type Violation = Violation;
 

@@ -65,15 +65,11 @@ pub enum At {
 pub fn judge(run: &Run<'_>) -> Vec<CheckResult> {
     fn collect<R: Rule>(rule: &R, run: &Run<'_>, found: &mut Vec<(At, CheckResult)>) {
         if rule.applies(&run.scope) {
-            found.extend(
-                rule.judge(run)
-                    .into_iter()
-                    .map(|(at, v)| {
-                        let (level, reference) = R::BASIS;
-                        let check = format!("always: {}", R::NAME);
-                        (at, CheckResult { check, message: v.to_string(), level, reference: reference.map(Into::into) })
-                    }),
-            );
+            found.extend(rule.judge(run).into_iter().map(|(at, v)| {
+                let (level, reference) = R::BASIS;
+                let check = format!("always: {}", R::NAME);
+                (at, CheckResult { check, message: v.to_string(), level, reference: reference.map(Into::into) })
+            }));
         }
     }
     let mut found = Vec::new();

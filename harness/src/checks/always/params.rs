@@ -2,11 +2,11 @@
 //! sends carries `params` (`{}` when none). A rule SPEC.md sets for the bundled transports
 //! (the MCP specification lets params be omitted), so it applies to the bundled target only.
 
-use mcp_scenario::basis::Level;
 use super::{At, Rule, well_formed};
 use crate::checks::Run;
 use crate::scope::Scope;
 use crate::transcript::Connection;
+use mcp_scenario::basis::Level;
 use serde_json::Value;
 
 /// See the module docs.

@@ -5,9 +5,9 @@
 //! is judged by the deadline rule; a client that could not start is a harness error. Only
 //! external clients have a process report, so the bundled target never breaks it.
 
-use mcp_scenario::basis::Level;
 use super::{At, Rule};
 use crate::checks::Run;
+use mcp_scenario::basis::Level;
 use mcp_scenario::results::{Leftover, ProcessEnd};
 
 /// See the module docs.

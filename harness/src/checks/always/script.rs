@@ -2,10 +2,10 @@
 //! proof the client reached every scripted step, so no check passes because the client died
 //! first.
 
-use mcp_scenario::basis::Level;
 use super::{At, Rule};
 use crate::checks::Run;
 use crate::transcript::Connection;
+use mcp_scenario::basis::Level;
 use mcp_scenario::wire::WireEvent;
 
 /// See the module docs.
