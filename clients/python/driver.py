@@ -439,6 +439,7 @@ def main() -> int:
         return 2
     transport = os.environ.get("MCP_HARNESS_TRANSPORT", "stdio")
     url = sys.argv[-1] if len(sys.argv) > 1 else None
+    emit({"sdk": {"name": "mcp (Python SDK)", "version": SDK_VERSION}})
     anyio.run(Driver(plan, transport, server_command, url).run)
     return 0
 

@@ -444,6 +444,7 @@ async function runStep(step) {
 }
 
 async function main() {
+  emit({ sdk: { name: "@modelcontextprotocol/sdk", version: SDK_VERSION } });
   for (let i = 0; i < plan.length; i++) {
     const step = plan[i];
     const n = i + 1;

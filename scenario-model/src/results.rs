@@ -333,6 +333,18 @@ pub struct ProcessReport {
     /// harness killed them). Empty when the client was killed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub leftovers: Vec<Leftover>,
+    /// The SDK under test, as the driver named it (`{"sdk": {"name", "version"}}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sdk: Option<Sdk>,
+}
+
+/// The SDK a driver runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sdk {
+    /// Its package name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
 }
 
 /// A process an external client left behind in its process group.

@@ -703,6 +703,7 @@ fn main() {
     };
     let args: Vec<String> = std::env::args().collect();
     let url = (args.len() > 1).then(|| args[args.len() - 1].clone());
+    emit(json!({"sdk": {"name": "rmcp", "version": SDK_VERSION}}));
     let transport = std::env::var("MCP_HARNESS_TRANSPORT").unwrap_or_else(|_| "stdio".to_owned());
 
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -17,7 +17,7 @@ use crate::outcome::{describe_step, lock, not_run};
 use crate::scope::TargetKind;
 use crate::transcript::render::escape;
 use futures::future::BoxFuture;
-use mcp_scenario::results::{ClientOutcome, ProcessEnd, ProcessReport, Reportable, StepOutcome, StepStatus};
+use mcp_scenario::results::{ClientOutcome, ProcessEnd, ProcessReport, Reportable, Sdk, StepOutcome, StepStatus};
 use mcp_scenario::{ClientStep, Scenario, TransportName};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -217,6 +217,7 @@ struct Collected {
     notifications: Vec<(String, Value)>,
     reports: Vec<String>,
     cannot_report: Vec<Reportable>,
+    sdk: Option<Sdk>,
     other: Vec<String>,
     stdout_bytes: usize,
     flooded: bool,
@@ -265,6 +266,11 @@ impl Collected {
             self.notifications.push((method, params));
         } else if let Some(r) = obj.get("report") {
             self.reports.push(r.as_str().map(str::to_string).unwrap_or_else(|| r.to_string()));
+        } else if let Some(sdk) = obj.get("sdk") {
+            match serde_json::from_value::<Sdk>(sdk.clone()) {
+                Ok(sdk) => self.sdk = Some(sdk),
+                Err(e) => self.note(format!("(sdk: {e}; write {{\"name\":…,\"version\":…}}) {}", escape(line))),
+            }
         } else if let Some(list) = obj.get("cannot_report") {
             match serde_json::from_value::<Vec<Reportable>>(list.clone()) {
                 Ok(list) => self.cannot_report.extend(list),
@@ -399,6 +405,7 @@ async fn run_program(command_line: &str, run: ClientRun<'_>) -> ClientOutcome {
         stderr_tail: String::new(),
         wall_ms: 0,
         leftovers: Vec::new(),
+        sdk: None,
     };
     let argv = match argv(command_line, &endpoint) {
         Ok(a) => a,
@@ -490,6 +497,7 @@ async fn run_program(command_line: &str, run: ClientRun<'_>) -> ClientOutcome {
         stderr_tail: String::from_utf8_lossy(&collected.stderr[tail_from..]).into_owned(),
         wall_ms,
         leftovers,
+        sdk: collected.sdk.clone(),
     };
     assemble(plan, collected, report, started, deadline)
 }
