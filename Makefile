@@ -3,7 +3,7 @@ CARGO ?= cargo
 HARNESS := target/debug/mcp-harness
 SCENARIOS ?= scenarios
 
-.PHONY: run test bench fmt lint schema build validate validate-one baselines baseline-one clients
+.PHONY: run test bench fmt lint schema build validate validate-one baselines baseline-one clients reference
 
 ## Build the harness (debug: fast to build, and the library still runs in seconds).
 build:
@@ -50,6 +50,11 @@ baseline-one:
 ## Run every test: unit tests, the scenario library (one test per scenario file), CLI tests.
 test:
 	$(CARGO) test --workspace
+
+## The reference client (clients/reference/, Python stdlib) against the whole library, snapshots off;
+## `make test` runs only the planted-bug self-test (harness/tests/harness/reference.rs).
+reference:
+	$(CARGO) test -p mcp-harness --test harness -- --ignored reference_client_passes_the_library
 
 ## Benchmarks (figures, not pass/fail): wall time of the stdio library.
 bench:

@@ -1,0 +1,211 @@
+//! The planted-bug self-test: the reference client (`clients/reference/`, Python standard
+//! library only) passes the scenarios that catch its planted bugs, and each single-bug variant
+//! (`run --bug <name>`) fails one of them with a message naming the planted effect — proof
+//! that the library bites on each bug class. `reference_client_passes_the_library` (ignored
+//! by default: it takes tens of seconds; `make reference` runs it) holds the reference to the
+//! whole library.
+//!
+//! Runs go through the `cmd:` target as for any third-party client, with snapshots off: the
+//! reference client's verdicts come from the checks alone, so nothing here depends on timing
+//! recorded in a committed transcript. Runs are parallel (bounded) and wait on the runs
+//! themselves, whose deadlines bound them; nothing sleeps.
+
+use futures::StreamExt;
+use mcp_harness::Target;
+use mcp_harness::runner::{self, Job, RunConfig};
+use mcp_scenario::results::{CheckResult, RunResult, Status};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// One planted bug, the scenario that catches it, and a substring of the failure message
+/// that names the bug's effect (so the test fails if the scenario fails for another reason).
+struct Variant {
+    bug: &'static str,
+    scenario: &'static str,
+    message: &'static str,
+}
+
+const VARIANTS: &[Variant] = &[
+    v(
+        "answers-first-line",
+        "stdio/out-of-order-responses",
+        "step 5 result {\"resources\":[]} does not contain {\"tools\":[]}",
+    ),
+    v(
+        "dies-on-malformed-line",
+        "stdio/malformed-line-after-init",
+        "step 2 (request tools/list) failed: Transport closed",
+    ),
+    v(
+        "no-initialized",
+        "stdio/initialized-before-first-request",
+        "client sent notifications/initialized 0 time(s), expected 1",
+    ),
+    v(
+        "reposts-after-drop",
+        "http/resume-after-drop-with-last-event-id",
+        "client sent tools/call 2 time(s), expected 1",
+    ),
+    v("ignores-session-id", "http/session-capture-and-resend", "lacked Mcp-Session-Id"),
+    v("loops-on-405-get", "http/get-listener-405", "GET request(s), expected 1"),
+    v("loops-on-401", "http/auth-401-twice-error-with-hint", "client sent tools/list 5 time(s), expected 2"),
+    v("no-request-timeout", "stdio/late-response-dropped", "step 2 (request tools/call) succeeded, expected an error"),
+    v(
+        "cancels-initialize",
+        "regressions/ts-initialize-never-cancelled",
+        "client sent notifications/cancelled 1 time(s), expected never",
+    ),
+    v("sse-lf-only", "http/sse-crlf-line-endings", "client never reported notification notifications/message"),
+    v("id-type-confusion", "stdio/wrong-id-type", "does not contain {\"tools\":[]}"),
+    v("orphans-server", "stdio/ignores-stdin-eof", "the mock never received SIGTERM"),
+    v("no-delete", "http/delete-on-close", "the client sent 0 DELETE request(s)"),
+    v("no-cancel-notification", "stdio/caller-cancellation", "client sent no notifications/cancelled with requestId"),
+    v("ping-method-not-found", "stdio/server-ping", "has no result"),
+];
+
+const fn v(bug: &'static str, scenario: &'static str, message: &'static str) -> Variant {
+    Variant { bug, scenario, message }
+}
+
+/// How many runs at once: the client is an interpreter, so its runs cost CPU at start-up,
+/// but most of a run waits on the mock.
+const PARALLEL: usize = 6;
+
+/// Whether a failed check counts against the reference client. Every failure does today;
+/// once checks carry a basis (must / should / project), only `must` failures will.
+fn counts(_failure: &CheckResult) -> bool {
+    true
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn launcher(bug: Option<&str>) -> Target {
+    let run = root().join("clients/reference/run");
+    let run = std::path::absolute(run).expect("absolute path");
+    Target::cmd(match bug {
+        Some(b) => format!("{} --bug {b}", run.display()),
+        None => run.display().to_string(),
+    })
+}
+
+fn config(target: Target) -> Arc<RunConfig> {
+    Arc::new(RunConfig {
+        target,
+        mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
+        snapshots: Default::default(),
+        compare_snapshots: false,
+    })
+}
+
+fn jobs_for(paths: &[PathBuf], target: &Target) -> Vec<Job> {
+    let loaded = paths.iter().map(|p| (p.clone(), mcp_harness::load(p).unwrap_or_else(|e| panic!("{e}")))).collect();
+    runner::jobs(loaded, target)
+}
+
+fn scenario_path(name: &str) -> PathBuf {
+    root().join("scenarios").join(format!("{name}.yaml"))
+}
+
+/// Runs every (job, config) pair, `PARALLEL` at a time; `tag` travels with each.
+async fn run_all<T>(work: Vec<(Job, Arc<RunConfig>, T)>) -> Vec<(Job, RunResult, T)> {
+    futures::stream::iter(work)
+        .map(|(job, config, tag)| async move {
+            let result = runner::run_one(&job, &config).await;
+            (job, result, tag)
+        })
+        .buffer_unordered(PARALLEL)
+        .collect()
+        .await
+}
+
+/// What is wrong with the reference client's run, if anything.
+fn reference_problem(job: &Job, result: &RunResult) -> Option<String> {
+    let name = format!("{} [{}]", job.path.display(), job.transport.as_str());
+    match result.status {
+        Status::Skipped if job.scenario.bundled_only => None,
+        Status::Skipped | Status::Error => Some(format!("{name}: {:?}: {:?}", result.status, result.reason)),
+        _ => {
+            let failed: Vec<String> =
+                result.failures.iter().filter(|f| counts(f)).map(|f| format!("{}: {}", f.check, f.message)).collect();
+            (!failed.is_empty()).then(|| format!("{name} failed:\n  {}\n{}", failed.join("\n  "), result.transcript))
+        }
+    }
+}
+
+/// A variant must fail a counting check whose message names its bug's effect.
+fn variant_problem(variant: &Variant, result: &RunResult) -> Option<String> {
+    let bit = result.failures.iter().any(|f| counts(f) && f.message.contains(variant.message));
+    (!bit).then(|| {
+        format!(
+            "--bug {} on {}: expected a failure containing {:?}, got {:?} {:?}",
+            variant.bug, variant.scenario, variant.message, result.status, result.failures
+        )
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_planted_bug_is_caught_and_the_reference_client_passes_the_same_scenarios() {
+    let reference = config(launcher(None));
+    let mut scenarios: Vec<PathBuf> = VARIANTS.iter().map(|v| scenario_path(v.scenario)).collect();
+    scenarios.sort();
+    scenarios.dedup();
+    let mut work: Vec<(Job, Arc<RunConfig>, Option<&Variant>)> =
+        jobs_for(&scenarios, &reference.target).into_iter().map(|j| (j, reference.clone(), None)).collect();
+    let reference_runs = work.len();
+    for v in VARIANTS {
+        let variant = config(launcher(Some(v.bug)));
+        let jobs = jobs_for(&[scenario_path(v.scenario)], &variant.target);
+        assert_eq!(jobs.len(), 1, "{} runs on one transport", v.scenario);
+        work.extend(jobs.into_iter().map(|j| (j, variant.clone(), Some(v))));
+    }
+    let results = run_all(work).await;
+
+    let mut problems = Vec::new();
+    for (job, result, variant) in &results {
+        match variant {
+            Some(v) => problems.extend(variant_problem(v, result)),
+            None => problems.extend(reference_problem(job, result)),
+        }
+    }
+    assert_eq!(results.len(), reference_runs + VARIANTS.len());
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+/// Every bug the client knows is covered above, and every variant above is a bug it knows.
+#[test]
+fn every_planted_bug_has_a_catching_scenario() {
+    let out =
+        std::process::Command::new(root().join("clients/reference/run")).arg("--list-bugs").output().expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let listed: Vec<String> =
+        String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.split('\t').next()).map(String::from).collect();
+    let covered: Vec<String> = VARIANTS.iter().map(|v| v.bug.to_string()).collect();
+    assert_eq!(listed, covered, "clients/reference/client.py BUGS and VARIANTS differ");
+    assert!(VARIANTS.len() >= 12);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "the whole library: tens of seconds; `make reference` runs it"]
+async fn reference_client_passes_the_library() {
+    let reference = config(launcher(None));
+    let mut paths = Vec::new();
+    collect_yaml(&root().join("scenarios"), &mut paths);
+    paths.sort();
+    let work = jobs_for(&paths, &reference.target).into_iter().map(|j| (j, reference.clone(), ())).collect();
+    let problems: Vec<String> =
+        run_all(work).await.iter().filter_map(|(job, result, ())| reference_problem(job, result)).collect();
+    assert!(problems.is_empty(), "{} run(s) failed:\n\n{}", problems.len(), problems.join("\n\n"));
+}
+
+fn collect_yaml(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("read scenarios").flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect_yaml(&path, out);
+        } else if path.extension().is_some_and(|e| e == "yaml") {
+            out.push(path);
+        }
+    }
+}
