@@ -3,7 +3,7 @@ CARGO ?= cargo
 HARNESS := target/debug/mcp-harness
 SCENARIOS ?= scenarios
 
-.PHONY: run test bench fmt lint schema build validate validate-one baselines baseline-one clients reference
+.PHONY: run test bench fmt lint schema build validate validate-one baselines baseline-one clients reference conformance
 
 ## Build the harness (debug: fast to build, and the library still runs in seconds).
 build:
@@ -46,6 +46,14 @@ baselines: build clients
 baseline-one:
 	-$(HARNESS) run $(SCENARIOS) --target "cmd:$(client_cmd_$(CLIENT))" --reports reports/clients/$(CLIENT) \
 	  --quiet --write-baseline clients/baselines/$(CLIENT).yml
+
+## The official MCP conformance suite's client scenarios against mcp-client (README.md,
+## "Official conformance suite"): installs the pinned suite and Node 22 (conformance/install.sh),
+## judges against conformance/expected-failures.yml, writes reports/conformance/README.md.
+conformance:
+	bash conformance/install.sh
+	$(CARGO) build -p mcp-client
+	conformance/node_modules/.bin/node conformance/run.mjs --client target/debug/mcp-client --reports reports/conformance
 
 ## Run every test: unit tests, the scenario library (one test per scenario file), CLI tests.
 test:
