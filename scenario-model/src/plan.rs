@@ -126,6 +126,9 @@ pub struct Connect {
     /// these headers (e.g. a new bearer token); `{}` makes a hook that returns nothing.
     /// Absent: no hook.
     pub auth_refresh: Option<std::collections::BTreeMap<String, String>>,
+    /// The protocol version the client prefers (default: the scenario's revision), e.g. a
+    /// later modern version the mock does not support, to make it negotiate.
+    pub protocol_version: Option<String>,
 }
 
 fn default_count() -> usize {

@@ -122,6 +122,10 @@ pub enum ServerStep {
     MessageEvent(step::MessageEvent),
     /// Legacy SSE: send the `endpoint` event on the current stream.
     Endpoint(step::Endpoint),
+    /// 2026-07-28: a standing change to the checks the mock makes on every request (by
+    /// default all on, accepting the scenario's revision): turn the `_meta` or mirrored
+    /// header checks off, or accept other versions.
+    Stateless(step::Stateless),
 }
 
 /// `Deserialize` for the data struct of an op that takes no fields: any field is refused,
@@ -525,6 +529,22 @@ pub mod step {
         pub result: Option<Value>,
         /// A JSON-RPC error object instead of a result.
         pub error: Option<Value>,
+    }
+
+    /// `op: stateless` (see [`ServerStep::Stateless`](super::ServerStep::Stateless)).
+    #[skip_serializing_none]
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct Stateless {
+        /// Check `_meta` (protocol version, client capabilities) and the version on every
+        /// request (default true).
+        pub check_meta: Option<bool>,
+        /// Streamable HTTP: check `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` against
+        /// the body (default true).
+        pub check_headers: Option<bool>,
+        /// The versions accepted; others get `-32022` listing these (default: the
+        /// scenario's revision).
+        pub supported_versions: Option<Vec<String>>,
     }
 
     /// `op: message_event` (see [`ServerStep::MessageEvent`](super::ServerStep::MessageEvent)).

@@ -7,6 +7,7 @@ use crate::error::TransportError;
 use crate::http::{AuthRefresh, HttpTransport};
 use crate::legacy_sse::LegacySseTransport;
 use crate::message::RpcError;
+use crate::stateless::{self, Stateless};
 use crate::stdio::StdioTransport;
 use crate::transport::{Handlers, RequestHandler, RequestOptions, Transport};
 use serde_json::{Value, json};
@@ -73,11 +74,20 @@ pub fn default_request_handler(roots: Vec<Value>) -> RequestHandler {
     })
 }
 
-/// Runs the stateful handshake: `initialize` → version check → `notifications/initialized`
+/// Runs the stateful handshake (none on a modern revision): `initialize` → version check → `notifications/initialized`
 /// → [`Transport::on_initialized`] → `tools/list` (all pages) when tools are advertised.
 /// Any failure closes the transport, so a failed handshake leaves nothing open; each step
 /// is bounded by the transport's request timeout.
 pub async fn handshake(transport: &dyn Transport, options: &ClientOptions) -> Result<InitializeResult, TransportError> {
+    if stateless::is_modern(&options.protocol_version) {
+        // 2026-07-28 has no handshake (SPEC §6): every request carries its own `_meta`.
+        return Ok(InitializeResult {
+            protocol_version: options.protocol_version.clone(),
+            capabilities: json!({}),
+            server_info: Value::Null,
+            tools: Vec::new(),
+        });
+    }
     match run_handshake(transport, options).await {
         Ok(result) => Ok(result),
         Err(e) => {
@@ -142,7 +152,8 @@ async fn list_tools(transport: &dyn Transport) -> Result<Vec<Value>, TransportEr
 }
 
 /// Connects the transport the configuration selects (SPEC §6): stdio, Streamable HTTP or
-/// legacy HTTP+SSE.
+/// legacy HTTP+SSE; on a modern revision (2026-07-28) stdio and Streamable HTTP are wrapped
+/// in [`Stateless`], which adds the per-request `_meta`.
 pub async fn create_transport(
     config: &TransportConfig,
     handlers: Handlers,
@@ -157,11 +168,16 @@ pub async fn create_transport_with_auth(
     handlers: Handlers,
     auth: Option<AuthRefresh>,
 ) -> Result<Arc<dyn Transport>, TransportError> {
-    match config.kind {
-        TransportKind::Stdio => Ok(StdioTransport::connect(config, handlers).await?),
-        TransportKind::Http => Ok(HttpTransport::connect_with_auth(config, handlers, auth).await?),
-        TransportKind::Sse => Ok(LegacySseTransport::connect_with_auth(config, handlers, auth).await?),
+    let on_input = handlers.on_request.clone();
+    let transport: Arc<dyn Transport> = match config.kind {
+        TransportKind::Stdio => StdioTransport::connect(config, handlers).await?,
+        TransportKind::Http => HttpTransport::connect_with_auth(config, handlers, auth).await?,
+        TransportKind::Sse => return Ok(LegacySseTransport::connect_with_auth(config, handlers, auth).await?),
+    };
+    if stateless::is_modern(&config.protocol_version) {
+        return Ok(Arc::new(Stateless::new(transport, &config.protocol_version, on_input)));
     }
+    Ok(transport)
 }
 
 #[cfg(test)]

@@ -20,9 +20,11 @@
 //!   the client and its redirect policy, auth headers and refresh, status errors, capped
 //!   body reads, the request / notification / cancellation flows, and the one
 //!   [`Transport`] impl of both.
-//! - [`http`] — Streamable HTTP (stateful 2025-x revisions): the transport, and beside it
-//!   its session, reply, stream (resumption) and listener pieces.
+//! - [`http`] — Streamable HTTP: the transport, and beside it its session, reply, stream
+//!   (resumption), listener (stateful 2025-x) and mirror (2026-07-28 headers) pieces.
 //! - [`legacy_sse`] — the 2024-11-05 HTTP+SSE transport.
+//! - [`stateless`] — the modern revisions (2026-07-28): `_meta` on every request, version
+//!   negotiation, `resultType` and multi round-trip requests, over stdio or Streamable HTTP.
 //! - [`client`] — the MCP handshake and answering server-to-client requests.
 //!
 //! Tests: unit tests of private pieces sit beside the code; `tests/transports/` is the one
@@ -41,6 +43,7 @@ pub mod legacy_sse;
 pub mod message;
 pub mod pending;
 pub mod sse;
+pub mod stateless;
 pub mod stdio;
 pub mod transport;
 

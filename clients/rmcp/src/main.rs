@@ -418,7 +418,7 @@ impl Driver {
 
     #[allow(clippy::too_many_arguments)]
     async fn connect(&mut self, connect: Connect) -> Outcome {
-        let Connect { handshake, timeout_ms, env, max_message_bytes, string_ids, roots, headers, auth_refresh } =
+        let Connect { handshake, timeout_ms, env, max_message_bytes, string_ids, roots, headers, auth_refresh, .. } =
             connect;
         // Until serve succeeds: any failure below leaves no transport open.
         self.connect_failed = true;

@@ -162,7 +162,10 @@ async fn run_plan(
                     timeout_ms: c.timeout_ms,
                     string_ids: c.string_ids,
                     max_message_bytes: c.max_message_bytes,
-                    protocol_version: scenario.revision.as_str().to_string(),
+                    protocol_version: c
+                        .protocol_version
+                        .clone()
+                        .unwrap_or_else(|| scenario.revision.as_str().to_string()),
                     // In-process runs share one process environment, so the plan's env is
                     // handed to the transport instead of set globally.
                     timeout_env_override: Some(c.env.get(mcp_transports::config::TIMEOUT_ENV).cloned()),
@@ -176,7 +179,7 @@ async fn run_plan(
                     conn = Some(t.clone());
                     if c.handshake {
                         let options = ClientOptions {
-                            protocol_version: scenario.revision.as_str().to_string(),
+                            protocol_version: config.protocol_version.clone(),
                             roots: c.roots.clone(),
                             ..ClientOptions::default()
                         };

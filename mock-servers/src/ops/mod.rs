@@ -91,6 +91,7 @@ ops! {
     ReplyAlways => reply_always,
     MessageEvent => message_event,
     Endpoint => endpoint,
+    Stateless => stateless,
 }
 
 /// A short description of a server step, for messages (`expect tools/list`, `handshake`).

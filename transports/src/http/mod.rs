@@ -23,16 +23,22 @@
 //! capped body reads, the request/notification/cancellation flows, the `Transport` impl)
 //! is in `http_common`.
 //!
-//! 2026-07-28 (stateless) is not implemented yet: [`HttpTransport::connect`] refuses it.
+//! 2026-07-28 (stateless, `mirror`): the same POST and reply flows, with every request's
+//! metadata headers mirrored from its body; no session, no GET listener, no DELETE, no
+//! resumption, and cancellation is closing the reply stream alone (no
+//! `notifications/cancelled` POST). A non-2xx whose body is the request's JSON-RPC error
+//! (400 + -32022, 404 + -32601…) settles the request with that error, so the client layer
+//! can negotiate on it.
 
 mod listener;
+pub mod mirror;
 mod reply;
 mod session;
 mod stream;
 
 use crate::config::TransportConfig;
 use crate::error::TransportError;
-use crate::http_common::{ConfigError, HttpCore, HttpFront, HttpKind, parse_url, status_error};
+use crate::http_common::{HttpCore, HttpFront, HttpKind, parse_url, status_error};
 use crate::message::RequestId;
 use crate::pending::lock;
 use crate::transport::Handlers;
@@ -49,8 +55,6 @@ pub use stream::MAX_RESUME_ATTEMPTS;
 
 /// The only revision that still allowed JSON-RPC batches.
 const BATCH_REVISION: &str = "2025-03-26";
-/// The stateless revision this transport does not speak yet.
-const STATELESS_REVISION: &str = "2026-07-28";
 
 const EVENT_STREAM: &str = "text/event-stream";
 
@@ -76,6 +80,8 @@ pub(crate) struct Inner {
     negotiated: Mutex<Option<String>>,
     /// The GET listener is started once, after `notifications/initialized`.
     listener_started: AtomicBool,
+    /// A modern revision (2026-07-28+): see the module docs.
+    pub(crate) stateless: bool,
 }
 
 impl HttpFront for HttpTransport {
@@ -100,9 +106,6 @@ impl HttpTransport {
         handlers: Handlers,
         auth_refresh: Option<AuthRefresh>,
     ) -> Result<Arc<HttpTransport>, TransportError> {
-        if config.protocol_version == STATELESS_REVISION {
-            return Err(ConfigError::UnsupportedRevision(STATELESS_REVISION).into());
-        }
         let url = parse_url(&config.url)?;
         let inner = Inner {
             core: HttpCore::new(&url, config, handlers, auth_refresh, true)?,
@@ -111,6 +114,7 @@ impl HttpTransport {
             session_id: Mutex::new(None),
             negotiated: Mutex::new(None),
             listener_started: AtomicBool::new(false),
+            stateless: crate::stateless::is_modern(&config.protocol_version),
         };
         let stop = inner.core.shutdown.clone().drop_guard();
         Ok(Arc::new(HttpTransport { inner: Arc::new(inner), _stop_on_drop: stop }))
@@ -166,10 +170,14 @@ impl HttpKind for Inner {
         *lock(&self.negotiated) = Some(version.to_owned());
     }
 
+    fn posts_cancelled(&self) -> bool {
+        !self.stateless
+    }
+
     /// Starts the GET listener, once.
     fn on_initialized(self: &Arc<Self>) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            if self.core.is_connected() && !self.listener_started.swap(true, Ordering::SeqCst) {
+            if self.core.is_connected() && !self.stateless && !self.listener_started.swap(true, Ordering::SeqCst) {
                 self.start_listener().await;
             }
         })
