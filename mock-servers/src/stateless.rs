@@ -7,7 +7,9 @@
 //!   `data.requested` (HTTP 400).
 //! - `basic/transports/streamable-http.mdx` Server Validation: `MCP-Protocol-Version`,
 //!   `Mcp-Method` and (for `tools/call`, `resources/read`, `prompts/get`) `Mcp-Name` present
-//!   and equal to the body after decoding `=?base64?…?=` → else 400 `-32020` HeaderMismatch.
+//!   and equal to the body after decoding `=?base64?…?=`, and `Mcp-Param-{Name}` present
+//!   exactly when the declared argument is (Custom Headers from Tool Parameters) → else 400
+//!   `-32020` HeaderMismatch.
 //!
 //! The `stateless` op changes what is checked ([`Rules`]); the engines call [`check_body`]
 //! (both transports) and [`check_headers`] (Streamable HTTP).
@@ -31,12 +33,15 @@ pub struct Rules {
     pub headers: bool,
     /// The versions the mock accepts.
     pub supported: Vec<String>,
+    /// `Mcp-Param-{Name}` headers the mock's tools declare: tool → header name part →
+    /// dot-separated argument path.
+    pub params: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 impl Rules {
     /// Every check on, accepting `revision`.
     pub fn for_revision(revision: &str) -> Self {
-        Rules { meta: true, headers: true, supported: vec![revision.to_owned()] }
+        Rules { meta: true, headers: true, supported: vec![revision.to_owned()], params: BTreeMap::new() }
     }
 }
 
@@ -125,12 +130,43 @@ pub fn check_headers(rules: &Rules, headers: &BTreeMap<String, String>, message:
     };
     let body = params.and_then(|p| p.get(field)).and_then(Value::as_str).unwrap_or_default();
     match headers.get("mcp-name").map(|h| decode(h)) {
-        None => mismatch("Mcp-Name", "header is missing".into()),
-        Some(None) => mismatch("Mcp-Name", "header value is not valid =?base64?…?= encoding".into()),
+        None => return mismatch("Mcp-Name", "header is missing".into()),
+        Some(None) => return mismatch("Mcp-Name", "header value is not valid =?base64?…?= encoding".into()),
         Some(Some(h)) if h != body => {
-            mismatch("Mcp-Name", format!("header value '{h}' does not match body value '{body}'"))
+            return mismatch("Mcp-Name", format!("header value '{h}' does not match body value '{body}'"));
         }
-        _ => None,
+        _ => {}
+    }
+    let declared = rules.params.get(body).filter(|_| method == "tools/call")?;
+    let arguments = params.and_then(|p| p.get("arguments")).unwrap_or(&Value::Null);
+    for (name, path) in declared {
+        let header = format!("Mcp-Param-{name}");
+        let value = path.split('.').try_fold(arguments, |v, key| v.get(key)).filter(|v| !v.is_null());
+        let sent = headers.get(&format!("mcp-param-{}", name.to_ascii_lowercase()));
+        match (value, sent.map(|h| decode(h))) {
+            (None, None) => {}
+            (None, Some(_)) => return mismatch(&header, format!("header is sent but the body has no {path}")),
+            (Some(_), None) => return mismatch(&header, format!("header is missing but the body has {path}")),
+            (Some(_), Some(None)) => {
+                return mismatch(&header, "header value is not valid =?base64?…?= encoding".into());
+            }
+            (Some(v), Some(Some(h))) if !same_value(v, &h) => {
+                return mismatch(&header, format!("header value '{h}' does not match body value {v}"));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A body value as its header text: strings as is, booleans lowercase, integers compared
+/// numerically (`42.0` equals `42`).
+fn same_value(body: &Value, header: &str) -> bool {
+    match body {
+        Value::String(s) => s == header,
+        Value::Bool(b) => header == if *b { "true" } else { "false" },
+        Value::Number(n) => header.parse::<f64>().is_ok_and(|h| n.as_f64() == Some(h)),
+        _ => false,
     }
 }
 

@@ -545,6 +545,11 @@ pub mod step {
         /// The versions accepted; others get `-32022` listing these (default: the
         /// scenario's revision).
         pub supported_versions: Option<Vec<String>>,
+        /// Streamable HTTP: the `Mcp-Param-{Name}` headers the mock's tools declare with
+        /// `x-mcp-header`, tool → name part → dot-separated argument path (e.g.
+        /// `{execute_sql: {Region: region}}`); a call must carry exactly those whose
+        /// argument is present, equal to it.
+        pub param_headers: Option<std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>>,
     }
 
     /// `op: message_event` (see [`ServerStep::MessageEvent`](super::ServerStep::MessageEvent)).

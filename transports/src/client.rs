@@ -168,14 +168,14 @@ pub async fn create_transport_with_auth(
     handlers: Handlers,
     auth: Option<AuthRefresh>,
 ) -> Result<Arc<dyn Transport>, TransportError> {
-    let on_input = handlers.on_request.clone();
+    let inner_handlers = handlers.clone();
     let transport: Arc<dyn Transport> = match config.kind {
         TransportKind::Stdio => StdioTransport::connect(config, handlers).await?,
         TransportKind::Http => HttpTransport::connect_with_auth(config, handlers, auth).await?,
         TransportKind::Sse => return Ok(LegacySseTransport::connect_with_auth(config, handlers, auth).await?),
     };
     if stateless::is_modern(&config.protocol_version) {
-        return Ok(Arc::new(Stateless::new(transport, &config.protocol_version, on_input)));
+        return Ok(Arc::new(Stateless::new(transport, &config.protocol_version, &inner_handlers)));
     }
     Ok(transport)
 }

@@ -23,6 +23,8 @@
 //! - [`http`] — Streamable HTTP: the transport, and beside it its session, reply, stream
 //!   (resumption), listener (stateful 2025-x) and mirror (2026-07-28 headers) pieces.
 //! - [`legacy_sse`] — the 2024-11-05 HTTP+SSE transport.
+//! - [`param_headers`] — `x-mcp-header` tool annotations (2026-07-28): validation and the
+//!   `Mcp-Param-*` values of a call.
 //! - [`stateless`] — the modern revisions (2026-07-28): `_meta` on every request, version
 //!   negotiation, `resultType` and multi round-trip requests, over stdio or Streamable HTTP.
 //! - [`client`] — the MCP handshake and answering server-to-client requests.
@@ -41,6 +43,7 @@ pub mod http;
 mod http_common;
 pub mod legacy_sse;
 pub mod message;
+pub mod param_headers;
 pub mod pending;
 pub mod sse;
 pub mod stateless;

@@ -11,12 +11,15 @@
 //!   `resources/read`, `prompts/get`) is a multi round-trip request: the input requests are
 //!   answered through the request handler, and the request re-sent with `inputResponses`
 //!   and the `requestState` echoed byte for byte — only on that retry; any other value is
-//!   a protocol error.
+//!   a protocol error;
+//! - `tools/list` over Streamable HTTP: tools with an invalid `x-mcp-header` annotation are
+//!   left out and reported; the rest are handed to the transport for `Mcp-Param-*`.
 
 use crate::error::TransportError;
 use crate::message::RpcError;
+use crate::param_headers;
 use crate::pending::lock;
-use crate::transport::{Diagnostics, Reply, RequestHandler, RequestOptions, Transport};
+use crate::transport::{Diagnostics, ErrorHandler, Handlers, Reply, RequestHandler, RequestOptions, Transport};
 use serde_json::{Map, Value, json};
 use std::sync::{Arc, Mutex};
 
@@ -52,18 +55,50 @@ pub struct Stateless {
     capabilities: Value,
     /// Answers the input requests of an `InputRequiredResult`.
     on_input: Option<RequestHandler>,
+    /// Where tools refused for invalid `x-mcp-header` annotations are reported.
+    on_error: Option<ErrorHandler>,
 }
 
 impl Stateless {
     /// Wraps `inner`, sending `version` until a server's `-32022` says otherwise.
-    pub fn new(inner: Arc<dyn Transport>, version: &str, on_input: Option<RequestHandler>) -> Self {
+    /// `handlers` are the inner transport's: `on_request` answers input requests,
+    /// `on_error` hears about refused tools.
+    pub fn new(inner: Arc<dyn Transport>, version: &str, handlers: &Handlers) -> Self {
         Stateless {
             inner,
             version: Mutex::new(version.to_owned()),
             client_info: json!({"name": env!("CARGO_PKG_NAME"), "version": env!("CARGO_PKG_VERSION")}),
             capabilities: json!({"roots": {}}),
-            on_input,
+            on_input: handlers.on_request.clone(),
+            on_error: handlers.on_error.clone(),
         }
+    }
+
+    /// `tools/list` over a transport that mirrors `x-mcp-header` parameters: tools with an
+    /// invalid annotation are left out (and reported), the others' annotations are handed
+    /// to the transport for `Mcp-Param-*` on later calls.
+    fn learn_tools(&self, mut result: Value) -> Value {
+        let Some(Value::Array(tools)) = result.get_mut("tools") else { return result };
+        let mut learnt = Vec::new();
+        tools.retain(|tool| {
+            let name = tool.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
+            let schema = tool.get("inputSchema").unwrap_or(&Value::Null);
+            match param_headers::annotations(schema) {
+                Ok(annotations) => {
+                    learnt.push((name, annotations));
+                    true
+                }
+                Err(why) => {
+                    tracing::warn!(tool = %name, %why, "leaving out a tool with an invalid x-mcp-header");
+                    if let Some(report) = &self.on_error {
+                        report(&TransportError::Protocol(format!("tool {name:?} left out of tools/list: {why}")));
+                    }
+                    false
+                }
+            }
+        });
+        self.inner.set_tool_param_headers(learnt);
+        result
     }
 
     /// The version requests are sent with now.
@@ -163,6 +198,9 @@ impl Transport for Stateless {
                 },
             };
             match result_kind(method, &result)? {
+                ResultKind::Complete if method == "tools/list" && self.inner.mirrors_param_headers() => {
+                    return Ok(self.learn_tools(result));
+                }
                 ResultKind::Complete => return Ok(result),
                 ResultKind::InputRequired => {
                     rounds += 1;
@@ -205,6 +243,14 @@ impl Transport for Stateless {
 
     fn diagnostics(&self) -> Diagnostics {
         self.inner.diagnostics()
+    }
+
+    fn mirrors_param_headers(&self) -> bool {
+        self.inner.mirrors_param_headers()
+    }
+
+    fn set_tool_param_headers(&self, tools: Vec<(String, Vec<param_headers::Annotation>)>) {
+        self.inner.set_tool_param_headers(tools);
     }
 }
 

@@ -98,7 +98,7 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
     }
     // 2026-07-28 mirrors tool parameters into `Mcp-Param-*` headers: record them all.
     for (name, value) in &parts.headers {
-        if name.as_str().starts_with("mcp-param-") {
+        if name.as_str().starts_with(mcp_scenario::wire::RECORDED_HEADER_PREFIX) {
             headers.insert(name.as_str().to_string(), String::from_utf8_lossy(value.as_bytes()).into_owned());
         }
     }

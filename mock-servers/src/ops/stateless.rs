@@ -20,6 +20,9 @@ fn apply(step: &step::Stateless, rules: &mut Rules) {
     if let Some(versions) = &step.supported_versions {
         rules.supported = versions.clone();
     }
+    if let Some(params) = &step.param_headers {
+        rules.params.extend(params.clone());
+    }
 }
 
 impl Op for step::Stateless {

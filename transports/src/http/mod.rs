@@ -40,11 +40,13 @@ use crate::config::TransportConfig;
 use crate::error::TransportError;
 use crate::http_common::{HttpCore, HttpFront, HttpKind, parse_url, status_error};
 use crate::message::RequestId;
+use crate::param_headers::Annotation;
 use crate::pending::lock;
 use crate::transport::Handlers;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use session::Outbound;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::DropGuard;
@@ -82,6 +84,8 @@ pub(crate) struct Inner {
     listener_started: AtomicBool,
     /// A modern revision (2026-07-28+): see the module docs.
     pub(crate) stateless: bool,
+    /// `x-mcp-header` annotations by tool name (2026-07-28), for `Mcp-Param-*`.
+    pub(crate) tool_params: Mutex<HashMap<String, Vec<Annotation>>>,
 }
 
 impl HttpFront for HttpTransport {
@@ -115,6 +119,7 @@ impl HttpTransport {
             negotiated: Mutex::new(None),
             listener_started: AtomicBool::new(false),
             stateless: crate::stateless::is_modern(&config.protocol_version),
+            tool_params: Mutex::new(HashMap::new()),
         };
         let stop = inner.core.shutdown.clone().drop_guard();
         Ok(Arc::new(HttpTransport { inner: Arc::new(inner), _stop_on_drop: stop }))
@@ -172,6 +177,14 @@ impl HttpKind for Inner {
 
     fn posts_cancelled(&self) -> bool {
         !self.stateless
+    }
+
+    fn mirrors_param_headers(&self) -> bool {
+        self.stateless
+    }
+
+    fn set_tool_param_headers(&self, tools: Vec<(String, Vec<Annotation>)>) {
+        lock(&self.tool_params).extend(tools);
     }
 
     /// Starts the GET listener, once.

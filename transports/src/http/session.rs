@@ -55,9 +55,9 @@ impl Inner {
             if let Outbound::Post(body) = out
                 && let Ok(value) = serde_json::from_slice::<serde_json::Value>(body)
             {
-                for (name, v) in mirror::headers_for(&value) {
-                    if let Ok(v) = HeaderValue::from_str(&v) {
-                        h.insert(HeaderName::from_static(name), v);
+                for (name, v) in mirror::headers_for(&value, &lock(&self.tool_params)) {
+                    if let (Ok(n), Ok(v)) = (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(&v)) {
+                        h.insert(n, v);
                     }
                 }
             }

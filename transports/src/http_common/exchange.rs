@@ -119,6 +119,16 @@ pub(crate) trait HttpKind: Send + Sync + 'static {
         true
     }
 
+    /// [`Transport::mirrors_param_headers`](crate::Transport::mirrors_param_headers).
+    fn mirrors_param_headers(&self) -> bool {
+        false
+    }
+
+    /// [`Transport::set_tool_param_headers`](crate::Transport::set_tool_param_headers).
+    fn set_tool_param_headers(&self, tools: Vec<(String, Vec<crate::param_headers::Annotation>)>) {
+        let _ = tools;
+    }
+
     /// [`Transport::on_initialized`](crate::Transport::on_initialized). Default: nothing.
     fn on_initialized(self: &Arc<Self>) -> BoxFuture<'_, ()> {
         Box::pin(async {})

@@ -48,4 +48,12 @@ impl<T: HttpFront> Transport for T {
     async fn on_initialized(&self) {
         self.kind().on_initialized().await;
     }
+
+    fn mirrors_param_headers(&self) -> bool {
+        self.kind().mirrors_param_headers()
+    }
+
+    fn set_tool_param_headers(&self, tools: Vec<(String, Vec<crate::param_headers::Annotation>)>) {
+        self.kind().set_tool_param_headers(tools);
+    }
 }
