@@ -9,6 +9,7 @@ use crate::legacy_sse::LegacySseTransport;
 use crate::message::RpcError;
 use crate::stateless::{self, Stateless};
 use crate::stdio::StdioTransport;
+use crate::subscriptions::Subscriptions;
 use crate::transport::{Handlers, RequestHandler, RequestOptions, Transport};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -168,14 +169,17 @@ pub async fn create_transport_with_auth(
     handlers: Handlers,
     auth: Option<AuthRefresh>,
 ) -> Result<Arc<dyn Transport>, TransportError> {
-    let inner_handlers = handlers.clone();
+    let modern = stateless::is_modern(&config.protocol_version) && config.kind != TransportKind::Sse;
+    let caller_handlers = handlers.clone();
+    let gate = Subscriptions::new(handlers.on_notification.clone(), handlers.on_error.clone());
+    let handlers = if modern { Handlers { on_notification: Some(gate.handler()), ..handlers } } else { handlers };
     let transport: Arc<dyn Transport> = match config.kind {
         TransportKind::Stdio => StdioTransport::connect(config, handlers).await?,
         TransportKind::Http => HttpTransport::connect_with_auth(config, handlers, auth).await?,
         TransportKind::Sse => return Ok(LegacySseTransport::connect_with_auth(config, handlers, auth).await?),
     };
-    if stateless::is_modern(&config.protocol_version) {
-        return Ok(Arc::new(Stateless::new(transport, &config.protocol_version, &inner_handlers)));
+    if modern {
+        return Ok(Arc::new(Stateless::new(transport, &config.protocol_version, &caller_handlers, gate)));
     }
     Ok(transport)
 }

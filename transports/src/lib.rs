@@ -27,6 +27,8 @@
 //!   `Mcp-Param-*` values of a call.
 //! - [`stateless`] — the modern revisions (2026-07-28): `_meta` on every request, version
 //!   negotiation, `resultType` and multi round-trip requests, over stdio or Streamable HTTP.
+//! - [`subscriptions`] — 2026-07-28 `subscriptions/listen`: notifications correlated by
+//!   subscription id, re-listening after a drop.
 //! - [`client`] — the MCP handshake and answering server-to-client requests.
 //!
 //! Tests: unit tests of private pieces sit beside the code; `tests/transports/` is the one
@@ -48,6 +50,7 @@ pub mod pending;
 pub mod sse;
 pub mod stateless;
 pub mod stdio;
+pub mod subscriptions;
 pub mod transport;
 
 pub use config::{TransportConfig, resolve_timeout};

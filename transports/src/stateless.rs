@@ -12,6 +12,7 @@
 //!   answered through the request handler, and the request re-sent with `inputResponses`
 //!   and the `requestState` echoed byte for byte — only on that retry; any other value is
 //!   a protocol error;
+//! - `subscriptions/listen`: re-established after its stream drops (see [`subscriptions`]);
 //! - `tools/list` over Streamable HTTP: tools with an invalid `x-mcp-header` annotation are
 //!   left out and reported; the rest are handed to the transport for `Mcp-Param-*`.
 
@@ -19,6 +20,7 @@ use crate::error::TransportError;
 use crate::message::RpcError;
 use crate::param_headers;
 use crate::pending::lock;
+use crate::subscriptions::{self, Subscriptions};
 use crate::transport::{Diagnostics, ErrorHandler, Handlers, Reply, RequestHandler, RequestOptions, Transport};
 use serde_json::{Map, Value, json};
 use std::sync::{Arc, Mutex};
@@ -38,6 +40,8 @@ pub const UNSUPPORTED_VERSION: i64 = -32022;
 /// Rounds of `InputRequiredResult` one call may take before it fails, so a server that
 /// always asks for more cannot keep a caller busy forever.
 pub const MAX_INPUT_ROUNDS: usize = 8;
+/// The long-lived subscription request.
+const LISTEN: &str = "subscriptions/listen";
 /// The methods on which a server may answer `InputRequiredResult`.
 const MRTR_METHODS: &[&str] = &["tools/call", "resources/read", "prompts/get"];
 
@@ -57,13 +61,21 @@ pub struct Stateless {
     on_input: Option<RequestHandler>,
     /// Where tools refused for invalid `x-mcp-header` annotations are reported.
     on_error: Option<ErrorHandler>,
+    /// The gate in front of the caller's notification handler (see [`subscriptions`]).
+    subscriptions: Arc<Subscriptions>,
 }
 
 impl Stateless {
     /// Wraps `inner`, sending `version` until a server's `-32022` says otherwise.
     /// `handlers` are the inner transport's: `on_request` answers input requests,
     /// `on_error` hears about refused tools.
-    pub fn new(inner: Arc<dyn Transport>, version: &str, handlers: &Handlers) -> Self {
+    /// `subscriptions` must be the gate the inner transport delivers notifications through.
+    pub fn new(
+        inner: Arc<dyn Transport>,
+        version: &str,
+        handlers: &Handlers,
+        subscriptions: Arc<Subscriptions>,
+    ) -> Self {
         Stateless {
             inner,
             version: Mutex::new(version.to_owned()),
@@ -71,6 +83,35 @@ impl Stateless {
             capabilities: json!({"roots": {}}),
             on_input: handlers.on_request.clone(),
             on_error: handlers.on_error.clone(),
+            subscriptions,
+        }
+    }
+
+    /// `subscriptions/listen`: re-sent with the same filter (a new request) after its
+    /// stream drops, each time reported as a possibly-missed window; a response (the
+    /// server's graceful end) or any other failure is the caller's.
+    async fn listen(&self, params: Option<Value>, options: RequestOptions) -> Reply {
+        let mut attempt = 0;
+        loop {
+            let before = self.subscriptions.listen_started();
+            let outcome = self.call(LISTEN, params.clone(), options.clone()).await;
+            if self.subscriptions.acknowledged_since(&before) {
+                attempt = 0;
+            }
+            self.subscriptions.listen_ended(&before);
+            let err = match outcome {
+                Err(e) if subscriptions::dropped(&e) => e,
+                other => return other,
+            };
+            attempt += 1;
+            let Some(wait) = subscriptions::backoff(attempt) else { return Err(err) };
+            let max = subscriptions::RELISTEN_BACKOFF_MS.len();
+            self.subscriptions.report(&TransportError::SubscriptionDropped { cause: err.to_string(), attempt, max });
+            let cancel = options.cancel.clone().unwrap_or_default();
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = cancel.cancelled() => return Err(TransportError::Cancelled { reason: None }),
+            }
         }
     }
 
@@ -178,6 +219,37 @@ fn result_kind(method: &str, result: &Value) -> Result<ResultKind, TransportErro
 #[async_trait::async_trait]
 impl Transport for Stateless {
     async fn request(&self, method: &str, params: Option<Value>, options: RequestOptions) -> Reply {
+        if method == LISTEN { self.listen(params, options).await } else { self.call(method, params, options).await }
+    }
+
+    async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), TransportError> {
+        self.inner.notify(method, params).await
+    }
+
+    async fn close(&self) {
+        self.inner.close().await;
+    }
+
+    fn is_connected(&self) -> bool {
+        self.inner.is_connected()
+    }
+
+    fn diagnostics(&self) -> Diagnostics {
+        self.inner.diagnostics()
+    }
+
+    fn mirrors_param_headers(&self) -> bool {
+        self.inner.mirrors_param_headers()
+    }
+
+    fn set_tool_param_headers(&self, tools: Vec<(String, Vec<param_headers::Annotation>)>) {
+        self.inner.set_tool_param_headers(tools);
+    }
+}
+
+impl Stateless {
+    /// One call with `_meta`, version negotiation, `resultType` and input rounds.
+    async fn call(&self, method: &str, params: Option<Value>, options: RequestOptions) -> Reply {
         let mut version = self.protocol_version();
         let mut params = params;
         let mut rounds = 0;
@@ -227,30 +299,6 @@ impl Transport for Stateless {
                 }
             }
         }
-    }
-
-    async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), TransportError> {
-        self.inner.notify(method, params).await
-    }
-
-    async fn close(&self) {
-        self.inner.close().await;
-    }
-
-    fn is_connected(&self) -> bool {
-        self.inner.is_connected()
-    }
-
-    fn diagnostics(&self) -> Diagnostics {
-        self.inner.diagnostics()
-    }
-
-    fn mirrors_param_headers(&self) -> bool {
-        self.inner.mirrors_param_headers()
-    }
-
-    fn set_tool_param_headers(&self, tools: Vec<(String, Vec<param_headers::Annotation>)>) {
-        self.inner.set_tool_param_headers(tools);
     }
 }
 

@@ -92,6 +92,7 @@ ops! {
     MessageEvent => message_event,
     Endpoint => endpoint,
     Stateless => stateless,
+    SubscriptionNotify => subscription_notify,
 }
 
 /// A short description of a server step, for messages (`expect tools/list`, `handshake`).

@@ -53,6 +53,9 @@ const EVERY_OP: &str = r#"
 - op: endpoint
 - op: stateless
   check_headers: false
+- op: subscription_notify
+  to: l
+  method: notifications/subscriptions/acknowledged
 "#;
 
 fn every_op() -> Vec<ServerStep> {
