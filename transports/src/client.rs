@@ -179,7 +179,11 @@ pub async fn create_transport_with_auth(
         TransportKind::Sse => return Ok(LegacySseTransport::connect_with_auth(config, handlers, auth).await?),
     };
     if modern {
-        return Ok(Arc::new(Stateless::new(transport, &config.protocol_version, &caller_handlers, gate)));
+        let legacy: stateless::LegacyHandshake = Arc::new(|t: Arc<dyn Transport>| {
+            Box::pin(async move { handshake(t.as_ref(), &ClientOptions::default()).await.map(|_| ()) })
+        });
+        let modern = Stateless::new(transport, &config.protocol_version, &caller_handlers, gate);
+        return Ok(Arc::new(modern.with_legacy_fallback(legacy)));
     }
     Ok(transport)
 }

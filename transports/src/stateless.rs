@@ -13,6 +13,9 @@
 //!   and the `requestState` echoed byte for byte — only on that retry; any other value is
 //!   a protocol error;
 //! - `subscriptions/listen`: re-established after its stream drops (see [`subscriptions`]);
+//! - the era: a first request whose failure shows a legacy server (see
+//!   [`Stateless::with_legacy_fallback`]) makes it run the stateful handshake and speak the
+//!   legacy revision from then on; any modern answer makes the era modern for good;
 //! - `tools/list` over Streamable HTTP: tools with an invalid `x-mcp-header` annotation are
 //!   left out and reported; the rest are handed to the transport for `Mcp-Param-*`.
 
@@ -45,6 +48,32 @@ const LISTEN: &str = "subscriptions/listen";
 /// The methods on which a server may answer `InputRequiredResult`.
 const MRTR_METHODS: &[&str] = &["tools/call", "resources/read", "prompts/get"];
 
+/// The stateful handshake the client layer runs when a server turns out legacy.
+pub type LegacyHandshake =
+    Arc<dyn Fn(Arc<dyn Transport>) -> futures::future::BoxFuture<'static, Result<(), TransportError>> + Send + Sync>;
+
+/// Whether a JSON-RPC error (on HTTP, with its status) is one only a modern server sends:
+/// HeaderMismatch, MissingRequiredClientCapability, UnsupportedProtocolVersion, the
+/// `_meta` -32602 (400 on HTTP), and -32601 with 404 on HTTP. `status` is `None` on stdio.
+pub fn is_modern_error(code: i64, status: Option<u16>) -> bool {
+    match (code, status) {
+        (-32022..=-32020, None | Some(400)) | (-32602, None | Some(400)) => true,
+        (-32601, Some(404)) => true,
+        _ => false,
+    }
+}
+
+/// What the client knows of the server's era (versioning.mdx: cached per connection).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Era {
+    /// No request has been answered yet.
+    Unknown,
+    /// The server answered a modern request (or a modern error).
+    Modern,
+    /// The server was legacy: the stateful handshake ran; requests go as they are.
+    Legacy,
+}
+
 /// Whether `version` is a modern (per-request metadata) revision.
 pub fn is_modern(version: &str) -> bool {
     version >= FIRST_MODERN_REVISION
@@ -63,6 +92,9 @@ pub struct Stateless {
     on_error: Option<ErrorHandler>,
     /// The gate in front of the caller's notification handler (see [`subscriptions`]).
     subscriptions: Arc<Subscriptions>,
+    era: Mutex<Era>,
+    /// Runs `initialize` … when the first request shows a legacy server.
+    legacy_handshake: Option<LegacyHandshake>,
 }
 
 impl Stateless {
@@ -84,7 +116,44 @@ impl Stateless {
             on_input: handlers.on_request.clone(),
             on_error: handlers.on_error.clone(),
             subscriptions,
+            era: Mutex::new(Era::Unknown),
+            legacy_handshake: None,
         }
+    }
+
+    /// Falls back to `handshake` (the stateful one) when the first request shows a legacy
+    /// server: on Streamable HTTP a 400 / 404 / 405 whose body is not a recognized modern
+    /// error; on stdio a `server/discover` probe answered with a non-modern error
+    /// (`basic/transports/*.mdx` Backward Compatibility). Without it the error is returned.
+    pub fn with_legacy_fallback(mut self, handshake: LegacyHandshake) -> Self {
+        self.legacy_handshake = Some(handshake);
+        self
+    }
+
+    /// Whether `err`, on the first request, identifies a legacy server.
+    fn shows_legacy(&self, method: &str, err: &TransportError) -> bool {
+        match err {
+            // HTTP: the modern-error bodies were already turned into `Rpc`.
+            TransportError::Http { status: 400 | 404 | 405, .. } => self.inner.mirrors_param_headers(),
+            // stdio: only the discover probe decides.
+            TransportError::Rpc(e) => {
+                method == "server/discover" && !self.inner.mirrors_param_headers() && !is_modern_error(e.code, None)
+            }
+            _ => false,
+        }
+    }
+
+    /// The first request failed in a way that shows a legacy server: switch the transport
+    /// to the stateful shape and run the handshake. Returns whether it did.
+    async fn fall_back(&self) -> Result<bool, TransportError> {
+        let Some(handshake) = &self.legacy_handshake else { return Ok(false) };
+        if !self.inner.fall_back_to_stateful() {
+            return Ok(false);
+        }
+        tracing::info!("the server is legacy: falling back to the initialize handshake");
+        handshake(self.inner.clone()).await?;
+        *lock(&self.era) = Era::Legacy;
+        Ok(true)
     }
 
     /// `subscriptions/listen`: re-sent with the same filter (a new request) after its
@@ -219,7 +288,31 @@ fn result_kind(method: &str, result: &Value) -> Result<ResultKind, TransportErro
 #[async_trait::async_trait]
 impl Transport for Stateless {
     async fn request(&self, method: &str, params: Option<Value>, options: RequestOptions) -> Reply {
-        if method == LISTEN { self.listen(params, options).await } else { self.call(method, params, options).await }
+        let era = *lock(&self.era);
+        if era == Era::Legacy {
+            return self.inner.request(method, params, options).await;
+        }
+        let outcome = if method == LISTEN {
+            self.listen(params.clone(), options.clone()).await
+        } else {
+            self.call(method, params.clone(), options.clone()).await
+        };
+        if era != Era::Unknown {
+            return outcome;
+        }
+        match outcome {
+            Err(e) if self.shows_legacy(method, &e) => match self.fall_back().await {
+                // The probe's answer was the error; any other request is re-sent as it was.
+                Ok(true) if method == "server/discover" => Err(e),
+                Ok(true) => self.inner.request(method, params, options).await,
+                Ok(false) => Err(e),
+                Err(handshake) => Err(handshake),
+            },
+            other => {
+                *lock(&self.era) = Era::Modern;
+                other
+            }
+        }
     }
 
     async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), TransportError> {

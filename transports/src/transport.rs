@@ -104,6 +104,13 @@ pub trait Transport: Send + Sync {
         false
     }
 
+    /// A modern-revision transport whose server turned out legacy switches to the stateful
+    /// shape (session, GET listener…) before the client's `initialize`; false when it
+    /// cannot.
+    fn fall_back_to_stateful(&self) -> bool {
+        false
+    }
+
     /// The `x-mcp-header` annotations of tools, by tool name, learnt from `tools/list`;
     /// they replace earlier ones of the same tools.
     fn set_tool_param_headers(&self, _tools: Vec<(String, Vec<crate::param_headers::Annotation>)>) {}

@@ -82,8 +82,9 @@ pub(crate) struct Inner {
     negotiated: Mutex<Option<String>>,
     /// The GET listener is started once, after `notifications/initialized`.
     listener_started: AtomicBool,
-    /// A modern revision (2026-07-28+): see the module docs.
-    pub(crate) stateless: bool,
+    /// A modern revision (2026-07-28+): see the module docs. Cleared when the client falls
+    /// back to the stateful handshake (a legacy server).
+    stateless: AtomicBool,
     /// `x-mcp-header` annotations by tool name (2026-07-28), for `Mcp-Param-*`.
     pub(crate) tool_params: Mutex<HashMap<String, Vec<Annotation>>>,
 }
@@ -118,7 +119,7 @@ impl HttpTransport {
             session_id: Mutex::new(None),
             negotiated: Mutex::new(None),
             listener_started: AtomicBool::new(false),
-            stateless: crate::stateless::is_modern(&config.protocol_version),
+            stateless: AtomicBool::new(crate::stateless::is_modern(&config.protocol_version)),
             tool_params: Mutex::new(HashMap::new()),
         };
         let stop = inner.core.shutdown.clone().drop_guard();
@@ -142,6 +143,11 @@ impl std::fmt::Debug for HttpTransport {
 }
 
 impl Inner {
+    /// Whether the transport speaks the stateless revision now.
+    pub(crate) fn is_stateless(&self) -> bool {
+        self.stateless.load(Ordering::SeqCst)
+    }
+
     /// Closes the transport (see [`HttpCore::shut`]) and, the first time, ends the session.
     async fn shut(&self, err: TransportError) {
         if self.core.shut(err) {
@@ -176,11 +182,16 @@ impl HttpKind for Inner {
     }
 
     fn posts_cancelled(&self) -> bool {
-        !self.stateless
+        !self.is_stateless()
     }
 
     fn mirrors_param_headers(&self) -> bool {
-        self.stateless
+        self.is_stateless()
+    }
+
+    fn fall_back_to_stateful(&self) -> bool {
+        self.stateless.store(false, Ordering::SeqCst);
+        true
     }
 
     fn set_tool_param_headers(&self, tools: Vec<(String, Vec<Annotation>)>) {
@@ -190,7 +201,7 @@ impl HttpKind for Inner {
     /// Starts the GET listener, once.
     fn on_initialized(self: &Arc<Self>) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            if self.core.is_connected() && !self.stateless && !self.listener_started.swap(true, Ordering::SeqCst) {
+            if self.core.is_connected() && !self.is_stateless() && !self.listener_started.swap(true, Ordering::SeqCst) {
                 self.start_listener().await;
             }
         })

@@ -86,7 +86,7 @@ impl Inner {
         let (resp, session) = self.send(Outbound::Post(body)).await?;
         let status = resp.status();
         if !status.is_success() {
-            if self.stateless && mime(&resp).as_deref() == Some("application/json") {
+            if self.is_stateless() && mime(&resp).as_deref() == Some("application/json") {
                 return self.modern_error(id, resp).await.map(|()| None);
             }
             return Err(status_error(resp, session.as_deref()).await);
@@ -113,16 +113,18 @@ impl Inner {
         }
     }
 
-    /// 2026-07-28: a non-2xx JSON body that is the request's JSON-RPC error (400 + -32022,
-    /// 400 + -32020, 404 + -32601…) settles the request with that error, `data` kept; any
-    /// other body is the usual `HTTP <status>: <body>`.
+    /// 2026-07-28: a non-2xx JSON body that is the request's recognized modern JSON-RPC
+    /// error (400 + -32020 / -32021 / -32022 / -32602, 404 + -32601) settles the request with
+    /// that error, `data` kept; any other body is the usual `HTTP <status>: <body>`, which
+    /// on a first request identifies a legacy server.
     async fn modern_error(self: &Arc<Self>, id: &RequestId, resp: Response) -> Result<(), TransportError> {
         let status = resp.status().as_u16();
         let hint = |name: &str| resp.headers().get(name).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
         let (www_authenticate, mcp_auth_server) = (hint("www-authenticate"), hint("mcp-auth-server"));
         let bytes = read_capped(resp, http_common::ERROR_BODY_LIMIT).await.unwrap_or_default();
         if let Ok(value) = serde_json::from_slice::<Value>(&bytes)
-            && matches!(Inbound::classify(&value), Inbound::ErrorResponse { id: Some(got), .. } if &got == id)
+            && matches!(Inbound::classify(&value), Inbound::ErrorResponse { id: Some(got), error }
+                if &got == id && crate::stateless::is_modern_error(error.code, Some(status)))
         {
             self.core.correlator.route(&value);
             return Ok(());

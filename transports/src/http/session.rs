@@ -48,7 +48,7 @@ impl Inner {
         for owned in [PROTOCOL_HEADER, SESSION_HEADER, "last-event-id", "mcp-method", "mcp-name"] {
             h.remove(owned);
         }
-        if self.stateless {
+        if self.is_stateless() {
             // 2026-07-28: POST only, every header mirrored from the body itself.
             h.insert(reqwest::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
             h.insert(reqwest::header::ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));

@@ -124,6 +124,11 @@ pub(crate) trait HttpKind: Send + Sync + 'static {
         false
     }
 
+    /// [`Transport::fall_back_to_stateful`](crate::Transport::fall_back_to_stateful).
+    fn fall_back_to_stateful(&self) -> bool {
+        false
+    }
+
     /// [`Transport::set_tool_param_headers`](crate::Transport::set_tool_param_headers).
     fn set_tool_param_headers(&self, tools: Vec<(String, Vec<crate::param_headers::Annotation>)>) {
         let _ = tools;

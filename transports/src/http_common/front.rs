@@ -49,6 +49,10 @@ impl<T: HttpFront> Transport for T {
         self.kind().on_initialized().await;
     }
 
+    fn fall_back_to_stateful(&self) -> bool {
+        self.kind().fall_back_to_stateful()
+    }
+
     fn mirrors_param_headers(&self) -> bool {
         self.kind().mirrors_param_headers()
     }
