@@ -56,11 +56,7 @@ pub type LegacyHandshake =
 /// HeaderMismatch, MissingRequiredClientCapability, UnsupportedProtocolVersion, the
 /// `_meta` -32602 (400 on HTTP), and -32601 with 404 on HTTP. `status` is `None` on stdio.
 pub fn is_modern_error(code: i64, status: Option<u16>) -> bool {
-    match (code, status) {
-        (-32022..=-32020, None | Some(400)) | (-32602, None | Some(400)) => true,
-        (-32601, Some(404)) => true,
-        _ => false,
-    }
+    matches!((code, status), (-32022..=-32020 | -32602, None | Some(400)) | (-32601, Some(404)))
 }
 
 /// What the client knows of the server's era (versioning.mdx: cached per connection).
