@@ -10,6 +10,7 @@
 //! - [`ops`] — one module per server op, each implementing the one [`ops::Op`] trait.
 //! - [`stdio`] — the stdio mock server and its engine.
 //! - [`http`] — the Streamable HTTP and legacy HTTP+SSE mock servers and their engine.
+//! - [`stateless`] — the checks a 2026-07-28 server makes on every request.
 //! - [`budget`] — how many client messages of each kind a script will still consume.
 //! - [`inbox`] — what a script waits on: scripted messages, answers to its requests.
 //! - [`record`] — writing the wire transcript, one JSON event per line; reading it back.
@@ -36,6 +37,7 @@ pub mod load;
 pub mod ops;
 pub mod record;
 pub mod shutdown;
+pub mod stateless;
 pub mod stdio;
 pub mod sync;
 

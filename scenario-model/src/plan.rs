@@ -198,6 +198,9 @@ pub struct Connect {
     /// close, starts a new session after a 404, and `request` steps with `tools/call` follow
     /// its replay rule. Absent: a plain transport.
     pub managed: Option<Managed>,
+    /// The protocol version the client prefers (default: the scenario's revision), e.g. a
+    /// later modern version the mock does not support, to make it negotiate.
+    pub protocol_version: Option<String>,
 }
 
 fn default_count() -> usize {

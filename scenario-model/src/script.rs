@@ -122,6 +122,15 @@ pub enum ServerStep {
     MessageEvent(step::MessageEvent),
     /// Legacy SSE: send the `endpoint` event on the current stream.
     Endpoint(step::Endpoint),
+    /// 2026-07-28: a standing change to the checks the mock makes on every request (by
+    /// default all on, accepting the scenario's revision): turn the `_meta` or mirrored
+    /// header checks off, or accept other versions.
+    Stateless(step::Stateless),
+    /// 2026-07-28: send a notification on a `subscriptions/listen` request's subscription
+    /// (its stream over HTTP, stdout over stdio) with
+    /// `_meta["io.modelcontextprotocol/subscriptionId"]` set to that request's id — or,
+    /// to break the rule, with none or another id.
+    SubscriptionNotify(step::SubscriptionNotify),
 }
 
 /// `Deserialize` for the data struct of an op that takes no fields: any field is refused,
@@ -525,6 +534,57 @@ pub mod step {
         pub result: Option<Value>,
         /// A JSON-RPC error object instead of a result.
         pub error: Option<Value>,
+    }
+
+    /// `op: stateless` (see [`ServerStep::Stateless`](super::ServerStep::Stateless)).
+    #[skip_serializing_none]
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct Stateless {
+        /// Check `_meta` (protocol version, client capabilities) and the version on every
+        /// request (default true).
+        pub check_meta: Option<bool>,
+        /// Streamable HTTP: check `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` against
+        /// the body (default true).
+        pub check_headers: Option<bool>,
+        /// The versions accepted; others get `-32022` listing these (default: the
+        /// scenario's revision).
+        pub supported_versions: Option<Vec<String>>,
+        /// Streamable HTTP: the `Mcp-Param-{Name}` headers the mock's tools declare with
+        /// `x-mcp-header`, tool → name part → dot-separated argument path (e.g.
+        /// `{execute_sql: {Region: region}}`); a call must carry exactly those whose
+        /// argument is present, equal to it.
+        pub param_headers: Option<std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>>,
+    }
+
+    /// Which subscription id a `subscription_notify` carries.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum SubscriptionId {
+        /// The id of the listen request it belongs to.
+        #[default]
+        Own,
+        /// None at all (a broken server).
+        Omit,
+        /// One no listen request had (a broken server).
+        Other,
+    }
+
+    /// `op: subscription_notify` (see
+    /// [`ServerStep::SubscriptionNotify`](super::ServerStep::SubscriptionNotify)).
+    #[skip_serializing_none]
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct SubscriptionNotify {
+        /// The label of the expected `subscriptions/listen` request.
+        pub to: String,
+        /// The method, e.g. `notifications/subscriptions/acknowledged`.
+        pub method: String,
+        /// The params (`_meta` is added).
+        pub params: Option<Value>,
+        /// Which subscription id to carry (default `own`).
+        #[serde(default)]
+        pub subscription_id: SubscriptionId,
     }
 
     /// `op: message_event` (see [`ServerStep::MessageEvent`](super::ServerStep::MessageEvent)).

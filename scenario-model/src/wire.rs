@@ -220,6 +220,15 @@ pub const RECORDED_REQUEST_HEADERS: &[&str] = &[
     "origin",
 ];
 
+/// The prefix of the 2026-07-28 `Mcp-Param-{Name}` headers, all of which are recorded too.
+pub const RECORDED_HEADER_PREFIX: &str = "mcp-param-";
+
+/// Whether an HTTP record keeps the request header `name` (any case).
+pub fn is_recorded_header(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    RECORDED_REQUEST_HEADERS.contains(&lower.as_str()) || lower.starts_with(RECORDED_HEADER_PREFIX)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,9 @@ use crate::error::TransportError;
 use crate::http::{AuthRefresh, HttpTransport};
 use crate::legacy_sse::LegacySseTransport;
 use crate::message::RpcError;
+use crate::stateless::{self, Stateless};
 use crate::stdio::StdioTransport;
+use crate::subscriptions::Subscriptions;
 use crate::transport::{Handlers, RequestHandler, RequestOptions, Transport};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -78,11 +80,20 @@ pub fn default_request_handler(roots: Vec<Value>) -> RequestHandler {
     })
 }
 
-/// Runs the stateful handshake: `initialize` → version check → `notifications/initialized`
+/// Runs the stateful handshake (none on a modern revision): `initialize` → version check → `notifications/initialized`
 /// → [`Transport::on_initialized`] → `tools/list` (all pages) when tools are advertised.
 /// Any failure closes the transport, so a failed handshake leaves nothing open; each step
 /// is bounded by the transport's request timeout and the whole by `options.timeout`.
 pub async fn handshake(transport: &dyn Transport, options: &ClientOptions) -> Result<InitializeResult, TransportError> {
+    if stateless::is_modern(&options.protocol_version) {
+        // 2026-07-28 has no handshake (SPEC §6): every request carries its own `_meta`.
+        return Ok(InitializeResult {
+            protocol_version: options.protocol_version.clone(),
+            capabilities: json!({}),
+            server_info: Value::Null,
+            tools: Vec::new(),
+        });
+    }
     let outcome = match options.timeout {
         None => run_handshake(transport, options).await,
         Some(t) => tokio::time::timeout(t, run_handshake(transport, options)).await.unwrap_or_else(|_| {
@@ -153,7 +164,8 @@ async fn list_tools(transport: &dyn Transport) -> Result<Vec<Value>, TransportEr
 }
 
 /// Connects the transport the configuration selects (SPEC §6): stdio, Streamable HTTP or
-/// legacy HTTP+SSE.
+/// legacy HTTP+SSE; on a modern revision (2026-07-28) stdio and Streamable HTTP are wrapped
+/// in [`Stateless`], which adds the per-request `_meta`.
 pub async fn create_transport(
     config: &TransportConfig,
     handlers: Handlers,
@@ -168,11 +180,23 @@ pub async fn create_transport_with_auth(
     handlers: Handlers,
     auth: Option<AuthRefresh>,
 ) -> Result<Arc<dyn Transport>, TransportError> {
-    match config.kind {
-        TransportKind::Stdio => Ok(StdioTransport::connect(config, handlers).await?),
-        TransportKind::Http => Ok(HttpTransport::connect_with_auth(config, handlers, auth).await?),
-        TransportKind::Sse => Ok(LegacySseTransport::connect_with_auth(config, handlers, auth).await?),
+    let modern = stateless::is_modern(&config.protocol_version) && config.kind != TransportKind::Sse;
+    let caller_handlers = handlers.clone();
+    let gate = Subscriptions::new(handlers.on_notification.clone(), handlers.on_error.clone());
+    let handlers = if modern { Handlers { on_notification: Some(gate.handler()), ..handlers } } else { handlers };
+    let transport: Arc<dyn Transport> = match config.kind {
+        TransportKind::Stdio => StdioTransport::connect(config, handlers).await?,
+        TransportKind::Http => HttpTransport::connect_with_auth(config, handlers, auth).await?,
+        TransportKind::Sse => return Ok(LegacySseTransport::connect_with_auth(config, handlers, auth).await?),
+    };
+    if modern {
+        let legacy: stateless::LegacyHandshake = Arc::new(|t: Arc<dyn Transport>| {
+            Box::pin(async move { handshake(t.as_ref(), &ClientOptions::default()).await.map(|_| ()) })
+        });
+        let modern = Stateless::new(transport, &config.protocol_version, &caller_handlers, gate);
+        return Ok(Arc::new(modern.with_legacy_fallback(legacy)));
     }
+    Ok(transport)
 }
 
 #[cfg(test)]

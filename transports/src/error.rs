@@ -149,6 +149,19 @@ pub enum TransportError {
     /// The configuration cannot be used.
     #[error("Invalid configuration: {0}")]
     Config(String),
+    /// A `subscriptions/listen` stream dropped (2026-07-28) and is being re-sent: reported,
+    /// never returned, so the caller learns notifications may have been missed.
+    #[error(
+        "Subscription stream dropped ({cause}); re-sending subscriptions/listen (attempt {attempt} of {max}): notifications may have been missed until it is acknowledged again"
+    )]
+    SubscriptionDropped {
+        /// Why the stream ended.
+        cause: String,
+        /// Which re-send this is, from 1.
+        attempt: usize,
+        /// How many re-sends are allowed.
+        max: usize,
+    },
 }
 
 fn auth_hint(www: &Option<String>, auth_server: &Option<String>) -> String {
@@ -169,7 +182,7 @@ impl TransportError {
             Rpc(_) => ErrorKind::Rpc,
             Http { .. } => ErrorKind::Http,
             SessionExpired { .. } => ErrorKind::SessionExpired,
-            NoResponse { .. } => ErrorKind::NoResponse,
+            NoResponse { .. } | SubscriptionDropped { .. } => ErrorKind::NoResponse,
             Timeout { .. } | TotalTimeout { .. } => ErrorKind::Timeout,
             Cancelled { .. } => ErrorKind::Cancelled,
             Protocol(_) | MessageTooLarge { .. } | UnsupportedProtocolVersion(_) => ErrorKind::Protocol,

@@ -18,9 +18,15 @@
 //!   the client and its redirect policy, auth headers and refresh, status errors, capped
 //!   body reads, the request / notification / cancellation flows, and the one
 //!   [`Transport`] impl of both.
-//! - [`http`] — Streamable HTTP (stateful 2025-x revisions): the transport, and beside it
-//!   its session, reply, stream (resumption) and listener pieces.
+//! - [`http`] — Streamable HTTP: the transport, and beside it its session, reply, stream
+//!   (resumption), listener (stateful 2025-x) and mirror (2026-07-28 headers) pieces.
 //! - [`legacy_sse`] — the 2024-11-05 HTTP+SSE transport.
+//! - [`param_headers`] — `x-mcp-header` tool annotations (2026-07-28): validation and the
+//!   `Mcp-Param-*` values of a call.
+//! - [`stateless`] — the modern revisions (2026-07-28): `_meta` on every request, version
+//!   negotiation, `resultType` and multi round-trip requests, over stdio or Streamable HTTP.
+//! - [`subscriptions`] — 2026-07-28 `subscriptions/listen`: notifications correlated by
+//!   subscription id, re-listening after a drop.
 //! - [`client`] — the MCP handshake and answering server-to-client requests.
 //! - [`manager`] — named connections that reconnect with backoff and retry safely (§7).
 //!
@@ -39,9 +45,12 @@ mod http_common;
 pub mod legacy_sse;
 pub mod manager;
 pub mod message;
+pub mod param_headers;
 pub mod pending;
 pub mod sse;
+pub mod stateless;
 pub mod stdio;
+pub mod subscriptions;
 pub mod transport;
 
 pub use config::{TransportConfig, resolve_timeout};

@@ -302,6 +302,11 @@ impl Transport for StdioTransport {
         d.stderr_tail = String::from_utf8_lossy(&[a, b].concat()).into_owned();
         d
     }
+
+    /// stdio has one shape for every revision: only the messages differ.
+    fn fall_back_to_stateful(&self) -> bool {
+        true
+    }
 }
 
 /// Why the server could not be spawned; becomes [`TransportError::Spawn`] with the command.

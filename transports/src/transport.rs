@@ -111,4 +111,22 @@ pub trait Transport: Send + Sync {
 
     /// Called by the client after `notifications/initialized` (HTTP starts its GET listener).
     async fn on_initialized(&self) {}
+
+    /// Whether this transport mirrors `x-mcp-header` tool parameters into `Mcp-Param-*`
+    /// headers (2026-07-28 Streamable HTTP), and so must refuse tools whose annotations
+    /// are invalid.
+    fn mirrors_param_headers(&self) -> bool {
+        false
+    }
+
+    /// A modern-revision transport whose server turned out legacy switches to the stateful
+    /// shape (session, GET listener…) before the client's `initialize`; false when it
+    /// cannot.
+    fn fall_back_to_stateful(&self) -> bool {
+        false
+    }
+
+    /// The `x-mcp-header` annotations of tools, by tool name, learnt from `tools/list`;
+    /// they replace earlier ones of the same tools.
+    fn set_tool_param_headers(&self, _tools: Vec<(String, Vec<crate::param_headers::Annotation>)>) {}
 }

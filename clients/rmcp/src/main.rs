@@ -445,6 +445,7 @@ impl Driver {
             headers,
             auth_refresh,
             managed,
+            protocol_version,
         } = connect;
         // Until serve succeeds: any failure below leaves no transport open.
         self.connect_failed = true;
@@ -475,6 +476,11 @@ impl Driver {
         }
         if self.transport == "stdio" && !headers.is_empty() {
             return Outcome::Unsupported("HTTP headers on a stdio connection".to_owned());
+        }
+        if let Some(version) = protocol_version {
+            return Outcome::Unsupported(format!(
+                "the driver does not choose the offered protocol version ({version}); rmcp offers its own"
+            ));
         }
         if managed.is_some() {
             return Outcome::Unsupported(

@@ -6,7 +6,7 @@ use super::{CheckKind, Run, header_value};
 use crate::transcript::method_of;
 use mcp_scenario::Scenario;
 use mcp_scenario::checks::{HttpCheck, HttpFilter};
-use mcp_scenario::wire::{RECORDED_REQUEST_HEADERS, WireEvent};
+use mcp_scenario::wire::{RECORDED_REQUEST_HEADERS, WireEvent, is_recorded_header};
 use serde_json::Value;
 
 impl CheckKind for HttpCheck {
@@ -19,7 +19,7 @@ impl CheckKind for HttpCheck {
             if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
                 return Err(Invalid::HeaderName(name.clone()));
             }
-            if !RECORDED_REQUEST_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+            if !is_recorded_header(name) {
                 return Err(Invalid::NotRecorded(name.clone()));
             }
         }
@@ -176,7 +176,7 @@ pub enum Invalid {
     /// A header the mock does not record.
     #[error(
         "field `header`: {0:?} is not recorded, so it cannot be checked (recorded: {recorded})",
-        recorded = RECORDED_REQUEST_HEADERS.join(", ")
+        recorded = format!("{}, mcp-param-*", RECORDED_REQUEST_HEADERS.join(", "))
     )]
     NotRecorded(String),
     /// `value` or `every` without `header`.

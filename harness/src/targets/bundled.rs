@@ -178,7 +178,10 @@ async fn run_plan(
                     timeout_ms: c.timeout_ms,
                     string_ids: c.string_ids,
                     max_message_bytes: c.max_message_bytes,
-                    protocol_version: scenario.revision.as_str().to_string(),
+                    protocol_version: c
+                        .protocol_version
+                        .clone()
+                        .unwrap_or_else(|| scenario.revision.as_str().to_string()),
                     // In-process runs share one process environment, so the plan's env is
                     // handed to the transport instead of set globally.
                     timeout_env_override: Some(c.env.get(mcp_transports::config::TIMEOUT_ENV).cloned()),
@@ -187,7 +190,7 @@ async fn run_plan(
                 };
                 let handlers = handlers(&observed, c.roots.clone());
                 let client_options = ClientOptions {
-                    protocol_version: scenario.revision.as_str().to_string(),
+                    protocol_version: config.protocol_version.clone(),
                     roots: c.roots.clone(),
                     timeout: config.timeout(),
                     ..ClientOptions::default()

@@ -159,12 +159,17 @@ fn exchange_of(e: &WireEvent) -> Option<u64> {
     }
 }
 
-/// The request headers a transcript shows: those that matter, minus the mock's own host.
+/// The request headers a transcript shows: those that matter, minus the mock's own host. A
+/// `=?base64?…?=` value (2026-07-28) is followed by its decoded text, as a JSON string.
 fn shown_headers(headers: &std::collections::BTreeMap<String, String>) -> String {
     let shown: Vec<String> = headers
         .iter()
         .filter(|(k, v)| !(k.as_str() == "host" && v.starts_with("127.0.0.1:")))
-        .map(|(k, v)| format!("{k}: {v}"))
+        .map(|(k, v)| match v.starts_with("=?base64?").then(|| mcp_mock::stateless::decode(v)) {
+            Some(Some(text)) => format!("{k}: {v} (decoded {})", serde_json::Value::from(text)),
+            Some(None) => format!("{k}: {v} (not valid base64 UTF-8)"),
+            None => format!("{k}: {v}"),
+        })
         .collect();
     if shown.is_empty() { String::new() } else { format!(" [{}]", shown.join("; ")) }
 }

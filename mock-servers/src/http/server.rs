@@ -11,6 +11,7 @@ use super::flavour::Flavour;
 use super::raw::{FaultIo, SocketControl};
 use super::shared::Shared;
 use super::sse;
+use crate::stateless;
 use crate::sync::lock;
 use bytes::Bytes;
 use http::{Method, Request, Response};
@@ -95,6 +96,12 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
             headers.insert(name.to_string(), joined);
         }
     }
+    // 2026-07-28 mirrors tool parameters into `Mcp-Param-*` headers: record them all.
+    for (name, value) in &parts.headers {
+        if name.as_str().starts_with(mcp_scenario::wire::RECORDED_HEADER_PREFIX) {
+            headers.insert(name.as_str().to_string(), String::from_utf8_lossy(value.as_bytes()).into_owned());
+        }
+    }
     let json: Option<Value> = if body.is_empty() { None } else { serde_json::from_slice(&body).ok() };
     let path = parts.uri.path_and_query().map(|p| p.as_str().to_string()).unwrap_or_else(|| "/".into());
     let session = headers.get("mcp-session-id").cloned();
@@ -151,6 +158,17 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
             shared.respond(n, exchange, 405, &[("allow".into(), "POST, DELETE".into())], Bytes::new(), "unscripted GET")
         }
         Method::DELETE => {
+            if shared.stateless_rules().is_some() && !conn.take(DELETE) {
+                // 2026-07-28 has no sessions to end (streamable-http.mdx, Backward Compatibility).
+                return shared.respond(
+                    n,
+                    exchange,
+                    405,
+                    &[("allow".into(), "POST".into())],
+                    Bytes::new(),
+                    "no DELETE on 2026-07-28",
+                );
+            }
             if conn.take(DELETE) {
                 return hand_over(&conn, DELETE, Value::Null, exchange, socket).await;
             }
@@ -194,6 +212,13 @@ async fn post(
     }
     let method = message.get("method").and_then(Value::as_str).map(str::to_string);
     let id = message.get("id").filter(|id| !id.is_null()).cloned();
+    if let (Some(rules), Some(_), Some(id)) = (shared.stateless_rules(), &method, &id)
+        && let Some(refusal) =
+            stateless::check_headers(&rules, &req.headers, &message).or_else(|| stateless::check_body(&rules, &message))
+    {
+        let body = json!({"jsonrpc": "2.0", "id": id, "error": refusal.error});
+        return shared.respond_json(n, exchange, refusal.status, &body, &[], refusal.why);
+    }
     match (method, id) {
         (Some(method), id) if conn.take(&method) => {
             let _ = id;
@@ -214,7 +239,9 @@ async fn post(
                 }
                 return shared.respond(n, exchange, 202, &[], Bytes::new(), "accepted");
             }
-            shared.respond_json(n, exchange, 200, &answer.0, &[], answer.1)
+            // 2026-07-28: a method the server does not implement is 404 + -32601.
+            let status = if shared.stateless_rules().is_some() && answer.1 == "auto -32601" { 404 } else { 200 };
+            shared.respond_json(n, exchange, status, &answer.0, &[], answer.1)
         }
         (Some(_), None) => shared.respond(n, exchange, 202, &[], Bytes::new(), "accepted"),
         (None, Some(id)) => {

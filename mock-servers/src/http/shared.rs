@@ -51,6 +51,8 @@ pub struct Shared {
     sessions: Mutex<HashMap<String, Session>>,
     sessions_issued: AtomicBool,
     rules: RwLock<HashMap<String, Arc<str>>>,
+    /// The 2026-07-28 request checks (`None` on stateful revisions).
+    stateless: RwLock<Option<crate::stateless::Rules>>,
     auth: RwLock<Option<AuthRule>>,
     tokens: Mutex<HashMap<String, usize>>,
     exchanges: AtomicU64,
@@ -82,12 +84,27 @@ impl Shared {
             sessions: Mutex::new(HashMap::new()),
             sessions_issued: AtomicBool::new(false),
             rules: RwLock::new(HashMap::new()),
+            stateless: RwLock::new(
+                (revision.as_str() >= "2026-07-28").then(|| crate::stateless::Rules::for_revision(revision.as_str())),
+            ),
             auth: RwLock::new(None),
             tokens: Mutex::new(HashMap::new()),
             exchanges: AtomicU64::new(0),
             open_streams: Mutex::new(Vec::new()),
             tasks: CancellationToken::new(),
             ending: Ending::default(),
+        }
+    }
+
+    /// The 2026-07-28 request checks in force, if the revision is stateless.
+    pub fn stateless_rules(&self) -> Option<crate::stateless::Rules> {
+        self.stateless.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Changes the 2026-07-28 request checks (the `stateless` op).
+    pub fn set_stateless_rules(&self, f: impl FnOnce(&mut crate::stateless::Rules)) {
+        if let Some(rules) = self.stateless.write().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            f(rules);
         }
     }
 

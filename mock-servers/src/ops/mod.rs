@@ -91,6 +91,8 @@ ops! {
     ReplyAlways => reply_always,
     MessageEvent => message_event,
     Endpoint => endpoint,
+    Stateless => stateless,
+    SubscriptionNotify => subscription_notify,
 }
 
 /// A short description of a server step, for messages (`expect tools/list`, `handshake`).

@@ -51,6 +51,11 @@ const EVERY_OP: &str = r#"
 - op: message_event
   name: m
 - op: endpoint
+- op: stateless
+  check_headers: false
+- op: subscription_notify
+  to: l
+  method: notifications/subscriptions/acknowledged
 "#;
 
 fn every_op() -> Vec<ServerStep> {
@@ -112,7 +117,7 @@ fn transports_are_written_once_per_op() {
         ["respond", "raw_response", "open_stream", "event", "end_stream", "expect_get", "expect_delete", "endpoint"]
     );
     assert_eq!(only(Transports::HTTP.standing_rule()), ["expire_session", "require_auth", "message_event"]);
-    assert_eq!(only(Transports::ALL.standing_rule()), ["reply_always"]);
+    assert_eq!(only(Transports::ALL.standing_rule()), ["reply_always", "stateless"]);
 }
 
 const HEADS: [(&str, &str); 4] = [

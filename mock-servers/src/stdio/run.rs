@@ -38,6 +38,9 @@ pub struct Mock {
     pub recorder: Recorder,
     /// The protocol revision the mock speaks.
     pub revision: String,
+    /// The 2026-07-28 request checks (`None` on stateful revisions; the `stateless` op
+    /// changes them).
+    pub stateless: Mutex<Option<crate::stateless::Rules>>,
     stdout: Output,
     stderr: Output,
     /// How many more messages of each method the script will consume; an arrival beyond
@@ -82,6 +85,9 @@ impl Mock {
     ) -> Self {
         Mock {
             recorder,
+            stateless: Mutex::new(
+                (revision.as_str() >= "2026-07-28").then(|| crate::stateless::Rules::for_revision(&revision)),
+            ),
             revision,
             stdout,
             stderr,
@@ -189,9 +195,17 @@ impl Mock {
             json: json.clone(),
             terminated,
         });
-        let Some(Value::Object(obj)) = &json else { return };
+        let Some(json @ Value::Object(obj)) = &json else { return };
         match (obj.get("method").and_then(Value::as_str), obj.get("id")) {
             (Some(method), id) => {
+                let rules = lock(&self.stateless).clone();
+                if let (Some(rules), Some(id)) = (rules, id.filter(|id| !id.is_null()))
+                    && let Some(refusal) = crate::stateless::check_body(&rules, json)
+                {
+                    let bytes = payload::reply_line(id.clone(), None, Some(&refusal.error), None, LineEnd::Lf);
+                    self.write(&bytes, refusal.why).await;
+                    return;
+                }
                 if lock(&self.budget).take(method) {
                     self.inbox.deliver(Value::Object(obj.clone()));
                 } else if let Some(id) = id.filter(|id| !id.is_null()) {

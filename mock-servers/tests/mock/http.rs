@@ -278,3 +278,50 @@ async fn a_second_initialize_starts_the_next_connection() {
     assert_eq!(run.len(), 2);
     assert!(run.iter().all(|conn| conn.iter().any(|e| matches!(e, WireEvent::Script { finished: true, .. }))));
 }
+
+/// On 2026-07-28 the mock refuses what a 2026-07-28 server refuses, before its script sees
+/// it: each rule of `mcp_mock::stateless` over the wire, then a valid request reaches the
+/// script.
+#[tokio::test]
+async fn stateless_revision_validates_like_a_2026_server() {
+    let text = head("2026-07-28", "http")
+        + "server:\n  - op: expect\n    method: tools/call\n  - op: reply\n    result: {\"content\": []}\n";
+    let mock = Http::start(Flavour::StreamableHttp, &text).await;
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+    let call = |name: &str, meta: Value| json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "_meta": meta}});
+    let send = |body: Value, headers: &[(&str, &str)]| {
+        let mut b = mock.client.post(&mock.url).header("content-type", "application/json").body(body.to_string());
+        for (k, v) in headers {
+            b = b.header(*k, *v);
+        }
+        b.send()
+    };
+    let full = [("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call"), ("mcp-name", "=?base64?w6k=?=")];
+    let code = |r: reqwest::Response| async move {
+        let status = r.status().as_u16();
+        (status, r.json::<Value>().await.expect("json")["error"]["code"].as_i64())
+    };
+    // Mcp-Name that does not match the body (after decoding), then missing headers.
+    assert_eq!(code(send(call("x", meta.clone()), &full).await.expect("post")).await, (400, Some(-32020)));
+    assert_eq!(code(send(call("é", meta.clone()), &full[1..]).await.expect("post")).await, (400, Some(-32020)));
+    // _meta without clientCapabilities; an unsupported version (header and body agree).
+    let no_caps = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
+    assert_eq!(code(send(call("é", no_caps), &full).await.expect("post")).await, (400, Some(-32602)));
+    let old = json!({"io.modelcontextprotocol/protocolVersion": "2025-11-25", "io.modelcontextprotocol/clientCapabilities": {}});
+    let old_headers = [("mcp-protocol-version", "2025-11-25"), full[1], full[2]];
+    let r = send(call("é", old), &old_headers).await.expect("post");
+    assert_eq!(r.status(), 400);
+    let body: Value = r.json().await.expect("json");
+    assert_eq!(body["error"]["data"], json!({"supported": ["2026-07-28"], "requested": "2025-11-25"}));
+    // An unknown method: 404 + -32601; GET and DELETE: 405.
+    let unknown = json!({"jsonrpc": "2.0", "id": 2, "method": "x/y", "params": {"_meta": meta}});
+    let unknown_headers = [full[0], ("mcp-method", "x/y")];
+    assert_eq!(code(send(unknown, &unknown_headers).await.expect("post")).await, (404, Some(-32601)));
+    assert_eq!(mock.client.get(&mock.url).send().await.expect("get").status(), 405);
+    assert_eq!(mock.client.delete(&mock.url).send().await.expect("delete").status(), 405);
+    // A valid request reaches the script.
+    let r = send(call("é", meta), &full).await.expect("post");
+    assert_eq!(r.json::<Value>().await.expect("json")["result"], json!({"content": []}));
+    let run = mock.stop().await;
+    assert!(run[0].iter().any(|e| matches!(e, WireEvent::Script { finished: true, .. })));
+}

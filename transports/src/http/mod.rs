@@ -23,22 +23,30 @@
 //! capped body reads, the request/notification/cancellation flows, the `Transport` impl)
 //! is in `http_common`.
 //!
-//! 2026-07-28 (stateless) is not implemented yet: [`HttpTransport::connect`] refuses it.
+//! 2026-07-28 (stateless, `mirror`): the same POST and reply flows, with every request's
+//! metadata headers mirrored from its body; no session, no GET listener, no DELETE, no
+//! resumption, and cancellation is closing the reply stream alone (no
+//! `notifications/cancelled` POST). A non-2xx whose body is the request's JSON-RPC error
+//! (400 + -32022, 404 + -32601…) settles the request with that error, so the client layer
+//! can negotiate on it.
 
 mod listener;
+pub mod mirror;
 mod reply;
 mod session;
 mod stream;
 
 use crate::config::TransportConfig;
 use crate::error::TransportError;
-use crate::http_common::{ConfigError, HttpCore, HttpFront, HttpKind, parse_url, status_error};
+use crate::http_common::{HttpCore, HttpFront, HttpKind, parse_url, status_error};
 use crate::message::RequestId;
+use crate::param_headers::Annotation;
 use crate::pending::lock;
 use crate::transport::Handlers;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use session::Outbound;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::DropGuard;
@@ -49,8 +57,6 @@ pub use stream::MAX_RESUME_ATTEMPTS;
 
 /// The only revision that still allowed JSON-RPC batches.
 const BATCH_REVISION: &str = "2025-03-26";
-/// The stateless revision this transport does not speak yet.
-const STATELESS_REVISION: &str = "2026-07-28";
 
 const EVENT_STREAM: &str = "text/event-stream";
 
@@ -76,6 +82,11 @@ pub(crate) struct Inner {
     negotiated: Mutex<Option<String>>,
     /// The GET listener is started once, after `notifications/initialized`.
     listener_started: AtomicBool,
+    /// A modern revision (2026-07-28+): see the module docs. Cleared when the client falls
+    /// back to the stateful handshake (a legacy server).
+    stateless: AtomicBool,
+    /// `x-mcp-header` annotations by tool name (2026-07-28), for `Mcp-Param-*`.
+    pub(crate) tool_params: Mutex<HashMap<String, Vec<Annotation>>>,
 }
 
 impl HttpFront for HttpTransport {
@@ -100,9 +111,6 @@ impl HttpTransport {
         handlers: Handlers,
         auth_refresh: Option<AuthRefresh>,
     ) -> Result<Arc<HttpTransport>, TransportError> {
-        if config.protocol_version == STATELESS_REVISION {
-            return Err(ConfigError::UnsupportedRevision(STATELESS_REVISION).into());
-        }
         let url = parse_url(&config.url)?;
         let inner = Inner {
             core: HttpCore::new(&url, config, handlers, auth_refresh, true)?,
@@ -111,6 +119,8 @@ impl HttpTransport {
             session_id: Mutex::new(None),
             negotiated: Mutex::new(None),
             listener_started: AtomicBool::new(false),
+            stateless: AtomicBool::new(crate::stateless::is_modern(&config.protocol_version)),
+            tool_params: Mutex::new(HashMap::new()),
         };
         let stop = inner.core.shutdown.clone().drop_guard();
         Ok(Arc::new(HttpTransport { inner: Arc::new(inner), _stop_on_drop: stop }))
@@ -133,6 +143,11 @@ impl std::fmt::Debug for HttpTransport {
 }
 
 impl Inner {
+    /// Whether the transport speaks the stateless revision now.
+    pub(crate) fn is_stateless(&self) -> bool {
+        self.stateless.load(Ordering::SeqCst)
+    }
+
     /// Closes the transport (see [`HttpCore::shut`]) and, the first time, ends the session.
     async fn shut(&self, err: TransportError) {
         if self.core.shut(err) {
@@ -166,10 +181,27 @@ impl HttpKind for Inner {
         *lock(&self.negotiated) = Some(version.to_owned());
     }
 
+    fn posts_cancelled(&self) -> bool {
+        !self.is_stateless()
+    }
+
+    fn mirrors_param_headers(&self) -> bool {
+        self.is_stateless()
+    }
+
+    fn fall_back_to_stateful(&self) -> bool {
+        self.stateless.store(false, Ordering::SeqCst);
+        true
+    }
+
+    fn set_tool_param_headers(&self, tools: Vec<(String, Vec<Annotation>)>) {
+        lock(&self.tool_params).extend(tools);
+    }
+
     /// Starts the GET listener, once.
     fn on_initialized(self: &Arc<Self>) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            if self.core.is_connected() && !self.listener_started.swap(true, Ordering::SeqCst) {
+            if self.core.is_connected() && !self.is_stateless() && !self.listener_started.swap(true, Ordering::SeqCst) {
                 self.start_listener().await;
             }
         })

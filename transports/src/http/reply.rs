@@ -86,6 +86,9 @@ impl Inner {
         let (resp, session) = self.send(Outbound::Post(body)).await?;
         let status = resp.status();
         if !status.is_success() {
+            if self.is_stateless() && mime(&resp).as_deref() == Some("application/json") {
+                return self.modern_error(id, resp).await.map(|()| None);
+            }
             return Err(status_error(resp, session.as_deref()).await);
         }
         if is_init {
@@ -108,6 +111,26 @@ impl Inner {
                 Err(ReplyError::ContentType { content_type, id: id.clone() }.into())
             }
         }
+    }
+
+    /// 2026-07-28: a non-2xx JSON body that is the request's recognized modern JSON-RPC
+    /// error (400 + -32020 / -32021 / -32022 / -32602, 404 + -32601) settles the request with
+    /// that error, `data` kept; any other body is the usual `HTTP <status>: <body>`, which
+    /// on a first request identifies a legacy server.
+    async fn modern_error(self: &Arc<Self>, id: &RequestId, resp: Response) -> Result<(), TransportError> {
+        let status = resp.status().as_u16();
+        let hint = |name: &str| resp.headers().get(name).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        let (www_authenticate, mcp_auth_server) = (hint("www-authenticate"), hint("mcp-auth-server"));
+        let bytes = read_capped(resp, http_common::ERROR_BODY_LIMIT).await.unwrap_or_default();
+        if let Ok(value) = serde_json::from_slice::<Value>(&bytes)
+            && matches!(Inbound::classify(&value), Inbound::ErrorResponse { id: Some(got), error }
+                if &got == id && crate::stateless::is_modern_error(error.code, Some(status)))
+        {
+            self.core.correlator.route(&value);
+            return Ok(());
+        }
+        let body = String::from_utf8_lossy(&bytes).into_owned();
+        Err(TransportError::Http { status, body, www_authenticate, mcp_auth_server, accepted: false })
     }
 
     /// Validates and routes a one-object JSON reply: jsonrpc, matching id, result xor error.

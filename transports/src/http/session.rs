@@ -2,7 +2,7 @@
 //! initialize, the negotiated revision, the headers that carry them on every exchange, and
 //! the DELETE at close.
 
-use super::{EVENT_STREAM, Inner};
+use super::{EVENT_STREAM, Inner, mirror};
 use crate::error::TransportError;
 use crate::http_common::send_with_auth;
 use crate::pending::lock;
@@ -45,8 +45,23 @@ impl Inner {
     /// names are dropped rather than sent in their place.
     fn headers(&self, configured: HeaderMap, out: Outbound<'_>, session: Option<&str>) -> HeaderMap {
         let mut h = configured;
-        for owned in [PROTOCOL_HEADER, SESSION_HEADER, "last-event-id"] {
+        for owned in [PROTOCOL_HEADER, SESSION_HEADER, "last-event-id", "mcp-method", "mcp-name"] {
             h.remove(owned);
+        }
+        if self.is_stateless() {
+            // 2026-07-28: POST only, every header mirrored from the body itself.
+            h.insert(reqwest::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            h.insert(reqwest::header::ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+            if let Outbound::Post(body) = out
+                && let Ok(value) = serde_json::from_slice::<serde_json::Value>(body)
+            {
+                for (name, v) in mirror::headers_for(&value, &lock(&self.tool_params)) {
+                    if let (Ok(n), Ok(v)) = (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(&v)) {
+                        h.insert(n, v);
+                    }
+                }
+            }
+            return h;
         }
         match out {
             Outbound::Post(_) => {

@@ -22,9 +22,6 @@ pub(crate) enum ConfigError {
     /// reqwest could not build a client (e.g. no TLS backend).
     #[error("cannot build the HTTP client: {0}")]
     Client(reqwest::Error),
-    /// A protocol revision this transport does not speak.
-    #[error("protocol revision {0} (stateless Streamable HTTP) is not supported yet")]
-    UnsupportedRevision(&'static str),
 }
 
 impl From<ConfigError> for TransportError {
@@ -132,10 +129,6 @@ mod tests {
             "Invalid configuration: invalid URL: relative URL without a base"
         );
         assert_eq!(text(ConfigError::InvalidHeader("x y".into())), "Invalid configuration: invalid header \"x y\"");
-        assert_eq!(
-            text(ConfigError::UnsupportedRevision("2026-07-28")),
-            "Invalid configuration: protocol revision 2026-07-28 (stateless Streamable HTTP) is not supported yet"
-        );
         assert_eq!(RedirectRefused::TooMany { max: 5 }.to_string(), "too many redirects (over 5)");
     }
 }

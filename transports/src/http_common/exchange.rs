@@ -113,6 +113,27 @@ pub(crate) trait HttpKind: Send + Sync + 'static {
         let _ = version;
     }
 
+    /// Whether giving up on a request POSTs `notifications/cancelled` (default yes; on
+    /// 2026-07-28 Streamable HTTP closing the reply stream is the whole cancellation).
+    fn posts_cancelled(&self) -> bool {
+        true
+    }
+
+    /// [`Transport::mirrors_param_headers`](crate::Transport::mirrors_param_headers).
+    fn mirrors_param_headers(&self) -> bool {
+        false
+    }
+
+    /// [`Transport::fall_back_to_stateful`](crate::Transport::fall_back_to_stateful).
+    fn fall_back_to_stateful(&self) -> bool {
+        false
+    }
+
+    /// [`Transport::set_tool_param_headers`](crate::Transport::set_tool_param_headers).
+    fn set_tool_param_headers(&self, tools: Vec<(String, Vec<crate::param_headers::Annotation>)>) {
+        let _ = tools;
+    }
+
     /// [`Transport::on_initialized`](crate::Transport::on_initialized). Default: nothing.
     fn on_initialized(self: &Arc<Self>) -> BoxFuture<'_, ()> {
         Box::pin(async {})
@@ -184,7 +205,7 @@ pub(crate) fn route<K: HttpKind>(inner: &Arc<K>, value: Value) {
 /// Nothing is sent once the transport has closed.
 async fn send_cancelled<K: HttpKind>(inner: &K, id: &RequestId, reason: &str) {
     let core = inner.core();
-    if !core.is_connected() {
+    if !core.is_connected() || !inner.posts_cancelled() {
         return;
     }
     let body = Bytes::from(message::cancelled(id, reason).to_string());

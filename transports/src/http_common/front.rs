@@ -48,4 +48,16 @@ impl<T: HttpFront> Transport for T {
     async fn on_initialized(&self) {
         self.kind().on_initialized().await;
     }
+
+    fn fall_back_to_stateful(&self) -> bool {
+        self.kind().fall_back_to_stateful()
+    }
+
+    fn mirrors_param_headers(&self) -> bool {
+        self.kind().mirrors_param_headers()
+    }
+
+    fn set_tool_param_headers(&self, tools: Vec<(String, Vec<crate::param_headers::Annotation>)>) {
+        self.kind().set_tool_param_headers(tools);
+    }
 }

@@ -4,7 +4,7 @@
 //! is here:
 //!
 //! - `client` — URL checks, the reqwest client with its same-origin redirect policy, and
-//!   mapping reqwest failures without their URL; [`ConfigError`].
+//!   mapping reqwest failures without their URL; `ConfigError`.
 //! - `auth` — configured headers, the refresh hook, one re-send after a 401/403.
 //! - `response` — status errors with auth hints, the content type, capped body reads and
 //!   streamed chunks.
@@ -21,7 +21,7 @@ mod response;
 
 pub use auth::AuthRefresh;
 pub(crate) use auth::send_with_auth;
-pub(crate) use client::{ConfigError, parse_url};
+pub(crate) use client::parse_url;
 pub(crate) use exchange::{HttpCore, HttpKind, event_message, route, with_timeout};
 pub(crate) use front::HttpFront;
 pub use response::ERROR_BODY_LIMIT;
