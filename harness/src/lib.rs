@@ -23,14 +23,16 @@
 //! - [`runner`] — one run per scenario × transport, under a deadline, in parallel.
 //! - [`report`] — terminal summary, `results.json`, JUnit XML.
 //! - [`baseline`] — expected-failures baselines, so CI fails only on change.
+//! - [`findings`] — a ready-to-file report per third-party cell that breaks an MCP MUST.
 //! - [`matrix`] — the third-party compatibility matrix (Markdown), from `results.json`.
 //!
-//! `report`, `baseline` and `matrix` read run results as `mcp_scenario::results` only.
+//! `report`, `baseline`, `findings` and `matrix` read run results as `mcp_scenario::results` only.
 
 pub mod baseline;
 pub mod checks;
 pub mod discover;
 pub mod error;
+pub mod findings;
 pub mod http_mock;
 pub mod load;
 pub mod matrix;

@@ -64,7 +64,7 @@ fn cell(run: &RunResult) -> Cell {
             None => format!("{} (no spec sentence yet)", f.level),
         })
         .unwrap_or_default();
-    let flagged = (run.status == Status::Passed && first.is_some()).then(|| !run.warnings.is_empty());
+    let flagged = (run.status == Status::Passed && first.is_some()).then_some(!run.warnings.is_empty());
     Cell {
         status: run.status,
         flagged,
@@ -106,6 +106,8 @@ pub fn write(dir: &Path) -> Result<Vec<String>, HarnessError> {
             std::io::Error::other("run `make validate` first"),
         ));
     }
+    let listed: Vec<(String, Vec<RunResult>)> = clients.iter().map(|(c, r)| (c.clone(), r.clone())).collect();
+    crate::findings::write(dir, &listed, Path::new("."))?;
     // (scenario, transport) → client → cell
     let mut rows: BTreeMap<(String, &str), BTreeMap<String, Cell>> = BTreeMap::new();
     for (client, runs) in &clients {
@@ -183,7 +185,12 @@ fn client_page(client: &str, runs: &[RunResult]) -> String {
             symbol(&c),
             c.baseline.map(Verdict::as_str).unwrap_or(""),
             c.reason,
-            c.rests_on
+            if crate::findings::must_failures(run).is_empty() {
+                c.rests_on.clone()
+            } else {
+                let stem = run.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                format!("{} ([finding](findings/{client}/{stem}@{}.md))", c.rests_on, run.transport.as_str())
+            }
         );
     }
     page

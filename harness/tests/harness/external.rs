@@ -137,7 +137,10 @@ async fn a_check_the_client_cannot_serve_is_not_judged_never_failed() {
     let (declared, _) = run_fake_with(dir.path(), "declared.sh", &body, &yaml).await;
     assert!(!notified(&declared), "{:?}", declared.failures);
     assert!(
-        declared.notes.iter().any(|n| n.check.contains("(notified)") && n.message.contains("cannot report notifications")),
+        declared
+            .notes
+            .iter()
+            .any(|n| n.check.contains("(notified)") && n.message.contains("cannot report notifications")),
         "{:?}",
         declared.notes
     );
