@@ -521,6 +521,12 @@ pub mod step {
         pub www_authenticate: Option<String>,
         /// The body of the refusal (default empty).
         pub text: Option<String>,
+        /// Only requests with this HTTP method must carry the token (e.g. `POST`); others are
+        /// served as if no rule were set. With `POST`, a client's optional GET listener is
+        /// answered the same whether it comes before or after the rule (the spec lets the
+        /// client open it at any time), so the scenario does not race it. Default: every
+        /// request.
+        pub http_method: Option<String>,
     }
 
     /// `op: reply_always` (see [`ServerStep::ReplyAlways`](super::ServerStep::ReplyAlways)).

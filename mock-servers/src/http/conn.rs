@@ -150,6 +150,8 @@ pub struct AuthRule {
     pub www_authenticate: String,
     /// The refusal body.
     pub text: String,
+    /// Only requests with this HTTP method are judged (upper case); `None`: all.
+    pub http_method: Option<String>,
 }
 
 /// Where a request goes.

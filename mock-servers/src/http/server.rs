@@ -137,7 +137,7 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
     if too_big {
         return shared.respond(n, exchange, 413, &[], Bytes::new(), "request body over the mock's cap");
     }
-    if let Some(rule) = shared.auth_refusal(req.authorization.as_deref()) {
+    if let Some(rule) = shared.auth_refusal(req.method.as_str(), req.authorization.as_deref()) {
         let mut hs = vec![("www-authenticate".to_string(), rule.www_authenticate.clone())];
         if !rule.text.is_empty() {
             hs.push(("content-type".into(), "text/plain".into()));

@@ -283,9 +283,12 @@ impl Shared {
     }
 
     /// The refusal for a request's Authorization value, if the requirement rejects it.
-    pub fn auth_refusal(&self, authorization: Option<&str>) -> Option<AuthRule> {
+    pub fn auth_refusal(&self, http_method: &str, authorization: Option<&str>) -> Option<AuthRule> {
         let auth = self.auth.read().unwrap_or_else(|e| e.into_inner());
         let rule = auth.as_ref()?;
+        if rule.http_method.as_deref().is_some_and(|m| m != http_method) {
+            return None;
+        }
         let token = authorization.and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")));
         if token.map(str::trim) == Some(rule.token.as_str()) { None } else { Some(rule.clone()) }
     }

@@ -21,6 +21,11 @@ impl Op for step::RequireAuth {
         if !(400..500).contains(&self.status) {
             return Err(Problem::field("status", format!("{} is not a 4xx status (use 401 or 403)", self.status)));
         }
+        if let Some(m) = &self.http_method
+            && !["GET", "POST", "DELETE"].contains(&m.to_ascii_uppercase().as_str())
+        {
+            return Err(Problem::field("http_method", format!("{m:?}: write GET, POST or DELETE")));
+        }
         if let Some(v) = &self.www_authenticate {
             http::HeaderValue::from_str(v)
                 .map_err(|_| Problem::field("www_authenticate", format!("{v:?} is not a valid header value")))?;
@@ -34,6 +39,7 @@ impl Op for step::RequireAuth {
             status: self.status,
             www_authenticate: self.www_authenticate.clone().unwrap_or_else(|| "Bearer error=\"invalid_token\"".into()),
             text: self.text.clone().unwrap_or_default(),
+            http_method: self.http_method.as_ref().map(|m| m.to_ascii_uppercase()),
         });
         Box::pin(async {})
     }

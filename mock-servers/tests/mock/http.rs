@@ -213,6 +213,15 @@ async fn auth_refusal_can_be_403_with_a_body() {
 }
 
 #[tokio::test]
+async fn auth_limited_to_posts_serves_the_get_listener_as_without_a_rule() {
+    let mock = Http::streamable("  - op: require_auth\n    token: t0k\n    http_method: POST\n  - op: stall\n").await;
+    let get = mock.client.get(&mock.url).header("accept", "text/event-stream").send().await.expect("get");
+    assert_eq!(get.status(), 405, "the GET is answered as if no rule were set");
+    assert_eq!(mock.post(None, init()).await.status(), 401, "a POST without the token is refused");
+    mock.stop().await;
+}
+
+#[tokio::test]
 async fn raw_response_then_reset() {
     let mock = Http::streamable(
         "  - op: expect\n    method: a\n  - op: raw_response\n    hex: 48 54 54 50\n    then: reset\n",
