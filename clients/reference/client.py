@@ -48,6 +48,12 @@ BUGS: dict[str, str] = {
     "no-delete": "never sends DELETE for the session on close",
     "no-cancel-notification": "a cancelled or timed-out request sends no notifications/cancelled",
     "ping-method-not-found": "answers the server's ping with -32601 Method not found",
+    "no-version-header": "never sends the MCP-Protocol-Version header after initialize (2025-06-18 and later)",
+    "get-accepts-json-only": "its GET listener sends Accept: application/json, not listing text/event-stream",
+    "post-accepts-json-only": "its POSTs send Accept: application/json, not listing text/event-stream",
+    "get-without-session-id": "its GET listener leaves out the Mcp-Session-Id the server issued",
+    "reuses-ids": "numbers every request 1, so concurrent requests share an id",
+    "null-ids": "sends requests with \"id\": null",
 }
 BUG: str | None = None
 
@@ -164,6 +170,10 @@ class Client:
     # -- outbound -------------------------------------------------------------------------
 
     def new_id(self) -> Any:
+        if bug("reuses-ids"):
+            return 1
+        if bug("null-ids"):
+            return None
         with self.lock:
             n = self.next_id
             self.next_id += 1
@@ -820,7 +830,7 @@ class StreamableHttpTransport(HttpBase):
         if self.session and not bug("ignores-session-id"):
             h["Mcp-Session-Id"] = self.session
         version = self.client.version
-        if version and version >= "2025-06-18":
+        if version and version >= "2025-06-18" and not bug("no-version-header"):
             h["MCP-Protocol-Version"] = version
         return h
 
@@ -831,7 +841,7 @@ class StreamableHttpTransport(HttpBase):
         return f"Session expired: HTTP 404 for session {self.session}"
 
     def post(self, message: dict[str, Any], timeout: float | None, pending: Pending | None = None) -> tuple[Exchange, http.client.HTTPResponse, bool]:
-        h = self.protocol_headers()
+        h = self.protocol_headers("application/json" if bug("post-accepts-json-only") else "application/json, text/event-stream")
         h["Content-Type"] = "application/json"
         had_session = "Mcp-Session-Id" in h
         ex, resp = self.exchange("POST", self.url, h, json.dumps(message).encode("utf-8"), timeout, pending)
@@ -973,7 +983,9 @@ class StreamableHttpTransport(HttpBase):
         nothing) means no listener; a listener that delivered messages and then ends with
         no event id to resume from ends the connection."""
         while True:
-            h = self.protocol_headers("text/event-stream")
+            h = self.protocol_headers("application/json" if bug("get-accepts-json-only") else "text/event-stream")
+            if bug("get-without-session-id"):
+                h.pop("Mcp-Session-Id", None)
             try:
                 ex, resp = self.exchange("GET", self.url, h, None, None)
             except McpError:
