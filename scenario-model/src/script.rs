@@ -502,9 +502,16 @@ pub mod step {
     }
 
     /// `op: expire_session` (see [`ServerStep::ExpireSession`](super::ServerStep::ExpireSession)).
-    #[derive(Debug, Clone, Serialize, JsonSchema)]
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
-    pub struct ExpireSession {}
+    pub struct ExpireSession {
+        /// Only requests with this HTTP method get the 404 (e.g. `POST`); others are served
+        /// as if the session were live. With `POST`, a client's optional GET listener is
+        /// answered the same whenever it comes, so the scenario does not race it. Default:
+        /// every request.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub http_method: Option<String>,
+    }
 
     /// `op: require_auth` (see [`ServerStep::RequireAuth`](super::ServerStep::RequireAuth)).
     #[skip_serializing_none]
@@ -622,7 +629,6 @@ pub mod step {
         IgnoreStdinEof => "ignore_stdin_eof",
         ExpectEof => "expect_eof",
         NewConnection => "new_connection",
-        ExpireSession => "expire_session",
     }
 }
 

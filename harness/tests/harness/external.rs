@@ -88,20 +88,26 @@ async fn hanging_client_with_grandchild_holding_stdout_is_a_timeout_and_leaves_n
 async fn a_client_that_exits_leaving_processes_behind_fails_and_names_them() {
     let steps = "echo '{\"step\":1,\"ok\":true}'\necho '{\"step\":2,\"ok\":true,\"result\":{\"tools\":[]}}'";
     // One leftover lets go of the pipes, the other holds stdout (the harness waits out its drain).
-    for (name, spawn) in [("detached", "sleep 62 >/dev/null 2>&1 &"), ("holding", "sleep 63 &")] {
+    // The leftovers name the script ($0, inside this test's own temporary folder), so the
+    // search below cannot mistake another test's processes for them.
+    for (name, spawn) in
+        [("detached", "sh -c 'sleep 62; :' \"$0\" >/dev/null 2>&1 &"), ("holding", "sh -c 'sleep 63; :' \"$0\" &")]
+    {
         let dir = tempfile::Builder::new().prefix("mcp-leftover-").tempdir().expect("tempdir");
+        let marker = dir.path().display().to_string();
         let body = format!("{spawn}\n{steps}\nexit 0");
         let (result, took) = run_fake(dir.path(), &format!("{name}.sh"), &body).await;
         assert!(took < bound(), "{name}: took {took:?}");
         let failure = result.failures.iter().find(|f| f.check.contains("client process ends cleanly"));
         let message = failure.map(|f| f.message.as_str()).unwrap_or_default();
         assert!(
-            message.contains("left 1 process(es) behind") && message.contains("`sleep 6"),
+            // The `sh` wrapper, and its `sleep` once it has forked it.
+            message.contains("process(es) behind in its process group") && message.contains("sleep 6"),
             "{name}: {:?}",
             result.failures
         );
         assert_eq!(result.status, Status::Failed, "{name}");
-        let left = processes_mentioning(if name == "detached" { "sleep 62" } else { "sleep 63" });
+        let left = processes_mentioning(&marker);
         assert!(left.is_empty(), "{name}: the harness killed the group, yet: {left:?}");
     }
 }

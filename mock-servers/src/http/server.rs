@@ -111,7 +111,7 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
         Flavour::StreamableHttp => {
             let is_init = req.method == Method::POST
                 && req.json.as_ref().and_then(|j| j.get("method")).and_then(Value::as_str) == Some("initialize");
-            shared.route_streamable(req.session.as_deref(), is_init)
+            shared.route_streamable(req.session.as_deref(), is_init, req.method.as_str())
         }
         Flavour::LegacySse => Route::Conn(route_legacy(&shared, &req)),
     };
@@ -172,7 +172,7 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
             if conn.take(DELETE) {
                 return hand_over(&conn, DELETE, Value::Null, exchange, socket).await;
             }
-            shared.expire_session(&conn);
+            shared.expire_session(&conn, None);
             shared.respond(n, exchange, 200, &[], Bytes::new(), "unscripted DELETE")
         }
         _ => shared.respond(

@@ -33,6 +33,8 @@ pub type Engine = fn(Arc<Shared>, Arc<Conn>, Vec<ServerStep>) -> BoxFuture<'stat
 struct Session {
     connection: usize,
     live: bool,
+    /// When expired: only requests with this HTTP method are refused (`None`: all).
+    expired_for: Option<String>,
 }
 
 /// Everything one HTTP mock shares.
@@ -215,9 +217,12 @@ impl Shared {
 
     /// Decides which connection a Streamable HTTP request belongs to, refusing requests with
     /// a missing (400), unknown or expired (404) session.
-    pub fn route_streamable(self: &Arc<Self>, session: Option<&str>, is_initialize: bool) -> Route {
+    pub fn route_streamable(self: &Arc<Self>, session: Option<&str>, is_initialize: bool, http_method: &str) -> Route {
         if let Some(id) = session {
-            let found = lock(&self.sessions).get(id).map(|s| (s.connection, s.live));
+            let found = lock(&self.sessions).get(id).map(|s| {
+                let refused = !s.live && s.expired_for.as_deref().is_none_or(|m| m == http_method);
+                (s.connection, !refused)
+            });
             return match found {
                 Some((n, true)) => Route::Conn(self.conn(n).unwrap_or_else(|| self.latest())),
                 Some((n, false)) => Route::Refuse(
@@ -244,17 +249,19 @@ impl Shared {
 
     /// Registers a session id issued on connection `n`.
     pub fn issue_session(&self, conn: &Conn, id: &str) {
-        lock(&self.sessions).insert(id.to_string(), Session { connection: conn.index, live: true });
+        lock(&self.sessions).insert(id.to_string(), Session { connection: conn.index, live: true, expired_for: None });
         *lock(&conn.session) = Some(id.to_string());
         self.sessions_issued.store(true, Ordering::SeqCst);
     }
 
-    /// Expires connection `conn`'s session: later requests carrying it get 404.
-    pub fn expire_session(&self, conn: &Conn) {
+    /// Expires connection `conn`'s session: later requests carrying it get 404 — only those
+    /// with `http_method`, when given.
+    pub fn expire_session(&self, conn: &Conn, http_method: Option<&str>) {
         if let Some(id) = lock(&conn.session).as_ref()
             && let Some(s) = lock(&self.sessions).get_mut(id)
         {
             s.live = false;
+            s.expired_for = http_method.map(str::to_ascii_uppercase);
         }
     }
 

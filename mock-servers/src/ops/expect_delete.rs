@@ -36,7 +36,7 @@ impl Op for step::ExpectDelete {
                 let _ = tx.send(run.shared.respond(n, exchange, self.status, &[], Bytes::new(), "expect_delete"));
             }
             if (200..300).contains(&self.status) {
-                run.shared.expire_session(&run.conn);
+                run.shared.expire_session(&run.conn, None);
             }
         })
     }

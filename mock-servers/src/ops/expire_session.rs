@@ -1,6 +1,8 @@
-//! `expire_session` (HTTP): the current session expires; requests carrying its id get 404.
+//! `expire_session` (HTTP): the current session expires; requests carrying its id get 404
+//! (only those with `http_method`, when given).
 
 use super::op::Op;
+use super::rules::{Problem, Validation};
 use super::transports::Transports;
 use crate::http::run::HttpRun;
 use futures::future::BoxFuture;
@@ -11,7 +13,16 @@ impl Op for step::ExpireSession {
         Transports::HTTP.standing_rule()
     }
 
+    fn validate(&self, _cx: &mut Validation<'_>) -> Result<(), Problem> {
+        match &self.http_method {
+            Some(m) if !["GET", "POST", "DELETE"].contains(&m.to_ascii_uppercase().as_str()) => {
+                Err(Problem::field("http_method", format!("{m:?}: write GET, POST or DELETE")))
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
-        Box::pin(async move { run.shared.expire_session(&run.conn) })
+        Box::pin(async move { run.shared.expire_session(&run.conn, self.http_method.as_deref()) })
     }
 }

@@ -146,7 +146,7 @@ const CASES: &[(&str, &str, &str, Option<&str>)] = &[
         "expire_extra",
         "http",
         "  - op: expire_session\n    x: 1\n",
-        Some("s.yaml:8:5: unknown field `x`: op `expire_session` takes no fields"),
+        Some("s.yaml:8:5: unknown field `x`, expected one of http_method"),
     ),
     (
         "eof_extra",
