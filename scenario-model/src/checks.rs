@@ -166,6 +166,11 @@ pub struct HttpCheck {
     /// Every request matching the filters carried the header (and value); at least one.
     #[serde(default)]
     pub every: bool,
+    /// With `every`: the requests are optional (the GET listener is a MAY, DELETE on close a
+    /// SHOULD), so none at all passes; each one the client does send must carry the header.
+    /// For a MUST about "all requests" that should not fail a client for sending none.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
 }
 
 /// See [`Check::Outcome`].

@@ -26,6 +26,9 @@ impl CheckKind for HttpCheck {
         if self.header.is_none() && (self.value.is_some() || self.every) {
             return Err(Invalid::NeedsHeader);
         }
+        if self.optional && !self.every {
+            return Err(Invalid::OptionalWithoutEvery);
+        }
         if self.every && self.count.is_some() {
             return Err(Invalid::EveryAndCount);
         }
@@ -79,6 +82,9 @@ impl CheckKind for HttpCheck {
             _ => String::new(),
         };
         if self.every {
+            if matching == 0 && self.optional {
+                return Ok(());
+            }
             if matching == 0 {
                 return Err(Failure::NoneSent { what });
             }
@@ -185,6 +191,9 @@ pub enum Invalid {
     /// Both `every` and `count`.
     #[error("fields `every` and `count`: give one, not both")]
     EveryAndCount,
+    /// `optional` without `every`.
+    #[error("field `optional` qualifies `every: true` (none sent passes): add `every: true` or drop it")]
+    OptionalWithoutEvery,
     /// `connection: 0`.
     #[error("field `connection`: connections are numbered from 1")]
     ConnectionZero,
