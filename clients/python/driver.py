@@ -208,6 +208,14 @@ class Driver:
         raise Unsupported(f"unknown transport {self.transport!r}")
 
     async def connect(self, step: dict[str, Any]) -> None:
+        revision = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "")
+        if revision >= "2026-07-28":
+            if SDK_MAJOR < 2:
+                raise Unsupported(f"mcp {SDK_VERSION} does not speak {revision} (it has only the initialize handshake)")
+            raise Unsupported(
+                f"this driver drives ClientSession (the initialize handshake); mcp {SDK_VERSION}'s "
+                f"stateless {revision} client is not driven yet"
+            )
         if step.get("env"):
             raise Unsupported(f"the SDK reads no transport settings from the environment (plan sets {', '.join(step['env'])})")
         if step.get("max_message_bytes") is not None:

@@ -23,12 +23,21 @@ import {
   ListPromptsResultSchema,
   GetPromptResultSchema,
   CompleteResultSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/sdk/types.js";
 import { createRequire } from "node:module";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 const SDK_VERSION = createRequire(import.meta.url)("@modelcontextprotocol/sdk/package.json").version;
+/**
+ * The installed SDK's version, read from its own package.json. (SDK_VERSION above resolves
+ * through the package's exports to a nested package.json without a version, so clientInfo
+ * has carried no version; kept as it is so the committed transcripts stay comparable.)
+ */
+const INSTALLED_SDK_VERSION = JSON.parse(
+  readFileSync(new URL("./node_modules/@modelcontextprotocol/sdk/package.json", import.meta.url), "utf8"),
+).version;
 /** Strings in results longer than this are shortened, so a large reply cannot flood stdout. */
 const MAX_STRING = 4096;
 /** "Disabled" timeouts (`timeout_ms: 0`) become the largest timer Node accepts. */
@@ -313,6 +322,12 @@ function wake(waiters) {
 }
 
 async function connect(step) {
+  const revision = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION;
+  if (revision && !SUPPORTED_PROTOCOL_VERSIONS.includes(revision)) {
+    throw new Unsupported(
+      `SDK ${INSTALLED_SDK_VERSION} does not speak ${revision} (its versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")})`,
+    );
+  }
   if (step.env && Object.keys(step.env).length > 0) {
     throw new Unsupported(`the SDK reads no transport settings from the environment (plan sets ${Object.keys(step.env).join(", ")})`);
   }
@@ -444,7 +459,7 @@ async function runStep(step) {
 }
 
 async function main() {
-  emit({ sdk: { name: "@modelcontextprotocol/sdk", version: SDK_VERSION } });
+  emit({ sdk: { name: "@modelcontextprotocol/sdk", version: INSTALLED_SDK_VERSION } });
   for (let i = 0; i < plan.length; i++) {
     const step = plan[i];
     const n = i + 1;

@@ -477,6 +477,13 @@ impl Driver {
         if self.transport == "stdio" && !headers.is_empty() {
             return Outcome::Unsupported("HTTP headers on a stdio connection".to_owned());
         }
+        if let Ok(revision) = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION")
+            && revision.as_str() >= "2026-07-28"
+        {
+            return Outcome::Unsupported(format!(
+                "the driver runs rmcp's initialize handshake; the stateless {revision} revision is not driven"
+            ));
+        }
         if let Some(version) = protocol_version {
             return Outcome::Unsupported(format!(
                 "the driver does not choose the offered protocol version ({version}); rmcp offers its own"
