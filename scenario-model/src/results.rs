@@ -266,6 +266,10 @@ pub struct ManagerEventRecord {
     pub planned_ms: Option<u64>,
     /// A readable description.
     pub detail: String,
+    /// For `subscription_restored`: the possibly-missed window (from the drop to the new
+    /// acknowledgement), kept out of `detail` so transcripts can bucket it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_ms: Option<u64>,
 }
 
 /// How an external client process ended.

@@ -447,6 +447,7 @@ fn record(e: &ManagerEvent) -> ManagerEventRecord {
             _ => None,
         },
         detail: e.kind.to_string(),
+        window_ms: e.kind.window().map(|w| w.as_millis() as u64),
     }
 }
 

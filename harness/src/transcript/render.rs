@@ -99,7 +99,12 @@ pub fn transcript(
         let decision = |e: &&ManagerEventRecord| matches!(e.event.as_str(), "replayed" | "replay_refused");
         let (decisions, lifecycle): (Vec<_>, Vec<_>) = outcome.manager_events.iter().partition(decision);
         for e in lifecycle.iter().chain(&decisions) {
-            let _ = writeln!(s, "[+{}] {}", reconnect_bucket(e.at_ms), shorten(&e.detail));
+            let _ = write!(s, "[+{}] {}", reconnect_bucket(e.at_ms), shorten(&e.detail));
+            // A possibly-missed window is a time too: bucketed the same way.
+            let _ = match e.window_ms {
+                Some(w) => writeln!(s, " (window {})", reconnect_bucket(w)),
+                None => writeln!(s),
+            };
         }
     }
     if let Some(d) = &outcome.diagnostics {

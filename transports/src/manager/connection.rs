@@ -9,12 +9,15 @@
 use super::breaker::StormBreaker;
 use super::event::{EventKind, ManagerEvent};
 use super::policy::ReconnectPolicy;
+use super::resubscribe::{self, AckBook, AfterFailure};
 use super::retry::{self, Replay};
 use crate::client::{self, ClientOptions, InitializeResult};
-use crate::config::TransportConfig;
+use crate::config::{TransportConfig, TransportKind};
 use crate::error::TransportError;
 use crate::http::AuthRefresh;
 use crate::pending::lock;
+use crate::stateless;
+use crate::subscriptions::{ACKNOWLEDGED, META_SUBSCRIPTION_ID};
 use crate::transport::{Handlers, Reply, RequestOptions, Transport};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -85,6 +88,8 @@ struct Inner {
     next_generation: AtomicU64,
     breaker: Mutex<StormBreaker>,
     closing: AtomicBool,
+    /// Subscription acknowledgements by generation, for the listens re-sent after a reconnect.
+    acks: Mutex<AckBook>,
 }
 
 /// A connection that reconnects itself. Cheap to clone.
@@ -115,6 +120,7 @@ impl ManagedConnection {
             next_generation: AtomicU64::new(1),
             breaker: Mutex::new(breaker),
             closing: AtomicBool::new(false),
+            acks: Mutex::new(AckBook::default()),
         });
         Inner::open_and_install(&inner, None).await?;
         Ok(ManagedConnection { inner })
@@ -176,7 +182,11 @@ impl ManagedConnection {
     /// Sends a request on the current transport, waiting out a reconnect in progress
     /// (bounded by the request's timeout). A 404 for the session starts a new session and
     /// the request is sent once more; a second 404 is returned.
+    /// On 2026-07-28 a `subscriptions/listen` lives across reconnects (see [`Self::listen`]).
     pub async fn request(&self, method: &str, params: Option<Value>, options: RequestOptions) -> Reply {
+        if method == resubscribe::LISTEN && self.is_modern() {
+            return self.listen(params, options).await;
+        }
         let (transport, generation) = self.ready(&options).await?;
         match transport.request(method, params.clone(), options.clone()).await {
             Err(TransportError::SessionExpired { .. }) => {
@@ -218,6 +228,99 @@ impl ManagedConnection {
         transport.request("tools/call", Some(params), options).await
     }
 
+    /// A 2026-07-28 `subscriptions/listen` (SPEC §7): one subscription for the caller,
+    /// however many connections it takes. When its connection goes down under it, it is
+    /// re-sent on the next one with the same params (a new request: a new JSON-RPC id, so a
+    /// new subscription id); the window from the drop to the new acknowledgement is
+    /// reported as possibly missed (`subscription_restored`). A refused re-send, or a
+    /// connection that stays down, ends it with the error (`subscription_lost`); a response
+    /// (the server's graceful end) ends it cleanly.
+    pub async fn listen(&self, params: Option<Value>, options: RequestOptions) -> Reply {
+        let filter = params.as_ref().and_then(|p| p.get("notifications")).map_or_else(|| "{}".into(), Value::to_string);
+        // Since when the subscription is not known to be active on a live connection.
+        let mut dropped_at: Option<Instant> = None;
+        let mut skip = None;
+        loop {
+            let (transport, generation) = match self.ready_after(skip, &options).await {
+                Ok(ready) => ready,
+                Err(e) => {
+                    if dropped_at.is_some() {
+                        self.inner.event(EventKind::SubscriptionLost { error: e.to_string() });
+                    }
+                    return Err(e);
+                }
+            };
+            if dropped_at.is_some() {
+                self.inner.event(EventKind::SubscriptionResent { filter: filter.clone() });
+            }
+            let request = transport.request(resubscribe::LISTEN, params.clone(), options.clone());
+            tokio::pin!(request);
+            let acknowledged = self.acknowledged(generation);
+            tokio::pin!(acknowledged);
+            let mut awaiting_ack = true;
+            let outcome = loop {
+                tokio::select! {
+                    biased;
+                    () = &mut acknowledged, if awaiting_ack => {
+                        awaiting_ack = false;
+                        self.restored(&mut dropped_at);
+                    }
+                    outcome = &mut request => break outcome,
+                }
+            };
+            if awaiting_ack && lock(&self.inner.acks).claim(generation).is_some() {
+                self.restored(&mut dropped_at);
+            }
+            let err = match outcome {
+                Err(e) => e,
+                ok => return ok,
+            };
+            let down = !transport.is_connected() || {
+                let current = lock(&self.inner.current);
+                current.generation != generation || current.status != Status::Ready
+            };
+            match resubscribe::after_failure(&err, down, self.inner.closing.load(Ordering::SeqCst)) {
+                AfterFailure::ToCaller => {
+                    if dropped_at.is_some() {
+                        self.inner.event(EventKind::SubscriptionLost { error: err.to_string() });
+                    }
+                    return Err(err);
+                }
+                AfterFailure::Resend => {
+                    // A re-sent listen that drops before its acknowledgement keeps the first drop's time.
+                    dropped_at.get_or_insert_with(Instant::now);
+                    // Idempotent: the close handler normally started it already.
+                    Inner::spawn_recover(&self.inner, generation);
+                    skip = Some(generation);
+                }
+            }
+        }
+    }
+
+    /// Whether this connection speaks a modern revision (2026-07-28) with subscriptions.
+    fn is_modern(&self) -> bool {
+        let t = &self.inner.config.transport;
+        stateless::is_modern(&t.protocol_version) && t.kind != TransportKind::Sse
+    }
+
+    /// Resolves once a subscription acknowledgement of `generation` is claimed.
+    async fn acknowledged(&self, generation: u64) {
+        loop {
+            let changed = self.inner.changed.notified();
+            if lock(&self.inner.acks).claim(generation).is_some() {
+                return;
+            }
+            changed.await;
+        }
+    }
+
+    /// A subscription is active again: report the window since the drop, if there was one.
+    fn restored(&self, dropped_at: &mut Option<Instant>) {
+        if let Some(since) = dropped_at.take() {
+            self.inner.event(EventKind::SubscriptionRestored { missed: since.elapsed() });
+        }
+    }
+
     /// Closes for good: no reconnect follows.
     pub async fn close(&self) {
         self.inner.closing.store(true, Ordering::SeqCst);
@@ -236,23 +339,42 @@ impl ManagedConnection {
     /// the request's timeout (else the connection's).
     async fn ready(&self, options: &RequestOptions) -> Result<(Arc<dyn Transport>, u64), TransportError> {
         let bound = crate::pending::effective_timeout(self.inner.config.transport.timeout(), options);
-        let wait = async {
-            loop {
-                let changed = self.inner.changed.notified();
-                {
-                    let current = lock(&self.inner.current);
-                    match (&current.status, &current.transport) {
-                        (Status::Ready, Some(t)) => return Ok((t.clone(), current.generation)),
-                        (Status::Failed(_) | Status::Closed, _) => return Err(TransportError::NotConnected),
-                        _ => {}
-                    }
-                }
-                changed.await;
-            }
-        };
         match bound {
-            None => wait.await,
-            Some(b) => tokio::time::timeout(b, wait).await.unwrap_or(Err(TransportError::NotConnected)),
+            None => self.wait_ready(None).await,
+            Some(b) => {
+                tokio::time::timeout(b, self.wait_ready(None)).await.unwrap_or(Err(TransportError::NotConnected))
+            }
+        }
+    }
+
+    /// A transport other than generation `skip` once ready. Unbounded but for the caller's
+    /// cancellation: a reconnect always ends, ready or down for good.
+    async fn ready_after(
+        &self,
+        skip: Option<u64>,
+        options: &RequestOptions,
+    ) -> Result<(Arc<dyn Transport>, u64), TransportError> {
+        let cancel = options.cancel.clone().unwrap_or_default();
+        tokio::select! {
+            ready = self.wait_ready(skip) => ready,
+            () = cancel.cancelled() => Err(TransportError::Cancelled { reason: None }),
+        }
+    }
+
+    async fn wait_ready(&self, skip: Option<u64>) -> Result<(Arc<dyn Transport>, u64), TransportError> {
+        loop {
+            let changed = self.inner.changed.notified();
+            {
+                let current = lock(&self.inner.current);
+                match (&current.status, &current.transport) {
+                    (Status::Ready, Some(t)) if Some(current.generation) != skip => {
+                        return Ok((t.clone(), current.generation));
+                    }
+                    (Status::Failed(_) | Status::Closed, _) => return Err(TransportError::NotConnected),
+                    _ => {}
+                }
+            }
+            changed.await;
         }
     }
 }
@@ -316,6 +438,9 @@ impl Inner {
                 if let Some(h) = &user_notification {
                     h(method, params);
                 }
+                if method == ACKNOWLEDGED {
+                    Inner::record_ack(&on_note_inner, generation, params);
+                }
                 if let Some(list) = changed_list(method) {
                     Inner::spawn_refresh(&on_note_inner, generation, list);
                 }
@@ -323,6 +448,15 @@ impl Inner {
             on_error: user.on_error,
             on_request: user.on_request,
         }
+    }
+
+    /// Keeps an acknowledgement (the subscription gate already checked it) for the listen
+    /// of `generation` waiting on it.
+    fn record_ack(weak: &Weak<Inner>, generation: u64, params: &Value) {
+        let Some(inner) = weak.upgrade() else { return };
+        let id = params.get("_meta").and_then(|m| m.get(META_SUBSCRIPTION_ID)).map(Value::to_string);
+        lock(&inner.acks).record(generation, id.unwrap_or_default());
+        inner.changed.notify_waiters();
     }
 
     fn spawn_recover(inner: &Arc<Inner>, generation: u64) {

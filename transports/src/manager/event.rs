@@ -66,6 +66,24 @@ pub enum EventKind {
         /// The tool.
         tool: String,
     },
+    /// A 2026-07-28 `subscriptions/listen` that lost its connection was sent again on the
+    /// new one, with the same filter.
+    SubscriptionResent {
+        /// The filter (`params.notifications`), as compact JSON.
+        filter: String,
+    },
+    /// A re-sent subscription was acknowledged: notifications sent during `missed` (from
+    /// the drop to this acknowledgement) may never have reached the caller.
+    SubscriptionRestored {
+        /// The possibly-missed window.
+        missed: std::time::Duration,
+    },
+    /// A subscription that lost its connection could not be re-established (the server
+    /// refused the re-sent listen, or the connection stayed down); the caller gets the error.
+    SubscriptionLost {
+        /// The error's text.
+        error: String,
+    },
 }
 
 impl EventKind {
@@ -82,6 +100,18 @@ impl EventKind {
             EventKind::Refreshed { .. } => "refreshed",
             EventKind::Replayed { .. } => "replayed",
             EventKind::ReplayRefused { .. } => "replay_refused",
+            EventKind::SubscriptionResent { .. } => "subscription_resent",
+            EventKind::SubscriptionRestored { .. } => "subscription_restored",
+            EventKind::SubscriptionLost { .. } => "subscription_lost",
+        }
+    }
+
+    /// The possibly-missed window of a `subscription_restored` event. Kept out of the
+    /// text, so a transcript can show it in coarse buckets.
+    pub fn window(&self) -> Option<Duration> {
+        match self {
+            EventKind::SubscriptionRestored { missed } => Some(*missed),
+            _ => None,
         }
     }
 }
@@ -105,6 +135,13 @@ impl std::fmt::Display for EventKind {
             EventKind::ReplayRefused { tool } => {
                 write!(f, "tools/call {tool} not replayed: the server may have run it")
             }
+            EventKind::SubscriptionResent { filter } => {
+                write!(f, "subscriptions/listen re-sent after the reconnect, filter {filter}")
+            }
+            EventKind::SubscriptionRestored { .. } => {
+                write!(f, "subscription acknowledged again: notifications since the drop possibly missed")
+            }
+            EventKind::SubscriptionLost { error } => write!(f, "subscription not re-established: {error}"),
         }
     }
 }

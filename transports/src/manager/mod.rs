@@ -2,7 +2,8 @@
 //! (backoff 500, 1000, 2000, 4000 ms plus jitter, a storm breaker), keep the last tools
 //! visible meanwhile and reload them after, refresh a list on its `list_changed`, start a
 //! new session after a 404 and retry that request once, and replay a failed tool call only
-//! when that cannot run it twice.
+//! when that cannot run it twice; 2026-07-28 subscriptions are re-sent after a reconnect,
+//! reporting the window in which notifications may have been missed.
 //!
 //! # Layout
 //!
@@ -10,15 +11,16 @@
 //! - [`breaker`] — the storm breaker's sliding window.
 //! - [`retry`] — the tool-call replay rule, from typed facts only.
 //! - [`event`] — what a connection reports about itself, with times.
-//! - [`connection`] — one [`ManagedConnection`]: its transport generations and recovery.
-//!
-//! Not here yet: re-sending 2026-07-28 `subscriptions/listen` after a reconnect (the
-//! stateless transport's subscriptions are another change's).
+//! - [`resubscribe`] — 2026-07-28 subscriptions across a reconnect: which failed listen is
+//!   re-sent, and matching the new acknowledgement (the possibly-missed window's end).
+//! - [`connection`] — one [`ManagedConnection`]: its transport generations and recovery,
+//!   and its long-lived `subscriptions/listen`.
 
 pub mod breaker;
 pub mod connection;
 pub mod event;
 pub mod policy;
+pub mod resubscribe;
 pub mod retry;
 
 pub use connection::{ManagedConfig, ManagedConnection, Status};
