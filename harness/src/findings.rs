@@ -112,9 +112,8 @@ fn finding(client: &str, run: &RunResult, failures: &[&CheckResult], repo: &Path
         }
         s.push_str("```\n");
     }
-    if let Ok(scenario) = std::fs::read_to_string(repo.join(&run.path)) {
-        let _ = writeln!(s, "\n## The scenario\n\n```yaml\n{}\n```", scenario.trim_end());
-    }
+    // The scenario itself is linked above, not copied: its file may hold tokens (a configured
+    // Authorization header, a `require_auth` token) that no report may carry.
     crate::transcript::redact::Redactor::secrets_only().text(&s)
 }
 

@@ -40,7 +40,11 @@ const VARIANTS: &[Variant] = &[
     // one, so this is robustness SPEC.md asks: a note.
     Variant {
         caught_as: Level::Project,
-        ..v("dies-on-malformed-line", "stdio/malformed-line-after-init", "step 2 (request tools/list) failed: Transport closed")
+        ..v(
+            "dies-on-malformed-line",
+            "stdio/malformed-line-after-init",
+            "step 2 (request tools/list) failed: Transport closed",
+        )
     },
     v(
         "no-initialized",
@@ -52,7 +56,10 @@ const VARIANTS: &[Variant] = &[
     v("ignores-session-id", "http/session-capture-and-resend", "lacked Mcp-Session-Id"),
     // Retrying a refused GET or a 401 without limit breaks no MCP sentence; SPEC.md's bounds
     // make them notes.
-    Variant { caught_as: Level::Project, ..v("loops-on-405-get", "http/get-listener-405", "GET request(s), expected 1") },
+    Variant {
+        caught_as: Level::Project,
+        ..v("loops-on-405-get", "http/get-listener-405", "GET request(s), expected 1")
+    },
     Variant {
         caught_as: Level::Project,
         ..v("loops-on-401", "http/auth-401-twice-error-with-hint", "client sent tools/list 5 time(s), expected 2")
@@ -61,7 +68,11 @@ const VARIANTS: &[Variant] = &[
     // client to SPEC's bound: a note for others.
     Variant {
         caught_as: Level::Project,
-        ..v("no-request-timeout", "stdio/late-response-dropped", "step 2 (request tools/call) succeeded, expected an error")
+        ..v(
+            "no-request-timeout",
+            "stdio/late-response-dropped",
+            "step 2 (request tools/call) succeeded, expected an error",
+        )
     },
     v(
         "cancels-initialize",
@@ -77,13 +88,23 @@ const VARIANTS: &[Variant] = &[
     },
     // Shutdown by SIGTERM after a wait and DELETE on close are SHOULDs (2025-11-25 lifecycle,
     // transports): warnings for a third-party client.
-    Variant { caught_as: Level::Should, ..v("orphans-server", "stdio/ignores-stdin-eof", "the mock never received SIGTERM") },
-    Variant { caught_as: Level::Should, ..v("no-delete", "http/delete-on-close", "the client sent 0 DELETE request(s)") },
+    Variant {
+        caught_as: Level::Should,
+        ..v("orphans-server", "stdio/ignores-stdin-eof", "the mock never received SIGTERM")
+    },
+    Variant {
+        caught_as: Level::Should,
+        ..v("no-delete", "http/delete-on-close", "the client sent 0 DELETE request(s)")
+    },
     // Cancelling by notification has no MUST or SHOULD for the caller's own cancellation
     // (2025-11-25 utilities/cancellation): a note.
     Variant {
         caught_as: Level::Project,
-        ..v("no-cancel-notification", "stdio/caller-cancellation", "client sent no notifications/cancelled with requestId")
+        ..v(
+            "no-cancel-notification",
+            "stdio/caller-cancellation",
+            "client sent no notifications/cancelled with requestId",
+        )
     },
     v("ping-method-not-found", "stdio/server-ping", "has no result"),
     v("no-version-header", "http/protocol-version-header-after-init", "lacked MCP-Protocol-Version: 2025-06-18"),
