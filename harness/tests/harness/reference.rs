@@ -233,6 +233,22 @@ async fn each_planted_bug_is_caught_and_the_reference_client_passes_the_same_sce
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
 }
 
+/// A script stopped by the mock's own refusal says so, instead of "the client never got that
+/// far": the variant that drops the session id did send `notifications/initialized`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_script_stopped_by_a_refusal_names_the_refused_request() {
+    let variant = config(launcher(Some("ignores-session-id")));
+    let job = jobs_for(&[scenario_path("http/session-capture-and-resend")], &variant.target).remove(0);
+    let result = runner::run_one(&job, &variant).await;
+    let stopped = result.failures.iter().find(|f| f.check == "always: server script completes");
+    let message = stopped.map(|f| f.message.as_str()).unwrap_or_default();
+    assert!(
+        message.contains("the client did send, but the mock refused POST notifications/initialized with 400 (session missing)"),
+        "{:?}",
+        result.failures
+    );
+}
+
 /// Every bug the client knows is covered above, and every variant above is a bug it knows.
 #[test]
 fn every_planted_bug_has_a_catching_scenario() {
