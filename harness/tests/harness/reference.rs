@@ -243,7 +243,9 @@ async fn a_script_stopped_by_a_refusal_names_the_refused_request() {
     let stopped = result.failures.iter().find(|f| f.check == "always: server script completes");
     let message = stopped.map(|f| f.message.as_str()).unwrap_or_default();
     assert!(
-        message.contains("the client did send, but the mock refused POST notifications/initialized with 400 (session missing)"),
+        message.contains(
+            "the client did send, but the mock refused POST notifications/initialized with 400 (session missing)"
+        ),
         "{:?}",
         result.failures
     );
