@@ -23,6 +23,11 @@ from importlib.metadata import version as package_version
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+# clients/cmd_contract.py, the contract's inputs shared by the Python drivers (the reference
+# client runs with -I, so the folder is put on the path by hand).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import cmd_contract  # noqa: E402
+
 import anyio
 import mcp.types as types
 from mcp.client.session import ClientSession
@@ -397,32 +402,10 @@ class Driver:
 
 
 def count_sent(step: dict[str, Any]) -> int:
-    """How many client messages the mock has recorded that match a `wait_sent` step.
-
-    The mock's records (`conn-<n>.jsonl` in MCP_HARNESS_RUN_DIR, one wire event per line)
-    are the only place the client's own background traffic is visible.
-    """
-    run_dir = os.environ.get("MCP_HARNESS_RUN_DIR")
-    if not run_dir:
+    """The contract's count of matching client messages, or unsupported on an older harness."""
+    count = cmd_contract.count_sent(step)
+    if count is None:
         raise Unsupported("MCP_HARNESS_RUN_DIR is not set (an older harness?)")
-    count = 0
-    for name in os.listdir(run_dir):
-        if not (name.startswith("conn-") and name.endswith(".jsonl")):
-            continue
-        with open(os.path.join(run_dir, name), encoding="utf-8", errors="replace") as f:
-            for line in f:
-                try:
-                    e = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # a line the mock is still writing
-                if e.get("event") not in ("from_client", "http_request"):
-                    continue
-                if "http_method" in step and e.get("http_method") != step["http_method"]:
-                    continue
-                body = e.get("json")
-                if "method" in step and (not isinstance(body, dict) or body.get("method") != step["method"]):
-                    continue
-                count += 1
     return count
 
 
@@ -435,15 +418,9 @@ class StepError(Exception):
 
 def main() -> int:
     try:
-        plan_file = os.environ.get("MCP_HARNESS_PLAN_FILE")
-        if plan_file is not None:
-            with open(plan_file, encoding="utf-8") as f:
-                plan = json.load(f)
-        else:
-            plan = json.loads(os.environ["MCP_HARNESS_PLAN"])
-        server_command = json.loads(os.environ.get("MCP_HARNESS_SERVER_COMMAND", "[]"))
-    except (KeyError, OSError, json.JSONDecodeError) as e:
-        print(f"driver.py: MCP_HARNESS_PLAN_FILE / MCP_HARNESS_PLAN missing or not JSON ({e}); run me through mcp-harness --target cmd:…", file=sys.stderr)
+        plan, server_command = cmd_contract.read_plan()
+    except cmd_contract.ContractError as e:
+        print(f"driver.py: {e}", file=sys.stderr)
         return 2
     transport = os.environ.get("MCP_HARNESS_TRANSPORT", "stdio")
     url = sys.argv[-1] if len(sys.argv) > 1 else None

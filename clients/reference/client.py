@@ -31,6 +31,11 @@ import time
 import urllib.parse
 from typing import Any
 
+# clients/cmd_contract.py, the contract's inputs shared by the Python drivers (the reference
+# client runs with -I, so the folder is put on the path by hand).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import cmd_contract  # noqa: E402
+
 #: Each planted bug and what it breaks.
 BUGS: dict[str, str] = {
     "answers-first-line": "settles the oldest pending request with whatever response comes first, ignoring its id",
@@ -1280,29 +1285,10 @@ class StepError(Exception):
 
 
 def count_sent(step: dict[str, Any]) -> int:
-    """Client messages in the mock's records (MCP_HARNESS_RUN_DIR/conn-<n>.jsonl) that
-    match a wait_sent step."""
-    run_dir = os.environ.get("MCP_HARNESS_RUN_DIR")
-    if not run_dir:
-        raise Unsupported("MCP_HARNESS_RUN_DIR is not set")
-    count = 0
-    for name in os.listdir(run_dir):
-        if not (name.startswith("conn-") and name.endswith(".jsonl")):
-            continue
-        with open(os.path.join(run_dir, name), encoding="utf-8", errors="replace") as f:
-            for line in f:
-                try:
-                    e = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # a line the mock is still writing
-                if e.get("event") not in ("from_client", "http_request"):
-                    continue
-                if "http_method" in step and e.get("http_method") != step["http_method"]:
-                    continue
-                body = e.get("json")
-                if "method" in step and (not isinstance(body, dict) or body.get("method") != step["method"]):
-                    continue
-                count += 1
+    """The contract's count of matching client messages, or unsupported on an older harness."""
+    count = cmd_contract.count_sent(step)
+    if count is None:
+        raise Unsupported("MCP_HARNESS_RUN_DIR is not set (an older harness?)")
     return count
 
 
@@ -1325,15 +1311,9 @@ def main(argv: list[str]) -> int:
         print(f"client.py: unknown bug {BUG!r}; known: {', '.join(BUGS)}", file=sys.stderr)
         return 2
     try:
-        plan_file = os.environ.get("MCP_HARNESS_PLAN_FILE")
-        if plan_file is not None:
-            with open(plan_file, encoding="utf-8") as f:
-                plan = json.load(f)
-        else:
-            plan = json.loads(os.environ["MCP_HARNESS_PLAN"])
-        server_command = json.loads(os.environ.get("MCP_HARNESS_SERVER_COMMAND", "[]"))
-    except (KeyError, OSError, json.JSONDecodeError) as e:
-        print(f"client.py: MCP_HARNESS_PLAN_FILE / MCP_HARNESS_PLAN missing or not JSON ({e}); run me through mcp-harness --target cmd:…", file=sys.stderr)
+        plan, server_command = cmd_contract.read_plan()
+    except cmd_contract.ContractError as e:
+        print(f"client.py: {e}", file=sys.stderr)
         return 2
     transport = os.environ.get("MCP_HARNESS_TRANSPORT", "stdio")
     url = args[-1] if args else None

@@ -1,0 +1,64 @@
+"""The `cmd:` contract's inputs, shared by the Python drivers (clients/python/driver.py and
+clients/reference/client.py): the plan, the mock's command line, and the mock's wire records
+that `wait_sent` counts. Standard library only, because the reference client runs with
+`python -I -S`. See clients/README.md for the contract itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+
+class ContractError(Exception):
+    """The harness's environment is missing or malformed (the client was not run by it)."""
+
+
+def read_plan() -> tuple[list[dict[str, Any]], list[str]]:
+    """The plan (MCP_HARNESS_PLAN_FILE, always written; else inline MCP_HARNESS_PLAN) and the
+    mock's command line (MCP_HARNESS_SERVER_COMMAND, stdio only)."""
+    try:
+        plan_file = os.environ.get("MCP_HARNESS_PLAN_FILE")
+        if plan_file is not None:
+            with open(plan_file, encoding="utf-8") as f:
+                plan = json.load(f)
+        else:
+            plan = json.loads(os.environ["MCP_HARNESS_PLAN"])
+        server_command = json.loads(os.environ.get("MCP_HARNESS_SERVER_COMMAND", "[]"))
+    except (KeyError, OSError, json.JSONDecodeError) as e:
+        raise ContractError(
+            f"MCP_HARNESS_PLAN_FILE / MCP_HARNESS_PLAN missing or not JSON ({e}); run me through mcp-harness --target cmd:…"
+        ) from None
+    return plan, server_command
+
+
+def count_sent(step: dict[str, Any]) -> int | None:
+    """How many client messages the mock has recorded that match a `wait_sent` step; None when
+    MCP_HARNESS_RUN_DIR is not set (an older harness).
+
+    The mock's records (`conn-<n>.jsonl` in MCP_HARNESS_RUN_DIR, one wire event per line) are
+    the only place the client's own background traffic is visible.
+    """
+    run_dir = os.environ.get("MCP_HARNESS_RUN_DIR")
+    if not run_dir:
+        return None
+    count = 0
+    for name in os.listdir(run_dir):
+        if not (name.startswith("conn-") and name.endswith(".jsonl")):
+            continue
+        with open(os.path.join(run_dir, name), encoding="utf-8", errors="replace") as f:
+            for line in f:
+                try:
+                    e = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a line the mock is still writing
+                if e.get("event") not in ("from_client", "http_request"):
+                    continue
+                if "http_method" in step and e.get("http_method") != step["http_method"]:
+                    continue
+                body = e.get("json")
+                if "method" in step and (not isinstance(body, dict) or body.get("method") != step["method"]):
+                    continue
+                count += 1
+    return count
