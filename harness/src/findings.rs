@@ -11,6 +11,7 @@ use crate::error::HarnessError;
 use crate::targets::Target;
 use mcp_scenario::basis::Level;
 use mcp_scenario::results::{CheckResult, RunResult, Status};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -26,7 +27,7 @@ pub fn must_failures(run: &RunResult) -> Vec<&CheckResult> {
 }
 
 /// Rewrites `<dir>/findings/<client>/` for every client; returns how many were written.
-pub fn write(dir: &Path, clients: &[(String, Vec<RunResult>)], repo: &Path) -> Result<usize, HarnessError> {
+pub fn write(dir: &Path, clients: &BTreeMap<String, Vec<RunResult>>, repo: &Path) -> Result<usize, HarnessError> {
     let root = dir.join("findings");
     let mut written = 0;
     for (client, runs) in clients {
@@ -49,7 +50,8 @@ pub fn write(dir: &Path, clients: &[(String, Vec<RunResult>)], repo: &Path) -> R
     Ok(written)
 }
 
-fn cell_name(run: &RunResult) -> String {
+/// The file name (without `.md`) of a run's finding: `<scenario file stem>@<transport>`.
+pub fn cell_name(run: &RunResult) -> String {
     let stem = run.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| run.scenario.clone());
     format!("{stem}@{}", run.transport.as_str())
 }
@@ -137,7 +139,7 @@ mod tests {
              "warnings": [{"check": "check 1 (sent)", "message": "m", "level": "should", "reference": "r"}]}
         ]))
         .expect("runs");
-        let written = write(dir.path(), &[("x".into(), runs)], dir.path()).expect("writes");
+        let written = write(dir.path(), &BTreeMap::from([("x".to_string(), runs)]), dir.path()).expect("writes");
         assert_eq!(written, 1);
         let text = std::fs::read_to_string(dir.path().join("findings/x/a@stdio.md")).expect("finding");
         assert!(text.starts_with("# x-sdk 1.2.3: a over stdio"), "{text}");

@@ -106,8 +106,7 @@ pub fn write(dir: &Path) -> Result<Vec<String>, HarnessError> {
             std::io::Error::other("run `make validate` first"),
         ));
     }
-    let listed: Vec<(String, Vec<RunResult>)> = clients.iter().map(|(c, r)| (c.clone(), r.clone())).collect();
-    crate::findings::write(dir, &listed, Path::new("."))?;
+    crate::findings::write(dir, &clients, Path::new("."))?;
     // (scenario, transport) → client → cell
     let mut rows: BTreeMap<(String, &str), BTreeMap<String, Cell>> = BTreeMap::new();
     for (client, runs) in &clients {
@@ -188,8 +187,7 @@ fn client_page(client: &str, runs: &[RunResult]) -> String {
             if crate::findings::must_failures(run).is_empty() {
                 c.rests_on.clone()
             } else {
-                let stem = run.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-                format!("{} ([finding](findings/{client}/{stem}@{}.md))", c.rests_on, run.transport.as_str())
+                format!("{} ([finding](findings/{client}/{}.md))", c.rests_on, crate::findings::cell_name(run))
             }
         );
     }

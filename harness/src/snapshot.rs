@@ -73,20 +73,13 @@ pub fn compare_or_update(path: &Path, scenario_path: &Path, transcript: &str, po
         let _ = std::fs::remove_file(new_path(path));
         return SnapshotStatus::Matched;
     }
-    if existing.is_none() && !policy.update && !policy.require {
+    let first = existing.is_none() && !policy.update && !policy.require;
+    if first || policy.update {
         return match std::fs::write(path, file_text(scenario_path, transcript)) {
             Ok(()) => {
                 let _ = std::fs::remove_file(new_path(path));
-                SnapshotStatus::Created { path: path.into() }
-            }
-            Err(e) => SnapshotStatus::Mismatch { path: path.into(), diff: format!("cannot write the snapshot: {e}") },
-        };
-    }
-    if policy.update {
-        return match std::fs::write(path, file_text(scenario_path, transcript)) {
-            Ok(()) => {
-                let _ = std::fs::remove_file(new_path(path));
-                SnapshotStatus::Updated { path: path.into() }
+                let path = path.into();
+                if first { SnapshotStatus::Created { path } } else { SnapshotStatus::Updated { path } }
             }
             Err(e) => SnapshotStatus::Mismatch { path: path.into(), diff: format!("cannot write the snapshot: {e}") },
         };

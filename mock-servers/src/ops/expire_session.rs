@@ -2,7 +2,7 @@
 //! (only those with `http_method`, when given).
 
 use super::op::Op;
-use super::rules::{Problem, Validation};
+use super::rules::{self, Problem, Validation};
 use super::transports::Transports;
 use crate::http::run::HttpRun;
 use futures::future::BoxFuture;
@@ -14,12 +14,7 @@ impl Op for step::ExpireSession {
     }
 
     fn validate(&self, _cx: &mut Validation<'_>) -> Result<(), Problem> {
-        match &self.http_method {
-            Some(m) if !["GET", "POST", "DELETE"].contains(&m.to_ascii_uppercase().as_str()) => {
-                Err(Problem::field("http_method", format!("{m:?}: write GET, POST or DELETE")))
-            }
-            _ => Ok(()),
-        }
+        rules::http_method_filter(self.http_method.as_deref())
     }
 
     fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {

@@ -3,7 +3,7 @@
 
 use super::op::Op;
 use super::transports::Transports;
-use super::rules::{Problem, Validation};
+use super::rules::{self, Problem, Validation};
 use crate::http::conn::AuthRule;
 use crate::http::run::HttpRun;
 use futures::future::BoxFuture;
@@ -21,11 +21,7 @@ impl Op for step::RequireAuth {
         if !(400..500).contains(&self.status) {
             return Err(Problem::field("status", format!("{} is not a 4xx status (use 401 or 403)", self.status)));
         }
-        if let Some(m) = &self.http_method
-            && !["GET", "POST", "DELETE"].contains(&m.to_ascii_uppercase().as_str())
-        {
-            return Err(Problem::field("http_method", format!("{m:?}: write GET, POST or DELETE")));
-        }
+        rules::http_method_filter(self.http_method.as_deref())?;
         if let Some(v) = &self.www_authenticate {
             http::HeaderValue::from_str(v)
                 .map_err(|_| Problem::field("www_authenticate", format!("{v:?} is not a valid header value")))?;

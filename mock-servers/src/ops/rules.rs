@@ -162,6 +162,16 @@ pub fn one_of<A, B>(a: (&'static str, &Option<A>), b: (&'static str, &Option<B>)
     if a.1.is_some() && b.1.is_some() { Err(Problem::Both(a.0, b.0)) } else { Ok(()) }
 }
 
+/// A standing rule's `http_method` filter names a method the mock serves.
+pub fn http_method_filter(method: Option<&str>) -> Result<(), Problem> {
+    match method {
+        Some(m) if !["GET", "POST", "DELETE"].contains(&m.to_ascii_uppercase().as_str()) => {
+            Err(Problem::field("http_method", format!("{m:?}: write GET, POST or DELETE")))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// An HTTP status (100–599).
 pub fn status(status: u16) -> Result<(), Problem> {
     if (100..600).contains(&status) { Ok(()) } else { Err(Problem::Status(status)) }
