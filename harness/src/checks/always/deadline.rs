@@ -11,6 +11,10 @@ pub struct FinishesBeforeDeadline;
 impl Rule for FinishesBeforeDeadline {
     const NAME: &'static str = "finishes before the deadline";
     const BASIS: (Level, Option<&'static str>) = (Level::Unclassified, None);
+
+    fn basis(&self, run: &Run<'_>) -> (Level, Option<String>) {
+        super::scenario_basis(run)
+    }
     type Violation = Hung;
 
     fn judge(&self, run: &Run<'_>) -> Vec<(At, Hung)> {

@@ -31,6 +31,12 @@ pub trait Rule {
     /// One way the run broke the rule; its Display is the failure message.
     type Violation: fmt::Display;
 
+    /// What a violation in this run rests on; by default [`Rule::BASIS`].
+    fn basis(&self, _run: &Run<'_>) -> (Level, Option<String>) {
+        let (level, reference) = Self::BASIS;
+        (level, reference.map(Into::into))
+    }
+
     /// Whether the rule is judged for a run of this scope.
     fn applies(&self, _scope: &Scope) -> bool {
         true
@@ -65,10 +71,14 @@ pub enum At {
 pub fn judge(run: &Run<'_>) -> Vec<CheckResult> {
     fn collect<R: Rule>(rule: &R, run: &Run<'_>, found: &mut Vec<(At, CheckResult)>) {
         if rule.applies(&run.scope) {
-            found.extend(rule.judge(run).into_iter().map(|(at, v)| {
-                let (level, reference) = R::BASIS;
+            let violations = rule.judge(run);
+            if violations.is_empty() {
+                return;
+            }
+            let (level, reference) = rule.basis(run);
+            found.extend(violations.into_iter().map(|(at, v)| {
                 let check = format!("always: {}", R::NAME);
-                (at, CheckResult { check, message: v.to_string(), level, reference: reference.map(Into::into) })
+                (at, CheckResult { check, message: v.to_string(), level, reference: reference.clone() })
             }));
         }
     }
@@ -82,6 +92,26 @@ pub fn judge(run: &Run<'_>) -> Vec<CheckResult> {
     // Stable: at one place, the rules' order above.
     found.sort_by_key(|(at, _)| *at);
     found.into_iter().map(|(_, r)| r).collect()
+}
+
+/// What a rule about reaching the scenario's end rests on: the strongest basis among the
+/// scenario's own checks (a client that stops early leaves them unjudged). A scenario that
+/// checks only SPEC.md rules thus notes, never fails, a third-party client that takes
+/// another path the spec allows; one with a MUST fails it with that sentence.
+fn scenario_basis(run: &Run<'_>) -> (Level, Option<String>) {
+    let rank = |l: Level| match l {
+        Level::Must => 0,
+        Level::Unclassified => 1,
+        Level::Should => 2,
+        Level::Project => 3,
+    };
+    match run.scenario.checks.iter().min_by_key(|c| rank(c.level())) {
+        Some(entry) => match &entry.basis {
+            Some(b) => (b.level, Some(format!("the scenario's checks, left unjudged: {}", b.reference))),
+            None => (Level::Unclassified, None),
+        },
+        None => (Level::Unclassified, None),
+    }
 }
 
 /// The messages in one JSON value the client sent, as the revision frames them: a
@@ -183,5 +213,31 @@ mod tests {
         );
         // SPEC.md's `params` rule is the bundled transports' own.
         assert_eq!(failures(TargetKind::External).len(), 5);
+    }
+
+    /// A client that stops early is judged by what the scenario's own checks rest on: a
+    /// scenario of SPEC.md rules only gets a note, one with a MUST fails with its sentence.
+    #[test]
+    fn reaching_the_end_rests_on_the_scenarios_strongest_check() {
+        let levels = |checks: &str| {
+            let yaml = format!("{SCENARIO}checks:\n{checks}");
+            let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &yaml).expect("loads");
+            let transcript = Transcript::new(vec![vec![WireEvent::Script { reached: 1, total: 2, finished: false }]]);
+            let outcome = ClientOutcome { hung: true, ..ClientOutcome::default() };
+            let scope = Scope {
+                target: TargetKind::External,
+                transport: scenario.transport.to_vec()[0],
+                revision: scenario.revision,
+            };
+            judge(&Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript })
+                .into_iter()
+                .map(|f| (f.level, f.reference.unwrap_or_default()))
+                .collect::<Vec<_>>()
+        };
+        let project = "  - sent: {method: tools/list}\n    project: \"SPEC §6 x\"\n";
+        let must = "  - sent: {method: tools/list}\n    must: \"2025-03-26 basic/lifecycle: the client MUST y\"\n";
+        assert_eq!(levels(project).iter().map(|(l, _)| *l).collect::<Vec<_>>(), [Level::Project; 2]);
+        let mixed = levels(&format!("{project}{must}"));
+        assert!(mixed.iter().all(|(l, r)| *l == Level::Must && r.ends_with("the client MUST y")), "{mixed:?}");
     }
 }

@@ -14,6 +14,10 @@ pub struct ScriptCompletes;
 impl Rule for ScriptCompletes {
     const NAME: &'static str = "server script completes";
     const BASIS: (Level, Option<&'static str>) = (Level::Unclassified, None);
+
+    fn basis(&self, run: &Run<'_>) -> (Level, Option<String>) {
+        super::scenario_basis(run)
+    }
     type Violation = Stopped;
 
     fn judge_connection(&self, run: &Run<'_>, c: &Connection) -> Vec<(At, Stopped)> {
