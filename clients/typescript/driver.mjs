@@ -245,6 +245,32 @@ function requestOptions(timeoutMs, signal) {
   return options;
 }
 
+/**
+ * A plan request whose params carry `_meta.progressToken` asks the client to issue a
+ * progress token. The SDK issues one only through `onprogress`, and then it chooses the
+ * token itself (the request id), replacing the plan's value: the spec leaves the value to
+ * the sender, and the mock answers with whatever token the request carried. Progress then
+ * reaches the driver (else the SDK reports "unknown token"), and the SDK's own
+ * resetTimeoutOnProgress / maxTotalTimeout serve the plan's fields.
+ */
+function progressOptions(step, options) {
+  const asksProgress = step.params?._meta?.progressToken !== undefined;
+  if (!asksProgress) {
+    if (step.reset_timeout_on_progress || step.max_total_timeout_ms !== undefined) {
+      throw new Unsupported("the SDK resets timeouts only on progress for a token it issues (the plan's params carry no _meta.progressToken)");
+    }
+    return options;
+  }
+  options.onprogress = (progress) => {
+    emit({ notification: { method: "notifications/progress", params: progress ?? {} } });
+    state.notifications.push("notifications/progress");
+    wake(state.notificationWaiters);
+  };
+  if (step.reset_timeout_on_progress) options.resetTimeoutOnProgress = true;
+  if (step.max_total_timeout_ms !== undefined) options.maxTotalTimeout = step.max_total_timeout_ms;
+  return options;
+}
+
 function sendRequest(method, params, options) {
   const client = state.client;
   switch (method) {
@@ -394,24 +420,19 @@ async function runStep(step) {
     case "connect":
       return connect(step);
     case "request": {
-      if (step.reset_timeout_on_progress || step.max_total_timeout_ms !== undefined) {
-        // The SDK has resetTimeoutOnProgress / maxTotalTimeout, but only for progress
-        // tokens it assigns itself (with onprogress), not the plan's own _meta.progressToken.
-        throw new Unsupported("the SDK resets timeouts only for progress tokens it assigns itself (onprogress), not the plan's _meta.progressToken");
-      }
       requireClient();
       const params = withPad(step.params, step.pad_params);
       if (step.background) {
         const controller = new AbortController();
         const started = Date.now();
-        const settled = sendRequest(step.method, params, requestOptions(step.timeout_ms, controller.signal)).then(
+        const settled = sendRequest(step.method, params, progressOptions(step, requestOptions(step.timeout_ms, controller.signal))).then(
           (result) => ({ ok: true, result, started }),
           (error) => ({ ok: false, error, started }),
         );
         state.background.set(step.as ?? "", { controller, settled });
         return undefined;
       }
-      return sendRequest(step.method, params, requestOptions(step.timeout_ms));
+      return sendRequest(step.method, params, progressOptions(step, requestOptions(step.timeout_ms)));
     }
     case "await": {
       const entry = state.background.get(step.request);
