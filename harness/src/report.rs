@@ -57,6 +57,11 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
                 };
                 let _ = writeln!(s, "PASS  {label} ({} ms{flags})", r.duration_ms);
                 weighed_lines(&mut s, r);
+                if let SnapshotStatus::Mismatch { diff, .. } = &r.snapshot {
+                    for line in diff.lines() {
+                        let _ = writeln!(s, "        {line}");
+                    }
+                }
                 if let SnapshotStatus::Created { path } = &r.snapshot {
                     let _ = writeln!(
                         s,
