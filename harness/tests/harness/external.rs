@@ -8,7 +8,7 @@ use mcp_harness::Target;
 use mcp_harness::runner::{self, RunConfig};
 use mcp_harness::targets::cmd;
 use mcp_scenario::results::StepStatus;
-use mcp_scenario::results::{RunResult, Status};
+use mcp_scenario::results::{RunResult, SnapshotStatus, Status};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -28,6 +28,11 @@ async fn run_fake(dir: &Path, name: &str, body: &str) -> (RunResult, Duration) {
 
 /// [`run_fake`] with a scenario of its own.
 async fn run_fake_with(dir: &Path, name: &str, body: &str, yaml: &str) -> (RunResult, Duration) {
+    run_fake_config(dir, name, body, yaml, false).await
+}
+
+/// [`run_fake_with`], comparing (and writing) snapshots when `snapshots` is set.
+async fn run_fake_config(dir: &Path, name: &str, body: &str, yaml: &str, snapshots: bool) -> (RunResult, Duration) {
     use std::os::unix::fs::PermissionsExt;
     let script = dir.join(name);
     std::fs::write(&script, format!("#!/bin/sh\n{body}\n")).expect("write script");
@@ -40,7 +45,7 @@ async fn run_fake_with(dir: &Path, name: &str, body: &str, yaml: &str) -> (RunRe
         mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
         snapshots: Default::default(),
         strict: false,
-        compare_snapshots: false,
+        compare_snapshots: snapshots,
     };
     let job = runner::jobs(vec![(scenario_path, scenario)], &config.target).remove(0);
     let started = Instant::now();
@@ -223,4 +228,24 @@ async fn missing_program_is_a_harness_error_not_a_finding() {
     let result = runner::run_one(&job, &Arc::new(config)).await;
     assert_eq!(result.status, Status::Error);
     assert!(result.reason.as_deref().unwrap_or("").contains("/no/such/driver"), "{:?}", result.reason);
+}
+
+/// A third-party transcript that differs from its snapshot is a note with the diff: the
+/// verdict comes from the checks, which cite the spec; the snapshot cites nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_third_party_transcript_is_a_note_not_a_failure() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let steps = "echo '{\"step\":1,\"ok\":true}'\necho '{\"step\":2,\"ok\":true,\"result\":{\"tools\":[]}}'";
+    let (first, _) = run_fake_config(dir.path(), "client.sh", steps, &scenario_yaml(), true).await;
+    let SnapshotStatus::Created { path } = &first.snapshot else { panic!("first run writes it: {:?}", first.snapshot) };
+    let committed = std::fs::read_to_string(path).expect("snapshot");
+    std::fs::write(path, format!("{committed}a line the client no longer sends\n")).expect("edit snapshot");
+    let (changed, _) = run_fake_config(dir.path(), "client.sh", steps, &scenario_yaml(), true).await;
+    assert!(matches!(changed.snapshot, SnapshotStatus::Mismatch { .. }), "{:?}", changed.snapshot);
+    assert_eq!(changed.status, first.status, "failures: {:?}", changed.failures);
+    assert!(
+        changed.notes.iter().any(|n| n.check == "snapshot" && n.message.contains("differs")),
+        "{:?}",
+        changed.notes
+    );
 }
