@@ -46,11 +46,21 @@ pub fn parse_with(path: &Path, text: &str, server_rules: ServerRules<'_>) -> Res
     let options = serde_saphyr::options! { strict_booleans: true };
     let scenario: Scenario = serde_saphyr::from_str_with_options(text, options).map_err(|e| {
         let (line, column) = e.location().map(|l| (l.line() as u32, l.column() as u32)).unwrap_or((0, 0));
-        ScenarioError::Invalid { path: path.into(), line, column, message: first_line(&e.to_string()) }
+        ScenarioError::Invalid { path: path.into(), line, column, message: with_hint(first_line(&e.to_string())) }
     })?;
     // A second, loose pass only to learn where each step starts, for validation messages.
     Validator { at: Locator::new(path, text), server_rules }.validate(&scenario)?;
     Ok(scenario)
+}
+
+/// What to write instead of a field the format no longer has.
+fn with_hint(message: String) -> String {
+    if message.contains("unknown field `bundled_only`") {
+        return format!(
+            "{message} (`bundled_only` was replaced by bases: give each check `project: \"SPEC §n …\"` for a rule of our own SPEC.md, which is a note for third-party clients; see scenarios/README.md, \"What a check rests on\")"
+        );
+    }
+    message
 }
 
 /// Places a validation message in the scenario file: each method turns a message about one
@@ -155,6 +165,15 @@ impl Validator<'_> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_old_bundled_only_field_says_what_replaced_it() {
+        let text =
+            "name: x\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nbundled_only: true\nclient: []\nserver: []\n";
+        let e = super::parse(std::path::Path::new("x.yaml"), text).expect_err("rejected").to_string();
+        assert!(e.starts_with("x.yaml:5:1: unknown field `bundled_only`") && e.contains("project:"), "{e}");
+    }
+
     use super::*;
     use crate::script::ServerStep;
 

@@ -31,11 +31,6 @@ pub struct Scenario {
     /// reported as a timeout.
     #[serde(default = "default_deadline_ms")]
     pub deadline_ms: u64,
-    /// The scenario checks a behaviour SPEC.md sets for the bundled transports that the MCP
-    /// specification leaves to each client (e.g. listing tools during the handshake);
-    /// external clients skip it with that reason instead of failing it.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub bundled_only: bool,
     /// The client plan: what the client under test is asked to do, in order.
     pub client: Vec<ClientStep>,
     /// The server script the mock executes, in order. A `new_connection` step starts the

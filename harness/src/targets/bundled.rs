@@ -51,10 +51,6 @@ impl Client for Bundled {
         self.only.is_none_or(|t| t == transport)
     }
 
-    fn skip_reason(&self, _scenario: &Scenario) -> Option<String> {
-        None
-    }
-
     /// In-process runs mostly wait on timers.
     fn runs_per_core(&self) -> usize {
         4

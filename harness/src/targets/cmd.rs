@@ -77,12 +77,6 @@ impl Client for Cmd {
         true
     }
 
-    fn skip_reason(&self, scenario: &Scenario) -> Option<String> {
-        scenario
-            .bundled_only
-            .then(|| "checks a behaviour SPEC.md sets for the bundled transports only (`bundled_only`)".into())
-    }
-
     /// `MCP_HARNESS_STARTUP_MS` (default 2000 ms): scenario deadlines are sized for an
     /// in-process client, and an interpreter needs time to start before step 1.
     fn startup_allowance(&self) -> Duration {

@@ -57,9 +57,6 @@ pub trait Client: fmt::Debug + Send + Sync {
     /// Whether the target runs scenarios over `transport`.
     fn covers(&self, transport: TransportName) -> bool;
 
-    /// Why the target skips `scenario` without running it, if it does.
-    fn skip_reason(&self, scenario: &Scenario) -> Option<String>;
-
     /// Extra time on top of the scenario's deadline, for the client to start.
     fn startup_allowance(&self) -> Duration {
         Duration::ZERO
