@@ -1194,6 +1194,9 @@ class Runner:
         if unknown:
             raise Unsupported(f"the reference client does not apply {op} field(s) {', '.join(unknown)}")
         if op == "connect":
+            revision = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "")
+            if revision >= "2026-07-28":
+                raise Unsupported(f"the reference client speaks the initialize handshake only, not the stateless {revision} revision")
             if step.get("headers") and self.transport == "stdio":
                 raise Unsupported("headers apply to the HTTP transports only")
             self.client = Client(self.transport, step, self.url, self.server_command)

@@ -56,7 +56,17 @@ pub struct Refusal {
     pub why: &'static str,
 }
 
+/// Every `why` a 2026-07-28 refusal is recorded with: the harness names such a refusal when
+/// a script stops at a request the mock turned away before its script saw it.
+pub const REFUSALS: &[&str] = &[
+    "missing _meta protocolVersion",
+    "missing _meta clientCapabilities",
+    "unsupported protocol version",
+    "header mismatch",
+];
+
 fn refuse(why: &'static str, code: i64, message: String, data: Option<Value>) -> Refusal {
+    debug_assert!(REFUSALS.contains(&why), "{why} is listed in REFUSALS");
     let mut error = json!({"code": code, "message": message});
     if let Some(d) = data {
         error["data"] = d;

@@ -45,9 +45,27 @@ const REFUSALS: &[&str] =
 /// away did not stop because the client never got there.
 fn refusal(c: &Connection) -> Option<String> {
     let events = c.events();
+    let refused = |why: &str| REFUSALS.contains(&why) || mcp_mock::stateless::REFUSALS.contains(&why);
     events.iter().rev().find_map(|e| {
+        if let WireEvent::ToClient { bytes, why, .. } = e
+            && refused(why)
+        {
+            // stdio: the refusal is a JSON-RPC error line answering the refused request.
+            let answer: Option<serde_json::Value> =
+                bytes.text.as_deref().and_then(|t| serde_json::from_str(t.trim_end()).ok());
+            let id = answer.as_ref().and_then(|a| a.get("id")).cloned();
+            let code = answer.as_ref().and_then(|a| a.pointer("/error/code")).and_then(|c| c.as_i64());
+            let method = events.iter().find_map(|r| match r {
+                WireEvent::FromClient { json: Some(j), .. } if id.is_some() && j.get("id") == id.as_ref() => {
+                    j.get("method").and_then(|m| m.as_str()).map(str::to_owned)
+                }
+                _ => None,
+            });
+            let code = code.map(|c| format!(" {c}")).unwrap_or_default();
+            return Some(format!("{} with{code} ({why})", method.unwrap_or_else(|| "a request".into())));
+        }
         let WireEvent::HttpResponse { exchange, status, why, .. } = e else { return None };
-        if !REFUSALS.contains(&why.as_str()) {
+        if !refused(why) {
             return None;
         }
         let request = events.iter().find_map(|r| match r {
@@ -71,4 +89,27 @@ pub struct Stopped {
     op: String,
     /// `the client never got that far`, or which request the mock itself refused.
     why: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::refusal;
+    use crate::transcript::Connection;
+    use mcp_scenario::wire::{Recorded, WireEvent};
+    use serde_json::json;
+
+    /// A stdio refusal of the 2026-07-28 rules is named with the request it answered.
+    #[test]
+    fn names_a_stdio_request_the_mock_refused() {
+        let request = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {}});
+        let answer = b"{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32602,\"message\":\"Invalid params\"}}\n";
+        let events = vec![
+            WireEvent::FromClient { t_us: 0, bytes: Recorded::of(b"{}"), json: Some(request), terminated: true },
+            WireEvent::ToClient { t_us: 1, bytes: Recorded::of(answer), why: "missing _meta protocolVersion".into() },
+        ];
+        assert_eq!(
+            refusal(&Connection::new(1, events)).as_deref(),
+            Some("tools/call with -32602 (missing _meta protocolVersion)")
+        );
+    }
 }
