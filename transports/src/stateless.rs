@@ -240,7 +240,8 @@ impl Stateless {
     /// Lists the tools again, page by page, so the transport learns their current
     /// `x-mcp-header` annotations (the recovery after a `HeaderMismatch`).
     async fn relist_tools(&self, options: &RequestOptions) -> Result<(), TransportError> {
-        let options = RequestOptions { timeout_ms: options.timeout_ms, cancel: options.cancel.clone(), ..Default::default() };
+        let options =
+            RequestOptions { timeout_ms: options.timeout_ms, cancel: options.cancel.clone(), ..Default::default() };
         let mut cursor: Option<Value> = None;
         for _ in 0..MAX_RELIST_PAGES {
             let params = cursor.take().map(|c| json!({"cursor": c}));
@@ -385,7 +386,9 @@ impl Stateless {
                     let mismatch = matches!(&e, TransportError::Rpc(RpcError { code: HEADER_MISMATCH, .. }));
                     if mismatch && !relisted && method == "tools/call" && self.inner.mirrors_param_headers() {
                         relisted = true;
-                        tracing::debug!("tools/call refused with HeaderMismatch: listing tools again, then retrying once");
+                        tracing::debug!(
+                            "tools/call refused with HeaderMismatch: listing tools again, then retrying once"
+                        );
                         if Box::pin(self.relist_tools(&options)).await.is_ok() {
                             continue;
                         }

@@ -731,17 +731,27 @@ impl Driver {
     /// reports it with the acknowledged filter), then `Subscription::next` yields the
     /// notifications correlated to it until the stream ends. The step's outcome is how it
     /// ended (`Subscription::end`): the final result when graceful, else an error naming the end.
-    async fn listen(&mut self, params: Option<Value>, timeout_ms: Option<u64>, background: bool, label: String) -> Outcome {
+    async fn listen(
+        &mut self,
+        params: Option<Value>,
+        timeout_ms: Option<u64>,
+        background: bool,
+        label: String,
+    ) -> Outcome {
         if timeout_ms.is_some() {
             return Outcome::Unsupported("Peer::listen takes no request options (no timeout)".to_owned());
         }
         let params = params.unwrap_or_else(|| json!({}));
         if params.as_object().is_some_and(|p| p.keys().any(|k| k != "notifications")) {
-            return Outcome::Unsupported("Peer::listen takes only the notifications filter, no other params".to_owned());
+            return Outcome::Unsupported(
+                "Peer::listen takes only the notifications filter, no other params".to_owned(),
+            );
         }
         let wanted = params.get("notifications").cloned().unwrap_or_else(|| json!({}));
         let Some(filter) = lossless::<SubscriptionFilter>(&wanted) else {
-            return Outcome::Unsupported(format!("the filter {wanted} does not fit rmcp's SubscriptionFilter unchanged"));
+            return Outcome::Unsupported(format!(
+                "the filter {wanted} does not fit rmcp's SubscriptionFilter unchanged"
+            ));
         };
         let peer = match self.client() {
             Ok(c) => c.peer().clone(),
@@ -850,8 +860,9 @@ fn main() {
     let raw = match std::env::var("MCP_HARNESS_PLAN_FILE") {
         Ok(path) => std::fs::read_to_string(&path)
             .unwrap_or_else(|e| fail(&format!("MCP_HARNESS_PLAN_FILE {path} cannot be read ({e})"))),
-        Err(_) => std::env::var("MCP_HARNESS_PLAN")
-            .unwrap_or_else(|_| fail("MCP_HARNESS_PLAN_FILE / MCP_HARNESS_PLAN is missing; run me through mcp-harness --target cmd:…")),
+        Err(_) => std::env::var("MCP_HARNESS_PLAN").unwrap_or_else(|_| {
+            fail("MCP_HARNESS_PLAN_FILE / MCP_HARNESS_PLAN is missing; run me through mcp-harness --target cmd:…")
+        }),
     };
     let plan: Vec<Value> = serde_json::from_str(&raw).unwrap_or_else(|e| {
         fail(&format!("the plan is not a JSON array ({e}); run me through mcp-harness --target cmd:…"))
