@@ -9,6 +9,13 @@ The driver translates plan ops into what an application would call (ClientSessio
 call_tool, send_request, an anyio cancel scope for cancellation) and reports the SDK's own
 error text. It never works around the SDK: an op the SDK cannot express is reported
 `unsupported` with the reason, and the plan stops there.
+
+Revisions from 2026-07-28 on (mcp 2.x only) go through `mcp.client.Client`, the SDK's
+application-level client for the stateless revision: connecting runs its `mode="auto"`
+negotiation (a `server/discover` probe, the legacy handshake only as its fallback), and
+requests use its calls (`call_tool`, `get_prompt`, `read_resource` drive `input_required`
+rounds; `listen` opens `subscriptions/listen`). Older revisions keep `ClientSession` with the
+initialize handshake.
 """
 
 from __future__ import annotations
@@ -38,7 +45,10 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 SDK_VERSION = package_version("mcp")
 SDK_MAJOR = int(SDK_VERSION.split(".")[0])
 if SDK_MAJOR >= 2:
+    from mcp.client import Client
     from mcp.client.streamable_http import streamable_http_client as http_client
+    from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY, event_to_notification
+    from mcp_types.version import LATEST_MODERN_VERSION
 else:
     from mcp.client.streamable_http import streamablehttp_client as http_client
 
@@ -54,6 +64,9 @@ RESULT_TYPES: dict[str, Any] = {
     "resources/list": types.ListResourcesResult,
     "prompts/list": types.ListPromptsResult,
 }
+if SDK_MAJOR >= 2:
+    RESULT_TYPES["server/discover"] = types.DiscoverResult
+
 
 
 class Unsupported(Exception):
@@ -66,7 +79,7 @@ class Unsupported(Exception):
 IMPLEMENTED: dict[str, set[str]] = {
     # Listed but refused with their own reason: auth_refresh, managed, reset_timeout_on_progress,
     # max_total_timeout_ms.
-    "connect": {"handshake", "timeout_ms", "env", "max_message_bytes", "string_ids", "roots", "headers", "auth_refresh", "managed"},
+    "connect": {"handshake", "timeout_ms", "env", "max_message_bytes", "string_ids", "roots", "headers", "auth_refresh", "managed", "protocol_version"},
     "request": {"method", "params", "timeout_ms", "background", "as", "pad_params", "reset_timeout_on_progress", "max_total_timeout_ms"},
     "await": {"request"},
     "cancel": {"request"},
@@ -166,6 +179,8 @@ class Driver:
         self.url = url
         self.stack = contextlib.AsyncExitStack()
         self.session: ClientSession | None = None
+        #: The 2026-07-28 connection (`Client`); None on the handshake revisions.
+        self.client: Any = None
         self.closed = False
         self.notifications: list[str] = []
         self.notified = anyio.Event()
@@ -187,6 +202,13 @@ class Driver:
         if method is None:
             return
         params = dump(getattr(n, "params", None)) or {}
+        if self.client is not None and SUBSCRIPTION_ID_META_KEY in (params.get("_meta") or {}):
+            # A subscriptions/listen frame: the application sees what its Subscription
+            # delivers (correlated by subscription id), reported by `listen_call`, not this raw tee.
+            return
+        self.report_notification(method, params)
+
+    def report_notification(self, method: str, params: dict[str, Any]) -> None:
         self.notifications.append(method)
         emit({"notification": {"method": method, "params": params}})
         self.notified.set()
@@ -214,13 +236,11 @@ class Driver:
 
     async def connect(self, step: dict[str, Any]) -> None:
         revision = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "")
-        if revision >= "2026-07-28":
-            if SDK_MAJOR < 2:
-                raise Unsupported(f"mcp {SDK_VERSION} does not speak {revision} (it has only the initialize handshake)")
-            raise Unsupported(
-                f"this driver drives ClientSession (the initialize handshake); mcp {SDK_VERSION}'s "
-                f"stateless {revision} client is not driven yet"
-            )
+        modern = revision >= "2026-07-28"
+        if modern and SDK_MAJOR < 2:
+            raise Unsupported(f"mcp {SDK_VERSION} does not speak {revision} (it has only the initialize handshake)")
+        if not modern and "protocol_version" in step:
+            raise Unsupported("this driver does not apply connect field(s) protocol_version")
         if step.get("env"):
             raise Unsupported(f"the SDK reads no transport settings from the environment (plan sets {', '.join(step['env'])})")
         if step.get("max_message_bytes") is not None:
@@ -239,6 +259,9 @@ class Driver:
         async def list_roots(_context: Any) -> Any:
             return types.ListRootsResult(roots=[types.Root(**r) for r in roots])
 
+        if modern:
+            await self.connect_modern(step, list_roots if roots else None)
+            return
         streams = await self.stack.enter_async_context(self.transport_cm())
         read, write = streams[0], streams[1]
         session = ClientSession(
@@ -251,6 +274,99 @@ class Driver:
         self.session = await self.stack.enter_async_context(session)
         if step.get("handshake", True):
             await self.session.initialize()
+
+    async def connect_modern(self, step: dict[str, Any], list_roots: Any) -> None:
+        """`Client` in its default `mode="auto"`: the `server/discover` probe, then the
+        stateless revision (or its fallback to the handshake, as the SDK decides).
+        `handshake: false` pins the revision instead (`mode="2026-07-28"`: adopted without
+        any traffic at connect)."""
+        preferred = step.get("protocol_version")
+        if preferred is not None and preferred != LATEST_MODERN_VERSION:
+            raise Unsupported(
+                f"Client's server/discover probe always proposes {LATEST_MODERN_VERSION} "
+                f"(mcp_types.version.LATEST_MODERN_VERSION); it has no setting to prefer {preferred}"
+            )
+        mode = "auto" if step.get("handshake", True) else LATEST_MODERN_VERSION
+        client = Client(
+            self.transport_cm(),
+            mode=mode,
+            read_timeout_seconds=timeout_arg(step.get("timeout_ms")),
+            list_roots_callback=list_roots,
+            message_handler=self.on_message,
+        )
+        self.client = await self.stack.enter_async_context(client)
+        self.session = self.client.session
+
+    def prepare_modern(self, method: str, params: dict[str, Any] | None, step: dict[str, Any]) -> Callable[[], Awaitable[Any]] | None:
+        """The `Client` call an application makes for this request on a 2026-07-28
+        connection, or None when `Client` has none that carries every field of the step (then
+        the session's generic `send_request`, which stamps the same `_meta` and headers)."""
+        client = self.client
+        keys = set(params or {})
+        timeout = timeout_arg(step.get("timeout_ms"))
+        untimed = step.get("timeout_ms") is None
+        if step.get("pad_params") is not None:
+            return None
+        if method == "subscriptions/listen":
+            return self.listen_call(params, step)
+        if params is not None and "name" in params and keys <= {"name", "arguments"}:
+            if method == "tools/call":
+                return lambda: client.call_tool(params["name"], params.get("arguments"), read_timeout_seconds=timeout)
+            if method == "prompts/get" and untimed:
+                return lambda: client.get_prompt(params["name"], params.get("arguments"))
+        if method == "resources/read" and keys == {"uri"} and untimed:
+            return lambda: client.read_resource(params["uri"])
+        lists = {
+            "tools/list": client.list_tools,
+            "prompts/list": client.list_prompts,
+            "resources/list": client.list_resources,
+            "resources/templates/list": client.list_resource_templates,
+        }
+        if method in lists and keys <= {"cursor"} and untimed:
+            cursor = (params or {}).get("cursor")
+            return lambda: lists[method](cursor=cursor)
+        return None
+
+    def listen_call(self, params: dict[str, Any] | None, step: dict[str, Any]) -> Callable[[], Awaitable[Any]]:
+        """`Client.listen` for `subscriptions/listen`: the request ends when the stream does
+        (the server's result closes it gracefully; a drop raises `SubscriptionLost`).
+
+        The SDK consumes the server's `notifications/subscriptions/acknowledged` itself and
+        surfaces it as the `listen` context being entered, with the honored filter; the driver
+        reports that as the notification line the contract asks for. The change events the
+        Subscription yields (frames correlated to it by subscription id) are reported as their
+        notifications; `message_handler`'s raw tee of stamped frames is not (see `on_message`).
+        `Client.listen` returns no result, so the step succeeds without one."""
+        if step.get("timeout_ms") is not None:
+            raise Unsupported("Client.listen takes no per-call timeout (the session read timeout bounds the acknowledgment only)")
+        extra = sorted(set(params or {}) - {"notifications"})
+        if extra:
+            raise Unsupported(f"Client.listen takes only the notifications filter, not params field(s) {', '.join(extra)}")
+        wanted = dict((params or {}).get("notifications") or {})
+        fields = {
+            "toolsListChanged": "tools_list_changed",
+            "promptsListChanged": "prompts_list_changed",
+            "resourcesListChanged": "resources_list_changed",
+            "resourceSubscriptions": "resource_subscriptions",
+        }
+        unknown = sorted(set(wanted) - set(fields))
+        if unknown:
+            raise Unsupported(f"Client.listen has no keyword for filter field(s) {', '.join(unknown)}")
+        kwargs = {fields[k]: v for k, v in wanted.items()}
+        client = self.client
+
+        async def call() -> None:
+            async with client.listen(**kwargs) as subscription:
+                self.report_notification(
+                    "notifications/subscriptions/acknowledged", {"notifications": dump(subscription.honored)}
+                )
+                meta = {SUBSCRIPTION_ID_META_KEY: subscription.subscription_id}
+                async for event in subscription:
+                    notification = event_to_notification(event, meta)
+                    self.report_notification(notification.method, dump(notification.params) or {})
+            return None
+
+        return call
 
     def need_session(self) -> ClientSession:
         if self.session is None:
@@ -270,6 +386,8 @@ class Driver:
             params = {**(params or {}), "_pad": "x" * step["pad_params"]}
         timeout = timeout_arg(step.get("timeout_ms"))
         plain = step.get("pad_params") is None
+        if self.client is not None and (call := self.prepare_modern(method, params, step)) is not None:
+            return call
         if method == "tools/list" and plain and step.get("timeout_ms") is None:
             if params:
                 typed_params = types.PaginatedRequestParams(**params)

@@ -13,6 +13,11 @@
 //!
 //! The `stateless` op changes what is checked ([`Rules`]); the engines call [`check_body`]
 //! (both transports) and [`check_headers`] (Streamable HTTP).
+//!
+//! `basic/versioning.mdx`: "Servers MUST implement server/discover", and a client MAY send it
+//! before anything else (a dual-era client probes with it): an unscripted one gets
+//! [`discover_result`] instead of `-32601`, so a probe no scenario scripted is answered like a
+//! 2026-07-28 server would.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -108,6 +113,18 @@ pub fn check_body(rules: &Rules, message: &Value) -> Option<Refusal> {
     None
 }
 
+/// The answer to an unscripted `server/discover`: the versions the mock accepts, no
+/// capabilities beyond what the script serves, and the fields every 2026-07-28 result carries.
+pub fn discover_result(rules: &Rules) -> Value {
+    json!({
+        "resultType": "complete",
+        "supportedVersions": rules.supported,
+        "capabilities": {},
+        "ttlMs": 0,
+        "cacheScope": "private",
+    })
+}
+
 /// The mirrored-header checks of one POSTed request (`headers`: lowercase names).
 pub fn check_headers(rules: &Rules, headers: &BTreeMap<String, String>, message: &Value) -> Option<Refusal> {
     if !rules.headers {
@@ -199,6 +216,16 @@ mod tests {
 
     fn meta(version: &str) -> Value {
         json!({META_PROTOCOL_VERSION: version, META_CLIENT_CAPABILITIES: {}})
+    }
+
+    #[test]
+    fn discover_names_the_accepted_versions() {
+        let mut rules = Rules::for_revision("2026-07-28");
+        rules.supported.push("2030-01-01".into());
+        let result = discover_result(&rules);
+        assert_eq!(result["supportedVersions"], json!(["2026-07-28", "2030-01-01"]));
+        assert_eq!(result["resultType"], json!("complete"));
+        assert!(result["capabilities"].is_object());
     }
 
     #[test]

@@ -17,7 +17,12 @@
 //!   [`Stateless::with_legacy_fallback`]) makes it run the stateful handshake and speak the
 //!   legacy revision from then on; any modern answer makes the era modern for good;
 //! - `tools/list` over Streamable HTTP: tools with an invalid `x-mcp-header` annotation are
-//!   left out and reported; the rest are handed to the transport for `Mcp-Param-*`.
+//!   left out and reported; the rest are handed to the transport for `Mcp-Param-*`;
+//! - a `tools/call` refused with `HeaderMismatch` (-32020) over Streamable HTTP: the tools are
+//!   listed again (every page, at most [`MAX_RELIST_PAGES`]) and the call re-sent once with
+//!   the headers that listing gives (`basic/transports/streamable-http.mdx`, Custom Headers
+//!   from Tool Parameters: the client SHOULD call `tools/list`, then retry); a second refusal,
+//!   or a listing that fails, returns the refusal.
 
 use crate::error::TransportError;
 use crate::message::RpcError;
@@ -40,6 +45,11 @@ pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabi
 pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 /// `UnsupportedProtocolVersionError`.
 pub const UNSUPPORTED_VERSION: i64 = -32022;
+/// `HeaderMismatch`: a mirrored header is missing or differs from the body.
+pub const HEADER_MISMATCH: i64 = -32020;
+/// Pages of `tools/list` the re-listing after a `HeaderMismatch` walks at most, so a server
+/// whose cursor never ends cannot keep the call busy.
+pub const MAX_RELIST_PAGES: usize = 100;
 /// Rounds of `InputRequiredResult` one call may take before it fails, so a server that
 /// always asks for more cannot keep a caller busy forever.
 pub const MAX_INPUT_ROUNDS: usize = 8;
@@ -227,6 +237,23 @@ impl Stateless {
         Value::Object(params)
     }
 
+    /// Lists the tools again, page by page, so the transport learns their current
+    /// `x-mcp-header` annotations (the recovery after a `HeaderMismatch`).
+    async fn relist_tools(&self, options: &RequestOptions) -> Result<(), TransportError> {
+        let options =
+            RequestOptions { timeout_ms: options.timeout_ms, cancel: options.cancel.clone(), ..Default::default() };
+        let mut cursor: Option<Value> = None;
+        for _ in 0..MAX_RELIST_PAGES {
+            let params = cursor.take().map(|c| json!({"cursor": c}));
+            let page = self.call("tools/list", params, options.clone()).await?;
+            match page.get("nextCursor").filter(|c| !c.is_null()) {
+                Some(next) => cursor = Some(next.clone()),
+                None => return Ok(()),
+            }
+        }
+        Ok(())
+    }
+
     /// The version to retry with after `-32022`: the first modern version this client
     /// speaks that the server lists and that was not just refused.
     fn negotiate(&self, error: &TransportError, refused: &str) -> Option<String> {
@@ -343,20 +370,31 @@ impl Stateless {
         let mut params = params;
         let mut rounds = 0;
         let mut negotiated = false;
+        let mut relisted = false;
         loop {
             let sent = self.with_meta(params.clone(), &version);
             let result = match self.inner.request(method, Some(sent.clone()), options.clone()).await {
                 Ok(r) => r,
-                Err(e) => match (negotiated, self.negotiate(&e, &version)) {
-                    (false, Some(next)) => {
+                Err(e) => {
+                    if !negotiated && let Some(next) = self.negotiate(&e, &version) {
                         tracing::debug!(refused = %version, retry = %next, "server refused the protocol version");
                         *lock(&self.version) = next.clone();
                         version = next;
                         negotiated = true;
                         continue;
                     }
-                    _ => return Err(e),
-                },
+                    let mismatch = matches!(&e, TransportError::Rpc(RpcError { code: HEADER_MISMATCH, .. }));
+                    if mismatch && !relisted && method == "tools/call" && self.inner.mirrors_param_headers() {
+                        relisted = true;
+                        tracing::debug!(
+                            "tools/call refused with HeaderMismatch: listing tools again, then retrying once"
+                        );
+                        if Box::pin(self.relist_tools(&options)).await.is_ok() {
+                            continue;
+                        }
+                    }
+                    return Err(e);
+                }
             };
             match result_kind(method, &result)? {
                 ResultKind::Complete if method == "tools/list" && self.inner.mirrors_param_headers() => {

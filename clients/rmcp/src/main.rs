@@ -23,6 +23,10 @@
 //! - `wait_closed`: `Peer::is_transport_closed` (true once the service loop has ended).
 //! - `wait_sent`: polls the mock's records in `MCP_HARNESS_RUN_DIR` (no SDK call).
 //! - `close`: `RunningService::close`.
+//!
+//! Revisions from 2026-07-28 on: `connect` runs rmcp's `ClientLifecycleMode::Discover`
+//! (a `server/discover` probe proposing the revision, then per-request `_meta`), and
+//! `subscriptions/listen` goes through `Peer::listen` / `Subscription::next`.
 #![allow(deprecated)] // roots/list and logging are deprecated by SEP-2577 but still in the protocol
 
 use std::{
@@ -39,10 +43,13 @@ use rmcp::{
     ClientHandler, ErrorData as McpError, Peer, RoleClient, Service, ServiceExt,
     model::{
         CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientNotification, ClientRequest,
-        CustomNotification, CustomRequest, Implementation, ListRootsResult, NotificationMetaObject, Root,
-        ServerNotification, ServerResult,
+        CustomNotification, CustomRequest, GetMeta, Implementation, ListRootsResult, NotificationMetaObject,
+        ProtocolVersion, Root, ServerNotification, ServerResult, SubscriptionFilter,
     },
-    service::{NotificationContext, PeerRequestOptions, RequestContext, RequestHandle, RunningService, serve_directly},
+    service::{
+        ClientLifecycleMode, NotificationContext, PeerRequestOptions, RequestContext, RequestHandle, RunningService,
+        SubscriptionEnd, serve_client_with_lifecycle_and_ct, serve_directly,
+    },
     transport::{
         StreamableHttpClientTransport, TokioChildProcess, streamable_http_client::StreamableHttpClientTransportConfig,
     },
@@ -197,9 +204,36 @@ impl Recorder {
         if let Some(meta) = meta.and_then(|m| serde_json::to_value(m).ok()) {
             params.insert("_meta".to_owned(), meta);
         }
-        emit(json!({"notification": {"method": method, "params": Value::Object(params)}}));
-        self.shared.seen.lock().unwrap().methods.push(method);
-        self.shared.changed.notify_waiters();
+        self.shared.report(method, Value::Object(params));
+    }
+}
+
+impl Shared {
+    /// Prints a notification line and wakes `wait_notification`.
+    fn report(&self, method: String, params: Value) {
+        emit(json!({"notification": {"method": method, "params": params}}));
+        self.seen.lock().unwrap().methods.push(method);
+        self.changed.notify_waiters();
+    }
+
+    /// A notification a `Subscription` delivered (rmcp routes those to the subscription, not
+    /// to the `ClientHandler`), with its `_meta` (the subscription id).
+    fn report_subscribed(&self, notification: &ServerNotification) {
+        let value = serde_json::to_value(notification)
+            .unwrap_or_else(|e| json!({"method": "?", "params": {"_driver_error": e.to_string()}}));
+        let method = value.get("method").and_then(Value::as_str).unwrap_or("?").to_owned();
+        let mut params = match value.get("params") {
+            Some(Value::Object(map)) => map.clone(),
+            _ => Map::new(),
+        };
+        let meta = notification.get_meta();
+        if !params.contains_key("_meta")
+            && !meta.is_empty()
+            && let Ok(meta) = serde_json::to_value(meta)
+        {
+            params.insert("_meta".to_owned(), meta);
+        }
+        self.report(method, Value::Object(params));
     }
 }
 
@@ -217,9 +251,12 @@ enum Outcome {
     Unsupported(String),
 }
 
-struct Background {
-    handle: RequestHandle<RoleClient>,
-    started: Instant,
+enum Background {
+    /// A request: its handle.
+    Request { handle: RequestHandle<RoleClient>, started: Instant },
+    /// A `subscriptions/listen` (`Peer::listen`) running in its own task until the stream
+    /// ends; `cancel` asks it to `Subscription::cancel_with_reason`.
+    Listen { task: tokio::task::JoinHandle<Outcome>, cancel: CancellationToken, started: Instant },
 }
 
 struct Driver {
@@ -232,8 +269,15 @@ struct Driver {
     timeout: Option<Duration>,
     background: HashMap<String, Background>,
     closed: bool,
+    /// The connection speaks a stateless revision (2026-07-28 on).
+    modern: bool,
     /// The last connect attempt failed (nothing is left open).
     connect_failed: bool,
+}
+
+/// A protocol version string as rmcp's type (its `Deserialize` keeps unknown versions too).
+fn protocol_version_of(version: &str) -> ProtocolVersion {
+    serde_json::from_value(Value::String(version.to_owned())).unwrap_or_default()
 }
 
 fn timeout_of(ms: u64) -> Option<Duration> {
@@ -314,6 +358,9 @@ impl Driver {
                     Some(t) => PeerRequestOptions::with_timeout(t),
                     None => PeerRequestOptions::no_options(),
                 };
+                if self.modern && method == "subscriptions/listen" {
+                    return self.listen(params, timeout_ms, background, label.unwrap_or_default()).await;
+                }
                 let request = client_request(&method, &params);
                 if background {
                     self.background_request(request, options, label.unwrap_or_default()).await
@@ -322,12 +369,22 @@ impl Driver {
                 }
             }
             ClientStep::Await { request } => match self.background.remove(&request) {
-                Some(bg) => {
-                    let result = bg.handle.await_response().await;
-                    let elapsed = Some(ms(bg.started.elapsed()));
+                Some(Background::Request { handle, started }) => {
+                    let result = handle.await_response().await;
+                    let elapsed = Some(ms(started.elapsed()));
                     match result {
                         Ok(r) => Outcome::Ok(Some(result_value(&r)), elapsed),
                         Err(e) => Outcome::Err(e.to_string(), elapsed),
+                    }
+                }
+                Some(Background::Listen { task, started, .. }) => {
+                    let outcome = task.await;
+                    let elapsed = Some(ms(started.elapsed()));
+                    match outcome {
+                        Ok(Outcome::Ok(result, _)) => Outcome::Ok(result, elapsed),
+                        Ok(Outcome::Err(error, _)) => Outcome::Err(error, elapsed),
+                        Ok(unsupported) => unsupported,
+                        Err(e) => Outcome::Err(format!("the listen task failed: {e}"), elapsed),
                     }
                 }
                 None => Outcome::Err(format!("no background request labelled {request:?}"), None),
@@ -338,11 +395,16 @@ impl Driver {
             // the settled outcome from a later `await`, so the driver sends the same
             // notification with `Peer::notify_cancelled` and keeps the handle.
             ClientStep::Cancel { request } => {
-                let Some(bg) = self.background.get(&request) else {
-                    return Outcome::Ok(None, None);
+                let handle = match self.background.get(&request) {
+                    None => return Outcome::Ok(None, None),
+                    Some(Background::Listen { cancel, .. }) => {
+                        cancel.cancel();
+                        return Outcome::Ok(None, None);
+                    }
+                    Some(Background::Request { handle, .. }) => handle,
                 };
-                let param = CancelledNotificationParam::new(Some(bg.handle.id.clone()), Some(CANCEL_REASON.to_owned()));
-                match bg.handle.peer.notify_cancelled(param).await {
+                let param = CancelledNotificationParam::new(Some(handle.id.clone()), Some(CANCEL_REASON.to_owned()));
+                match handle.peer.notify_cancelled(param).await {
                     Ok(()) => Outcome::Ok(None, None),
                     Err(e) => Outcome::Err(e.to_string(), None),
                 }
@@ -477,18 +539,30 @@ impl Driver {
         if self.transport == "stdio" && !headers.is_empty() {
             return Outcome::Unsupported("HTTP headers on a stdio connection".to_owned());
         }
-        if let Ok(revision) = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION")
-            && revision.as_str() >= "2026-07-28"
-        {
-            return Outcome::Unsupported(format!(
-                "the driver runs rmcp's initialize handshake; the stateless {revision} revision is not driven"
-            ));
-        }
-        if let Some(version) = protocol_version {
-            return Outcome::Unsupported(format!(
-                "the driver does not choose the offered protocol version ({version}); rmcp offers its own"
-            ));
-        }
+        let revision = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").unwrap_or_default();
+        let modern = !revision.is_empty() && !protocol_version_of(&revision).has_initialize();
+        // 2026-07-28 on: rmcp's Discover lifecycle, proposing the plan's preferred version
+        // first (default: the scenario's revision), then the revision itself.
+        let lifecycle = if modern {
+            if !handshake {
+                return Outcome::Unsupported(
+                    "without its discover/initialize startup rmcp sends no per-request _meta: serve_directly leaves the client request metadata unset (Peer::set_client_request_metadata is pub(crate))".to_owned(),
+                );
+            }
+            let mut preferred = vec![protocol_version_of(protocol_version.as_deref().unwrap_or(&revision))];
+            let own = protocol_version_of(&revision);
+            if !preferred.contains(&own) {
+                preferred.push(own);
+            }
+            Some(ClientLifecycleMode::Discover { preferred_versions: preferred })
+        } else {
+            if let Some(version) = protocol_version {
+                return Outcome::Unsupported(format!(
+                    "the driver does not choose the offered protocol version ({version}); rmcp offers its own"
+                ));
+            }
+            None
+        };
         if managed.is_some() {
             return Outcome::Unsupported(
                 "rmcp has no reconnecting connection manager (no reconnect with backoff, session renewal or tool-call replay rule); a closed RunningService stays closed".to_owned(),
@@ -523,7 +597,7 @@ impl Driver {
                 Ok(t) => t,
                 Err(e) => return Outcome::Err(e.to_string(), None),
             };
-            Self::serve(service, transport, handshake, self.timeout).await
+            Self::serve(service, transport, handshake, lifecycle, self.timeout).await
         } else {
             let Some(url) = self.url.clone() else {
                 return Outcome::Err("no server URL: the harness appends it as the last argument".to_owned(), None);
@@ -548,11 +622,12 @@ impl Driver {
                 config = config.max_sse_event_size(cap).max_json_response_size(cap);
             }
             let transport = StreamableHttpClientTransport::from_config(config);
-            Self::serve(service, transport, handshake, self.timeout).await
+            Self::serve(service, transport, handshake, lifecycle, self.timeout).await
         };
         match result {
             Ok(client) => {
                 self.client = Some(client);
+                self.modern = modern;
                 self.closed = false;
                 self.connect_failed = false;
                 Outcome::Ok(None, None)
@@ -568,6 +643,7 @@ impl Driver {
         service: Recorder,
         transport: T,
         handshake: bool,
+        lifecycle: Option<ClientLifecycleMode>,
         timeout: Option<Duration>,
     ) -> Result<Client, String>
     where
@@ -578,7 +654,12 @@ impl Driver {
             return Ok(serve_directly(service, transport, None));
         }
         let ct = CancellationToken::new();
-        let serving = service.serve_with_ct(transport, ct.clone());
+        let serving = async {
+            match lifecycle {
+                Some(mode) => serve_client_with_lifecycle_and_ct(service, transport, mode, ct.clone()).await,
+                None => service.serve_with_ct(transport, ct.clone()).await,
+            }
+        };
         tokio::pin!(serving);
         let result = match timeout {
             None => serving.await,
@@ -638,11 +719,87 @@ impl Driver {
         let started = Instant::now();
         match client.send_cancellable_request(request, options).await {
             Ok(handle) => {
-                self.background.insert(label, Background { handle, started });
+                self.background.insert(label, Background::Request { handle, started });
                 Outcome::Ok(None, None)
             }
             Err(e) => Outcome::Err(e.to_string(), None),
         }
+    }
+
+    /// `subscriptions/listen` through `Peer::listen`: it returns once the server acknowledged
+    /// (rmcp consumes the `notifications/subscriptions/acknowledged` itself, so the driver
+    /// reports it with the acknowledged filter), then `Subscription::next` yields the
+    /// notifications correlated to it until the stream ends. The step's outcome is how it
+    /// ended (`Subscription::end`): the final result when graceful, else an error naming the end.
+    async fn listen(
+        &mut self,
+        params: Option<Value>,
+        timeout_ms: Option<u64>,
+        background: bool,
+        label: String,
+    ) -> Outcome {
+        if timeout_ms.is_some() {
+            return Outcome::Unsupported("Peer::listen takes no request options (no timeout)".to_owned());
+        }
+        let params = params.unwrap_or_else(|| json!({}));
+        if params.as_object().is_some_and(|p| p.keys().any(|k| k != "notifications")) {
+            return Outcome::Unsupported(
+                "Peer::listen takes only the notifications filter, no other params".to_owned(),
+            );
+        }
+        let wanted = params.get("notifications").cloned().unwrap_or_else(|| json!({}));
+        let Some(filter) = lossless::<SubscriptionFilter>(&wanted) else {
+            return Outcome::Unsupported(format!(
+                "the filter {wanted} does not fit rmcp's SubscriptionFilter unchanged"
+            ));
+        };
+        let peer = match self.client() {
+            Ok(c) => c.peer().clone(),
+            Err(e) => return Outcome::Err(e, None),
+        };
+        let cancel = CancellationToken::new();
+        let shared = self.shared.clone();
+        let token = cancel.clone();
+        let run = async move {
+            let mut subscription = tokio::select! {
+                r = peer.listen(filter) => match r {
+                    Ok(s) => s,
+                    Err(e) => return Outcome::Err(e.to_string(), None),
+                },
+                _ = token.cancelled() => return Outcome::Err("cancelled before the acknowledgment (Peer::listen dropped)".to_owned(), None),
+            };
+            let ack = json!({
+                "notifications": serde_json::to_value(subscription.acknowledged()).unwrap_or_default(),
+                "_meta": {"io.modelcontextprotocol/subscriptionId": serde_json::to_value(subscription.id()).unwrap_or_default()},
+            });
+            shared.report("notifications/subscriptions/acknowledged".to_owned(), ack);
+            loop {
+                tokio::select! {
+                    next = subscription.next() => match next {
+                        Ok(Some(notification)) => shared.report_subscribed(&notification),
+                        Ok(None) => break,
+                        Err(e) => return Outcome::Err(e.to_string(), None),
+                    },
+                    _ = token.cancelled() => {
+                        if let Err(e) = subscription.cancel_with_reason(Some(CANCEL_REASON.to_owned())).await {
+                            return Outcome::Err(e.to_string(), None);
+                        }
+                        break;
+                    }
+                }
+            }
+            match subscription.end() {
+                Some(SubscriptionEnd::Graceful(result)) => Outcome::Ok(Some(result_value(result)), None),
+                Some(end) => Outcome::Err(format!("subscription ended: {end:?}"), None),
+                None => Outcome::Err("subscription ended without an end state".to_owned(), None),
+            }
+        };
+        if !background {
+            return run.await;
+        }
+        let started = Instant::now();
+        self.background.insert(label, Background::Listen { task: tokio::spawn(run), cancel, started });
+        Outcome::Ok(None, None)
     }
 
     async fn close(&mut self) -> Result<(), String> {
@@ -703,8 +860,9 @@ fn main() {
     let raw = match std::env::var("MCP_HARNESS_PLAN_FILE") {
         Ok(path) => std::fs::read_to_string(&path)
             .unwrap_or_else(|e| fail(&format!("MCP_HARNESS_PLAN_FILE {path} cannot be read ({e})"))),
-        Err(_) => std::env::var("MCP_HARNESS_PLAN")
-            .unwrap_or_else(|_| fail("MCP_HARNESS_PLAN_FILE / MCP_HARNESS_PLAN is missing; run me through mcp-harness --target cmd:…")),
+        Err(_) => std::env::var("MCP_HARNESS_PLAN").unwrap_or_else(|_| {
+            fail("MCP_HARNESS_PLAN_FILE / MCP_HARNESS_PLAN is missing; run me through mcp-harness --target cmd:…")
+        }),
     };
     let plan: Vec<Value> = serde_json::from_str(&raw).unwrap_or_else(|e| {
         fail(&format!("the plan is not a JSON array ({e}); run me through mcp-harness --target cmd:…"))
@@ -733,6 +891,7 @@ fn main() {
             timeout: None,
             background: HashMap::new(),
             closed: false,
+            modern: false,
             connect_failed: false,
         };
         for (i, raw) in plan.into_iter().enumerate() {

@@ -271,12 +271,16 @@ fn batch(shared: &Arc<Shared>, conn: &Conn, exchange: u64, items: &[Value]) -> R
     shared.respond_json(conn.index, exchange, 200, &Value::Array(answers), &[], "auto batch")
 }
 
-/// The answer to an unscripted request: a `reply_always` rule, else `-32601`.
+/// The answer to an unscripted request: a `reply_always` rule, else (2026-07-28)
+/// `server/discover`'s default result, else `-32601`.
 fn auto_answer(shared: &Shared, method: &str, id: Value) -> (Value, &'static str) {
     match shared.rule(method) {
         Some(fragment) => {
             let text = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},{fragment}}}");
             (serde_json::from_str(&text).unwrap_or(Value::Null), "reply_always")
+        }
+        None if let Some(rules) = shared.stateless_rules().filter(|_| method == "server/discover") => {
+            (json!({"jsonrpc": "2.0", "id": id, "result": stateless::discover_result(&rules)}), "auto server/discover")
         }
         None => (
             json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("Method not found: {method} (unscripted)")}}),

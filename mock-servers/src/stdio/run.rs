@@ -199,8 +199,8 @@ impl Mock {
         match (obj.get("method").and_then(Value::as_str), obj.get("id")) {
             (Some(method), id) => {
                 let rules = lock(&self.stateless).clone();
-                if let (Some(rules), Some(id)) = (rules, id.filter(|id| !id.is_null()))
-                    && let Some(refusal) = crate::stateless::check_body(&rules, json)
+                if let (Some(rules), Some(id)) = (rules.as_ref(), id.filter(|id| !id.is_null()))
+                    && let Some(refusal) = crate::stateless::check_body(rules, json)
                 {
                     let bytes = payload::reply_line(id.clone(), None, Some(&refusal.error), None, LineEnd::Lf);
                     self.write(&bytes, refusal.why).await;
@@ -208,6 +208,12 @@ impl Mock {
                 }
                 if lock(&self.budget).take(method) {
                     self.inbox.deliver(Value::Object(obj.clone()));
+                } else if let (Some(rules), Some(id), "server/discover") =
+                    (rules.as_ref(), id.filter(|id| !id.is_null()), method)
+                {
+                    let result = crate::stateless::discover_result(rules);
+                    let bytes = payload::reply_line(id.clone(), Some(&result), None, None, LineEnd::Lf);
+                    self.write(&bytes, "auto server/discover").await;
                 } else if let Some(id) = id.filter(|id| !id.is_null()) {
                     let error = json!({"code": -32601, "message": format!("Method not found: {method} (unscripted)")});
                     let bytes = payload::reply_line(id.clone(), None, Some(&error), None, LineEnd::Lf);
