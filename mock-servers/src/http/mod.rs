@@ -122,6 +122,7 @@ async fn stop_now(shared: &Shared, stop: Stop) {
         Stop::Deadline => (124, "deadline"),
     };
     shared.streams_settled(STOP_GRACE).await;
+    shared.scripts_settled(STOP_GRACE).await;
     shared.record_open_streams();
     if stop == Stop::Deadline {
         for c in shared.conns() {

@@ -20,8 +20,10 @@ use mcp_scenario::wire::{Recorded, WireEvent};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -61,6 +63,8 @@ pub struct Shared {
     open_streams: Mutex<Vec<(usize, u64, Weak<StreamWatch>)>>,
     /// Cancels every task the mock spawned once it has ended.
     tasks: CancellationToken,
+    /// How many connection scripts are inside a poll right now (see [`InPoll`]).
+    scripts_in_poll: Arc<AtomicUsize>,
     ending: Ending,
 }
 
@@ -94,6 +98,7 @@ impl Shared {
             exchanges: AtomicU64::new(0),
             open_streams: Mutex::new(Vec::new()),
             tasks: CancellationToken::new(),
+            scripts_in_poll: Arc::new(AtomicUsize::new(0)),
             ending: Ending::default(),
         }
     }
@@ -129,6 +134,16 @@ impl Shared {
             self.journal.seal();
             reason
         });
+    }
+
+    /// Waits (at most `bound`) until no connection script is inside a poll: a step that has
+    /// written its answer records its progress before it next awaits, and a stop that sealed
+    /// the record in between would report a finished script as stopped short.
+    pub async fn scripts_settled(&self, bound: Duration) {
+        let since = std::time::Instant::now();
+        while self.scripts_in_poll.load(Ordering::SeqCst) > 0 && since.elapsed() < bound {
+            tokio::task::yield_now().await;
+        }
     }
 
     /// Waits until the mock has ended, then cancels its tasks.
@@ -178,7 +193,8 @@ impl Shared {
         self.record(conn.index, &WireEvent::Started { pid: std::process::id() });
         self.record(conn.index, &WireEvent::Listening { port: self.port });
         let steps = self.parts[conn.index - 1].steps.clone();
-        self.spawn((self.engine)(self.clone(), conn.clone(), steps));
+        let script = (self.engine)(self.clone(), conn.clone(), steps);
+        self.spawn(InPoll { inner: script, count: self.scripts_in_poll.clone() });
         Some(conn)
     }
 
@@ -486,4 +502,22 @@ fn fallback() -> Response<MockBody> {
     let mut r = Response::new(MockBody::empty());
     *r.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
     r
+}
+
+/// A connection script that counts itself while it is being polled, so a stop can wait out
+/// the synchronous tail of a step (its effect, then its progress record) on another thread.
+struct InPoll {
+    inner: futures::future::BoxFuture<'static, ()>,
+    count: Arc<AtomicUsize>,
+}
+
+impl Future for InPoll {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.count.fetch_add(1, Ordering::SeqCst);
+        let polled = self.inner.as_mut().poll(cx);
+        self.count.fetch_sub(1, Ordering::SeqCst);
+        polled
+    }
 }
