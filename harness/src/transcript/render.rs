@@ -64,8 +64,10 @@ pub fn transcript(
         };
         // Durations go in coarse buckets, for the bundled client only: a third-party
         // client's step times include its runtime's start-up, which varies too much.
+        // A wait for a reconnect spans process start-ups: it is bucketed like manager events.
+        let bucket = if step.what.starts_with("wait_manager") { reconnect_bucket } else { duration_bucket };
         let took = match (target.is_bundled(), step.status) {
-            (true, StepStatus::Ok | StepStatus::Error) => format!(" [{}]", duration_bucket(step.elapsed_ms)),
+            (true, StepStatus::Ok | StepStatus::Error) => format!(" [{}]", bucket(step.elapsed_ms)),
             _ => String::new(),
         };
         let _ = writeln!(s, "{} {}: {}{took}", step.step, step.what, status);
