@@ -262,6 +262,9 @@ pub struct AnsweredCheck {
     /// The answer must be an error with this code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<i64>,
+    /// The answer must be an error (any code): for a MUST that asks for an error but no code.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub error: bool,
 }
 
 /// See [`Check::Signal`].
