@@ -59,6 +59,7 @@ BUGS: dict[str, str] = {
     "get-without-session-id": "its GET listener leaves out the Mcp-Session-Id the server issued",
     "reuses-ids": "numbers every request 1, so concurrent requests share an id",
     "null-ids": "sends requests with \"id\": null",
+    "ignores-configured-headers": "a driver bug: drops the plan's connect.headers instead of reporting them unsupported",
 }
 BUG: str | None = None
 
@@ -734,7 +735,7 @@ class HttpBase:
             raise McpError("no server URL: the harness appends it as the last argument")
         self.client = client
         self.url = url
-        self.configured = dict(settings.get("headers") or {})
+        self.configured = {} if bug("ignores-configured-headers") else dict(settings.get("headers") or {})
         self.refresh = settings.get("auth_refresh")
         self.streams: set[Exchange] = set()
         self.streams_lock = threading.Lock()

@@ -211,6 +211,22 @@ pub struct SentCheck {
     /// Only on this connection (1-based).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection: Option<usize>,
+    /// Only requests whose id has this JSON type (`string` / `integer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_type: Option<IdType>,
+    /// Only messages at least this many bytes long (as serialised JSON): e.g. padded params.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_bytes: Option<usize>,
+}
+
+/// See [`SentCheck::id_type`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IdType {
+    /// A JSON string.
+    String,
+    /// A JSON integer.
+    Integer,
 }
 
 /// See [`Check::NotSent`].
