@@ -46,6 +46,18 @@ pub enum Check {
     ErrorIs(ErrorIsCheck),
     /// The bundled manager's reconnect attempts waited the backoff schedule (bundled only).
     Backoff(BackoffCheck),
+    /// A plan step given no timeout failed by itself before the run deadline (the client has
+    /// a default timeout); a step still waiting at the deadline is "no default timeout".
+    TimesOut(TimesOutCheck),
+}
+
+/// See [`Check::TimesOut`]. Example: `- times_out: {step: 2}` with a `request` that sets no
+/// `timeout_ms` on a `connect` that sets none, against a script that never answers.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TimesOutCheck {
+    /// The plan step (1-based).
+    pub step: usize,
 }
 
 /// See [`Check::Backoff`]. Example: `- backoff: {delays_ms: [20, 40, 80], slack_ms: 150}`:

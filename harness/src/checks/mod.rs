@@ -47,6 +47,7 @@ mod sent_before;
 mod signal;
 mod stdin_closed;
 mod stream_closed;
+mod times_out;
 
 use crate::scope::{Scope, TargetKind};
 use crate::transcript::Transcript;
@@ -111,6 +112,7 @@ macro_rules! with_kind {
             Check::StreamClosed($k) => $body,
             Check::ErrorIs($k) => $body,
             Check::Backoff($k) => $body,
+            Check::TimesOut($k) => $body,
         }
     };
 }
