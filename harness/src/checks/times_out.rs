@@ -120,3 +120,34 @@ pub enum Failure {
         why: String,
     },
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(client: &str) -> Scenario {
+        let text = format!(
+            "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n{client}server:\n  - op: handshake\n"
+        );
+        mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &text).expect("parses")
+    }
+
+    const REQUEST: &str = "  - op: request\n    method: tools/call\n";
+
+    #[test]
+    fn only_a_request_given_no_timeout_is_judged() {
+        let check = TimesOutCheck { step: 2 };
+        assert!(check.validate(&scenario(&format!("  - op: connect\n{REQUEST}"))).is_ok());
+        let given = [
+            format!("  - op: connect\n    timeout_ms: 100\n{REQUEST}"),
+            format!("  - op: connect\n    env: {{MCP_TIMEOUT_MS: \"100\"}}\n{REQUEST}"),
+            format!("  - op: connect\n{REQUEST}    timeout_ms: 100\n"),
+        ];
+        for plan in given {
+            assert!(matches!(check.validate(&scenario(&plan)), Err(Invalid::TimeoutGiven)), "{plan}");
+        }
+        let not_a_request = scenario("  - op: connect\n  - op: close\n");
+        assert!(matches!(check.validate(&not_a_request), Err(Invalid::NotARequest)));
+        assert!(matches!(TimesOutCheck { step: 3 }.validate(&not_a_request), Err(Invalid::NoSuchStep { .. })));
+    }
+}
