@@ -63,6 +63,11 @@ RESULT_TYPES: dict[str, Any] = {
     "tools/call": types.CallToolResult,
     "resources/list": types.ListResourcesResult,
     "prompts/list": types.ListPromptsResult,
+    # The generic types.Result of mcp 2.x drops every member it does not declare, so a method
+    # without its own result type here would be reported as `{}`.
+    "resources/read": types.ReadResourceResult,
+    "resources/templates/list": types.ListResourceTemplatesResult,
+    "prompts/get": types.GetPromptResult,
 }
 if SDK_MAJOR >= 2:
     RESULT_TYPES["server/discover"] = types.DiscoverResult

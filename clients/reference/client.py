@@ -59,6 +59,7 @@ BUGS: dict[str, str] = {
     "get-without-session-id": "its GET listener leaves out the Mcp-Session-Id the server issued",
     "reuses-ids": "numbers every request 1, so concurrent requests share an id",
     "null-ids": "sends requests with \"id\": null",
+    "ignores-configured-headers": "a driver bug: drops the plan's connect.headers instead of reporting them unsupported",
 }
 BUG: str | None = None
 
@@ -581,6 +582,9 @@ class SseParser:
     def __init__(self, cap: int):
         self.cap = cap
         self.pending = b""
+        #: The unfinished line: its pieces so far and their total length.
+        self.parts: list[bytes] = []
+        self.parts_len = 0
         self.skip_lf = False
         self.started = False
         self.reset_event()
@@ -596,36 +600,36 @@ class SseParser:
         self.oversize = False
 
     def lines(self, chunk: bytes) -> list[bytes]:
-        data = self.pending + chunk
-        if not self.started and len(data) >= 3 or (not self.started and b"\n" in data):
+        """The lines `chunk` completes. Only the new chunk is scanned (C speed, via `split`);
+        the unfinished line is kept as a list of pieces, so a line arriving in many chunks
+        costs linear time, and at most `cap` bytes of it are kept."""
+        if not self.started:
+            data = self.pending + chunk
+            if len(data) < 3 and b"\n" not in data:
+                self.pending = data
+                return []
             self.started = True
-            if data.startswith(b"\xef\xbb\xbf"):
-                data = data[3:]
-        elif not self.started:
-            self.pending = data
-            return []
-        out: list[bytes] = []
-        i = 0
-        if self.skip_lf and data[:1] == b"\n":
-            i = 1
-        self.skip_lf = False
-        start = i
-        n = len(data)
-        while i < n:
-            c = data[i]
-            if c == 0x0A or (c == 0x0D and not bug("sse-lf-only")):
-                out.append(data[start:i])
-                if c == 0x0D:
-                    if i + 1 < n and data[i + 1] == 0x0A:
-                        i += 1
-                    elif i + 1 == n:
-                        self.skip_lf = True
-                start = i + 1
-            i += 1
-        self.pending = data[start:]
-        if len(self.pending) > self.cap:
-            self.oversize = True
             self.pending = b""
+            chunk = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+        if self.skip_lf and chunk[:1] == b"\n":
+            chunk = chunk[1:]
+        self.skip_lf = False
+        if bug("sse-lf-only"):
+            pieces = chunk.split(b"\n")
+        else:
+            pieces = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+            # A CR ending the chunk ended its line; an LF starting the next chunk is its pair.
+            self.skip_lf = chunk.endswith(b"\r")
+        out: list[bytes] = []
+        for piece in pieces[:-1]:
+            self.parts.append(piece)
+            out.append(b"".join(self.parts))
+            self.parts, self.parts_len = [], 0
+        self.parts.append(pieces[-1])
+        self.parts_len += len(pieces[-1])
+        if self.parts_len > self.cap:
+            self.oversize = True
+            self.parts, self.parts_len = [], 0
         return out
 
     def feed(self, chunk: bytes) -> list[dict[str, Any]]:
@@ -734,7 +738,7 @@ class HttpBase:
             raise McpError("no server URL: the harness appends it as the last argument")
         self.client = client
         self.url = url
-        self.configured = dict(settings.get("headers") or {})
+        self.configured = {} if bug("ignores-configured-headers") else dict(settings.get("headers") or {})
         self.refresh = settings.get("auth_refresh")
         self.streams: set[Exchange] = set()
         self.streams_lock = threading.Lock()

@@ -8,11 +8,23 @@
 //! Verdicts: a failure that is listed is expected; a failure that is not is a regression; a
 //! listed scenario that passes is a stale entry (it fails the run too, so the baseline
 //! burns down as clients improve); a flaky one never fails the run.
+//!
+//! The driver self-test (`scenarios/driver-selftest/`) is never baselined: a driver applies
+//! each plan field or reports it `unsupported` (the run is skipped), so a failure there is a
+//! driver bug to fix. A baseline that lists one is refused, and `render` never writes one.
 
 use crate::error::HarnessError;
 use mcp_scenario::results::{RunResult, Status, Verdict};
 use serde::Deserialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// The folder of the driver self-test scenarios (clients/README.md, "Driver self-test").
+pub const SELFTEST_DIR: &str = "driver-selftest";
+
+/// Whether a scenario file belongs to the driver self-test.
+pub fn is_selftest(path: &Path) -> bool {
+    path.components().any(|c| c.as_os_str() == SELFTEST_DIR)
+}
 
 /// A client's baseline.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -41,6 +53,18 @@ impl Baseline {
                 std::io::Error::other(e.to_string().lines().next().unwrap_or("invalid YAML").to_string()),
             )
         })
+    }
+
+    /// Refuses a baseline that lists (under `client:` or `flaky:`) a scenario of the driver
+    /// self-test: `selftest` holds the names of the self-test scenarios being run.
+    pub fn refuse_selftest(&self, file: &Path, selftest: &[&str]) -> Result<(), HarnessError> {
+        let named = |k: &String| selftest.contains(&k.split('@').next().unwrap_or(k));
+        let entries: Vec<String> = self.client.iter().chain(&self.flaky).filter(|k| named(k)).cloned().collect();
+        if entries.is_empty() {
+            Ok(())
+        } else {
+            Err(HarnessError::SelftestBaselined { file: PathBuf::from(file), entries })
+        }
     }
 
     /// The key a run is listed under.
@@ -89,6 +113,7 @@ pub fn render(client: &str, results: &[RunResult], previous: &Baseline) -> Strin
     let mut failing: Vec<String> = results
         .iter()
         .filter(|r| matches!(r.status, Status::Failed | Status::Error))
+        .filter(|r| !is_selftest(&r.path))
         .map(|r| {
             let multi = results.iter().filter(|o| o.scenario == r.scenario).count() > 1;
             Baseline::key(r, multi)
@@ -128,6 +153,21 @@ mod tests {
         assert_eq!(b.verdict("shaky", Status::Failed), Verdict::Flaky);
         assert_eq!(b.verdict("known", Status::Skipped), Verdict::Skipped);
         assert!(Verdict::StaleEntry.fails() && Verdict::UnexpectedFailure.fails() && !Verdict::Flaky.fails());
+    }
+
+    #[test]
+    fn a_driver_selftest_scenario_is_never_baselined() {
+        let b = Baseline {
+            client: vec!["ok-to-list".into(), "driver-x@http".into()],
+            server: vec![],
+            flaky: vec!["driver-y".into()],
+        };
+        let err = b.refuse_selftest(Path::new("b.yml"), &["driver-x", "driver-y"]).expect_err("refused");
+        let text = err.to_string();
+        assert!(text.contains("driver-x@http, driver-y") && text.contains("unsupported"), "{text}");
+        assert!(b.refuse_selftest(Path::new("b.yml"), &["other"]).is_ok());
+        assert!(is_selftest(Path::new("scenarios/driver-selftest/request-params.yaml")));
+        assert!(!is_selftest(Path::new("scenarios/stdio/request-params.yaml")));
     }
 
     #[test]

@@ -22,6 +22,17 @@ pub enum HarnessError {
     /// No scenario matched the paths.
     #[error("no scenario files (*.yaml) found under {0}")]
     NoScenarios(String),
+    /// A baseline lists driver self-test scenarios, which are never expected failures.
+    #[error(
+        "baseline {}: lists driver self-test scenario(s) {}: a driver applies every plan field or reports it `unsupported` (clients/README.md, \"Driver self-test\"), so these are never expected failures; remove them and fix the driver",
+        .file.display(), .entries.join(", ")
+    )]
+    SelftestBaselined {
+        /// The baseline file.
+        file: PathBuf,
+        /// Its entries naming self-test scenarios.
+        entries: Vec<String>,
+    },
     /// Writing reports or snapshots failed.
     #[error("{context}: {source}")]
     Io {

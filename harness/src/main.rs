@@ -195,6 +195,11 @@ fn run(
     let target = Target::parse(target).map_err(|e| vec![e])?;
     let files = discover::scenario_files(&paths).map_err(|e| vec![e])?;
     let scenarios = discover::load_all(&files)?;
+    if let (Some(b), Some(path)) = (&baseline, &baselines.expected) {
+        let selftest: Vec<&str> =
+            scenarios.iter().filter(|(p, _)| baseline::is_selftest(p)).map(|(_, s)| s.name.as_str()).collect();
+        b.refuse_selftest(path, &selftest).map_err(|e| vec![e])?;
+    }
     let exe = std::env::current_exe().map_err(|e| vec![HarnessError::io("finding the mcp-harness executable", e)])?;
     let config = Arc::new(RunConfig {
         target: target.clone(),

@@ -36,6 +36,9 @@ pub enum Level {
     Project,
     /// No basis written yet: fails every target, as every check did before bases existed.
     Unclassified,
+    /// The driver contract (clients/README.md): a plan field the driver must honour or report
+    /// `unsupported` (the driver self-test, `scenarios/driver-selftest/`). Fails every target.
+    Driver,
 }
 
 impl Level {
@@ -46,6 +49,7 @@ impl Level {
             Level::Should => "should",
             Level::Project => "project",
             Level::Unclassified => "unclassified",
+            Level::Driver => "driver",
         }
     }
 
@@ -54,6 +58,7 @@ impl Level {
             "must" => Some(Level::Must),
             "should" => Some(Level::Should),
             "project" => Some(Level::Project),
+            "driver" => Some(Level::Driver),
             _ => None,
         }
     }
@@ -122,6 +127,8 @@ impl<'de> Visitor<'de> for EntryVisitor {
                         "`{key}:` is empty: write what it rests on — {}",
                         if level == Level::Project {
                             "the SPEC.md section, e.g. \"SPEC §4 GET listener\""
+                        } else if level == Level::Driver {
+                            "the plan field the driver must honour, e.g. \"connect.headers reach the wire\""
                         } else {
                             "the revision, spec page and sentence, e.g. \"2025-11-25 basic/transports: The client MUST …\""
                         }

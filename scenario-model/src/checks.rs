@@ -46,6 +46,18 @@ pub enum Check {
     ErrorIs(ErrorIsCheck),
     /// The bundled manager's reconnect attempts waited the backoff schedule (bundled only).
     Backoff(BackoffCheck),
+    /// A plan step given no timeout failed by itself before the run deadline (the client has
+    /// a default timeout); a step still waiting at the deadline is "no default timeout".
+    TimesOut(TimesOutCheck),
+}
+
+/// See [`Check::TimesOut`]. Example: `- times_out: {step: 2}` with a `request` that sets no
+/// `timeout_ms` on a `connect` that sets none, against a script that never answers.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TimesOutCheck {
+    /// The plan step (1-based).
+    pub step: usize,
 }
 
 /// See [`Check::Backoff`]. Example: `- backoff: {delays_ms: [20, 40, 80], slack_ms: 150}`:
@@ -211,6 +223,22 @@ pub struct SentCheck {
     /// Only on this connection (1-based).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection: Option<usize>,
+    /// Only requests whose id has this JSON type (`string` / `integer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_type: Option<IdType>,
+    /// Only messages at least this many bytes long (as serialised JSON): e.g. padded params.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_bytes: Option<usize>,
+}
+
+/// See [`SentCheck::id_type`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IdType {
+    /// A JSON string.
+    String,
+    /// A JSON integer.
+    Integer,
 }
 
 /// See [`Check::NotSent`].
@@ -262,6 +290,9 @@ pub struct AnsweredCheck {
     /// The answer must be an error with this code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<i64>,
+    /// The answer must be an error (any code): for a MUST that asks for an error but no code.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub error: bool,
 }
 
 /// See [`Check::Signal`].

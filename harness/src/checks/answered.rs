@@ -1,6 +1,6 @@
 //! `answered`: the client's answer to a server-to-client request the script sent with
-//! `request … as:` — that it answered, with a result containing these members or an error
-//! with this code. A wire check: it applies to every target.
+//! `request … as:` — that it answered, with a result containing these members, an error
+//! (`error: true`) or an error with this code. A wire check: it applies to every target.
 
 use super::{CheckKind, Run, script_labels, subset};
 use mcp_scenario::checks::AnsweredCheck;
@@ -30,6 +30,9 @@ impl CheckKind for AnsweredCheck {
             if !subset(want, got) {
                 return Err(Failure::Result { got: got.clone(), want: want.clone() });
             }
+        }
+        if self.error && answer.get("error").is_none() {
+            return Err(Failure::NoError(answer.clone()));
         }
         if let Some(code) = self.error_code {
             let got = answer.pointer("/error/code").and_then(Value::as_i64);
@@ -66,6 +69,9 @@ pub enum Failure {
         /// The members expected.
         want: Value,
     },
+    /// The answer is not an error.
+    #[error("answer {0} is not an error")]
+    NoError(Value),
     /// The answer is not an error with the code.
     #[error("answer {answer} is not an error with code {code}")]
     NotError {

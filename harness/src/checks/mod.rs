@@ -47,6 +47,7 @@ mod sent_before;
 mod signal;
 mod stdin_closed;
 mod stream_closed;
+mod times_out;
 
 use crate::scope::{Scope, TargetKind};
 use crate::transcript::Transcript;
@@ -111,6 +112,7 @@ macro_rules! with_kind {
             Check::StreamClosed($k) => $body,
             Check::ErrorIs($k) => $body,
             Check::Backoff($k) => $body,
+            Check::TimesOut($k) => $body,
         }
     };
 }
@@ -220,7 +222,7 @@ pub fn weigh(unmet: Vec<CheckResult>, target: TargetKind, strict: bool) -> Weigh
     let mut w = Weighed::default();
     for r in unmet {
         match (target, r.level) {
-            (TargetKind::Bundled, _) | (_, Level::Must | Level::Unclassified) => w.failures.push(r),
+            (TargetKind::Bundled, _) | (_, Level::Must | Level::Unclassified | Level::Driver) => w.failures.push(r),
             (TargetKind::External, Level::Should) if strict => w.failures.push(r),
             (TargetKind::External, Level::Should) => w.warnings.push(r),
             (TargetKind::External, Level::Project) => w.notes.push(r),
@@ -251,19 +253,19 @@ mod tests {
 
     #[test]
     fn only_the_bundled_client_fails_on_should_and_project() {
-        let unmet: Vec<CheckResult> = [Level::Must, Level::Should, Level::Project, Level::Unclassified]
+        let unmet: Vec<CheckResult> = [Level::Must, Level::Should, Level::Project, Level::Unclassified, Level::Driver]
             .into_iter()
             .map(|level| CheckResult { check: level.to_string(), message: String::new(), level, reference: None })
             .collect();
         let names = |l: &[CheckResult]| l.iter().map(|r| r.check.clone()).collect::<Vec<_>>();
         let bundled = weigh(unmet.clone(), TargetKind::Bundled, false);
-        assert_eq!(names(&bundled.failures), ["must", "should", "project", "unclassified"]);
+        assert_eq!(names(&bundled.failures), ["must", "should", "project", "unclassified", "driver"]);
         let external = weigh(unmet.clone(), TargetKind::External, false);
-        assert_eq!(names(&external.failures), ["must", "unclassified"]);
+        assert_eq!(names(&external.failures), ["must", "unclassified", "driver"]);
         assert_eq!(names(&external.warnings), ["should"]);
         assert_eq!(names(&external.notes), ["project"]);
         let strict = weigh(unmet, TargetKind::External, true);
-        assert_eq!(names(&strict.failures), ["must", "should", "unclassified"]);
+        assert_eq!(names(&strict.failures), ["must", "should", "unclassified", "driver"]);
         assert_eq!(names(&strict.notes), ["project"]);
     }
 

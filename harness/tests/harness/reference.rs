@@ -113,6 +113,11 @@ const VARIANTS: &[Variant] = &[
     v("get-without-session-id", "http/get-listener-delivers-messages", "GET request(s) lacked Mcp-Session-Id"),
     v("reuses-ids", "stdio/out-of-order-responses", "reused while still in flight"),
     v("null-ids", "stdio/initialized-before-first-request", "request id is not a string or an integer"),
+    // A driver that drops a plan field fails the driver self-test (never baselined).
+    Variant {
+        caught_as: Level::Driver,
+        ..v("ignores-configured-headers", "driver-selftest/connect-headers", "lacked Authorization: Bearer <redacted:1>")
+    },
 ];
 
 const fn v(bug: &'static str, scenario: &'static str, message: &'static str) -> Variant {
@@ -195,6 +200,7 @@ fn variant_problem(variant: &Variant, result: &RunResult) -> Option<String> {
     let names = |f: &CheckResult| f.level == variant.caught_as && f.message.contains(variant.message);
     let bit = match variant.caught_as {
         Level::Must => result.failures.iter().any(|f| counts(f) && f.message.contains(variant.message)),
+        Level::Driver => result.failures.iter().any(names),
         Level::Should => result.warnings.iter().any(names),
         Level::Project | Level::Unclassified => result.notes.iter().any(names),
     };
@@ -232,6 +238,29 @@ async fn each_planted_bug_is_caught_and_the_reference_client_passes_the_same_sce
     }
     assert_eq!(results.len(), reference_runs + VARIANTS.len());
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+/// The reference client passes every driver self-test scenario or reports the field
+/// unsupported (a skip): the self-test holds the `cmd:` contract's plan fields to the wire.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reference_client_passes_the_driver_selftest() {
+    let reference = config(launcher(None));
+    let mut paths = Vec::new();
+    collect_yaml(&root().join("scenarios/driver-selftest"), &mut paths);
+    paths.sort();
+    assert!(paths.len() >= 20, "the driver self-test has a scenario per plan field");
+    let work = jobs_for(&paths, &reference.target).into_iter().map(|j| (j, reference.clone(), ())).collect();
+    let results = run_all(work).await;
+    let problems: Vec<String> = results
+        .iter()
+        .filter_map(|(job, result, ())| match result.status {
+            Status::Skipped => None,
+            _ if !result.failures.is_empty() => Some(format!("{}: {:?}", job.path.display(), result.failures)),
+            _ => None,
+        })
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+    assert!(results.iter().filter(|(_, r, ())| r.status == Status::Passed).count() >= 15, "most fields are applied");
 }
 
 /// A script stopped by the mock's own refusal says so, instead of "the client never got that

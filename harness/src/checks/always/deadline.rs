@@ -1,5 +1,6 @@
 //! `always: finishes before the deadline`: the client plan finished within the run's
-//! deadline (a client that never reports is a finding, not a harness error).
+//! deadline (a client that never reports is a finding, not a harness error). A scenario with
+//! a `times_out` check leaves the hang to it ("no default timeout").
 
 use super::{At, Rule};
 use crate::checks::Run;
@@ -18,7 +19,12 @@ impl Rule for FinishesBeforeDeadline {
     type Violation = Hung;
 
     fn judge(&self, run: &Run<'_>) -> Vec<(At, Hung)> {
-        if run.outcome.hung { vec![(At::Start, Hung(run.scenario.deadline_ms))] } else { Vec::new() }
+        // A `times_out` check reports a hang as "no default timeout", on its own basis.
+        if run.outcome.hung && !crate::checks::times_out::reports_the_hang(run) {
+            vec![(At::Start, Hung(run.scenario.deadline_ms))]
+        } else {
+            Vec::new()
+        }
     }
 }
 
