@@ -116,7 +116,11 @@ const VARIANTS: &[Variant] = &[
     // A driver that drops a plan field fails the driver self-test (never baselined).
     Variant {
         caught_as: Level::Driver,
-        ..v("ignores-configured-headers", "driver-selftest/connect-headers", "lacked Authorization: Bearer <redacted:1>")
+        ..v(
+            "ignores-configured-headers",
+            "driver-selftest/connect-headers",
+            "lacked Authorization: Bearer <redacted:1>",
+        )
     },
 ];
 

@@ -100,7 +100,7 @@ pub fn judge(run: &Run<'_>) -> Vec<CheckResult> {
 /// another path the spec allows; one with a MUST fails it with that sentence.
 fn scenario_basis(run: &Run<'_>) -> (Level, Option<String>) {
     let rank = |l: Level| match l {
-        Level::Must => 0,
+        Level::Must | Level::Driver => 0,
         Level::Unclassified => 1,
         Level::Should => 2,
         Level::Project => 3,
