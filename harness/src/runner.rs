@@ -59,13 +59,11 @@ pub fn jobs(scenarios: Vec<(PathBuf, Scenario)>, target: &Target) -> Vec<Job> {
 /// Runs jobs with at most `parallel` at once; results come back in job order. A job whose
 /// plan mostly waits on purpose (an observation window of a second or more) takes its slot
 /// from a second pool of `windows` when there is one: a window idles, so it overlaps the
-/// short runs instead of holding one of their slots. In each pool the longest plans start
-/// first, so the library's wall time stays near its longest run.
+/// short runs instead of holding one of their slots. Each pool keeps the file order
+/// (starting the longest runs first bunched the heavy ones and made order races surface).
 pub async fn run_all(jobs: Vec<Job>, config: Arc<RunConfig>, parallel: usize, windows: usize) -> Vec<RunResult> {
-    let mut order: Vec<usize> = (0..jobs.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(planned_wait_ms(&jobs[i].scenario)));
     let (windowed, short): (Vec<usize>, Vec<usize>) =
-        order.into_iter().partition(|&i| windows > 0 && planned_wait_ms(&jobs[i].scenario) >= WINDOW_MS);
+        (0..jobs.len()).partition(|&i| windows > 0 && planned_wait_ms(&jobs[i].scenario) >= WINDOW_MS);
     let jobs: Vec<Arc<Job>> = jobs.into_iter().map(Arc::new).collect();
     let (a, b) = tokio::join!(feed(&jobs, windowed, &config, windows), feed(&jobs, short, &config, parallel));
     let mut handles: Vec<(usize, tokio::task::JoinHandle<RunResult>)> = a.into_iter().chain(b).collect();
@@ -91,7 +89,7 @@ async fn feed(
     let semaphore = Arc::new(tokio::sync::Semaphore::new(parallel.max(1)));
     let mut handles = Vec::new();
     for i in order {
-        // Taken here, before the job is spawned, so jobs start in `order`.
+        // Taken here, before the job is spawned, so jobs start in order.
         let Ok(permit) = semaphore.clone().acquire_owned().await else { break };
         let (job, config) = (jobs[i].clone(), config.clone());
         handles.push((
