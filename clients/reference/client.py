@@ -43,7 +43,7 @@ BUGS: dict[str, str] = {
     "no-initialized": "never sends notifications/initialized after initialize",
     "reposts-after-drop": "re-POSTs the request when its SSE reply stream drops, instead of resuming with GET",
     "ignores-session-id": "never sends the Mcp-Session-Id the server issued",
-    "loops-on-405-get": "re-opens the GET listener after a 405, again and again",
+    "loops-on-405-get": "re-opens the GET listener a second after each 405, again and again",
     "loops-on-401": "asks for new credentials and re-sends on every 401, without limit",
     "no-request-timeout": "never times a request out",
     "cancels-initialize": "sends notifications/cancelled for an initialize that timed out",
@@ -1001,9 +1001,11 @@ class StreamableHttpTransport(HttpBase):
                 answered.set()
                 return
             if resp.status == 405 and bug("loops-on-405-get"):
-                # Takes "Method Not Allowed" for a passing hiccup and asks again.
+                # Takes "Method Not Allowed" for a passing hiccup and asks again a second
+                # later, as the SDKs' listener retry does (a window shorter than that misses it).
                 self.forget(ex)
-                if self.closing.wait(0.01):
+                answered.set()
+                if self.closing.wait(1.0):
                     return
                 continue
             answered.set()

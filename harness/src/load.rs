@@ -63,6 +63,14 @@ mod tests {
             ("http: {header: \"bad header\"}", "field `header`: \"bad header\" is not a valid header name"),
             ("http: {value: x}", "fields `value` / `every` need `header`"),
             ("http: {header: accept, every: true, count: 2}", "fields `every` and `count`: give one, not both"),
+            (
+                "http: {http_method: GET, count: 1, at_most: 1}",
+                "fields `at_most` and `count`: give one, not both (`at_most` is the \"no more than N\" form)",
+            ),
+            (
+                "sent: {method: ping, count: 1, at_most: 1}",
+                "fields `count` and `at_most`: give one, not both (`at_most` is the \"no more than N\" form)",
+            ),
             ("http: {connection: 0}", "field `connection`: connections are numbered from 1"),
             (
                 "http: {http_method: get}",

@@ -212,7 +212,8 @@ fn run(
     let parallel = jobs.unwrap_or(cores * target.runs_per_core());
     let runtime = tokio::runtime::Runtime::new().map_err(|e| vec![HarnessError::io("starting the runtime", e)])?;
     let started = Instant::now();
-    let mut results = runtime.block_on(runner::run_all(runner::jobs(scenarios, &target), config, parallel));
+    let windows = cores * target.window_runs_per_core();
+    let mut results = runtime.block_on(runner::run_all(runner::jobs(scenarios, &target), config, parallel, windows));
     let wall_ms = started.elapsed().as_millis() as u64;
     if let Some(b) = &baseline {
         let verdicts = b.judge(&results);

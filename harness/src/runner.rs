@@ -57,25 +57,60 @@ pub fn jobs(scenarios: Vec<(PathBuf, Scenario)>, target: &Target) -> Vec<Job> {
     jobs
 }
 
-/// Runs jobs with at most `parallel` at once; results come back in job order.
-pub async fn run_all(jobs: Vec<Job>, config: Arc<RunConfig>, parallel: usize) -> Vec<RunResult> {
-    let semaphore = Arc::new(tokio::sync::Semaphore::new(parallel.max(1)));
-    let mut handles = Vec::new();
-    for job in jobs {
-        let (semaphore, config) = (semaphore.clone(), config.clone());
-        handles.push(tokio::spawn(async move {
-            let _permit = semaphore.acquire_owned().await;
-            run_one(&job, &config).await
-        }));
-    }
+/// Runs jobs with at most `parallel` at once; results come back in job order. A job whose
+/// plan mostly waits on purpose (an observation window of a second or more) takes its slot
+/// from a second pool of `windows` when there is one: a window idles, so it overlaps the
+/// short runs instead of holding one of their slots. Each pool keeps the file order
+/// (starting the longest runs first bunched the heavy ones and made order races surface).
+pub async fn run_all(jobs: Vec<Job>, config: Arc<RunConfig>, parallel: usize, windows: usize) -> Vec<RunResult> {
+    let (windowed, short): (Vec<usize>, Vec<usize>) =
+        (0..jobs.len()).partition(|&i| windows > 0 && planned_wait_ms(&jobs[i].scenario) >= WINDOW_MS);
+    let jobs: Vec<Arc<Job>> = jobs.into_iter().map(Arc::new).collect();
+    let (a, b) = tokio::join!(feed(&jobs, windowed, &config, windows), feed(&jobs, short, &config, parallel));
+    let mut handles: Vec<(usize, tokio::task::JoinHandle<RunResult>)> = a.into_iter().chain(b).collect();
+    handles.sort_by_key(|(i, _)| *i);
     let mut results = Vec::new();
-    for h in handles {
+    for (_, h) in handles {
         match h.await {
             Ok(r) => results.push(r),
             Err(e) => tracing::error!(error = %e, "a run task failed"),
         }
     }
     results
+}
+
+/// Spawns the jobs at `order`, in that order, at most `parallel` running at once; returns
+/// each one's index and handle.
+async fn feed(
+    jobs: &[Arc<Job>],
+    order: Vec<usize>,
+    config: &Arc<RunConfig>,
+    parallel: usize,
+) -> Vec<(usize, tokio::task::JoinHandle<RunResult>)> {
+    let semaphore = Arc::new(tokio::sync::Semaphore::new(parallel.max(1)));
+    let mut handles = Vec::new();
+    for i in order {
+        // Taken here, before the job is spawned, so jobs start in order.
+        let Ok(permit) = semaphore.clone().acquire_owned().await else { break };
+        let (job, config) = (jobs[i].clone(), config.clone());
+        handles.push((
+            i,
+            tokio::spawn(async move {
+                let _permit = permit;
+                run_one(&job, &config).await
+            }),
+        ));
+    }
+    handles
+}
+
+/// A plan that pauses this long on purpose is an observation window (scenarios/README.md,
+/// "Observing an absence"), run from the windows' pool.
+const WINDOW_MS: u64 = 1000;
+
+/// How long a scenario's plan pauses on purpose (its `wait` steps), in ms.
+fn planned_wait_ms(scenario: &Scenario) -> u64 {
+    scenario.client.iter().map(|s| if let mcp_scenario::ClientStep::Wait { ms } = s { *ms } else { 0 }).sum()
 }
 
 /// Runs one job: mock + client under the scenario's deadline, then checks and snapshot.

@@ -175,6 +175,11 @@ pub struct HttpCheck {
     /// Exactly this many matching requests (default: at least one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<usize>,
+    /// No more than this many matching requests (none passes): "must not retry / must not
+    /// loop" rules, read after an observation window (a plan `wait`) long enough for a
+    /// client's retry to arrive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_most: Option<usize>,
     /// Every request matching the filters carried the header (and value); at least one.
     #[serde(default)]
     pub every: bool,
@@ -217,6 +222,10 @@ pub struct SentCheck {
     /// Exactly this many times (default: at least once).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<usize>,
+    /// No more than this many times (none passes): "must not retry / must not loop" rules,
+    /// read after an observation window (a plan `wait`) long enough for a retry to arrive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_most: Option<usize>,
     /// The params must contain these members (recursive subset match).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<Value>,

@@ -376,6 +376,11 @@ pub mod step {
         pub text: Option<String>,
         /// A large generated body (`newline` is ignored unless true).
         pub generate: Option<Generate>,
+        /// The standing answer for every later request with this method that no step
+        /// consumes, recorded as `respond (repeat)`: a client that re-sends meets the same
+        /// answer each time.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        pub repeat: bool,
     }
 
     /// `op: raw_response` (see [`ServerStep::RawResponse`](super::ServerStep::RawResponse)).
@@ -487,6 +492,17 @@ pub mod step {
         /// Answer with a stream that ends at once.
         #[serde(default)]
         pub close: bool,
+        /// The standing answer for every later GET no other step consumes, recorded as
+        /// `expect_get (repeat)`: a retry or reconnect loop meets the same answer each time
+        /// (an open stream repeats as a stream that ends at once).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        pub repeat: bool,
+        /// The script need not reach this GET (the listener is a MAY): when none has come
+        /// by the time the script gets here, the step does not wait; the first GET that
+        /// comes later gets its answer. Needs an answer the mock can give on its own (a
+        /// non-2xx status, `close`, or a non-stream content type) and no later `expect_get`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        pub optional: bool,
     }
 
     /// `op: expect_delete` (see [`ServerStep::ExpectDelete`](super::ServerStep::ExpectDelete)).

@@ -32,6 +32,9 @@ impl CheckKind for HttpCheck {
         if self.every && self.count.is_some() {
             return Err(Invalid::EveryAndCount);
         }
+        if self.at_most.is_some() && (self.every || self.count.is_some()) {
+            return Err(Invalid::AtMostWith(if self.every { "every" } else { "count" }));
+        }
         if self.connection == Some(0) {
             return Err(Invalid::ConnectionZero);
         }
@@ -42,6 +45,8 @@ impl CheckKind for HttpCheck {
         let header = self.header.as_ref().map(|n| n.to_ascii_lowercase());
         let filter = filter_of(self);
         let (mut matching, mut carrying) = (0usize, 0usize);
+        // When each carrying request reached the mock (µs), for `at_most`'s message.
+        let mut carried_at: Vec<u64> = Vec::new();
         let mut lacking: Option<String> = None;
         for connection in run.transcript.connections() {
             if self.connection.is_some_and(|c| c != connection.number()) {
@@ -50,7 +55,7 @@ impl CheckKind for HttpCheck {
             // The session id the mock issued on this connection, for `{session}`.
             let session = connection.session_id();
             for e in connection.events() {
-                let WireEvent::HttpRequest { http_method, path, headers, json, .. } = e else { continue };
+                let WireEvent::HttpRequest { t_us, http_method, path, headers, json, .. } = e else { continue };
                 if !selects(self, &filter, http_method, path, json.as_ref()) {
                     continue;
                 }
@@ -65,6 +70,7 @@ impl CheckKind for HttpCheck {
                 };
                 if carried {
                     carrying += 1;
+                    carried_at.push(*t_us);
                 } else if lacking.is_none() {
                     let got = header
                         .as_ref()
@@ -102,6 +108,13 @@ impl CheckKind for HttpCheck {
             }
             return Ok(());
         }
+        if let Some(limit) = self.at_most {
+            if carrying > limit {
+                carried_at.sort_unstable();
+                return Err(Failure::TooMany { carrying, what, carries, limit, times: spacing(&carried_at) });
+            }
+            return Ok(());
+        }
         match self.count {
             Some(want) if want != carrying => Err(Failure::Count { carrying, what, carries, want }),
             None if carrying == 0 => Err(Failure::NoneCarrying {
@@ -112,6 +125,13 @@ impl CheckKind for HttpCheck {
             _ => Ok(()),
         }
     }
+}
+
+/// When requests came, relative to the first, e.g. `+0 ms, +1004 ms, +2010 ms`: a retry
+/// loop shows its period.
+pub(super) fn spacing(times_us: &[u64]) -> String {
+    let first = times_us.first().copied().unwrap_or_default();
+    times_us.iter().map(|t| format!("+{} ms", (t - first) / 1000)).collect::<Vec<_>>().join(", ")
 }
 
 /// Whether a request passes the check's filters (HTTP method, JSON-RPC method, path, query).
@@ -191,6 +211,9 @@ pub enum Invalid {
     /// Both `every` and `count`.
     #[error("fields `every` and `count`: give one, not both")]
     EveryAndCount,
+    /// `at_most` with `every` or `count`.
+    #[error("fields `at_most` and `{0}`: give one, not both (`at_most` is the \"no more than N\" form)")]
+    AtMostWith(&'static str),
     /// `optional` without `every`.
     #[error("field `optional` qualifies `every: true` (none sent passes): add `every: true` or drop it")]
     OptionalWithoutEvery,
@@ -237,6 +260,20 @@ pub enum Failure {
         /// How many were expected.
         want: usize,
     },
+    /// `at_most`: more requests than allowed (a retry or a loop).
+    #[error("the client sent {carrying} {what}{carries}, expected at most {limit} (at {times})")]
+    TooMany {
+        /// How many carried it.
+        carrying: usize,
+        /// The filters in words.
+        what: String,
+        /// ` with <header>[: <value>]`.
+        carries: String,
+        /// The most allowed.
+        limit: usize,
+        /// When they came, relative to the first.
+        times: String,
+    },
     /// No request carried the header.
     #[error("the client sent no {what}{carries}{example}")]
     NoneCarrying {
@@ -247,4 +284,57 @@ pub enum Failure {
         /// ` (e.g. <the first request that lacked it>)`, when one matched the filters.
         example: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scope::{Scope, TargetKind};
+    use crate::transcript::Transcript;
+    use mcp_scenario::checks::Check;
+    use mcp_scenario::results::ClientOutcome;
+
+    /// A run whose mock saw a GET at each of `at_ms`.
+    fn judge(check: &str, at_ms: &[u64]) -> Result<(), String> {
+        let text = format!(
+            "name: t\nsummary: s\ntransport: http\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver: []\nchecks:\n  - http: {check}\n    project: \"SPEC §4\"\n"
+        );
+        let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &text).expect("parses");
+        let Check::Http(h) = &scenario.checks[0].check else { panic!("an http check") };
+        let gets = at_ms
+            .iter()
+            .enumerate()
+            .map(|(i, ms)| WireEvent::HttpRequest {
+                t_us: 5_000 + ms * 1000,
+                exchange: i as u64 + 1,
+                http_method: "GET".into(),
+                path: "/mcp".into(),
+                headers: Default::default(),
+                body: None,
+                json: None,
+            })
+            .collect();
+        let transcript = Transcript::new(vec![gets]);
+        let scope = Scope {
+            target: TargetKind::Bundled,
+            transport: scenario.transport.to_vec()[0],
+            revision: scenario.revision,
+        };
+        let run = Run { scenario: &scenario, scope, outcome: &ClientOutcome::default(), transcript: &transcript };
+        h.evaluate(&run).map_err(|f| f.to_string())
+    }
+
+    #[test]
+    fn at_most_passes_up_to_its_limit_and_names_when_the_extra_ones_came() {
+        assert_eq!(judge("{http_method: GET, at_most: 1}", &[]), Ok(()), "none passes");
+        assert_eq!(judge("{http_method: GET, at_most: 1}", &[0]), Ok(()));
+        assert_eq!(
+            judge("{http_method: GET, at_most: 1}", &[0, 1004, 2010]),
+            Err("the client sent 3 GET request(s), expected at most 1 (at +0 ms, +1004 ms, +2010 ms)".into())
+        );
+        assert_eq!(
+            judge("{http_method: GET, at_most: 0}", &[7]),
+            Err("the client sent 1 GET request(s), expected at most 0 (at +0 ms)".into())
+        );
+    }
 }

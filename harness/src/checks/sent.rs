@@ -1,31 +1,44 @@
 //! `sent`: the client sent a message with this method (and params containing these
-//! members, an id of this type, at least this size), at least once or exactly `count` times,
-//! on one connection or any. A wire
-//! check: it applies to every target.
+//! members, an id of this type, at least this size), at least once, exactly `count` times or
+//! `at_most` times, on one connection or any. A wire check: it applies to every target.
 
 use super::{CheckKind, Run, subset};
 use crate::transcript::method_of;
+use mcp_scenario::Scenario;
 use mcp_scenario::checks::{IdType, SentCheck};
+use mcp_scenario::wire::WireEvent;
 use serde_json::Value;
-use std::convert::Infallible;
 
 impl CheckKind for SentCheck {
     const NAME: &'static str = "sent";
-    type Invalid = Infallible;
+    type Invalid = Invalid;
     type Failure = Failure;
 
+    fn validate(&self, _scenario: &Scenario) -> Result<(), Invalid> {
+        if self.count.is_some() && self.at_most.is_some() { Err(Invalid::CountAndAtMost) } else { Ok(()) }
+    }
+
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
-        let on: Vec<&Value> = match self.connection {
-            Some(n) => run.transcript.connection(n).map(|c| c.client_messages().collect()).unwrap_or_default(),
-            None => run.transcript.client_messages().collect(),
-        };
-        let matching = on
+        let connections: Vec<_> =
+            run.transcript.connections().iter().filter(|c| self.connection.is_none_or(|n| n == c.number())).collect();
+        // When each matching message reached the mock (µs), for `at_most`'s message.
+        let mut times: Vec<u64> = connections
             .iter()
-            .filter(|m| method_of(m) == Some(self.method.as_str()))
-            .filter(|m| self.params.as_ref().is_none_or(|p| subset(p, m.get("params").unwrap_or(&Value::Null))))
-            .filter(|m| self.id_type.is_none_or(|t| id_has_type(m.get("id"), t)))
-            .filter(|m| self.min_bytes.is_none_or(|n| serde_json::to_string(m).map_or(0, |t| t.len()) >= n))
-            .count();
+            .flat_map(|c| c.events())
+            .filter_map(|e| match e {
+                WireEvent::FromClient { t_us, json: Some(m), .. } if selects(self, m) => Some(*t_us),
+                _ => None,
+            })
+            .collect();
+        let matching = times.len();
+        if let Some(limit) = self.at_most {
+            if matching > limit {
+                times.sort_unstable();
+                let times = super::http::spacing(&times);
+                return Err(Failure::TooMany { method: self.method.clone(), got: matching, limit, times });
+            }
+            return Ok(());
+        }
         match self.count {
             Some(want) if want != matching => Err(Failure::Count { method: self.method.clone(), got: matching, want }),
             None if matching == 0 => Err(Failure::Never {
@@ -37,6 +50,22 @@ impl CheckKind for SentCheck {
             _ => Ok(()),
         }
     }
+}
+
+/// The method matches and the params contain the check's members.
+fn selects(check: &SentCheck, m: &Value) -> bool {
+    method_of(m) == Some(check.method.as_str())
+        && check.params.as_ref().is_none_or(|p| subset(p, m.get("params").unwrap_or(&Value::Null)))
+        && check.id_type.is_none_or(|t| id_has_type(m.get("id"), t))
+        && check.min_bytes.is_none_or(|n| serde_json::to_string(m).map_or(0, |t| t.len()) >= n)
+}
+
+/// A `sent` check the loader rejects.
+#[derive(Debug, thiserror::Error)]
+pub enum Invalid {
+    /// Both `count` and `at_most`.
+    #[error("fields `count` and `at_most`: give one, not both (`at_most` is the \"no more than N\" form)")]
+    CountAndAtMost,
 }
 
 /// How the client's messages differed from the check.
@@ -51,6 +80,18 @@ pub enum Failure {
         got: usize,
         /// How many were expected.
         want: usize,
+    },
+    /// `at_most`: more matching messages than allowed (a retry or a loop).
+    #[error("client sent {method} {got} time(s), expected at most {limit} (at {times})")]
+    TooMany {
+        /// The method.
+        method: String,
+        /// How many matched.
+        got: usize,
+        /// The most allowed.
+        limit: usize,
+        /// When they came, relative to the first.
+        times: String,
     },
     /// No matching message.
     #[error("client never sent {method}{}{}{}", with_params(.params), with_id_type(.id_type), with_min_bytes(.min_bytes))]
@@ -87,4 +128,54 @@ fn with_min_bytes(n: &Option<usize>) -> String {
 
 fn with_params(p: &Option<Value>) -> String {
     p.as_ref().map(|p| format!(" with params containing {p}")).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scope::{Scope, TargetKind};
+    use crate::transcript::Transcript;
+    use mcp_scenario::checks::Check;
+    use mcp_scenario::results::ClientOutcome;
+    use mcp_scenario::wire::Recorded;
+    use serde_json::json;
+
+    /// A stdio run whose client sent `tools/call` at each of `at_ms`, and one ping.
+    fn judge(check: &str, at_ms: &[u64]) -> Result<(), String> {
+        let text = format!(
+            "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver: []\nchecks:\n  - sent: {check}\n    project: \"SPEC §7\"\n"
+        );
+        let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &text).expect("parses");
+        let Check::Sent(s) = &scenario.checks[0].check else { panic!("a sent check") };
+        let message = |t_us: u64, method: &str| {
+            let v = json!({"jsonrpc": "2.0", "id": t_us, "method": method});
+            WireEvent::FromClient {
+                t_us,
+                bytes: Recorded::of(v.to_string().as_bytes()),
+                json: Some(v),
+                terminated: true,
+            }
+        };
+        let mut events: Vec<WireEvent> = at_ms.iter().map(|ms| message(3_000 + ms * 1000, "tools/call")).collect();
+        events.push(message(1, "ping"));
+        let transcript = Transcript::new(vec![events]);
+        let scope = Scope {
+            target: TargetKind::Bundled,
+            transport: scenario.transport.to_vec()[0],
+            revision: scenario.revision,
+        };
+        let run = Run { scenario: &scenario, scope, outcome: &ClientOutcome::default(), transcript: &transcript };
+        s.evaluate(&run).map_err(|f| f.to_string())
+    }
+
+    #[test]
+    fn at_most_passes_up_to_its_limit_and_names_when_the_extra_ones_came() {
+        assert_eq!(judge("{method: tools/call, at_most: 1}", &[]), Ok(()), "none passes");
+        assert_eq!(judge("{method: tools/call, at_most: 1}", &[0]), Ok(()));
+        assert_eq!(
+            judge("{method: tools/call, at_most: 1}", &[0, 1001]),
+            Err("client sent tools/call 2 time(s), expected at most 1 (at +0 ms, +1001 ms)".into())
+        );
+        assert_eq!(judge("{method: tools/call, count: 2}", &[0, 1001]), Ok(()), "count is still exact");
+    }
 }

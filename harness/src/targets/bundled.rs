@@ -56,6 +56,11 @@ impl Client for Bundled {
         4
     }
 
+    /// In-process: a client waiting out a window costs nothing.
+    fn window_runs_per_core(&self) -> usize {
+        4
+    }
+
     fn run<'a>(&'a self, run: ClientRun<'a>) -> BoxFuture<'a, ClientOutcome> {
         Box::pin(async move {
             let scenario = run.scenario;

@@ -65,6 +65,13 @@ pub trait Client: fmt::Debug + Send + Sync {
     /// Runs at once per core by default (`-j` overrides).
     fn runs_per_core(&self) -> usize;
 
+    /// Observation-window runs (plans that mostly idle on purpose) at once per core, on top
+    /// of [`Client::runs_per_core`], so a window takes no slot from the short runs. Default 0:
+    /// windows share the short runs' slots, for a client whose start-up burns CPU.
+    fn window_runs_per_core(&self) -> usize {
+        0
+    }
+
     /// The `@<label>` that names this client's snapshots beside the bundled client's.
     fn snapshot_label(&self) -> Option<String> {
         None

@@ -58,7 +58,7 @@ const VARIANTS: &[Variant] = &[
     // make them notes.
     Variant {
         caught_as: Level::Project,
-        ..v("loops-on-405-get", "http/get-listener-405", "GET request(s), expected 1")
+        ..v("loops-on-405-get", "http/get-listener-405", "GET request(s), expected at most 1")
     },
     Variant {
         caught_as: Level::Project,

@@ -1,12 +1,14 @@
 //! The data of one HTTP connection (a session over Streamable HTTP, a GET stream over
 //! legacy SSE): its part of the script and message budget, what has arrived for it, its
-//! open streams; plus the small records the handler and the engine pass each other.
+//! open streams; plus the small records the handler and the engine pass each other (and the
+//! standing answers the script leaves for messages no step consumes).
 
 use super::body::{MockBody, Piece, StreamWatch};
 use super::raw::SocketControl;
 use crate::budget::Budget;
 use crate::inbox::{Answers, Inbox};
 use crate::sync::lock;
+use bytes::Bytes;
 use http::Response;
 use mcp_scenario::ServerStep;
 use serde_json::Value;
@@ -71,6 +73,10 @@ pub struct Conn {
     pub current_stream: Mutex<Option<StreamHandle>>,
     /// The `event:` name of JSON-RPC messages on streams.
     pub message_event: Mutex<String>,
+    /// The answer for GETs no step consumes (`expect_get` with `repeat` / `optional`).
+    pub standing_get: Mutex<Option<StandingGet>>,
+    /// The answers for requests no step consumes, by method (`respond` with `repeat`).
+    pub standing_responses: Mutex<std::collections::HashMap<String, StandingResponse>>,
     /// Set once the script has applied the standing rules it starts with (see
     /// [`crate::ops::Transports::standing`]): requests wait for it, so the first request cannot
     /// overtake a leading `require_auth`.
@@ -88,6 +94,8 @@ impl Conn {
             session: Mutex::new(None),
             current_stream: Mutex::new(None),
             message_event: Mutex::new("message".into()),
+            standing_get: Mutex::new(None),
+            standing_responses: Mutex::new(std::collections::HashMap::new()),
             ready: tokio::sync::watch::Sender::new(false),
         }
     }
@@ -160,4 +168,52 @@ pub enum Route {
     Conn(Arc<Conn>),
     /// Refused before the script sees it: status, body, why.
     Refuse(Arc<Conn>, u16, &'static str, &'static str),
+}
+
+/// One GET answer, as an `expect_get` step gives it.
+#[derive(Clone, Debug)]
+pub struct GetAnswer {
+    /// The status.
+    pub status: u16,
+    /// The response headers (content type included).
+    pub headers: Vec<(String, String)>,
+    /// A non-stream body.
+    pub body: Bytes,
+    /// How the answer is shaped.
+    pub shape: Shape,
+    /// The stream's name for `stream:` fields (an open stream).
+    pub label: String,
+}
+
+/// How a GET answer is shaped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// An open stream the script writes on (repeats end at once).
+    OpenStream,
+    /// A 2xx `text/event-stream` answer with no bytes that ends at once (`close`).
+    EndedStream,
+    /// A plain response (non-2xx, or another content type).
+    Plain,
+}
+
+/// The standing answer a connection keeps.
+#[derive(Clone, Debug)]
+pub struct StandingGet {
+    /// The answer.
+    pub answer: GetAnswer,
+    /// An `optional` step moved on before its GET came: the next GET is that step's.
+    pub first_pending: bool,
+    /// Every later GET gets the answer too.
+    pub repeat: bool,
+}
+
+/// An HTTP answer a `respond` step gave, standing for every later request with its method.
+#[derive(Clone, Debug)]
+pub struct StandingResponse {
+    /// The status.
+    pub status: u16,
+    /// The response headers (content type included).
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Bytes,
 }

@@ -23,6 +23,7 @@
 //! - [`server`] — the accept loop and the request handler (routing, auth, defaults).
 //! - [`run`] — what an op's `run_http` works with: a connection's script state.
 //! - [`engine`] — runs one connection's script, each step by its op.
+//! - [`standing`] — the answers a connection keeps for GETs and requests no step consumes (`repeat`).
 //! - [`body`] — response bodies: whole, or a scripted stream with its faults.
 //! - [`raw`] — the socket wrapper for what hyper cannot do (RST, raw bytes, stalls).
 //! - [`sse`] — SSE event bytes.
@@ -38,6 +39,7 @@ pub mod run;
 pub mod server;
 pub mod shared;
 pub mod sse;
+pub mod standing;
 
 use crate::error::MockError;
 use crate::ops;

@@ -3,7 +3,7 @@
 //! routes it to its connection (session / legacy stream), applies the standing rules, and
 //! either hands it to the script or answers it at once with a default that never makes a
 //! client wait: an unscripted request gets `200` with JSON-RPC `-32601`, a notification or
-//! response `202`, a GET `405`, a DELETE `200`.
+//! response `202`, a GET `405` (unless the script keeps a standing GET answer), a DELETE `200`.
 
 use super::body::MockBody;
 use super::conn::{Conn, DELETE, GET, Inbound, Route};
@@ -155,6 +155,9 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
             if conn.take(GET) {
                 return hand_over(&conn, GET, Value::Null, exchange, socket).await;
             }
+            if let Some(answer) = super::standing::answer(&shared, &conn, exchange, socket) {
+                return answer;
+            }
             shared.respond(n, exchange, 405, &[("allow".into(), "POST, DELETE".into())], Bytes::new(), "unscripted GET")
         }
         Method::DELETE => {
@@ -224,6 +227,7 @@ async fn post(
             let _ = id;
             hand_over(conn, &method, message, exchange, socket).await
         }
+        (Some(method), Some(_)) if let Some(r) = super::standing::respond_again(shared, conn, &method, exchange) => r,
         (Some(method), Some(id)) if shared.flavour == Flavour::StreamableHttp && shared.rule(&method).is_some() => {
             let body = rule_body(shared, &method, &id).unwrap_or_default();
             shared.respond(n, exchange, 200, JSON_HEADERS.with(|h| h.clone()).as_slice(), body, "reply_always")

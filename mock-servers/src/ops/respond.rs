@@ -1,10 +1,13 @@
 //! `respond` (HTTP): answer the expected request with any status, headers, content type
-//! and body.
+//! and body; with `repeat`, every later request with its method that no step consumes gets
+//! the same answer (a retry meets what the first attempt met).
 
 use super::op::{Op, answers_to};
 use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::run::HttpRun;
+use crate::http::conn::StandingResponse;
+use crate::sync::lock;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use mcp_scenario::payload::Payload;
@@ -42,7 +45,13 @@ impl Op for step::Respond {
             }
             hs.extend(run.headers(&self.headers));
             let exchange = run.held[i].inbound.exchange;
-            let _ = tx.send(run.shared.respond(run.n(), exchange, self.status, &hs, Bytes::from(body), "respond"));
+            let body = Bytes::from(body);
+            if self.repeat {
+                // Kept before the answer leaves, so a retry cannot come first.
+                let again = StandingResponse { status: self.status, headers: hs.clone(), body: body.clone() };
+                lock(&run.conn.standing_responses).insert(run.held[i].inbound.key.clone(), again);
+            }
+            let _ = tx.send(run.shared.respond(run.n(), exchange, self.status, &hs, body, "respond"));
         })
     }
 }

@@ -73,6 +73,8 @@ pub struct Validation<'a> {
     expects: HashSet<String>,
     requests: HashSet<String>,
     streams: HashSet<String>,
+    /// An optional `expect_get` came earlier on this connection.
+    optional_get: bool,
 }
 
 impl<'a> Validation<'a> {
@@ -83,6 +85,7 @@ impl<'a> Validation<'a> {
             expects: HashSet::new(),
             requests: HashSet::new(),
             streams: ["get", "post"].iter().map(|l| l.to_string()).collect(),
+            optional_get: false,
         }
     }
 
@@ -137,6 +140,21 @@ impl<'a> Validation<'a> {
     /// Checks a `to` field that names an earlier `request`.
     pub fn requested(&self, to: &str) -> Result<(), Problem> {
         if self.requests.contains(to) { Ok(()) } else { Err(Problem::NoSuchRequest(to.to_string())) }
+    }
+
+    /// Records an optional `expect_get` (it must be its connection's last).
+    pub fn optional_get(&mut self) {
+        self.optional_get = true;
+    }
+
+    /// Whether an optional `expect_get` came earlier on this connection.
+    pub fn after_optional_get(&self) -> bool {
+        self.optional_get
+    }
+
+    /// The steps after this run on the next connection.
+    pub fn new_connection(&mut self) {
+        self.optional_get = false;
     }
 
     /// Records a stream name.

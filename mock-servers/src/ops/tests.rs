@@ -510,6 +510,29 @@ const CASES: &[(&str, &str, &str, Option<&str>)] = &[
         Some("s.yaml:8:5: server step 1: field `headers`: the value of \"X\" is not a valid header value"),
     ),
     ("get_label", "http", "  - op: expect_get\n    as: g2\n  - op: end_stream\n    stream: g2\n", None),
+    ("get_optional_405", "http", "  - op: expect_get\n    status: 405\n    repeat: true\n    optional: true\n", None),
+    (
+        "get_optional_stream",
+        "http",
+        "  - op: expect_get\n    optional: true\n",
+        Some(
+            "s.yaml:8:5: server step 1: field `optional`: an optional GET needs an answer the mock gives on its own: a non-2xx `status`, `close: true` or a non-stream `content_type` (later steps could not write on a stream the script never waited for)",
+        ),
+    ),
+    (
+        "get_after_optional",
+        "http",
+        "  - op: expect_get\n    close: true\n    optional: true\n  - op: expect_get\n",
+        Some(
+            "s.yaml:11:5: server step 2: an `expect_get` after an optional one on the same connection: make the optional one the last",
+        ),
+    ),
+    (
+        "get_optional_per_connection",
+        "http",
+        "  - op: expect_get\n    close: true\n    optional: true\n  - op: new_connection\n  - op: expect_get\n",
+        None,
+    ),
     (
         "delete_status",
         "http",

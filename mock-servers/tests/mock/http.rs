@@ -334,3 +334,97 @@ async fn stateless_revision_validates_like_a_2026_server() {
     let run = mock.stop().await;
     assert!(run[0].iter().any(|e| matches!(e, WireEvent::Script { finished: true, .. })));
 }
+
+/// The `why` of every GET answer, in order.
+fn get_answers(run: &[WireEvent]) -> Vec<(u16, String)> {
+    let gets: Vec<u64> = run
+        .iter()
+        .filter_map(|e| match e {
+            WireEvent::HttpRequest { exchange, http_method, .. } if http_method == "GET" => Some(*exchange),
+            _ => None,
+        })
+        .collect();
+    run.iter()
+        .filter_map(|e| match e {
+            WireEvent::HttpResponse { exchange, status, why, .. } if gets.contains(exchange) => {
+                Some((*status, why.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_repeated_get_answer_stands_for_every_later_get() {
+    let mock = Http::streamable("  - op: handshake\n  - op: expect_get\n    close: true\n    repeat: true\n").await;
+    let sid = mock.handshake().await.expect("a session");
+    for _ in 0..3 {
+        let get = mock.client.get(&mock.url).header("mcp-session-id", &sid).send().await.expect("get");
+        assert_eq!(get.status(), 200);
+        assert_eq!(get.headers()["content-type"], "text/event-stream");
+        assert_eq!(get.text().await.expect("body"), "", "a stream that ends at once");
+    }
+    let run = mock.stop().await;
+    let want = [(200, "expect_get"), (200, "expect_get (repeat)"), (200, "expect_get (repeat)")];
+    assert_eq!(get_answers(&run[0]), want.map(|(s, w)| (s, w.to_string())));
+    let ends = run[0].iter().filter(|e| matches!(e, WireEvent::StreamEnd { how, .. } if how == "clean")).count();
+    assert_eq!(ends, 3, "{:?}", run[0]);
+}
+
+#[tokio::test]
+async fn a_repeated_open_stream_repeats_as_a_stream_that_ends_at_once() {
+    let mock = Http::streamable("  - op: handshake\n  - op: expect_get\n    repeat: true\n  - op: end_stream\n").await;
+    let sid = mock.handshake().await.expect("a session");
+    let first = mock.client.get(&mock.url).header("mcp-session-id", &sid).send().await.expect("get");
+    assert_eq!(first.text().await.expect("body"), "", "the script ended it");
+    let again = mock.client.get(&mock.url).header("mcp-session-id", &sid).send().await.expect("get");
+    assert_eq!(again.status(), 200);
+    assert_eq!(tokio::time::timeout(BOUND, again.text()).await.expect("ends at once").expect("body"), "");
+    let run = mock.stop().await;
+    assert_eq!(get_answers(&run[0]), [(200, "expect_get".into()), (200, "expect_get (repeat)".into())]);
+}
+
+#[tokio::test]
+async fn an_optional_get_does_not_hold_the_script_and_still_gets_its_answer() {
+    let mock = Http::streamable(
+        "  - op: handshake\n  - op: expect_get\n    status: 405\n    optional: true\n  - op: expect\n    method: a\n  - op: reply\n",
+    )
+    .await;
+    let sid = mock.handshake().await.expect("a session");
+    // The script answers `a` without ever having seen a GET.
+    let a = mock.post(Some(&sid), request(2, "a")).await;
+    assert_eq!(a.status(), 200);
+    for _ in 0..2 {
+        let get = mock.client.get(&mock.url).header("mcp-session-id", &sid).send().await.expect("get");
+        assert_eq!(get.status(), 405);
+    }
+    let run = mock.stop().await;
+    // Without `repeat` only the first GET is the step's; the second gets the default.
+    assert_eq!(get_answers(&run[0]), [(405, "expect_get".into()), (405, "unscripted GET".into())]);
+    assert!(run[0].iter().any(|e| matches!(e, WireEvent::Script { finished: true, .. })), "{:?}", run[0]);
+}
+
+#[tokio::test]
+async fn a_repeated_respond_answers_every_later_request_with_its_method() {
+    let mock = Http::streamable(
+        "  - op: handshake\n  - op: expect\n    method: a\n  - op: respond\n    status: 500\n    text: down\n    repeat: true\n",
+    )
+    .await;
+    let sid = mock.handshake().await.expect("a session");
+    for id in 2..5 {
+        let r = mock.post(Some(&sid), request(id, "a")).await;
+        assert_eq!(r.status(), 500);
+        assert_eq!(r.text().await.expect("body"), "down");
+    }
+    let other = mock.post(Some(&sid), request(5, "b")).await;
+    assert_eq!(other.status(), 200, "another method keeps the default answer");
+    let run = mock.stop().await;
+    let whys: Vec<&str> = run[0]
+        .iter()
+        .filter_map(|e| match e {
+            WireEvent::HttpResponse { status: 500, why, .. } => Some(why.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(whys, ["respond", "respond (repeat)", "respond (repeat)"]);
+}
