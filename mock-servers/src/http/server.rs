@@ -2,7 +2,8 @@
 //! with hyper (HTTP/1.1) over the fault-injecting socket wrapper, records every request,
 //! routes it to its connection (session / legacy stream), applies the standing rules, and
 //! either hands it to the script or answers it at once with a default that never makes a
-//! client wait: an unscripted request gets `200` with JSON-RPC `-32601`, a notification or
+//! client wait: an unscripted request gets `200` with its [`crate::defaults`] answer
+//! (`ping`, `tools/list`) or JSON-RPC `-32601`, a notification or
 //! response `202`, a GET `405`, a DELETE `200`.
 
 use super::body::MockBody;
@@ -271,8 +272,14 @@ fn batch(shared: &Arc<Shared>, conn: &Conn, exchange: u64, items: &[Value]) -> R
     shared.respond_json(conn.index, exchange, 200, &Value::Array(answers), &[], "auto batch")
 }
 
-/// The answer to an unscripted request: a `reply_always` rule, else `-32601`.
+/// The answer to an unscripted request: a `reply_always` rule, else its default (`ping`,
+/// `tools/list`), else `-32601`.
 fn auto_answer(shared: &Shared, method: &str, id: Value) -> (Value, &'static str) {
+    if let Some(answer) = shared.defaults.answer(method)
+        && shared.rule(method).is_none()
+    {
+        return (json!({"jsonrpc": "2.0", "id": id, "result": answer.result}), answer.why);
+    }
     match shared.rule(method) {
         Some(fragment) => {
             let text = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},{fragment}}}");

@@ -67,6 +67,29 @@ async fn unscripted_requests_are_answered_at_once() {
 }
 
 #[tokio::test]
+async fn unscripted_ping_and_tools_list_get_their_defaults() {
+    let text = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\n  - op: request\n    method: tools/call\n    params: {\"name\": \"echo\"}\nserver:\n  - op: expect\n    method: tools/list\n  - op: reply\n    result: {\"tools\": [\"scripted\"]}\n  - op: stall\n";
+    let mut m = Stdio::start(text);
+    // The scripted `expect` wins the first tools/list; the second is unscripted.
+    m.send(request(1, "tools/list")).await;
+    assert_eq!(m.line().await["result"], json!({"tools": ["scripted"]}));
+    m.send(request(2, "tools/list")).await;
+    assert_eq!(
+        m.line().await,
+        json!({"jsonrpc": "2.0", "id": 2, "result": {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}})
+    );
+    m.send(request("p", "ping")).await;
+    assert_eq!(m.line().await, json!({"jsonrpc": "2.0", "id": "p", "result": {}}));
+    m.send(request(3, "server/discover")).await;
+    assert_eq!(m.line().await["error"]["code"], -32601);
+    m.close_stdin();
+    let (_, run) = m.ended().await;
+    assert_eq!(writes(&run, "default tools/list").len(), 1);
+    assert_eq!(writes(&run, "default ping").len(), 1);
+    assert_eq!(writes(&run, "auto -32601").len(), 1);
+}
+
+#[tokio::test]
 async fn raw_bytes_in_chunks() {
     let mut m = Stdio::start(&script(
         "  - op: send\n    hex: ff fe 0a\n    chunks: [1, 1]\n    chunk_delay_ms: 1\n  - op: send\n    generate: {size: 4, fill: z}\n  - op: send\n    base64: YWI=\n    chunks: [5]\n  - op: send\n    json: {\"a\": 1}\n  - op: stall\n",
