@@ -48,7 +48,10 @@ async fn json_reply_sessions_and_defaults() {
 
 #[tokio::test]
 async fn unscripted_ping_and_tools_list_get_their_defaults_over_streamable_http() {
-    let mock = Http::streamable("  - op: handshake\n  - op: reply_always\n    method: ping\n    result: {\"always\": true}\n  - op: stall\n").await;
+    let mock = Http::streamable(
+        "  - op: handshake\n  - op: reply_always\n    method: ping\n    result: {\"always\": true}\n  - op: stall\n",
+    )
+    .await;
     let sid = mock.handshake().await;
     let r = mock.post(sid.as_deref(), json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list"})).await;
     assert_eq!(r.json::<Value>().await.expect("json"), json!({"jsonrpc": "2.0", "id": 7, "result": {"tools": []}}));
@@ -58,9 +61,8 @@ async fn unscripted_ping_and_tools_list_get_their_defaults_over_streamable_http(
     let r = mock.post(sid.as_deref(), json!({"jsonrpc": "2.0", "id": 9, "method": "server/discover"})).await;
     assert_eq!(r.json::<Value>().await.expect("json")["error"]["code"], -32601);
     let run = mock.stop().await;
-    let answered = |why: &str| {
-        run[0].iter().filter(|e| matches!(e, WireEvent::HttpResponse { why: w, .. } if w == why)).count()
-    };
+    let answered =
+        |why: &str| run[0].iter().filter(|e| matches!(e, WireEvent::HttpResponse { why: w, .. } if w == why)).count();
     assert_eq!((answered("default tools/list"), answered("reply_always"), answered("auto -32601")), (1, 1, 1));
 }
 
