@@ -10,6 +10,8 @@
 //! - [`ops`] — one module per server op, each implementing the one [`ops::Op`] trait.
 //! - [`stdio`] — the stdio mock server and its engine.
 //! - [`http`] — the Streamable HTTP and legacy HTTP+SSE mock servers and their engine.
+//! - [`placeholder`] — `{id}` and `{progressToken}` in raw payloads: the request being
+//!   answered.
 //! - [`stateless`] — the checks a 2026-07-28 server makes on every request.
 //! - [`defaults`] — the default answers to unscripted requests a client may send at any
 //!   time (`ping`, `tools/list`), shared by the engines.
@@ -38,6 +40,7 @@ pub mod http;
 pub mod inbox;
 pub mod load;
 pub mod ops;
+pub mod placeholder;
 pub mod record;
 pub mod shutdown;
 pub mod stateless;

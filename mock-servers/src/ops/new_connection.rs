@@ -4,11 +4,17 @@
 //! itself does nothing.
 
 use super::op::Op;
+use super::rules::{Problem, Validation};
 use super::transports::Transports;
 use mcp_scenario::script::step;
 
 impl Op for step::NewConnection {
     fn transports(&self) -> Transports {
         Transports::ALL
+    }
+
+    fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {
+        cx.new_connection();
+        Ok(())
     }
 }

@@ -73,6 +73,8 @@ pub struct Validation<'a> {
     expects: HashSet<String>,
     requests: HashSet<String>,
     streams: HashSet<String>,
+    /// An earlier `expect` on this connection waits for a request: `{id}` has a value.
+    answering: bool,
 }
 
 impl<'a> Validation<'a> {
@@ -83,6 +85,7 @@ impl<'a> Validation<'a> {
             expects: HashSet::new(),
             requests: HashSet::new(),
             streams: ["get", "post"].iter().map(|l| l.to_string()).collect(),
+            answering: false,
         }
     }
 
@@ -112,6 +115,36 @@ impl<'a> Validation<'a> {
         if let Some(l) = label {
             self.expects.insert(l.to_string());
         }
+    }
+
+    /// Records an `expect` of `method`: a method outside `notifications/` is a request,
+    /// which later payloads can answer with `{id}`.
+    pub fn expects_method(&mut self, method: &str) {
+        if !method.starts_with("notifications/") {
+            self.answering = true;
+        }
+    }
+
+    /// A `new_connection`: no request of the next connection has been expected yet.
+    pub fn new_connection(&mut self) {
+        self.answering = false;
+    }
+
+    /// Whether an earlier `expect` on this connection waits for a request.
+    pub fn answering(&self) -> bool {
+        self.answering
+    }
+
+    /// `field` may use the placeholders ([`crate::placeholder`]) only when a request is being
+    /// answered.
+    pub fn placeholders(&self, field: &'static str, used: bool) -> Result<(), Problem> {
+        if used && !self.answering {
+            return Err(Problem::field(
+                field,
+                "`{id}` and `{progressToken}` stand for the request being answered, but no earlier `expect` on this connection waits for a request; add that `expect` first, or write the value out",
+            ));
+        }
+        Ok(())
     }
 
     /// Checks a `to` field that names an earlier `expect`.
