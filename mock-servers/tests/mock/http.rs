@@ -150,6 +150,11 @@ async fn legacy_endpoint_post_and_message_on_the_stream() {
         seen.ends_with("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[]}}\n\n"),
         "{seen}"
     );
+    // An unscripted ping gets its default answer on the stream.
+    let r = post(&mock.client, &endpoint, None, json!({"jsonrpc": "2.0", "id": 2, "method": "ping"})).await;
+    assert_eq!(r.status(), 202);
+    read_until("\"id\":2,\"result\":{}}\n\n", &mut seen).await;
+    assert!(seen.ends_with("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n\n"), "{seen}");
     drop(stream);
     let run = mock.stop().await;
     assert!(
