@@ -10,7 +10,11 @@
 //! - [`ops`] — one module per server op, each implementing the one [`ops::Op`] trait.
 //! - [`stdio`] — the stdio mock server and its engine.
 //! - [`http`] — the Streamable HTTP and legacy HTTP+SSE mock servers and their engine.
+//! - [`placeholder`] — `{id}` and `{progressToken}` in raw payloads: the request being
+//!   answered.
 //! - [`stateless`] — the checks a 2026-07-28 server makes on every request.
+//! - [`defaults`] — the default answers to unscripted requests a client may send at any
+//!   time (`ping`, `tools/list`), shared by the engines.
 //! - [`budget`] — how many client messages of each kind a script will still consume.
 //! - [`inbox`] — what a script waits on: scripted messages, answers to its requests.
 //! - [`record`] — writing the wire transcript, one JSON event per line; reading it back.
@@ -30,11 +34,13 @@
 
 pub mod budget;
 pub mod cli;
+pub mod defaults;
 pub mod error;
 pub mod http;
 pub mod inbox;
 pub mod load;
 pub mod ops;
+pub mod placeholder;
 pub mod record;
 pub mod shutdown;
 pub mod stateless;

@@ -94,7 +94,9 @@ impl Server {
             .map(|steps| Part { budget: ops::budget(steps, flavour.transport()), steps: steps.to_vec() })
             .collect();
         let journal = Journal::start(run_dir);
-        let shared = Arc::new(Shared::new(journal, flavour, scenario.revision, port, parts, engine::start));
+        let mut shared = Shared::new(journal, flavour, scenario.revision, port, parts, engine::start);
+        shared.defaults = crate::defaults::Defaults::for_scenario(scenario);
+        let shared = Arc::new(shared);
         shared.start_next();
         Ok(Server { shared, listener })
     }

@@ -39,6 +39,9 @@ pub struct HttpRun {
     pub streams: Vec<StreamHandle>,
     /// The ids of server-to-client requests, by label.
     pub server_ids: HashMap<String, Value>,
+    /// The latest request an `expect` consumed (its index in [`HttpRun::held`]): what
+    /// `{id}` and `{progressToken}` stand for in payloads that name no `to`.
+    pub latest: Option<usize>,
     /// The step running (0-based).
     pub index: usize,
     /// The number of steps.
@@ -48,7 +51,16 @@ pub struct HttpRun {
 impl HttpRun {
     /// The state for `conn`'s script of `total` steps.
     pub fn new(shared: Arc<Shared>, conn: Arc<Conn>, total: usize) -> Self {
-        HttpRun { shared, conn, held: Vec::new(), streams: Vec::new(), server_ids: HashMap::new(), index: 0, total }
+        HttpRun {
+            shared,
+            conn,
+            held: Vec::new(),
+            streams: Vec::new(),
+            server_ids: HashMap::new(),
+            latest: None,
+            index: 0,
+            total,
+        }
     }
 
     /// The connection's number.
@@ -126,6 +138,11 @@ impl HttpRun {
                 None
             }
         }
+    }
+
+    /// The latest request an `expect` consumed, if any.
+    pub fn latest_request(&self) -> Option<&Value> {
+        self.latest.map(|i| &self.held[i].inbound.message)
     }
 
     /// The stream named `name` (a stream label), else the current one.

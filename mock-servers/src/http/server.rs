@@ -2,8 +2,9 @@
 //! with hyper (HTTP/1.1) over the fault-injecting socket wrapper, records every request,
 //! routes it to its connection (session / legacy stream), applies the standing rules, and
 //! either hands it to the script or answers it at once with a default that never makes a
-//! client wait: an unscripted request gets `200` with JSON-RPC `-32601`, a notification or
-//! response `202`, a GET `405` (unless the script keeps a standing GET answer), a DELETE `200`.
+//! client wait: an unscripted request gets `200` with its [`crate::defaults`] answer
+//! (`ping`, `tools/list`) or JSON-RPC `-32601`, a notification or response `202`, a GET
+//! `405` (unless the script keeps a standing GET answer), a DELETE `200`.
 
 use super::body::MockBody;
 use super::conn::{Conn, DELETE, GET, Inbound, Route};
@@ -275,13 +276,16 @@ fn batch(shared: &Arc<Shared>, conn: &Conn, exchange: u64, items: &[Value]) -> R
     shared.respond_json(conn.index, exchange, 200, &Value::Array(answers), &[], "auto batch")
 }
 
-/// The answer to an unscripted request: a `reply_always` rule, else (2026-07-28)
-/// `server/discover`'s default result, else `-32601`.
+/// The answer to an unscripted request: a `reply_always` rule, else its default (`ping`,
+/// `tools/list`), else (2026-07-28) `server/discover`'s default result, else `-32601`.
 fn auto_answer(shared: &Shared, method: &str, id: Value) -> (Value, &'static str) {
     match shared.rule(method) {
         Some(fragment) => {
             let text = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},{fragment}}}");
             (serde_json::from_str(&text).unwrap_or(Value::Null), "reply_always")
+        }
+        None if let Some(answer) = shared.defaults.answer(method) => {
+            (json!({"jsonrpc": "2.0", "id": id, "result": answer.result}), answer.why)
         }
         None if let Some(rules) = shared.stateless_rules().filter(|_| method == "server/discover") => {
             (json!({"jsonrpc": "2.0", "id": id, "result": stateless::discover_result(&rules)}), "auto server/discover")

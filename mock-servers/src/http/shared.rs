@@ -49,6 +49,8 @@ pub struct Shared {
     pub revision: Revision,
     /// The bound port.
     pub port: u16,
+    /// The answers to unscripted requests a client may send at any time.
+    pub defaults: crate::defaults::Defaults,
     parts: Vec<Part>,
     engine: Engine,
     conns: Mutex<Vec<Arc<Conn>>>,
@@ -84,6 +86,7 @@ impl Shared {
             flavour,
             revision,
             port,
+            defaults: crate::defaults::Defaults::default(),
             parts,
             engine,
             conns: Mutex::new(Vec::new()),

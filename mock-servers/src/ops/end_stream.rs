@@ -4,6 +4,7 @@ use super::op::Op;
 use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::run::HttpRun;
+use crate::placeholder;
 use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
@@ -13,7 +14,8 @@ impl Op for step::EndStream {
     }
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {
-        cx.stream(self.stream.as_deref())
+        cx.stream(self.stream.as_deref())?;
+        cx.placeholders("partial", self.partial.as_deref().is_some_and(placeholder::in_text))
     }
 
     fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
@@ -22,7 +24,11 @@ impl Op for step::EndStream {
                 return run.note("end_stream: no open stream; nothing to end");
             };
             let partial = self.partial.as_deref().unwrap_or("data: {\"jsonrpc\":\"2.0\",");
-            run.shared.end_stream(run.n(), &s, self.how, Some(partial));
+            let partial = placeholder::text(partial, run.latest_request()).unwrap_or_else(|e| {
+                run.note(format!("end_stream: {e}; the partial event is written without it"));
+                partial.into()
+            });
+            run.shared.end_stream(run.n(), &s, self.how, Some(&partial));
             run.drop_stream(s.exchange);
         })
     }

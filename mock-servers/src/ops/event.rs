@@ -6,6 +6,7 @@ use super::transports::Transports;
 use super::rules::{self, Problem, Validation};
 use crate::http::run::HttpRun;
 use crate::http::sse::{self, SseEvent};
+use crate::placeholder;
 use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
@@ -35,19 +36,26 @@ impl Op for step::Event {
                 return Err(Problem::field(field, "a line break would end the field early; use `send` for raw bytes"));
             }
         }
-        Ok(())
+        cx.placeholders("data", self.data.as_deref().is_some_and(placeholder::in_text))?;
+        cx.placeholders("json", self.json.as_ref().is_some_and(placeholder::in_json))
     }
 
     fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             let Some(s) = run.stream_for("event", self.stream.as_deref()) else { return };
-            let json_text = self.json.as_ref().map(|j| serde_json::to_string(j).unwrap_or_default());
+            let request = run.latest_request();
+            let json_text = self.json.as_ref().map(|j| placeholder::json(j, request).map(|j| j.to_string())).transpose();
+            let data = self.data.as_deref().map(|d| placeholder::text(d, request)).transpose();
+            let (json_text, data) = match (json_text, data) {
+                (Ok(j), Ok(d)) => (j, d),
+                (Err(e), _) | (_, Err(e)) => return run.note(format!("event: {e}; nothing sent")),
+            };
             let e = SseEvent {
                 comment: self.comment.as_deref(),
                 event: self.event.as_deref(),
                 id: self.id.as_deref(),
                 retry: self.retry,
-                data: self.data.as_deref().or(json_text.as_deref()),
+                data: data.as_deref().or(json_text.as_deref()),
             };
             run.shared.write(run.n(), &s, sse::event(&e, self.line_end), "event");
         })

@@ -16,6 +16,7 @@ impl Op for step::Expect {
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {
         cx.expects(self.label.as_deref());
+        cx.expects_method(&self.method);
         Ok(())
     }
 
@@ -43,7 +44,10 @@ impl Op for step::Expect {
     fn run_http<'a>(&'a self, run: &'a mut HttpRun, next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             let answered_next = next.is_some_and(|n| n.answers(self.label.as_deref()));
-            run.consume(&self.method, self.label.clone(), answered_next).await;
+            let i = run.consume(&self.method, self.label.clone(), answered_next).await;
+            if run.held[i].inbound.message.get("id").is_some_and(|id| !id.is_null()) {
+                run.latest = Some(i);
+            }
         })
     }
 }

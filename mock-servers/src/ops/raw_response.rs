@@ -7,6 +7,7 @@ use super::rules::{Problem, Validation};
 use crate::http::body::MockBody;
 use crate::http::raw::RawPlan;
 use crate::http::run::HttpRun;
+use crate::placeholder;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use mcp_scenario::script::{SocketEnd, step};
@@ -21,8 +22,9 @@ impl Op for step::RawResponse {
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {
         cx.expected(self.to.as_deref())?;
-        self.payload()?.bytes()?;
-        Ok(())
+        let payload = self.payload()?;
+        payload.bytes()?;
+        cx.placeholders(placeholder::field_of(payload), placeholder::in_payload(payload))
     }
 
     fn answers(&self, label: Option<&str>) -> bool {
@@ -32,7 +34,14 @@ impl Op for step::RawResponse {
     fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             let Some((i, tx)) = run.take_reply("raw_response", self.to.as_deref()) else { return };
-            let bytes = self.payload().and_then(|p| p.bytes()).unwrap_or_default();
+            let request = &run.held[i].inbound.message;
+            let bytes = match self.payload() {
+                Ok(p) => placeholder::bytes(p, Some(request)).unwrap_or_else(|e| {
+                    run.note(format!("raw_response: {e}; written without it"));
+                    p.bytes().unwrap_or_default()
+                }),
+                Err(_) => Vec::new(),
+            };
             let (pieces, rest) = self.chunking().split(&bytes);
             let mut pieces: VecDeque<Bytes> = pieces.into_iter().map(Bytes::copy_from_slice).collect();
             if !rest.is_empty() {

@@ -8,6 +8,7 @@ use super::rules::{Problem, Validation};
 use crate::http::run::HttpRun;
 use crate::http::conn::StandingResponse;
 use crate::sync::lock;
+use crate::placeholder;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use mcp_scenario::payload::Payload;
@@ -20,10 +21,14 @@ impl Op for step::Respond {
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {
         cx.answer(self.to.as_deref(), self.status, &self.headers)?;
-        if let Some(Payload::Generate(g)) = self.body()? {
+        let body = self.body()?;
+        if let Some(Payload::Generate(g)) = body {
             g.bytes()?;
         }
-        Ok(())
+        match body {
+            Some(p) => cx.placeholders(placeholder::field_of(p), placeholder::in_payload(p)),
+            None => Ok(()),
+        }
     }
 
     fn answers(&self, label: Option<&str>) -> bool {
@@ -33,12 +38,22 @@ impl Op for step::Respond {
     fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             let Some((i, tx)) = run.take_reply("respond", self.to.as_deref()) else { return };
+            let request = &run.held[i].inbound.message;
             let (body, default_type) = match self.body() {
-                Ok(Some(Payload::Json(j))) => (serde_json::to_vec(j).unwrap_or_default(), Some("application/json")),
-                Ok(Some(Payload::Text(t))) => (run.expand(t).into_bytes(), Some("text/plain")),
-                Ok(Some(p)) => (p.bytes().unwrap_or_default(), Some("text/plain")),
-                _ => (Vec::new(), None),
+                Ok(Some(Payload::Json(j))) => (
+                    placeholder::json(j, Some(request)).map(|j| serde_json::to_vec(&j).unwrap_or_default()),
+                    Some("application/json"),
+                ),
+                Ok(Some(Payload::Text(t))) => {
+                    (placeholder::text(t, Some(request)).map(|t| run.expand(&t).into_bytes()), Some("text/plain"))
+                }
+                Ok(Some(p)) => (Ok(p.bytes().unwrap_or_default()), Some("text/plain")),
+                _ => (Ok(Vec::new()), None),
             };
+            let body = body.unwrap_or_else(|e| {
+                run.note(format!("respond: {e}; the body is empty"));
+                Vec::new()
+            });
             let mut hs: Vec<(String, String)> = Vec::new();
             if let Some(ct) = self.content_type.as_deref().or(default_type) {
                 hs.push(("content-type".into(), ct.into()));

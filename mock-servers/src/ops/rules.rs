@@ -75,6 +75,8 @@ pub struct Validation<'a> {
     streams: HashSet<String>,
     /// An optional `expect_get` came earlier on this connection.
     optional_get: bool,
+    /// An earlier `expect` on this connection waits for a request: `{id}` has a value.
+    answering: bool,
 }
 
 impl<'a> Validation<'a> {
@@ -86,6 +88,7 @@ impl<'a> Validation<'a> {
             requests: HashSet::new(),
             streams: ["get", "post"].iter().map(|l| l.to_string()).collect(),
             optional_get: false,
+            answering: false,
         }
     }
 
@@ -115,6 +118,38 @@ impl<'a> Validation<'a> {
         if let Some(l) = label {
             self.expects.insert(l.to_string());
         }
+    }
+
+    /// Records an `expect` of `method`: a method outside `notifications/` is a request,
+    /// which later payloads can answer with `{id}`.
+    pub fn expects_method(&mut self, method: &str) {
+        if !method.starts_with("notifications/") {
+            self.answering = true;
+        }
+    }
+
+    /// A `new_connection`: the steps after it run on the next connection, where no request
+    /// has been expected yet and no optional `expect_get` came.
+    pub fn new_connection(&mut self) {
+        self.answering = false;
+        self.optional_get = false;
+    }
+
+    /// Whether an earlier `expect` on this connection waits for a request.
+    pub fn answering(&self) -> bool {
+        self.answering
+    }
+
+    /// `field` may use the placeholders ([`crate::placeholder`]) only when a request is being
+    /// answered.
+    pub fn placeholders(&self, field: &'static str, used: bool) -> Result<(), Problem> {
+        if used && !self.answering {
+            return Err(Problem::field(
+                field,
+                "`{id}` and `{progressToken}` stand for the request being answered, but no earlier `expect` on this connection waits for a request; add that `expect` first, or write the value out",
+            ));
+        }
+        Ok(())
     }
 
     /// Checks a `to` field that names an earlier `expect`.
@@ -150,11 +185,6 @@ impl<'a> Validation<'a> {
     /// Whether an optional `expect_get` came earlier on this connection.
     pub fn after_optional_get(&self) -> bool {
         self.optional_get
-    }
-
-    /// The steps after this run on the next connection.
-    pub fn new_connection(&mut self) {
-        self.optional_get = false;
     }
 
     /// Records a stream name.

@@ -3,6 +3,7 @@
 use super::op::Op;
 use super::transports::Transports;
 use super::rules::{Problem, Validation};
+use crate::placeholder;
 use crate::stdio::run::StdioRun;
 use futures::future::BoxFuture;
 use mcp_scenario::script::step;
@@ -12,10 +13,10 @@ impl Op for step::Stderr {
         Transports::STDIO
     }
 
-    fn validate(&self, _cx: &mut Validation<'_>) -> Result<(), Problem> {
+    fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {
         // Only the choice: a bad `generate.fill` writes nothing (as it always has).
-        self.payload()?;
-        Ok(())
+        let payload = self.payload()?;
+        cx.placeholders(placeholder::field_of(payload), placeholder::in_payload(payload))
     }
 
     fn ends_in_output(&self) -> bool {
@@ -24,8 +25,14 @@ impl Op for step::Stderr {
 
     fn run_stdio<'a>(&'a self, run: &'a mut StdioRun<'_>) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            let bytes = self.payload().and_then(|p| p.bytes()).unwrap_or_default();
-            run.mock.write_stderr(&bytes).await;
+            let bytes = match self.payload() {
+                Ok(p) => placeholder::bytes(p, run.latest.as_ref()),
+                Err(_) => Ok(Vec::new()),
+            };
+            match bytes {
+                Ok(bytes) => run.mock.write_stderr(&bytes).await,
+                Err(e) => run.note(&format!("stderr: {e}; nothing written")),
+            }
         })
     }
 }

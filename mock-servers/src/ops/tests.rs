@@ -242,6 +242,36 @@ const CASES: &[(&str, &str, &str, Option<&str>)] = &[
         ),
     ),
     (
+        "placeholder_before_any_request",
+        "stdio",
+        "  - op: handshake\n  - op: send\n    text: \"{\\\"id\\\":{id}}\\n\"\n",
+        Some(
+            "s.yaml:9:5: server step 2: field `text`: `{id}` and `{progressToken}` stand for the request being answered, but no earlier `expect` on this connection waits for a request; add that `expect` first, or write the value out",
+        ),
+    ),
+    (
+        "placeholder_after_a_notification_only",
+        "http",
+        "  - op: expect\n    method: notifications/initialized\n  - op: notify\n    method: notifications/progress\n    params: {\"progressToken\": \"{progressToken}\", \"progress\": 1}\n",
+        Some(
+            "s.yaml:10:5: server step 2: field `params`: `{id}` and `{progressToken}` stand for the request being answered, but no earlier `expect` on this connection waits for a request; add that `expect` first, or write the value out",
+        ),
+    ),
+    (
+        "placeholder_on_the_next_connection",
+        "http",
+        "  - op: expect\n    method: tools/call\n  - op: new_connection\n  - op: open_stream\n  - op: event\n    json: {\"id\": \"{id}\"}\n",
+        Some(
+            "s.yaml:12:5: server step 4: field `json`: `{id}` and `{progressToken}` stand for the request being answered, but no earlier `expect` on this connection waits for a request; add that `expect` first, or write the value out",
+        ),
+    ),
+    (
+        "placeholder_answering",
+        "http",
+        "  - op: expect\n    method: tools/call\n  - op: open_stream\n  - op: event\n    data: \"{\\\"id\\\":{id}}\"\n  - op: end_stream\n    partial: \"{id}\"\n",
+        None,
+    ),
+    (
         "reply_to_unknown",
         "stdio",
         "  - op: reply\n    to: x\n",

@@ -1,8 +1,9 @@
 //! The stdio mock server: runs one connection's script on a stdin/stdout pair and records
 //! every wire event. Nothing but protocol bytes ever goes to stdout.
 //!
-//! Unscripted requests (a method that no remaining `expect` step names) are answered
-//! `-32601` at once, so no client ever waits on the mock by accident.
+//! Unscripted requests (a method that no remaining `expect` step names) are answered at
+//! once, so no client ever waits on the mock by accident: `ping` and `tools/list` with
+//! their [`crate::defaults`], anything else `-32601`.
 //!
 //! # Layout
 //!
@@ -87,14 +88,16 @@ pub async fn serve(
     let recorder = Recorder::create(&record_path(run_dir, connection))?;
     recorder.record(&WireEvent::Started { pid: std::process::id() });
     let budget = ops::budget(&steps, TransportName::Stdio);
-    let mock = Arc::new(Mock::new(
+    let mut mock = Mock::new(
         recorder,
         scenario.revision.as_str().to_string(),
         tokio::sync::Mutex::new(pipes.stdout),
         tokio::sync::Mutex::new(pipes.stderr),
         budget,
         steps.len(),
-    ));
+    );
+    mock.defaults = crate::defaults::Defaults::for_scenario(scenario);
+    let mock = Arc::new(mock);
     // Dropped (and so aborted) when `serve` returns.
     let mut tasks = JoinSet::new();
     tasks.spawn(read_stdin(mock.clone(), pipes.stdin));

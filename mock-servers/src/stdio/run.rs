@@ -38,6 +38,8 @@ pub struct Mock {
     pub recorder: Recorder,
     /// The protocol revision the mock speaks.
     pub revision: String,
+    /// The answers to unscripted requests a client may send at any time.
+    pub defaults: crate::defaults::Defaults,
     /// The 2026-07-28 request checks (`None` on stateful revisions; the `stateless` op
     /// changes them).
     pub stateless: Mutex<Option<crate::stateless::Rules>>,
@@ -85,6 +87,7 @@ impl Mock {
     ) -> Self {
         Mock {
             recorder,
+            defaults: crate::defaults::Defaults::default(),
             stateless: Mutex::new(
                 (revision.as_str() >= "2026-07-28").then(|| crate::stateless::Rules::for_revision(&revision)),
             ),
@@ -185,7 +188,8 @@ impl Mock {
     }
 
     /// Handles one complete inbound line: records it, then hands a scripted message to the
-    /// script, answers an unscripted request `-32601`, or stores a client answer.
+    /// script, answers an unscripted request (its default, else `-32601`), or stores a
+    /// client answer.
     pub async fn on_line(&self, line: &[u8], terminated: bool) {
         let trimmed = line.strip_suffix(b"\r").unwrap_or(line);
         let json: Option<Value> = serde_json::from_slice(trimmed).ok();
@@ -215,6 +219,11 @@ impl Mock {
                     let bytes = payload::reply_line(id.clone(), Some(&result), None, None, LineEnd::Lf);
                     self.write(&bytes, "auto server/discover").await;
                 } else if let Some(id) = id.filter(|id| !id.is_null()) {
+                    if let Some(answer) = self.defaults.answer(method) {
+                        let bytes = payload::reply_line(id.clone(), Some(&answer.result), None, None, LineEnd::Lf);
+                        self.write(&bytes, answer.why).await;
+                        return;
+                    }
                     let error = json!({"code": -32601, "message": format!("Method not found: {method} (unscripted)")});
                     let bytes = payload::reply_line(id.clone(), None, Some(&error), None, LineEnd::Lf);
                     self.write(&bytes, "auto -32601").await;

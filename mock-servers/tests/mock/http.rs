@@ -47,6 +47,26 @@ async fn json_reply_sessions_and_defaults() {
 }
 
 #[tokio::test]
+async fn unscripted_ping_and_tools_list_get_their_defaults_over_streamable_http() {
+    let mock = Http::streamable(
+        "  - op: handshake\n  - op: reply_always\n    method: ping\n    result: {\"always\": true}\n  - op: stall\n",
+    )
+    .await;
+    let sid = mock.handshake().await;
+    let r = mock.post(sid.as_deref(), json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list"})).await;
+    assert_eq!(r.json::<Value>().await.expect("json"), json!({"jsonrpc": "2.0", "id": 7, "result": {"tools": []}}));
+    // A `reply_always` rule comes before the default.
+    let r = mock.post(sid.as_deref(), json!({"jsonrpc": "2.0", "id": 8, "method": "ping"})).await;
+    assert_eq!(r.json::<Value>().await.expect("json")["result"], json!({"always": true}));
+    let r = mock.post(sid.as_deref(), json!({"jsonrpc": "2.0", "id": 9, "method": "server/discover"})).await;
+    assert_eq!(r.json::<Value>().await.expect("json")["error"]["code"], -32601);
+    let run = mock.stop().await;
+    let answered =
+        |why: &str| run[0].iter().filter(|e| matches!(e, WireEvent::HttpResponse { why: w, .. } if w == why)).count();
+    assert_eq!((answered("default tools/list"), answered("reply_always"), answered("auto -32601")), (1, 1, 1));
+}
+
+#[tokio::test]
 async fn sse_events_then_abort_mid_event() {
     let mock = Http::streamable("  - op: handshake\n    session: false\n  - op: expect\n    method: tools/call\n  - op: open_stream\n  - op: event\n    id: \"7\"\n    retry: 50\n    data: \"a\\nb\"\n    line_end: crlf\n  - op: event\n    comment: keep-alive\n  - op: end_stream\n    how: mid_event\n").await;
     mock.post(None, init()).await;
@@ -130,6 +150,11 @@ async fn legacy_endpoint_post_and_message_on_the_stream() {
         seen.ends_with("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[]}}\n\n"),
         "{seen}"
     );
+    // An unscripted ping gets its default answer on the stream.
+    let r = post(&mock.client, &endpoint, None, json!({"jsonrpc": "2.0", "id": 2, "method": "ping"})).await;
+    assert_eq!(r.status(), 202);
+    read_until("\"id\":2,\"result\":{}}\n\n", &mut seen).await;
+    assert!(seen.ends_with("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n\n"), "{seen}");
     drop(stream);
     let run = mock.stop().await;
     assert!(

@@ -67,6 +67,51 @@ async fn unscripted_requests_are_answered_at_once() {
 }
 
 #[tokio::test]
+async fn unscripted_ping_and_tools_list_get_their_defaults() {
+    let text = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\n  - op: request\n    method: tools/call\n    params: {\"name\": \"echo\"}\nserver:\n  - op: expect\n    method: tools/list\n  - op: reply\n    result: {\"tools\": [\"scripted\"]}\n  - op: stall\n";
+    let mut m = Stdio::start(text);
+    // The scripted `expect` wins the first tools/list; the second is unscripted.
+    m.send(request(1, "tools/list")).await;
+    assert_eq!(m.line().await["result"], json!({"tools": ["scripted"]}));
+    m.send(request(2, "tools/list")).await;
+    assert_eq!(
+        m.line().await,
+        json!({"jsonrpc": "2.0", "id": 2, "result": {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}})
+    );
+    m.send(request("p", "ping")).await;
+    assert_eq!(m.line().await, json!({"jsonrpc": "2.0", "id": "p", "result": {}}));
+    m.send(request(3, "server/discover")).await;
+    assert_eq!(m.line().await["error"]["code"], -32601);
+    m.close_stdin();
+    let (_, run) = m.ended().await;
+    assert_eq!(writes(&run, "default tools/list").len(), 1);
+    assert_eq!(writes(&run, "default ping").len(), 1);
+    assert_eq!(writes(&run, "auto -32601").len(), 1);
+}
+
+#[tokio::test]
+async fn placeholders_take_the_request_being_answered_and_never_invent_a_token() {
+    let mut m = Stdio::start(&script(
+        "  - op: expect\n    method: tools/call\n  - op: notify\n    method: notifications/progress\n    params: {\"progressToken\": \"{progressToken}\", \"progress\": 1}\n  - op: send\n    text: \"{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":{id},\\\"result\\\":{}}\\n\"\n  - op: expect\n    method: tools/call\n  - op: notify\n    method: notifications/progress\n    params: {\"progressToken\": \"{progressToken}\", \"progress\": 1}\n  - op: send\n    json: {\"jsonrpc\": \"2.0\", \"id\": \"{id}\", \"result\": {}}\n  - op: stall\n",
+    ));
+    let mut call = request(0, "tools/call");
+    call["params"]["_meta"] = json!({"progressToken": "tok-0"});
+    m.send(call).await;
+    assert_eq!(m.line().await["params"], json!({"progressToken": "tok-0", "progress": 1}));
+    assert_eq!(m.line().await, json!({"jsonrpc": "2.0", "id": 0, "result": {}}));
+    // No token on this request: no progress at all, only the answer.
+    m.send(request("b", "tools/call")).await;
+    assert_eq!(m.line().await, json!({"jsonrpc": "2.0", "id": "b", "result": {}}));
+    m.close_stdin();
+    let (_, run) = m.ended().await;
+    assert_eq!(writes(&run, "notify").len(), 1);
+    let noted = run.iter().any(|e| {
+        matches!(e, WireEvent::Note { text, .. } if text.contains("carries no params._meta.progressToken") && text.ends_with("nothing sent"))
+    });
+    assert!(noted, "{run:?}");
+}
+
+#[tokio::test]
 async fn raw_bytes_in_chunks() {
     let mut m = Stdio::start(&script(
         "  - op: send\n    hex: ff fe 0a\n    chunks: [1, 1]\n    chunk_delay_ms: 1\n  - op: send\n    generate: {size: 4, fill: z}\n  - op: send\n    base64: YWI=\n    chunks: [5]\n  - op: send\n    json: {\"a\": 1}\n  - op: stall\n",
