@@ -499,9 +499,13 @@ impl Inner {
             inner.event(EventKind::Disconnected);
             let open = lock(&inner.breaker).record(Instant::now());
             if open {
-                // Down before the event: whoever waits on it sees the final status.
-                inner.fail("reconnect storm: the breaker is open");
-                inner.event(EventKind::BreakerOpen { closes: inner.config.policy.breaker_closes });
+                // Down and recorded at once: whoever waits on the event sees the final
+                // status, and whoever sees the status (a listen reporting its loss) comes after
+                // the event.
+                inner.fail_with(
+                    "reconnect storm: the breaker is open",
+                    EventKind::BreakerOpen { closes: inner.config.policy.breaker_closes },
+                );
                 return;
             }
         }
@@ -523,6 +527,21 @@ impl Inner {
 
     fn fail(&self, why: &str) {
         lock(&self.current).status = Status::Failed(why.into());
+        self.changed.notify_waiters();
+        if let Some(h) = &self.config.handlers.on_close {
+            h();
+        }
+    }
+
+    /// [`Inner::fail`] with the event that explains it, recorded under the status lock: no
+    /// task can see the failure before the event is in the list.
+    fn fail_with(&self, why: &str, kind: EventKind) {
+        {
+            let mut current = lock(&self.current);
+            current.status = Status::Failed(why.into());
+            tracing::debug!(event = %kind, "managed connection");
+            lock(&self.events).push(ManagerEvent { at: self.config.epoch.elapsed(), kind });
+        }
         self.changed.notify_waiters();
         if let Some(h) = &self.config.handlers.on_close {
             h();
