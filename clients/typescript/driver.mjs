@@ -378,11 +378,15 @@ async function connect(step) {
   }
   state.timeoutMs = step.timeout_ms;
   const roots = step.roots ?? [];
+  // A plan that has the client send notifications/roots/list_changed asks for a client
+  // whose roots change: the SDK sends it only with roots.listChanged declared, as the spec
+  // has it (client/roots), so declare it then (answering roots/list with the plan's roots).
+  const rootsChange = plan.some((s) => s.op === "notify" && s.method === "notifications/roots/list_changed");
   const client = new Client(
     { name: "mcp-harness-driver-typescript", version: SDK_VERSION },
-    { capabilities: roots.length > 0 ? { roots: { listChanged: true } } : {} },
+    { capabilities: roots.length > 0 || rootsChange ? { roots: { listChanged: true } } : {} },
   );
-  if (roots.length > 0) {
+  if (roots.length > 0 || rootsChange) {
     client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots }));
   }
   client.fallbackNotificationHandler = async (notification) => {

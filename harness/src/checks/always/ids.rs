@@ -29,7 +29,9 @@ impl Rule for UniqueInFlightIds {
             match event {
                 WireEvent::FromClient { json: Some(v), .. } => {
                     for (k, m) in framed(v, run.scope.revision).into_iter().enumerate() {
-                        let (Ok(()), Some(_), Some(id)) = (jsonrpc::shape(m), m.get("method"), m.get("id")) else {
+                        let (Ok(()), Some(_), Some(id)) =
+                            (jsonrpc::shape(m, run.scope.revision), m.get("method"), m.get("id"))
+                        else {
                             continue;
                         };
                         if in_flight.contains(id) {

@@ -1,10 +1,15 @@
 //! `always: valid JSON-RPC`: every client message is JSON-RPC 2.0 (a batch only on
 //! 2025-03-26): a request or notification with a string `method`, an integer or string
 //! `id`, object or array `params`; or a response with exactly one of `result` and `error`.
+//! An error response to a request whose id could not be read carries `id: null` (JSON-RPC
+//! 2.0 §5) or, from 2025-11-25, may leave the id out (basic/index: error responses MUST
+//! include the same ID "except in error cases where the ID could not be read due a
+//! malformed request").
 
 use super::{At, Rule, Written, written};
 use crate::checks::Run;
 use crate::transcript::Connection;
+use mcp_scenario::Revision;
 use mcp_scenario::basis::Level;
 use serde_json::Value;
 
@@ -27,9 +32,9 @@ impl Rule for ValidJsonRpc {
             .into_iter()
             .filter_map(|(at, w)| match w {
                 Written::NotJson(line) => Some((at, Violation::NotJson { conn, line })),
-                Written::Message(m) => {
-                    shape(m).err().map(|why| (at, Violation::Shape { conn, why, message: m.clone() }))
-                }
+                Written::Message(m) => shape(m, run.scope.revision)
+                    .err()
+                    .map(|why| (at, Violation::Shape { conn, why, message: m.clone() })),
             })
             .collect()
     }
@@ -85,7 +90,7 @@ pub enum ShapeError {
 }
 
 /// Checks one client message's JSON-RPC 2.0 shape.
-pub(super) fn shape(m: &Value) -> Result<(), ShapeError> {
+pub(super) fn shape(m: &Value, revision: Revision) -> Result<(), ShapeError> {
     let obj = m.as_object().ok_or(ShapeError::NotObject)?;
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return Err(ShapeError::Version);
@@ -110,6 +115,8 @@ pub(super) fn shape(m: &Value) -> Result<(), ShapeError> {
     }
     match (obj.get("id"), obj.contains_key("result"), obj.contains_key("error")) {
         (Some(id), true, false) | (Some(id), false, true) if id_ok(id) => Ok(()),
+        (Some(Value::Null), false, true) => Ok(()),
+        (None, false, true) if revision >= Revision::R2025_11_25 => Ok(()),
         (Some(_), true, true) => Err(ShapeError::ResultAndError),
         _ => Err(ShapeError::Neither),
     }
@@ -122,10 +129,31 @@ mod tests {
 
     #[test]
     fn client_message_shapes() {
-        assert!(shape(&json!({"jsonrpc":"2.0","id":1,"method":"x"})).is_ok());
-        assert!(shape(&json!({"jsonrpc":"2.0","id":"a","result":{}})).is_ok());
-        assert_eq!(shape(&json!({"jsonrpc":"2.0","id":null,"method":"x"})), Err(ShapeError::RequestId));
-        assert_eq!(shape(&json!({"jsonrpc":"2.0","id":1.5,"result":{}})), Err(ShapeError::Neither));
-        assert_eq!(shape(&json!({"id":1,"method":"x"})), Err(ShapeError::Version));
+        assert!(shape(&json!({"jsonrpc":"2.0","id":1,"method":"x"}), Revision::R2025_11_25).is_ok());
+        assert!(shape(&json!({"jsonrpc":"2.0","id":"a","result":{}}), Revision::R2025_11_25).is_ok());
+        assert_eq!(
+            shape(&json!({"jsonrpc":"2.0","id":null,"method":"x"}), Revision::R2025_11_25),
+            Err(ShapeError::RequestId)
+        );
+        assert_eq!(
+            shape(&json!({"jsonrpc":"2.0","id":1.5,"result":{}}), Revision::R2025_11_25),
+            Err(ShapeError::Neither)
+        );
+        assert_eq!(shape(&json!({"id":1,"method":"x"}), Revision::R2025_11_25), Err(ShapeError::Version));
+        // An error answering a request whose id could not be read.
+        let unread = json!({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request"}});
+        assert!(shape(&unread, Revision::R2025_11_25).is_ok());
+        assert_eq!(shape(&unread, Revision::R2025_06_18), Err(ShapeError::Neither));
+        assert!(
+            shape(
+                &json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}),
+                Revision::R2025_06_18
+            )
+            .is_ok()
+        );
+        assert_eq!(
+            shape(&json!({"jsonrpc":"2.0","id":null,"result":{}}), Revision::R2025_11_25),
+            Err(ShapeError::Neither)
+        );
     }
 }

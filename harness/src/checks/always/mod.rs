@@ -153,7 +153,7 @@ fn well_formed<'a>(run: &Run<'_>, c: &'a Connection) -> Vec<(At, &'a Value)> {
     written(run, c)
         .into_iter()
         .filter_map(|(at, w)| match w {
-            Written::Message(m) if jsonrpc::shape(m).is_ok() => Some((at, m)),
+            Written::Message(m) if jsonrpc::shape(m, run.scope.revision).is_ok() => Some((at, m)),
             _ => None,
         })
         .collect()

@@ -3,7 +3,8 @@
 //! leaves nothing behind in its process group but the mock (whose pids the mock records;
 //! it exits on its own once its stdin closes). A hang
 //! is judged by the deadline rule; a client that could not start is a harness error. Only
-//! external clients have a process report, so the bundled target never breaks it.
+//! external clients have a process report, so the bundled target never breaks it. It rests
+//! on the scenario's strongest check (see `scenario_basis`).
 
 use super::{At, Rule};
 use crate::checks::Run;
@@ -17,6 +18,12 @@ impl Rule for ProcessEndsCleanly {
     const NAME: &'static str = "client process ends cleanly";
     const BASIS: (Level, Option<&'static str>) = (Level::Unclassified, None);
     type Violation = Unclean;
+
+    /// A crash or a leftover names no MCP sentence of its own: it weighs what the scenario's
+    /// checks weigh (a crash in a scenario of SPEC.md rules is a note for a third party).
+    fn basis(&self, run: &Run<'_>) -> (Level, Option<String>) {
+        super::scenario_basis(run)
+    }
 
     fn judge(&self, run: &Run<'_>) -> Vec<(At, Unclean)> {
         let Some(report) = &run.outcome.process else { return Vec::new() };
