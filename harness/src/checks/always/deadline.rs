@@ -11,11 +11,14 @@ pub struct FinishesBeforeDeadline;
 
 impl Rule for FinishesBeforeDeadline {
     const NAME: &'static str = "finishes before the deadline";
-    const BASIS: (Level, Option<&'static str>) = (Level::Unclassified, None);
-
-    fn basis(&self, run: &Run<'_>) -> (Level, Option<String>) {
-        super::scenario_basis(run)
-    }
+    /// A hang by itself is a SHOULD: the checks it left unjudged fail on their own (an
+    /// outcome "did not run", a message never sent), each with its own basis.
+    const BASIS: (Level, Option<&'static str>) = (
+        Level::Should,
+        Some(
+            "2025-11-25 basic/lifecycle (Timeouts): Implementations SHOULD establish timeouts for all sent requests, to prevent hung connections and resource exhaustion",
+        ),
+    );
     type Violation = Hung;
 
     fn judge(&self, run: &Run<'_>) -> Vec<(At, Hung)> {

@@ -216,14 +216,15 @@ mod tests {
     }
 
     /// A client that stops early is judged by what the scenario's own checks rest on: a
-    /// scenario of SPEC.md rules only gets a note, one with a MUST fails with its sentence.
+    /// scenario of SPEC.md rules only gets a note, one with a MUST fails with its sentence;
+    /// a hang is the timeouts SHOULD.
     #[test]
     fn reaching_the_end_rests_on_the_scenarios_strongest_check() {
-        let levels = |checks: &str| {
+        let levels = |checks: &str, hung: bool| {
             let yaml = format!("{SCENARIO}checks:\n{checks}");
             let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &yaml).expect("loads");
             let transcript = Transcript::new(vec![vec![WireEvent::Script { reached: 1, total: 2, finished: false }]]);
-            let outcome = ClientOutcome { hung: true, ..ClientOutcome::default() };
+            let outcome = ClientOutcome { hung, ..ClientOutcome::default() };
             let scope = Scope {
                 target: TargetKind::External,
                 transport: scenario.transport.to_vec()[0],
@@ -236,8 +237,12 @@ mod tests {
         };
         let project = "  - sent: {method: tools/list}\n    project: \"SPEC §6 x\"\n";
         let must = "  - sent: {method: tools/list}\n    must: \"2025-03-26 basic/lifecycle: the client MUST y\"\n";
-        assert_eq!(levels(project).iter().map(|(l, _)| *l).collect::<Vec<_>>(), [Level::Project; 2]);
-        let mixed = levels(&format!("{project}{must}"));
+        assert_eq!(levels(project, false).iter().map(|(l, _)| *l).collect::<Vec<_>>(), [Level::Project]);
+        let mixed = levels(&format!("{project}{must}"), false);
         assert!(mixed.iter().all(|(l, r)| *l == Level::Must && r.ends_with("the client MUST y")), "{mixed:?}");
+        // A hang by itself rests on the timeouts SHOULD, whatever the scenario checks.
+        let hung = levels(&format!("{project}{must}"), true);
+        assert_eq!(hung[0].0, Level::Should, "{hung:?}");
+        assert!(hung[0].1.contains("SHOULD establish timeouts"), "{hung:?}");
     }
 }

@@ -5,6 +5,7 @@
 use super::{At, Rule};
 use crate::checks::Run;
 use crate::transcript::Connection;
+use mcp_scenario::ServerStep;
 use mcp_scenario::basis::Level;
 use mcp_scenario::wire::WireEvent;
 
@@ -15,17 +16,23 @@ impl Rule for ScriptCompletes {
     const NAME: &'static str = "server script completes";
     const BASIS: (Level, Option<&'static str>) = (Level::Unclassified, None);
 
+    /// A script that stopped only at the closing DELETE (the client never ended its session
+    /// that way) rests on the DELETE's SHOULD; any other stop on the scenario's strongest
+    /// check.
     fn basis(&self, run: &Run<'_>) -> (Level, Option<String>) {
-        super::scenario_basis(run)
+        let only_delete = run.transcript.connections().iter().all(|c| match stopped_at(run, c) {
+            Some((reached, _)) => {
+                let steps = mcp_scenario::script::connection_script(&run.scenario.server, c.number());
+                matches!(steps.get(reached.saturating_sub(1)), Some(ServerStep::ExpectDelete(_)))
+            }
+            None => true,
+        });
+        if only_delete { (Level::Should, Some(DELETE_SHOULD.into())) } else { super::scenario_basis(run) }
     }
     type Violation = Stopped;
 
     fn judge_connection(&self, run: &Run<'_>, c: &Connection) -> Vec<(At, Stopped)> {
-        let progress = c.events().iter().rev().find_map(|e| match e {
-            WireEvent::Script { reached, total, finished } => Some((*reached, *total, *finished)),
-            _ => None,
-        });
-        let Some((reached, total, false)) = progress else { return Vec::new() };
+        let Some((reached, total)) = stopped_at(run, c) else { return Vec::new() };
         let steps = mcp_scenario::script::connection_script(&run.scenario.server, c.number());
         let op = steps.get(reached.saturating_sub(1)).map(mcp_mock::ops::describe).unwrap_or_default();
         let why = match refusal(c) {
@@ -33,6 +40,21 @@ impl Rule for ScriptCompletes {
             None => "the client never got that far".to_string(),
         };
         vec![(At::Connection(c.number(), None), Stopped { conn: c.number(), reached, total, op, why })]
+    }
+}
+
+/// The MCP sentence behind a session's closing DELETE (2025-03-26 and later).
+const DELETE_SHOULD: &str = "2025-11-25 basic/transports (Session Management): Clients that no longer need a particular session (e.g., because the user is leaving the client application) SHOULD send an HTTP DELETE to the MCP endpoint with the MCP-Session-Id header, to explicitly terminate the session";
+
+/// Where connection `c`'s script stopped short (`reached` of `total`), if it did.
+fn stopped_at(_run: &Run<'_>, c: &Connection) -> Option<(usize, usize)> {
+    let progress = c.events().iter().rev().find_map(|e| match e {
+        WireEvent::Script { reached, total, finished } => Some((*reached, *total, *finished)),
+        _ => None,
+    });
+    match progress {
+        Some((reached, total, false)) => Some((reached, total)),
+        _ => None,
     }
 }
 
