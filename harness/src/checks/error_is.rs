@@ -15,8 +15,7 @@ impl CheckKind for ErrorIsCheck {
     type Failure = Failure;
 
     fn validate(&self, scenario: &Scenario) -> Result<(), Invalid> {
-        let steps = scenario.client.len();
-        if self.step == 0 || self.step > steps { Err(Invalid { step: self.step, steps }) } else { Ok(()) }
+        super::NoSuchStep::check(self.step, scenario)
     }
 
     fn applies(&self, scope: &Scope) -> bool {
@@ -35,12 +34,7 @@ impl CheckKind for ErrorIsCheck {
 }
 
 /// The check names a plan step that does not exist.
-#[derive(Debug, thiserror::Error)]
-#[error("field `step`: plan step {step} does not exist (the client plan has {steps} steps, numbered from 1)")]
-pub struct Invalid {
-    step: usize,
-    steps: usize,
-}
+pub type Invalid = super::NoSuchStep;
 
 /// How the step's error differed.
 #[derive(Debug, thiserror::Error)]

@@ -237,6 +237,24 @@ pub fn script_labels(scenario: &Scenario, label_of: fn(&ServerStep) -> Option<&s
     scenario.server.iter().filter_map(label_of).any(|l| l == label)
 }
 
+/// A check names a plan step that does not exist (shared by the checks that take `step`).
+#[derive(Debug, thiserror::Error)]
+#[error("field `step`: plan step {step} does not exist (the client plan has {steps} steps, numbered from 1)")]
+pub struct NoSuchStep {
+    /// The step named.
+    pub step: usize,
+    /// How many steps the plan has.
+    pub steps: usize,
+}
+
+impl NoSuchStep {
+    /// `Err` unless `step` (1-based) names a step of `scenario`'s plan.
+    pub fn check(step: usize, scenario: &Scenario) -> Result<(), NoSuchStep> {
+        let steps = scenario.client.len();
+        if step == 0 || step > steps { Err(NoSuchStep { step, steps }) } else { Ok(()) }
+    }
+}
+
 /// Recursive subset match: every member of `want` is in `got` with a matching value.
 pub fn subset(want: &Value, got: &Value) -> bool {
     match (want, got) {

@@ -15,9 +15,7 @@ impl CheckKind for OutcomeCheck {
     type Failure = Failure;
 
     fn validate(&self, scenario: &Scenario) -> Result<(), Invalid> {
-        if self.step == 0 || self.step > scenario.client.len() {
-            return Err(Invalid::NoSuchStep { step: self.step, steps: scenario.client.len() });
-        }
+        super::NoSuchStep::check(self.step, scenario)?;
         if self.error.is_some() && self.ok == Some(true) {
             return Err(Invalid::OkWithError);
         }
@@ -70,13 +68,8 @@ impl CheckKind for OutcomeCheck {
 #[derive(Debug, thiserror::Error)]
 pub enum Invalid {
     /// The plan has no such step.
-    #[error("field `step`: plan step {step} does not exist (the client plan has {steps} steps, numbered from 1)")]
-    NoSuchStep {
-        /// The step named.
-        step: usize,
-        /// How many steps the plan has.
-        steps: usize,
-    },
+    #[error(transparent)]
+    NoSuchStep(#[from] super::NoSuchStep),
     /// `ok: true` with an expected error.
     #[error("fields `ok: true` and `error`: an expected error implies `ok: false`")]
     OkWithError,

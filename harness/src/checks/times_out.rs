@@ -17,9 +17,8 @@ impl CheckKind for TimesOutCheck {
     type Failure = Failure;
 
     fn validate(&self, scenario: &Scenario) -> Result<(), Invalid> {
-        let steps = scenario.client.len();
-        let step = self.step.checked_sub(1).and_then(|i| scenario.client.get(i));
-        let Some(step) = step else { return Err(Invalid::NoSuchStep { step: self.step, steps }) };
+        super::NoSuchStep::check(self.step, scenario)?;
+        let step = &scenario.client[self.step - 1];
         let configured = scenario.client.iter().any(|s| match s {
             ClientStep::Connect(c) => c.timeout_ms.is_some() || c.env.contains_key("MCP_TIMEOUT_MS"),
             _ => false,
@@ -63,13 +62,8 @@ pub fn reports_the_hang(run: &Run<'_>) -> bool {
 #[derive(Debug, thiserror::Error)]
 pub enum Invalid {
     /// The plan has no such step.
-    #[error("field `step`: plan step {step} does not exist (the client plan has {steps} steps, numbered from 1)")]
-    NoSuchStep {
-        /// The step named.
-        step: usize,
-        /// How many steps the plan has.
-        steps: usize,
-    },
+    #[error(transparent)]
+    NoSuchStep(#[from] super::NoSuchStep),
     /// The step is not a request.
     #[error("field `step`: name a `request` step (the one whose default timeout is judged)")]
     NotARequest,
@@ -148,6 +142,6 @@ mod tests {
         }
         let not_a_request = scenario("  - op: connect\n  - op: close\n");
         assert!(matches!(check.validate(&not_a_request), Err(Invalid::NotARequest)));
-        assert!(matches!(TimesOutCheck { step: 3 }.validate(&not_a_request), Err(Invalid::NoSuchStep { .. })));
+        assert!(matches!(TimesOutCheck { step: 3 }.validate(&not_a_request), Err(Invalid::NoSuchStep(_))));
     }
 }

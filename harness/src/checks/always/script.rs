@@ -20,7 +20,7 @@ impl Rule for ScriptCompletes {
     /// that way) rests on the DELETE's SHOULD; any other stop on the scenario's strongest
     /// check.
     fn basis(&self, run: &Run<'_>) -> (Level, Option<String>) {
-        let only_delete = run.transcript.connections().iter().all(|c| match stopped_at(run, c) {
+        let only_delete = run.transcript.connections().iter().all(|c| match stopped_at(c) {
             Some((reached, _)) => {
                 let steps = mcp_scenario::script::connection_script(&run.scenario.server, c.number());
                 matches!(steps.get(reached.saturating_sub(1)), Some(ServerStep::ExpectDelete(_)))
@@ -32,7 +32,7 @@ impl Rule for ScriptCompletes {
     type Violation = Stopped;
 
     fn judge_connection(&self, run: &Run<'_>, c: &Connection) -> Vec<(At, Stopped)> {
-        let Some((reached, total)) = stopped_at(run, c) else { return Vec::new() };
+        let Some((reached, total)) = stopped_at(c) else { return Vec::new() };
         let steps = mcp_scenario::script::connection_script(&run.scenario.server, c.number());
         let op = steps.get(reached.saturating_sub(1)).map(mcp_mock::ops::describe).unwrap_or_default();
         let why = match refusal(c) {
@@ -47,7 +47,7 @@ impl Rule for ScriptCompletes {
 const DELETE_SHOULD: &str = "2025-11-25 basic/transports (Session Management): Clients that no longer need a particular session (e.g., because the user is leaving the client application) SHOULD send an HTTP DELETE to the MCP endpoint with the MCP-Session-Id header, to explicitly terminate the session";
 
 /// Where connection `c`'s script stopped short (`reached` of `total`), if it did.
-fn stopped_at(_run: &Run<'_>, c: &Connection) -> Option<(usize, usize)> {
+fn stopped_at(c: &Connection) -> Option<(usize, usize)> {
     let progress = c.events().iter().rev().find_map(|e| match e {
         WireEvent::Script { reached, total, finished } => Some((*reached, *total, *finished)),
         _ => None,
