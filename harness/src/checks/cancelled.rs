@@ -19,6 +19,10 @@ impl CheckKind for CancelledCheck {
             .ok_or_else(|| Invalid(self.request.clone()))
     }
 
+    fn judges(&self, _scenario: &Scenario) -> Vec<String> {
+        vec!["notifications/cancelled".into()]
+    }
+
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
         let id =
             run.transcript.labelled_id(&self.request).ok_or_else(|| Failure::NeverReceived(self.request.clone()))?;

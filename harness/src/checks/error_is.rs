@@ -22,6 +22,10 @@ impl CheckKind for ErrorIsCheck {
         scope.target.is_bundled()
     }
 
+    fn judges(&self, scenario: &Scenario) -> Vec<String> {
+        super::plan_method(scenario, self.step)
+    }
+
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
         let n = self.step;
         let step = run.outcome.steps.get(n - 1).ok_or(Failure::NoOutcome(n))?;

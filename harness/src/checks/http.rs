@@ -41,6 +41,10 @@ impl CheckKind for HttpCheck {
         check_http_method(self.http_method.as_deref())
     }
 
+    fn judges(&self, _scenario: &Scenario) -> Vec<String> {
+        self.method.clone().or_else(|| self.http_method.clone()).into_iter().collect()
+    }
+
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
         let header = self.header.as_ref().map(|n| n.to_ascii_lowercase());
         let filter = filter_of(self);

@@ -27,6 +27,10 @@ impl CheckKind for HttpOrderCheck {
         Ok(())
     }
 
+    fn judges(&self, _scenario: &Scenario) -> Vec<String> {
+        [&self.first, &self.then].iter().filter_map(|f| f.method.clone().or_else(|| f.http_method.clone())).collect()
+    }
+
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
         let first_of = |f: &HttpFilter| {
             run.transcript

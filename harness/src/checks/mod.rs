@@ -89,6 +89,13 @@ pub trait CheckKind {
 
     /// Evaluates the check against the run's transcript and outcome.
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Self::Failure>;
+
+    /// The client messages the check judges, by JSON-RPC method (an HTTP method such as
+    /// `DELETE` where it judges requests without one). A script that stopped waiting for one
+    /// of them left this check unjudged, so `always: server script completes` rests on it.
+    fn judges(&self, _scenario: &Scenario) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The one list of check kinds: runs `$body` with `$k` bound to the check's data, which
@@ -155,6 +162,32 @@ pub fn name(check: &Check) -> &'static str {
         K::NAME
     }
     with_kind!(check, k => of(k))
+}
+
+/// The client messages `check` judges (see [`CheckKind::judges`]).
+pub fn judged_messages(check: &Check, scenario: &Scenario) -> Vec<String> {
+    with_kind!(check, k => k.judges(scenario))
+}
+
+/// The method of plan step `step` (1-based) when it sends one: what checks on that step's
+/// outcome judge.
+pub fn plan_method(scenario: &Scenario, step: usize) -> Vec<String> {
+    use mcp_scenario::ClientStep;
+    let sends = |s: &ClientStep| match s {
+        ClientStep::Request { method, .. } | ClientStep::Notify { method, .. } => Some(method.clone()),
+        _ => None,
+    };
+    match step.checked_sub(1).and_then(|i| scenario.client.get(i)) {
+        Some(ClientStep::Await { request }) => scenario
+            .client
+            .iter()
+            .find(|s| matches!(s, ClientStep::Request { label: Some(l), .. } if l == request))
+            .and_then(sends)
+            .into_iter()
+            .collect(),
+        Some(s) => sends(s).into_iter().collect(),
+        None => Vec::new(),
+    }
 }
 
 /// What evaluating a run found.

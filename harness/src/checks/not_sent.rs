@@ -3,6 +3,7 @@
 
 use super::{CheckKind, Run};
 use crate::transcript::method_of;
+use mcp_scenario::Scenario;
 use mcp_scenario::checks::NotSentCheck;
 use std::convert::Infallible;
 
@@ -10,6 +11,10 @@ impl CheckKind for NotSentCheck {
     const NAME: &'static str = "not_sent";
     type Invalid = Infallible;
     type Failure = Failure;
+
+    fn judges(&self, _scenario: &Scenario) -> Vec<String> {
+        vec![self.method.clone()]
+    }
 
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
         match run.transcript.client_messages().filter(|v| method_of(v) == Some(self.method.as_str())).count() {

@@ -18,6 +18,10 @@ impl CheckKind for SentCheck {
         if self.count.is_some() && self.at_most.is_some() { Err(Invalid::CountAndAtMost) } else { Ok(()) }
     }
 
+    fn judges(&self, _scenario: &Scenario) -> Vec<String> {
+        vec![self.method.clone()]
+    }
+
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
         let connections: Vec<_> =
             run.transcript.connections().iter().filter(|c| self.connection.is_none_or(|n| n == c.number())).collect();

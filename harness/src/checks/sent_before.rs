@@ -4,6 +4,7 @@
 
 use super::{CheckKind, Run};
 use crate::transcript::method_of;
+use mcp_scenario::Scenario;
 use mcp_scenario::checks::OrderCheck;
 use std::convert::Infallible;
 
@@ -11,6 +12,10 @@ impl CheckKind for OrderCheck {
     const NAME: &'static str = "sent_before";
     type Invalid = Infallible;
     type Failure = Failure;
+
+    fn judges(&self, _scenario: &Scenario) -> Vec<String> {
+        vec![self.first.clone(), self.then.clone()]
+    }
 
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
         let pos = |method: &str| run.transcript.client_messages().position(|v| method_of(v) == Some(method));

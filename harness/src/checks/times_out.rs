@@ -34,6 +34,10 @@ impl CheckKind for TimesOutCheck {
         }
     }
 
+    fn judges(&self, scenario: &Scenario) -> Vec<String> {
+        super::plan_method(scenario, self.step)
+    }
+
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
         let n = self.step;
         let step = n.checked_sub(1).and_then(|i| run.outcome.steps.get(i)).ok_or(Failure::NoOutcome { step: n })?;

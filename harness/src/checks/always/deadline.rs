@@ -1,9 +1,16 @@
 //! `always: finishes before the deadline`: the client plan finished within the run's
 //! deadline (a client that never reports is a finding, not a harness error). A scenario with
 //! a `times_out` check leaves the hang to it ("no default timeout").
+//!
+//! What a hang rests on depends on where the plan hung: waiting for a request's answer, the
+//! timeouts SHOULD of the scenario's revision; closing a stdio connection, the stdio
+//! shutdown SHOULD; anything else (a legacy connect still waiting for its endpoint, an HTTP
+//! close waiting for its DELETE's answer) sent no JSON-RPC request to time out, and breaks
+//! only SPEC.md's bound on every step.
 
 use super::{At, Rule};
 use crate::checks::Run;
+use mcp_scenario::Revision;
 use mcp_scenario::basis::Level;
 
 /// See the module docs.
@@ -11,15 +18,19 @@ pub struct FinishesBeforeDeadline;
 
 impl Rule for FinishesBeforeDeadline {
     const NAME: &'static str = "finishes before the deadline";
-    /// A hang by itself is a SHOULD: the checks it left unjudged fail on their own (an
-    /// outcome "did not run", a message never sent), each with its own basis.
-    const BASIS: (Level, Option<&'static str>) = (
-        Level::Should,
-        Some(
-            "2025-11-25 basic/lifecycle (Timeouts): Implementations SHOULD establish timeouts for all sent requests, to prevent hung connections and resource exhaustion",
-        ),
-    );
+    /// A hang by itself is at most a SHOULD: the checks it left unjudged fail on their own
+    /// (an outcome "did not run", a message never sent), each with its own basis.
+    const BASIS: (Level, Option<&'static str>) = (Level::Should, None);
     type Violation = Hung;
+
+    fn basis(&self, run: &Run<'_>) -> (Level, Option<String>) {
+        let revision = run.scenario.revision;
+        match hung_step(run) {
+            Some(Waiting::Answer) => (Level::Should, Some(timeouts_should(revision).into())),
+            Some(Waiting::StdioClose) => (Level::Should, Some(stdio_shutdown_should(revision).into())),
+            _ => (Level::Project, Some(STEP_BOUND.into())),
+        }
+    }
 
     fn judge(&self, run: &Run<'_>) -> Vec<(At, Hung)> {
         // A `times_out` check reports a hang as "no default timeout", on its own basis.
@@ -31,7 +42,147 @@ impl Rule for FinishesBeforeDeadline {
     }
 }
 
+/// What the plan was waiting for when the deadline passed.
+#[derive(Debug, PartialEq, Eq)]
+enum Waiting {
+    /// The answer to a request the client was asked to send (a `request`, an `await`, or
+    /// `connect`'s `initialize` once the client sent it).
+    Answer,
+    /// A stdio `close`.
+    StdioClose,
+    /// Anything else.
+    Other,
+}
+
+/// The first plan step that did not finish, as a [`Waiting`].
+fn hung_step(run: &Run<'_>) -> Option<Waiting> {
+    use mcp_scenario::ClientStep;
+    let finished = |i: usize| {
+        run.outcome.steps.iter().any(|s| s.step == i + 1 && s.status != mcp_scenario::results::StepStatus::NotRun)
+    };
+    let (_, step) = run.scenario.client.iter().enumerate().find(|(i, _)| !finished(*i))?;
+    Some(match step {
+        ClientStep::Request { .. } | ClientStep::Await { .. } => Waiting::Answer,
+        ClientStep::Connect(_) => {
+            let sent = run.transcript.client_messages().any(|m| crate::transcript::method_of(m) == Some("initialize"));
+            if sent { Waiting::Answer } else { Waiting::Other }
+        }
+        ClientStep::Close if run.scope.transport == mcp_scenario::TransportName::Stdio => Waiting::StdioClose,
+        _ => Waiting::Other,
+    })
+}
+
+/// The timeouts SHOULD, as the scenario's revision words it.
+fn timeouts_should(revision: Revision) -> &'static str {
+    match revision {
+        Revision::R2024_11_05 => {
+            "2024-11-05 basic/lifecycle (Error Handling): Implementations SHOULD implement appropriate timeouts for all requests, to prevent hung connections and resource exhaustion"
+        }
+        Revision::R2025_03_26 => {
+            "2025-03-26 basic/lifecycle (Timeouts): Implementations SHOULD establish timeouts for all sent requests, to prevent hung connections and resource exhaustion"
+        }
+        Revision::R2025_06_18 => {
+            "2025-06-18 basic/lifecycle (Timeouts): Implementations SHOULD establish timeouts for all sent requests, to prevent hung connections and resource exhaustion"
+        }
+        Revision::R2025_11_25 => {
+            "2025-11-25 basic/lifecycle (Timeouts): Implementations SHOULD establish timeouts for all sent requests, to prevent hung connections and resource exhaustion"
+        }
+        Revision::R2026_07_28 => {
+            "2026-07-28 basic/patterns/cancellation (Timeouts): Implementations SHOULD establish timeouts for all sent requests, to prevent hung connections and resource exhaustion"
+        }
+    }
+}
+
+/// The stdio shutdown SHOULD, as the scenario's revision words it.
+fn stdio_shutdown_should(revision: Revision) -> &'static str {
+    match revision {
+        Revision::R2024_11_05 => {
+            "2024-11-05 basic/lifecycle (Shutdown, stdio): the client SHOULD initiate shutdown by: 1. First, closing the input stream to the child process (the server) 2. Waiting for the server to exit, or sending SIGTERM if the server does not exit within a reasonable time 3. Sending SIGKILL if the server does not exit within a reasonable time after SIGTERM"
+        }
+        Revision::R2025_03_26 => {
+            "2025-03-26 basic/lifecycle (Shutdown, stdio): the client SHOULD initiate shutdown by: 1. First, closing the input stream to the child process (the server) 2. Waiting for the server to exit, or sending SIGTERM if the server does not exit within a reasonable time 3. Sending SIGKILL if the server does not exit within a reasonable time after SIGTERM"
+        }
+        Revision::R2025_06_18 => {
+            "2025-06-18 basic/lifecycle (Shutdown, stdio): the client SHOULD initiate shutdown by: 1. First, closing the input stream to the child process (the server) 2. Waiting for the server to exit, or sending SIGTERM if the server does not exit within a reasonable time 3. Sending SIGKILL if the server does not exit within a reasonable time after SIGTERM"
+        }
+        Revision::R2025_11_25 => {
+            "2025-11-25 basic/lifecycle (Shutdown, stdio): the client SHOULD initiate shutdown by: 1. First, closing the input stream to the child process (the server) 2. Waiting for the server to exit, or sending SIGTERM if the server does not exit within a reasonable time 3. Sending SIGKILL if the server does not exit within a reasonable time after SIGTERM"
+        }
+        Revision::R2026_07_28 => {
+            "2026-07-28 basic/transports/stdio (Shutdown): The client SHOULD initiate shutdown by: 1. Closing the input stream to the child process (the server). 2. Waiting for the server to exit. 3. If the server does not exit within a reasonable time, forcibly terminating the process using the mechanism appropriate for the operating system"
+        }
+    }
+}
+
+/// A hang that left no request unanswered: only our own bound on every step applies.
+const STEP_BOUND: &str = "SPEC §2 every plan step finishes within the scenario's timeouts (the plan hung where no JSON-RPC request was waiting for its answer, so MCP's timeouts SHOULD does not apply)";
+
 /// The plan was still running at the deadline.
 #[derive(Debug, thiserror::Error)]
 #[error("the client plan did not finish within {0}ms")]
 pub struct Hung(u64);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scope::{Scope, TargetKind};
+    use crate::transcript::Transcript;
+    use mcp_scenario::results::{ClientOutcome, StepOutcome, StepStatus};
+    use mcp_scenario::wire::{Recorded, WireEvent};
+
+    /// The basis of a hang in `plan` (transport, revision), after `done` steps finished and
+    /// with `initialize` on the wire or not.
+    fn basis_of(transport: &str, revision: &str, plan: &str, done: usize, initialize_sent: bool) -> (Level, String) {
+        let yaml = format!(
+            "name: t\nsummary: s\ntransport: {transport}\nrevision: {revision}\nclient:\n{plan}server:\n  - op: stall\n"
+        );
+        let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &yaml).expect("loads");
+        let steps = (1..=scenario.client.len())
+            .map(|step| StepOutcome {
+                step,
+                what: String::new(),
+                status: if step <= done { StepStatus::Ok } else { StepStatus::NotRun },
+                result: None,
+                error: None,
+                elapsed_ms: 0,
+            })
+            .collect();
+        let outcome = ClientOutcome { hung: true, steps, ..ClientOutcome::default() };
+        let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
+        let events = if initialize_sent {
+            vec![WireEvent::FromClient {
+                t_us: 0,
+                bytes: Recorded::of(init.as_bytes()),
+                json: serde_json::from_str(init).ok(),
+                terminated: true,
+            }]
+        } else {
+            Vec::new()
+        };
+        let transcript = Transcript::new(vec![events]);
+        let scope = Scope { target: TargetKind::External, transport: scenario.transport.to_vec()[0], revision: scenario.revision };
+        let (level, reference) =
+            FinishesBeforeDeadline.basis(&Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript });
+        (level, reference.unwrap_or_default())
+    }
+
+    #[test]
+    fn a_hang_rests_on_what_the_plan_was_waiting_for() {
+        let request = "  - op: connect\n  - op: request\n    method: tools/list\n";
+        let (level, reference) = basis_of("stdio", "2024-11-05", request, 1, true);
+        assert_eq!(level, Level::Should);
+        assert!(reference.starts_with("2024-11-05 basic/lifecycle (Error Handling): Implementations SHOULD implement appropriate timeouts"), "{reference}");
+        let (_, reference) = basis_of("stdio", "2026-07-28", request, 1, true);
+        assert!(reference.starts_with("2026-07-28 basic/patterns/cancellation (Timeouts)"), "{reference}");
+        // A legacy connect still waiting for its endpoint sent nothing to time out.
+        let connect = "  - op: connect\n";
+        assert_eq!(basis_of("legacy-sse", "2024-11-05", connect, 0, false).0, Level::Project);
+        assert_eq!(basis_of("legacy-sse", "2024-11-05", connect, 0, true).0, Level::Should);
+        // A stdio close rests on the shutdown SHOULD; an HTTP close (its DELETE) on SPEC alone.
+        let close = "  - op: connect\n  - op: close\n";
+        let (level, reference) = basis_of("stdio", "2025-11-25", close, 1, true);
+        assert_eq!(level, Level::Should);
+        assert!(reference.contains("(Shutdown, stdio)"), "{reference}");
+        assert_eq!(basis_of("http", "2025-11-25", close, 1, true).0, Level::Project);
+    }
+}

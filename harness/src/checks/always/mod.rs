@@ -99,19 +99,25 @@ pub fn judge(run: &Run<'_>) -> Vec<CheckResult> {
 /// checks only SPEC.md rules thus notes, never fails, a third-party client that takes
 /// another path the spec allows; one with a MUST fails it with that sentence.
 fn scenario_basis(run: &Run<'_>) -> (Level, Option<String>) {
+    strongest(run.scenario.checks.iter(), "the scenario's checks").unwrap_or((Level::Unclassified, None))
+}
+
+/// The strongest basis among `entries`, its reference prefixed by what they are.
+fn strongest<'a>(
+    entries: impl Iterator<Item = &'a mcp_scenario::basis::CheckEntry>,
+    what: &str,
+) -> Option<(Level, Option<String>)> {
     let rank = |l: Level| match l {
         Level::Must | Level::Driver => 0,
         Level::Unclassified => 1,
         Level::Should => 2,
         Level::Project => 3,
     };
-    match run.scenario.checks.iter().min_by_key(|c| rank(c.level())) {
-        Some(entry) => match &entry.basis {
-            Some(b) => (b.level, Some(format!("the scenario's checks, left unjudged: {}", b.reference))),
-            None => (Level::Unclassified, None),
-        },
+    let entry = entries.min_by_key(|c| rank(c.level()))?;
+    Some(match &entry.basis {
+        Some(b) => (b.level, Some(format!("{what}, left unjudged: {}", b.reference))),
         None => (Level::Unclassified, None),
-    }
+    })
 }
 
 /// The messages in one JSON value the client sent, as the revision frames them: a
@@ -240,9 +246,35 @@ mod tests {
         assert_eq!(levels(project, false).iter().map(|(l, _)| *l).collect::<Vec<_>>(), [Level::Project]);
         let mixed = levels(&format!("{project}{must}"), false);
         assert!(mixed.iter().all(|(l, r)| *l == Level::Must && r.ends_with("the client MUST y")), "{mixed:?}");
-        // A hang by itself rests on the timeouts SHOULD, whatever the scenario checks.
+        // A hang rests on what the plan waited for, whatever the scenario checks: here a
+        // connect that sent nothing (deadline.rs has the other cases).
         let hung = levels(&format!("{project}{must}"), true);
-        assert_eq!(hung[0].0, Level::Should, "{hung:?}");
-        assert!(hung[0].1.contains("SHOULD establish timeouts"), "{hung:?}");
+        assert_eq!(hung[0].0, Level::Project, "{hung:?}");
+        assert!(hung[0].1.contains("no JSON-RPC request was waiting"), "{hung:?}");
+    }
+
+    #[test]
+    fn a_script_stuck_at_its_last_wait_rests_on_the_checks_of_that_message() {
+        let server = "server:\n  - op: expect\n    method: tools/list\n  - op: reply\n    result: {}\n  - op: expect\n    method: notifications/roots/list_changed\n";
+        let checks = "checks:\n  - sent: {method: tools/list}\n    must: \"2025-03-26 basic/lifecycle: the client MUST y\"\n  - sent: {method: notifications/roots/list_changed}\n    project: \"SPEC §2 z\"\n";
+        let head = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-03-26\nclient:\n  - op: connect\n";
+        let scenario =
+            mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &format!("{head}{server}{checks}")).expect("loads");
+        let basis = |reached: usize| {
+            let transcript = Transcript::new(vec![vec![WireEvent::Script { reached, total: 3, finished: false }]]);
+            let outcome = ClientOutcome::default();
+            let scope = Scope {
+                target: TargetKind::External,
+                transport: scenario.transport.to_vec()[0],
+                revision: scenario.revision,
+            };
+            script::ScriptCompletes.basis(&Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript })
+        };
+        // Stuck at the last expect: only the roots/list_changed checks were left unjudged.
+        let (level, reference) = basis(3);
+        assert_eq!(level, Level::Project);
+        assert_eq!(reference.as_deref(), Some("the checks on notifications/roots/list_changed, left unjudged: SPEC §2 z"));
+        // Stuck earlier: the rest of the script went unjudged too.
+        assert_eq!(basis(1).0, Level::Must);
     }
 }

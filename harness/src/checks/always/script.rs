@@ -5,7 +5,7 @@
 use super::{At, Rule};
 use crate::checks::Run;
 use crate::transcript::Connection;
-use mcp_scenario::ServerStep;
+use mcp_scenario::{Revision, ServerStep};
 use mcp_scenario::basis::Level;
 use mcp_scenario::wire::WireEvent;
 
@@ -16,18 +16,35 @@ impl Rule for ScriptCompletes {
     const NAME: &'static str = "server script completes";
     const BASIS: (Level, Option<&'static str>) = (Level::Unclassified, None);
 
-    /// A script that stopped only at the closing DELETE (the client never ended its session
-    /// that way) rests on the DELETE's SHOULD; any other stop on the scenario's strongest
-    /// check.
+    /// A script that stopped at its last wait, for a message `M` (an `expect` with nothing
+    /// after it that waits for the client), left unjudged only the checks that judge `M`:
+    /// it rests on the strongest of them (on the DELETE's SHOULD for a closing DELETE no
+    /// check names). Any other stop leaves the rest of the script unjudged too, and rests on
+    /// the scenario's strongest check.
     fn basis(&self, run: &Run<'_>) -> (Level, Option<String>) {
-        let only_delete = run.transcript.connections().iter().all(|c| match stopped_at(c) {
-            Some((reached, _)) => {
-                let steps = mcp_scenario::script::connection_script(&run.scenario.server, c.number());
-                matches!(steps.get(reached.saturating_sub(1)), Some(ServerStep::ExpectDelete(_)))
+        let mut awaited = Vec::new();
+        for c in run.transcript.connections() {
+            let Some((reached, _)) = stopped_at(c) else { continue };
+            let steps = mcp_scenario::script::connection_script(&run.scenario.server, c.number());
+            let last_wait = steps.get(reached..).is_some_and(|rest| !rest.iter().any(waits_for_client));
+            match steps.get(reached.saturating_sub(1)) {
+                Some(ServerStep::Expect(e)) if last_wait => awaited.push(e.method.clone()),
+                Some(ServerStep::ExpectDelete(_)) if last_wait => awaited.push("DELETE".to_string()),
+                _ => return super::scenario_basis(run),
             }
-            None => true,
+        }
+        if awaited.is_empty() {
+            return super::scenario_basis(run);
+        }
+        let judging = run.scenario.checks.iter().filter(|entry| {
+            crate::checks::judged_messages(&entry.check, run.scenario).iter().any(|m| awaited.contains(m))
         });
-        if only_delete { (Level::Should, Some(DELETE_SHOULD.into())) } else { super::scenario_basis(run) }
+        let what = format!("the checks on {}", awaited.join(", "));
+        match super::strongest(judging, &what) {
+            Some(basis) => basis,
+            None if awaited.iter().all(|m| m == "DELETE") => (Level::Should, Some(delete_should(run.scenario.revision).into())),
+            None => super::scenario_basis(run),
+        }
     }
     type Violation = Stopped;
 
@@ -35,16 +52,52 @@ impl Rule for ScriptCompletes {
         let Some((reached, total)) = stopped_at(c) else { return Vec::new() };
         let steps = mcp_scenario::script::connection_script(&run.scenario.server, c.number());
         let op = steps.get(reached.saturating_sub(1)).map(mcp_mock::ops::describe).unwrap_or_default();
-        let why = match refusal(c) {
-            Some(refused) => format!("the client did send, but the mock refused {refused}"),
-            None => "the client never got that far".to_string(),
+        let plan_done = !run.outcome.hung
+            && run.outcome.steps.len() == run.scenario.client.len()
+            && run.outcome.steps.iter().all(|s| s.status != mcp_scenario::results::StepStatus::NotRun);
+        let awaited = match steps.get(reached.saturating_sub(1)) {
+            Some(ServerStep::Expect(e)) => Some(e.method.as_str()),
+            Some(ServerStep::ExpectDelete(_)) => Some("the DELETE"),
+            _ => None,
+        };
+        let why = match (refusal(c), awaited) {
+            (Some(refused), _) => format!("the client did send, but the mock refused {refused}"),
+            (None, Some(m)) if plan_done => format!("the client finished its plan without sending {m}"),
+            (None, _) => "the client never got that far".to_string(),
         };
         vec![(At::Connection(c.number(), None), Stopped { conn: c.number(), reached, total, op, why })]
     }
 }
 
-/// The MCP sentence behind a session's closing DELETE (2025-03-26 and later).
-const DELETE_SHOULD: &str = "2025-11-25 basic/transports (Session Management): Clients that no longer need a particular session (e.g., because the user is leaving the client application) SHOULD send an HTTP DELETE to the MCP endpoint with the MCP-Session-Id header, to explicitly terminate the session";
+/// Whether a script step waits for something from the client (a step the client can leave
+/// the script stuck at). An optional `expect_get` waits for nothing.
+fn waits_for_client(step: &ServerStep) -> bool {
+    match step {
+        ServerStep::Handshake(_)
+        | ServerStep::Expect(_)
+        | ServerStep::ExpectResponse(_)
+        | ServerStep::ExpectEof(_)
+        | ServerStep::ExpectDelete(_) => true,
+        ServerStep::ExpectGet(g) => !g.optional,
+        _ => false,
+    }
+}
+
+/// The MCP sentence behind a session's closing DELETE, as the revision words it (2025-03-26
+/// and later; 2024-11-05 has no sessions to end).
+fn delete_should(revision: Revision) -> &'static str {
+    match revision {
+        Revision::R2025_03_26 => {
+            "2025-03-26 basic/transports (Session Management): Clients that no longer need a particular session (e.g., because the user is leaving the client application) SHOULD send an HTTP DELETE to the MCP endpoint with the Mcp-Session-Id header, to explicitly terminate the session"
+        }
+        Revision::R2025_06_18 => {
+            "2025-06-18 basic/transports (Session Management): Clients that no longer need a particular session (e.g., because the user is leaving the client application) SHOULD send an HTTP DELETE to the MCP endpoint with the Mcp-Session-Id header, to explicitly terminate the session"
+        }
+        _ => {
+            "2025-11-25 basic/transports (Session Management): Clients that no longer need a particular session (e.g., because the user is leaving the client application) SHOULD send an HTTP DELETE to the MCP endpoint with the MCP-Session-Id header, to explicitly terminate the session"
+        }
+    }
+}
 
 /// Where connection `c`'s script stopped short (`reached` of `total`), if it did.
 fn stopped_at(c: &Connection) -> Option<(usize, usize)> {
