@@ -160,14 +160,28 @@ fn redact_secrets(s: &str) -> String {
         let (head, tail) = rest.split_at(pos.0);
         out.push_str(head);
         out.push_str(&tail[..pos.1]);
-        out.push_str("<redacted>");
         let value_len = tail[pos.1..]
             .find(|c: char| c.is_whitespace() || c == '"' || c == ',' || c == '\\')
             .unwrap_or(tail.len() - pos.1);
-        rest = &tail[pos.1 + value_len..];
+        let value = &tail[pos.1..pos.1 + value_len];
+        if !is_auth_param(value, tail[pos.1 + value_len..].chars().next()) {
+            out.push_str("<redacted>");
+            rest = &tail[pos.1 + value_len..];
+        } else {
+            rest = &tail[pos.1..];
+        }
     }
     out.push_str(rest);
     out
+}
+
+/// Whether what follows `Bearer ` is an auth-param of a challenge (`realm="mcp"`,
+/// `error=invalid_token`), not a credential: a bearer token is token68 (RFC 6750), which has
+/// `=` only as trailing padding.
+fn is_auth_param(value: &str, next: Option<char>) -> bool {
+    let Some(eq) = value.find('=').filter(|&i| i > 0) else { return false };
+    let after = &value[eq + 1..];
+    if after.is_empty() { next == Some('"') } else { !after.chars().all(|c| c == '=') }
 }
 
 /// Finds `Bearer <token>` or `access_token": "<token>`: returns (start, prefix length).
@@ -190,6 +204,10 @@ mod tests {
         assert_eq!(r.text("authorization: Bearer abc.def-123 next"), "authorization: Bearer <redacted> next");
         assert_eq!(r.text("{\"access_token\":\"s3cr3t\"}"), "{\"access_token\":\"<redacted>\"}");
         assert_eq!(r.text("Bearer <redacted>"), "Bearer <redacted>");
+        // Challenges keep their parameters; token68 padding is still a token.
+        assert_eq!(r.text(r#"www-authenticate: Bearer realm="mcp""#), r#"www-authenticate: Bearer realm="mcp""#);
+        assert_eq!(r.text("Bearer error=invalid_token"), "Bearer error=invalid_token");
+        assert_eq!(r.text("Bearer abc123== next"), "Bearer <redacted> next");
     }
 
     #[test]
