@@ -117,7 +117,10 @@ async fn run_script(mock: &Mock, steps: &[ServerStep]) {
     for (i, step) in steps.iter().enumerate() {
         let op = ops::op(step);
         run.index = i;
-        mock.reach(i + 1, op.ends_in_output() && i + 1 == steps.len());
+        // A last output step ends the script as it is reached (the client may leave at once);
+        // so does one followed only by `stall`, which finishes the script when it runs.
+        let last = steps[i + 1..].iter().all(|s| matches!(s, ServerStep::Stall(_)));
+        mock.reach(i + 1, op.ends_in_output() && last);
         mock.record_progress();
         if op.transports().stdio {
             op.run_stdio(&mut run).await;
