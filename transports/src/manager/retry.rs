@@ -19,13 +19,6 @@ pub enum Replay {
     NotATransportFailure,
 }
 
-impl Replay {
-    /// Whether the call is replayed.
-    pub fn allowed(self) -> bool {
-        matches!(self, Replay::NeverAccepted | Replay::IdempotentTool)
-    }
-}
-
 /// Whether `tool` (its `tools/list` entry, if known) declares itself safe to repeat.
 pub fn is_idempotent(tool: Option<&Value>) -> bool {
     let hint = |name: &str| {
