@@ -206,6 +206,12 @@ async function closeClient() {
     clearTimeout(timer);
   }
   state.closing = true;
+  // The SDK ends a Streamable HTTP session only when asked (`terminateSession`: the DELETE of
+  // the spec's Session Management SHOULD); an application that is leaving asks, so a plan's
+  // close does too. A failed DELETE (405 included) is the SDK's to report, not the plan's.
+  if (typeof state.transport?.terminateSession === "function") {
+    await state.transport.terminateSession().catch(() => undefined);
+  }
   await state.client.close();
 }
 
