@@ -1,5 +1,6 @@
 //! No bearer token used by any scenario appears in a snapshot, a report or the run's
-//! output: transcripts, reports and snapshots redact Authorization values.
+//! output: transcripts, reports (the HTML report and summary.md included) and snapshots
+//! redact Authorization values.
 
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
@@ -62,10 +63,12 @@ fn no_scenario_token_reaches_snapshots_reports_or_output() {
     let mut searched = Vec::new();
     files_under(reports.path(), &mut searched);
     files_under(scenarios, &mut searched);
-    searched.retain(|f| f.extension().is_some_and(|e| e == "snap" || e == "json" || e == "xml"));
+    searched.retain(|f| f.extension().is_some_and(|e| ["snap", "json", "xml", "html", "md"].iter().any(|x| e == *x)));
     let repo_reports = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../reports"));
     files_under(repo_reports, &mut searched);
-    assert!(searched.iter().any(|f| f.ends_with("results.json")), "the run wrote no results.json");
+    for report in ["results.json", "junit.xml", "index.html", "summary.md"] {
+        assert!(searched.iter().any(|f| f.ends_with(report)), "the run wrote no {report}");
+    }
 
     let mut leaks = Vec::new();
     for token in &tokens {
