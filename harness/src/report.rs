@@ -177,9 +177,11 @@ pub fn write(dir: &Path, results: &[RunResult], wall_ms: u64) -> Result<(), Harn
         wall_ms: u64,
         runs: &'a [RunResult],
     }
-    let json =
-        serde_json::to_string_pretty(&Doc { totals: Totals::of(results), wall_ms, runs: results }).unwrap_or_default();
-    let json = Redactor::secrets_only().text(&json);
+    // Redacted as a document, not as text: pretty-printed JSON has a space after each colon,
+    // which a text pattern for `"access_token":"…"` would miss.
+    let mut doc = serde_json::to_value(Doc { totals: Totals::of(results), wall_ms, runs: results }).unwrap_or_default();
+    Redactor::secrets_only().value(&mut doc);
+    let json = serde_json::to_string_pretty(&doc).unwrap_or_default();
     let files = [
         ("results.json", json),
         ("junit.xml", junit(results, wall_ms)),

@@ -13,7 +13,8 @@
 //! What each wire event becomes ([`Event`]) is decided here, in Rust, so it is tested with
 //! the rest of the crate; the script only lays the events out. Everything shown comes from
 //! [`RunResult`]: its `wire` is already redacted by the runner ([`crate::transcript::Redactor`])
-//! and every string is passed through [`Redactor::secrets_only`] again on the way out.
+//! and the whole document passes through [`Redactor::value`] again on the way out (step
+//! results and messages carry tokens too).
 //!
 //! Open a run directly with `index.html#run-<n>`, or every run with `index.html#all`.
 
@@ -39,7 +40,7 @@ pub fn page(results: &[RunResult], wall_ms: u64) -> String {
         runs: results.iter().enumerate().map(|(i, r)| RunView::of(i + 1, r)).collect(),
     };
     let mut data = serde_json::to_value(&doc).unwrap_or(Value::Null);
-    redact_strings(&Redactor::secrets_only(), &mut data);
+    Redactor::secrets_only().value(&mut data);
     let json = script_safe(&data.to_string());
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
@@ -70,16 +71,6 @@ fn script_safe(json: &str) -> String {
         }
     }
     out
-}
-
-/// Applies `redactor` to every string of `v`.
-fn redact_strings(redactor: &Redactor, v: &mut Value) {
-    match v {
-        Value::String(s) => *s = redactor.text(s),
-        Value::Array(items) => items.iter_mut().for_each(|i| redact_strings(redactor, i)),
-        Value::Object(map) => map.values_mut().for_each(|i| redact_strings(redactor, i)),
-        _ => {}
-    }
 }
 
 /// The page's data.

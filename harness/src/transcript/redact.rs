@@ -89,7 +89,7 @@ impl Redactor {
     /// wire had them.
     pub fn event(&self, e: &WireEvent) -> WireEvent {
         let redacted = serde_json::to_value(e).map(|mut v| {
-            self.walk(&mut v);
+            self.value(&mut v);
             v
         });
         match redacted.and_then(serde_json::from_value) {
@@ -99,18 +99,20 @@ impl Redactor {
         }
     }
 
-    /// Redacts every string of `v` in place (see [`Redactor::event`]).
-    fn walk(&self, v: &mut Value) {
+    /// Redacts a JSON document in place: [`Redactor::text`] on every string, and the whole
+    /// value of every `authorization`, `access_token` and `refresh_token` member (text
+    /// patterns alone miss a token in a parsed value, or in JSON printed with spaces).
+    pub fn value(&self, v: &mut Value) {
         match v {
             Value::String(s) => *s = self.text(s),
-            Value::Array(items) => items.iter_mut().for_each(|i| self.walk(i)),
+            Value::Array(items) => items.iter_mut().for_each(|i| self.value(i)),
             Value::Object(map) => {
                 for (key, value) in map.iter_mut() {
                     let secret =
                         matches!(key.to_ascii_lowercase().as_str(), "authorization" | "access_token" | "refresh_token");
                     match value {
                         Value::String(s) if secret && !s.starts_with("<redacted") => *s = "<redacted>".into(),
-                        _ => self.walk(value),
+                        _ => self.value(value),
                     }
                 }
             }
