@@ -3,7 +3,7 @@ CARGO ?= cargo
 HARNESS := target/debug/mcp-harness
 SCENARIOS ?= scenarios
 
-.PHONY: run test bench fmt lint schema build validate validate-one baselines baseline-one clients reference conformance
+.PHONY: run test bench fmt lint schema build validate validate-one baselines baseline-one clients reference conformance nextest-check
 
 ## Build the harness (debug: fast to build, and the library still runs in seconds).
 build:
@@ -63,6 +63,11 @@ test:
 ## `make test` runs only the planted-bug self-test (harness/tests/harness/reference.rs).
 reference:
 	$(CARGO) test -p mcp-harness --test harness -- --ignored reference_client_passes_the_library
+
+## cargo-nextest partitions: `hash:1/2` and `hash:2/2` together run every scenario test once
+## (docs/ci.md). Runs the harness's tests twice over, so not part of `make test`.
+nextest-check:
+	bash .ci/nextest-check
 
 ## Benchmarks (figures, not pass/fail): wall time of the stdio library.
 bench:

@@ -21,7 +21,9 @@
 //! - [`http_mock`] — the HTTP mock as a child process (start, `listening` line, stop).
 //! - [`snapshot`] — comparing and updating insta-format `.snap` files.
 //! - [`runner`] — one run per scenario × transport, under a deadline, in parallel.
-//! - [`report`] — terminal summary, `results.json`, JUnit XML.
+//! - [`report`] — terminal summary, `results.json`, JUnit XML, the HTML report with its
+//!   sequence diagrams ([`report::html`]) and `summary.md` for CI job summaries
+//!   ([`report::markdown`]).
 //! - [`baseline`] — expected-failures baselines, so CI fails only on change.
 //! - [`findings`] — a ready-to-file report per third-party cell that breaks an MCP MUST.
 //! - [`matrix`] — the third-party compatibility matrix (Markdown), from `results.json`.

@@ -26,7 +26,7 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run scenarios and write reports/results.json and reports/junit.xml.
+    /// Run scenarios and write reports/: index.html, summary.md, results.json, junit.xml.
     Run {
         /// Scenario files or folders (searched recursively for *.yaml).
         #[arg(default_value = "scenarios")]
@@ -52,7 +52,7 @@ enum Command {
         /// of our SPEC.md for the bundled transports: a note); the bundled client fails on all.
         #[arg(long)]
         strict: bool,
-        /// Where to write results.json and junit.xml.
+        /// Where to write index.html, summary.md, results.json and junit.xml (docs/ci.md).
         #[arg(long, default_value = "reports")]
         reports: PathBuf,
         /// Print only failures and the totals.

@@ -1,8 +1,13 @@
-//! Reports: a terminal summary for people, `results.json` and JUnit XML for CI.
+//! Reports: a terminal summary for people, `results.json` and JUnit XML for CI, and the
+//! two files of their own modules: [`html`] (`index.html`, the runs with their wire as
+//! sequence diagrams) and [`markdown`] (`summary.md`, for a CI job summary).
+
+pub mod html;
+pub mod markdown;
 
 use crate::error::HarnessError;
 use crate::transcript::Redactor;
-use mcp_scenario::results::{RunResult, SnapshotStatus, Status};
+use mcp_scenario::results::{RunResult, SnapshotStatus, Status, Verdict};
 
 use quick_xml::escape::escape;
 use serde::Serialize;
@@ -163,7 +168,7 @@ fn weighed_lines(s: &mut String, r: &RunResult) {
     }
 }
 
-/// Writes `results.json` and `junit.xml` into `dir`.
+/// Writes `results.json`, `junit.xml`, `index.html` and `summary.md` into `dir`.
 pub fn write(dir: &Path, results: &[RunResult], wall_ms: u64) -> Result<(), HarnessError> {
     std::fs::create_dir_all(dir).map_err(|e| HarnessError::io(format!("creating {}", dir.display()), e))?;
     #[derive(Serialize)]
@@ -172,92 +177,217 @@ pub fn write(dir: &Path, results: &[RunResult], wall_ms: u64) -> Result<(), Harn
         wall_ms: u64,
         runs: &'a [RunResult],
     }
-    let json =
-        serde_json::to_string_pretty(&Doc { totals: Totals::of(results), wall_ms, runs: results }).unwrap_or_default();
-    let json = Redactor::secrets_only().text(&json);
-    std::fs::write(dir.join("results.json"), json).map_err(|e| HarnessError::io("writing results.json", e))?;
-    std::fs::write(dir.join("junit.xml"), junit(results, wall_ms))
-        .map_err(|e| HarnessError::io("writing junit.xml", e))?;
+    // Redacted as a document, not as text: pretty-printed JSON has a space after each colon,
+    // which a text pattern for `"access_token":"…"` would miss.
+    let mut doc = serde_json::to_value(Doc { totals: Totals::of(results), wall_ms, runs: results }).unwrap_or_default();
+    Redactor::secrets_only().value(&mut doc);
+    let json = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    let files = [
+        ("results.json", json),
+        ("junit.xml", junit(results, wall_ms)),
+        ("index.html", html::page(results, wall_ms)),
+        ("summary.md", markdown::summary(results, wall_ms)),
+    ];
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).map_err(|e| HarnessError::io(format!("writing {name}"), e))?;
+    }
     Ok(())
 }
 
-/// JUnit XML: one testsuite per target, one testcase per run.
+/// JUnit XML: one testsuite per target, one testcase per run (scenario × transport) named
+/// `<scenario> [<transport>]`, with the target as its class name.
+///
+/// A failed run is a `<failure>` whose message is its first failure and whose text is all of
+/// them (and the snapshot diff). Under a baseline (`--expected-failures`) the JUnit verdicts
+/// follow the baseline's, as the exit code does: an expected or flaky failure is `<skipped>`
+/// (its messages still in the text), and a listed run that now passes is a `<failure>`
+/// saying to remove it, so a CI test viewer agrees with the job's result. Warnings and notes
+/// go to `<system-out>`, beside any verdict.
 pub fn junit(results: &[RunResult], wall_ms: u64) -> String {
-    let t = Totals::of(results);
     let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let verdicts: Vec<Case> = results.iter().map(Case::of).collect();
+    let count = |cases: &[&Case], want: fn(&Case) -> bool| cases.iter().filter(|c| want(c)).count();
+    let all: Vec<&Case> = verdicts.iter().collect();
     let _ = writeln!(
         x,
         "<testsuites name=\"mcp-harness\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3}\">",
         results.len(),
-        t.failed,
-        t.error,
-        t.skipped,
+        count(&all, |c| matches!(c.verdict, CaseVerdict::Failure(..))),
+        count(&all, |c| matches!(c.verdict, CaseVerdict::Error(..))),
+        count(&all, |c| matches!(c.verdict, CaseVerdict::Skipped(..))),
         wall_ms as f64 / 1000.0
     );
-    let _ = writeln!(
-        x,
-        "  <testsuite name=\"scenarios\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">",
-        results.len(),
-        t.failed,
-        t.error,
-        t.skipped
-    );
+    let mut targets: Vec<&str> = Vec::new();
     for r in results {
-        let name = escape(format!("{} [{}]", r.scenario, r.transport.as_str())).into_owned();
-        let class = escape(r.target.clone()).into_owned();
-        let _ = write!(
-            x,
-            "    <testcase name=\"{name}\" classname=\"{class}\" file=\"{}\" time=\"{:.3}\"",
-            escape(r.path.display().to_string()),
-            r.duration_ms as f64 / 1000.0
-        );
-        match r.status {
-            Status::Passed if r.warnings.is_empty() && r.notes.is_empty() => x.push_str("/>\n"),
-            Status::Passed => {
-                // JUnit has no warning state: unmet SHOULDs and SPEC.md notes go to the
-                // test case's output, where CI viewers show them beside a passing case.
-                let mut out = String::new();
-                weighed_lines(&mut out, r);
-                let _ = writeln!(
-                    x,
-                    ">\n      <system-out>{}</system-out>\n    </testcase>",
-                    escape(Redactor::secrets_only().text(out.trim_end()))
-                );
-            }
-            Status::Skipped => {
-                let _ = writeln!(
-                    x,
-                    ">\n      <skipped message=\"{}\"/>\n    </testcase>",
-                    escape(r.reason.clone().unwrap_or_default())
-                );
-            }
-            Status::Error => {
-                let _ = writeln!(
-                    x,
-                    ">\n      <error message=\"{}\"/>\n    </testcase>",
-                    escape(r.reason.clone().unwrap_or_default())
-                );
-            }
-            Status::Failed => {
-                let mut body: Vec<String> = r.failures.iter().map(|f| format!("{}: {}", f.check, f.message)).collect();
-                if let SnapshotStatus::Mismatch { diff, .. } = &r.snapshot {
-                    body.push(format!("snapshot differs\n{diff}"));
-                }
-                if let SnapshotStatus::Missing { path } = &r.snapshot {
-                    body.push(format!("snapshot {} missing", path.display()));
-                }
-                let first = body.first().cloned().unwrap_or_default();
-                let redactor = Redactor::secrets_only();
-                let body = redactor.text(&body.join("\n"));
-                let _ = writeln!(
-                    x,
-                    ">\n      <failure message=\"{}\">{}</failure>\n    </testcase>",
-                    escape(redactor.text(&first)),
-                    escape(body)
-                );
-            }
+        if !targets.contains(&r.target.as_str()) {
+            targets.push(&r.target);
         }
     }
-    x.push_str("  </testsuite>\n</testsuites>\n");
+    for target in targets {
+        let cases: Vec<(&RunResult, &Case)> =
+            results.iter().zip(&verdicts).filter(|(r, _)| r.target == target).collect();
+        let of_target: Vec<&Case> = cases.iter().map(|(_, c)| *c).collect();
+        let time: u64 = cases.iter().map(|(r, _)| r.duration_ms).sum();
+        let _ = writeln!(
+            x,
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3}\">",
+            escape(target),
+            cases.len(),
+            count(&of_target, |c| matches!(c.verdict, CaseVerdict::Failure(..))),
+            count(&of_target, |c| matches!(c.verdict, CaseVerdict::Error(..))),
+            count(&of_target, |c| matches!(c.verdict, CaseVerdict::Skipped(..))),
+            time as f64 / 1000.0
+        );
+        for (r, case) in cases {
+            testcase(&mut x, r, case);
+        }
+        x.push_str("  </testsuite>\n");
+    }
+    x.push_str("</testsuites>\n");
     x
+}
+
+/// What one run is in JUnit terms.
+struct Case {
+    verdict: CaseVerdict,
+    /// Warnings, notes, and the messages of a failure the baseline expected.
+    out: String,
+}
+
+enum CaseVerdict {
+    Passed,
+    /// (message, text)
+    Failure(String, String),
+    Error(String),
+    Skipped(String),
+}
+
+impl Case {
+    fn of(r: &RunResult) -> Case {
+        let mut out = String::new();
+        weighed_lines(&mut out, r);
+        let mut body: Vec<String> = r.failures.iter().map(|f| format!("{}: {}", f.check, f.message)).collect();
+        match &r.snapshot {
+            SnapshotStatus::Mismatch { path, diff } => {
+                body.push(format!("snapshot {} differs\n{diff}", path.display()))
+            }
+            SnapshotStatus::Missing { path } => body.push(format!("snapshot {} is missing", path.display())),
+            _ => {}
+        }
+        let first = markdown::first_failure(r);
+        let verdict = match (r.status, r.baseline) {
+            (Status::Skipped, _) => CaseVerdict::Skipped(r.reason.clone().unwrap_or_default()),
+            (Status::Passed, Some(Verdict::StaleEntry)) => CaseVerdict::Failure(
+                "listed in the expected-failures baseline but passes now: remove it from the baseline".into(),
+                String::new(),
+            ),
+            (Status::Passed, _) => CaseVerdict::Passed,
+            (Status::Failed | Status::Error, Some(v @ (Verdict::ExpectedFailure | Verdict::Flaky))) => {
+                let why = if v == Verdict::Flaky { "flaky (baseline)" } else { "expected failure (baseline)" };
+                out.insert_str(0, &format!("{}\n", body.join("\n")));
+                CaseVerdict::Skipped(format!("{why}: {first}"))
+            }
+            (Status::Error, _) => CaseVerdict::Error(first),
+            (Status::Failed, _) => CaseVerdict::Failure(first, body.join("\n")),
+        };
+        Case { verdict, out }
+    }
+}
+
+/// One `<testcase>` element, every text redacted and escaped.
+fn testcase(x: &mut String, r: &RunResult, case: &Case) {
+    let redactor = Redactor::secrets_only();
+    let esc = |s: &str| escape(redactor.text(s)).into_owned();
+    let _ = write!(
+        x,
+        "    <testcase name=\"{}\" classname=\"{}\" file=\"{}\" time=\"{:.3}\"",
+        esc(&format!("{} [{}]", r.scenario, r.transport.as_str())),
+        esc(&r.target),
+        esc(&r.path.display().to_string()),
+        r.duration_ms as f64 / 1000.0
+    );
+    let verdict = match &case.verdict {
+        CaseVerdict::Passed => String::new(),
+        CaseVerdict::Failure(message, text) => {
+            format!("      <failure message=\"{}\">{}</failure>\n", esc(message), esc(text))
+        }
+        CaseVerdict::Error(message) => format!("      <error message=\"{}\"/>\n", esc(message)),
+        CaseVerdict::Skipped(message) => format!("      <skipped message=\"{}\"/>\n", esc(message)),
+    };
+    let out = case.out.trim_end();
+    if verdict.is_empty() && out.is_empty() {
+        x.push_str("/>\n");
+        return;
+    }
+    x.push_str(">\n");
+    x.push_str(&verdict);
+    if !out.is_empty() {
+        // JUnit has no warning state: unmet SHOULDs and SPEC.md notes go to the test case's
+        // output, where CI viewers show them beside the verdict.
+        let _ = writeln!(x, "      <system-out>{}</system-out>", esc(out));
+    }
+    x.push_str("    </testcase>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(scenario: &str, target: &str, status: &str, baseline: Option<&str>) -> RunResult {
+        serde_json::from_value(serde_json::json!({
+            "scenario": scenario,
+            "path": format!("scenarios/{scenario}.yaml"),
+            "transport": "http",
+            "target": target,
+            "status": status,
+            "failures": if status == "failed" { serde_json::json!([
+                {"check": "check 1 (sent)", "message": "no <GET> & Bearer tok-1", "level": "must"},
+                {"check": "check 2 (http)", "message": "second", "level": "must"},
+            ]) } else { serde_json::json!([]) },
+            "warnings": [{"check": "check 3 (http)", "message": "a SHOULD", "level": "should", "reference": "r"}],
+            "baseline": baseline,
+        }))
+        .expect("a run")
+    }
+
+    #[test]
+    fn junit_has_a_case_per_run_with_its_failure_messages_and_a_suite_per_target() {
+        let x = junit(&[run("a", "bundled", "failed", None), run("b", "cmd:x", "passed", None)], 10);
+        assert!(
+            x.contains("<testsuites name=\"mcp-harness\" tests=\"2\" failures=\"1\" errors=\"0\" skipped=\"0\""),
+            "{x}"
+        );
+        assert!(
+            x.contains("<testsuite name=\"bundled\" tests=\"1\" failures=\"1\"")
+                && x.contains("<testsuite name=\"cmd:x\" tests=\"1\" failures=\"0\""),
+            "{x}"
+        );
+        assert!(
+            x.contains("<failure message=\"check 1 (sent): no &lt;GET&gt; &amp; Bearer &lt;redacted&gt;\">check 1 (sent): no &lt;GET&gt; &amp; Bearer &lt;redacted&gt;\ncheck 2 (http): second</failure>"),
+            "{x}"
+        );
+        assert!(x.contains("<system-out>      warning: check 3 (http): a SHOULD — should: r</system-out>"), "{x}");
+        assert!(!x.contains("tok-1"));
+    }
+
+    #[test]
+    fn junit_follows_the_baseline() {
+        let x = junit(
+            &[
+                run("expected", "cmd:x", "failed", Some("expected_failure")),
+                run("flaky", "cmd:x", "failed", Some("flaky")),
+                run("stale", "cmd:x", "passed", Some("stale_entry")),
+                run("new", "cmd:x", "failed", Some("unexpected_failure")),
+            ],
+            10,
+        );
+        assert!(x.contains("tests=\"4\" failures=\"2\" errors=\"0\" skipped=\"2\""), "{x}");
+        assert!(x.contains("<skipped message=\"expected failure (baseline): check 1 (sent): no &lt;GET&gt;"), "{x}");
+        assert!(x.contains("<skipped message=\"flaky (baseline): check 1 (sent)"), "{x}");
+        assert!(x.contains("<failure message=\"listed in the expected-failures baseline but passes now"), "{x}");
+        assert!(
+            x.contains("<system-out>check 1 (sent): no &lt;GET&gt;"),
+            "an expected failure keeps its messages: {x}"
+        );
+    }
 }

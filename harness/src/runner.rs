@@ -7,10 +7,12 @@ use crate::http_mock::HttpMock;
 use crate::scope::Scope;
 use crate::snapshot;
 use crate::targets::{ClientRun, Endpoint, Target};
-use crate::transcript::{Transcript, render};
+use crate::transcript::{Redactor, Transcript, render};
 use mcp_mock::record;
 use mcp_scenario::basis::Level;
-use mcp_scenario::results::{CheckResult, ClientOutcome, ProcessEnd, RunResult, SnapshotStatus, Status, StepStatus};
+use mcp_scenario::results::{
+    CheckResult, ClientOutcome, Judgement, ProcessEnd, RunResult, SnapshotStatus, Status, StepStatus,
+};
 use mcp_scenario::{Scenario, TransportName, WireEvent};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -135,6 +137,8 @@ pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
         client: None,
         baseline: None,
         mock_pids: Vec::new(),
+        wire: Vec::new(),
+        judged: Vec::new(),
     };
     let run_dir = match tempfile::Builder::new().prefix("mcp-run-").tempdir() {
         Ok(d) => d,
@@ -197,7 +201,9 @@ fn finish(
     result.mock_pids.dedup();
 
     let scope = Scope { target: target.kind(), transport: job.transport, revision: scenario.revision };
-    let judged = checks::evaluate(&checks::Run { scenario, scope, outcome: &outcome, transcript: &transcript });
+    let run = checks::Run { scenario, scope, outcome: &outcome, transcript: &transcript };
+    let judged = checks::evaluate(&run);
+    result.judged = checks::judged(&run, &judged);
     let weighed = checks::weigh(judged.unmet, scope.target, config.strict);
     (result.failures, result.warnings, result.notes) = (weighed.failures, weighed.warnings, weighed.notes);
     result.notes.extend(judged.unjudged);
@@ -238,7 +244,13 @@ fn finish(
         result.failures.clear();
         result.warnings.clear();
         result.notes.clear();
+        for j in &mut result.judged {
+            j.judgement = Judgement::NotJudged;
+        }
     }
+    let redactor = Redactor::for_run(&transcript, run_dir);
+    result.wire =
+        transcript.connections().iter().map(|c| c.recorded().iter().map(|e| redactor.event(e)).collect()).collect();
     result.client = outcome.process.take();
     result.steps = outcome.steps;
     result.duration_ms = started.elapsed().as_millis() as u64;

@@ -87,6 +87,55 @@ pub struct RunResult {
     /// The pids of the mock processes this run started (one per connection).
     #[serde(skip)]
     pub mock_pids: Vec<u32>,
+    /// What the mock recorded, one list per connection, with the run's ports, session ids,
+    /// temp dir and secrets already redacted: what the HTML report draws. Not written to
+    /// `results.json` (its readers need verdicts, not the wire).
+    #[serde(skip)]
+    pub wire: Vec<Vec<crate::wire::WireEvent>>,
+    /// Every check of the scenario (and each always-on rule that failed) with its basis and
+    /// how this run judged it: what the HTML report lists.
+    #[serde(skip)]
+    pub judged: Vec<JudgedCheck>,
+}
+
+/// One check as a run judged it (see [`RunResult::judged`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgedCheck {
+    /// Which check (e.g. `check 2 (outcome)`), as [`CheckResult::check`] names it.
+    pub check: String,
+    /// What it rests on.
+    pub level: Level,
+    /// The spec sentence or SPEC.md section it rests on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    /// How the run judged it.
+    pub judgement: Judgement,
+}
+
+/// How a run judged one check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Judgement {
+    /// It held.
+    Held,
+    /// It did not hold (a failure, a warning or a note, by its level and the target).
+    Unmet,
+    /// It does not apply to this target, transport or revision.
+    NotApplicable,
+    /// Not judged: the client cannot report what it reads, or the run was skipped.
+    NotJudged,
+}
+
+impl Judgement {
+    /// The name as written (`held`, `unmet`, `not_applicable`, `not_judged`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Judgement::Held => "held",
+            Judgement::Unmet => "unmet",
+            Judgement::NotApplicable => "not_applicable",
+            Judgement::NotJudged => "not_judged",
+        }
+    }
 }
 
 /// A check that did not hold.
@@ -420,11 +469,13 @@ mod tests {
             client: None,
             baseline: Some(Verdict::UnexpectedFailure),
             mock_pids: vec![1],
+            wire: vec![vec![crate::wire::WireEvent::Listening { port: 1 }]],
+            judged: Vec::new(),
         };
         let json = serde_json::to_value(&run).expect("serialises");
         assert_eq!(json["transport"], "legacy-sse");
         let back: RunResult = serde_json::from_value(json.clone()).expect("reads back");
         assert_eq!(serde_json::to_value(&back).expect("serialises"), json);
-        assert!(back.transcript.is_empty() && back.mock_pids.is_empty());
+        assert!(back.transcript.is_empty() && back.mock_pids.is_empty() && back.wire.is_empty());
     }
 }

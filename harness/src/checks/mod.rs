@@ -53,7 +53,7 @@ use crate::scope::{Scope, TargetKind};
 use crate::transcript::Transcript;
 use mcp_scenario::basis::Level;
 use mcp_scenario::checks::Check;
-use mcp_scenario::results::{CheckResult, ClientOutcome, Reportable};
+use mcp_scenario::results::{CheckResult, ClientOutcome, JudgedCheck, Judgement, Reportable};
 use mcp_scenario::{Scenario, ServerStep};
 use serde_json::Value;
 use std::fmt;
@@ -235,6 +235,50 @@ pub fn evaluate(run: &Run<'_>) -> Evaluation {
     }
     found.unmet.extend(always::judge(run));
     found
+}
+
+/// Every check of the run's scenario with its basis and how `found` judged it, then the
+/// always-on rules that failed: what the HTML report lists per run (`found` holds only what
+/// did not hold, so held and not-applicable are told apart here).
+pub fn judged(run: &Run<'_>, found: &Evaluation) -> Vec<JudgedCheck> {
+    fn applies<K: CheckKind>(k: &K, scope: &Scope) -> bool {
+        k.applies(scope)
+    }
+    let named = |list: &[CheckResult], name: &str| list.iter().any(|r| r.check == name);
+    let mut out: Vec<JudgedCheck> = run
+        .scenario
+        .checks
+        .iter()
+        .enumerate()
+        .map(|(i, entry)| {
+            let check = format!("check {} ({})", i + 1, name(&entry.check));
+            let judgement = if named(&found.unmet, &check) {
+                Judgement::Unmet
+            } else if named(&found.unjudged, &check) {
+                Judgement::NotJudged
+            } else if with_kind!(&entry.check, k => applies(k, &run.scope)) {
+                Judgement::Held
+            } else {
+                Judgement::NotApplicable
+            };
+            JudgedCheck {
+                check,
+                level: entry.level(),
+                reference: entry.basis.as_ref().map(|b| b.reference.clone()),
+                judgement,
+            }
+        })
+        .collect();
+    let rules: Vec<&CheckResult> = found.unmet.iter().filter(|r| !out.iter().any(|j| j.check == r.check)).collect();
+    for r in rules {
+        out.push(JudgedCheck {
+            check: r.check.clone(),
+            level: r.level,
+            reference: r.reference.clone(),
+            judgement: Judgement::Unmet,
+        });
+    }
+    out
 }
 
 /// A run's unmet checks sorted by what they weigh for its target.

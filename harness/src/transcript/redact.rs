@@ -83,6 +83,43 @@ impl Redactor {
         redact_secrets(&out)
     }
 
+    /// A recorded event with [`Redactor::text`] applied to every string in it, every
+    /// Authorization header value and every OAuth token field replaced: what reports that
+    /// show the wire itself (the HTML report) carry. Ids and exchange numbers stay as the
+    /// wire had them.
+    pub fn event(&self, e: &WireEvent) -> WireEvent {
+        let redacted = serde_json::to_value(e).map(|mut v| {
+            self.value(&mut v);
+            v
+        });
+        match redacted.and_then(serde_json::from_value) {
+            Ok(event) => event,
+            // Never reached for events the mock writes; if it were, nothing unredacted leaks.
+            Err(_) => WireEvent::Note { t_us: 0, text: "(an event that could not be redacted is left out)".into() },
+        }
+    }
+
+    /// Redacts a JSON document in place: [`Redactor::text`] on every string, and the whole
+    /// value of every `authorization`, `access_token` and `refresh_token` member (text
+    /// patterns alone miss a token in a parsed value, or in JSON printed with spaces).
+    pub fn value(&self, v: &mut Value) {
+        match v {
+            Value::String(s) => *s = self.text(s),
+            Value::Array(items) => items.iter_mut().for_each(|i| self.value(i)),
+            Value::Object(map) => {
+                for (key, value) in map.iter_mut() {
+                    let secret =
+                        matches!(key.to_ascii_lowercase().as_str(), "authorization" | "access_token" | "refresh_token");
+                    match value {
+                        Value::String(s) if secret && !s.starts_with("<redacted") => *s = "<redacted>".into(),
+                        _ => self.value(value),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// The normal form of an HTTP exchange number.
     pub fn exchange(&mut self, x: u64) -> usize {
         let next = self.exchanges.len() + 1;
@@ -208,6 +245,29 @@ mod tests {
         assert_eq!(r.text(r#"www-authenticate: Bearer realm="mcp""#), r#"www-authenticate: Bearer realm="mcp""#);
         assert_eq!(r.text("Bearer error=invalid_token"), "Bearer error=invalid_token");
         assert_eq!(r.text("Bearer abc123== next"), "Bearer <redacted> next");
+    }
+
+    #[test]
+    fn events_lose_ports_tokens_and_authorization_values() {
+        let mut headers = std::collections::BTreeMap::new();
+        headers.insert("authorization".to_string(), "Basic dXNlcjpwYXNz".to_string());
+        headers.insert("host".to_string(), "127.0.0.1:4242".to_string());
+        let body = r#"{"access_token":"tok-123","note":"Bearer abc.def"}"#;
+        let request = WireEvent::HttpRequest {
+            t_us: 1,
+            exchange: 1,
+            http_method: "POST".into(),
+            path: "/mcp".into(),
+            headers,
+            body: Some(mcp_scenario::wire::Recorded::of(body.as_bytes())),
+            json: serde_json::from_str(body).ok(),
+        };
+        let t = Transcript::new(vec![vec![WireEvent::Listening { port: 4242 }]]);
+        let out = serde_json::to_string(&Redactor::for_run(&t, Path::new("/nowhere")).event(&request)).expect("json");
+        for secret in ["dXNlcjpwYXNz", "tok-123", "abc.def", "4242"] {
+            assert!(!out.contains(secret), "{secret} left in {out}");
+        }
+        assert!(out.contains("127.0.0.1:<port>") && out.contains("<redacted>"), "{out}");
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! The harness crate's one integration test binary: the scenario library (one test per
-//! scenario file), the CLI's error paths, process hygiene, the committed schema and the
-//! planted-bug self-test against the reference client (`reference`).
+//! scenario file), the CLI's error paths, process hygiene, the committed schema, the HTML
+//! report in headless Chromium (`browser`) and the planted-bug self-test against the
+//! reference client (`reference`).
 
 mod architecture;
+mod browser;
 mod cli;
 mod external;
 mod hygiene;
