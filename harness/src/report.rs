@@ -20,6 +20,10 @@ pub struct Totals {
     pub skipped: usize,
     /// Runs the harness could not run.
     pub error: usize,
+    /// Runs of scenarios marked `pending` (never run).
+    pub pending: usize,
+    /// Runs never started because `--fail-fast` stopped after a failure.
+    pub not_run: usize,
     /// Runs (of any status) with unmet SHOULDs reported as warnings.
     pub warned: usize,
     /// Runs (of any status) with unmet SPEC.md rules reported as notes.
@@ -38,6 +42,8 @@ impl Totals {
                 Status::Failed => t.failed += 1,
                 Status::Skipped => t.skipped += 1,
                 Status::Error => t.error += 1,
+                Status::Pending => t.pending += 1,
+                Status::NotRun => t.not_run += 1,
             }
         }
         t
@@ -76,6 +82,12 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
             Status::Error => {
                 let _ = writeln!(s, "ERROR {label}: {}", r.reason.as_deref().unwrap_or(""));
             }
+            Status::Pending => {
+                let _ = writeln!(s, "PEND  {label}: pending: {}", r.reason.as_deref().unwrap_or(""));
+            }
+            Status::NotRun => {
+                let _ = writeln!(s, "NOTRUN {label}: {}", r.reason.as_deref().unwrap_or(""));
+            }
             Status::Failed => {
                 let _ = writeln!(s, "FAIL  {label} — {}", r.path.display());
                 for f in &r.failures {
@@ -110,9 +122,16 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
         }
     }
     let t = Totals::of(results);
+    let mut extra = String::new();
+    if t.pending > 0 {
+        let _ = write!(extra, ", {} pending", t.pending);
+    }
+    if t.not_run > 0 {
+        let _ = write!(extra, ", {} not run", t.not_run);
+    }
     let _ = writeln!(
         s,
-        "{} passed, {} failed, {} skipped, {} errors in {:.2}s",
+        "{} passed, {} failed, {} skipped, {} errors{extra} in {:.2}s",
         t.passed,
         t.failed,
         t.skipped,
@@ -139,7 +158,7 @@ pub fn without_passes(summary: &str) -> String {
     let mut out = String::new();
     let mut dropping = false;
     for line in summary.lines() {
-        if line.starts_with("PASS") || line.starts_with("SKIP") {
+        if line.starts_with("PASS") || line.starts_with("SKIP") || line.starts_with("PEND") {
             dropping = true;
             continue;
         }
@@ -166,6 +185,16 @@ fn weighed_lines(s: &mut String, r: &RunResult) {
 /// Writes `results.json` and `junit.xml` into `dir`.
 pub fn write(dir: &Path, results: &[RunResult], wall_ms: u64) -> Result<(), HarnessError> {
     std::fs::create_dir_all(dir).map_err(|e| HarnessError::io(format!("creating {}", dir.display()), e))?;
+    std::fs::write(dir.join("results.json"), json(results, wall_ms))
+        .map_err(|e| HarnessError::io("writing results.json", e))?;
+    std::fs::write(dir.join("junit.xml"), junit(results, wall_ms))
+        .map_err(|e| HarnessError::io("writing junit.xml", e))?;
+    Ok(())
+}
+
+/// The `results.json` document (totals, wall time, every run), secrets redacted; also what
+/// `run --format json` prints.
+pub fn json(results: &[RunResult], wall_ms: u64) -> String {
     #[derive(Serialize)]
     struct Doc<'a> {
         totals: Totals,
@@ -174,11 +203,7 @@ pub fn write(dir: &Path, results: &[RunResult], wall_ms: u64) -> Result<(), Harn
     }
     let json =
         serde_json::to_string_pretty(&Doc { totals: Totals::of(results), wall_ms, runs: results }).unwrap_or_default();
-    let json = Redactor::secrets_only().text(&json);
-    std::fs::write(dir.join("results.json"), json).map_err(|e| HarnessError::io("writing results.json", e))?;
-    std::fs::write(dir.join("junit.xml"), junit(results, wall_ms))
-        .map_err(|e| HarnessError::io("writing junit.xml", e))?;
-    Ok(())
+    Redactor::secrets_only().text(&json)
 }
 
 /// JUnit XML: one testsuite per target, one testcase per run.
@@ -191,7 +216,7 @@ pub fn junit(results: &[RunResult], wall_ms: u64) -> String {
         results.len(),
         t.failed,
         t.error,
-        t.skipped,
+        t.skipped + t.pending + t.not_run,
         wall_ms as f64 / 1000.0
     );
     let _ = writeln!(
@@ -200,7 +225,7 @@ pub fn junit(results: &[RunResult], wall_ms: u64) -> String {
         results.len(),
         t.failed,
         t.error,
-        t.skipped
+        t.skipped + t.pending + t.not_run
     );
     for r in results {
         let name = escape(format!("{} [{}]", r.scenario, r.transport.as_str())).into_owned();
@@ -228,6 +253,16 @@ pub fn junit(results: &[RunResult], wall_ms: u64) -> String {
                 let _ = writeln!(
                     x,
                     ">\n      <skipped message=\"{}\"/>\n    </testcase>",
+                    escape(r.reason.clone().unwrap_or_default())
+                );
+            }
+            // JUnit has no pending or not-run state: both are skipped cases whose message
+            // starts with the status, so CI viewers tell them apart.
+            Status::Pending | Status::NotRun => {
+                let _ = writeln!(
+                    x,
+                    ">\n      <skipped message=\"{}: {}\"/>\n    </testcase>",
+                    r.status.as_str(),
                     escape(r.reason.clone().unwrap_or_default())
                 );
             }

@@ -10,6 +10,14 @@ use mcp_scenario::wire::WireEvent;
 use mcp_scenario::{Scenario, TransportName};
 
 impl CheckKind for HttpOrderCheck {
+    fn explain(&self) -> String {
+        format!(
+            "the client's first {} reached the mock before its first {}",
+            filter_words(&self.first),
+            filter_words(&self.then)
+        )
+    }
+
     const NAME: &'static str = "http_order";
     type Invalid = Invalid;
     type Failure = Failure;
@@ -83,4 +91,19 @@ pub enum Failure {
         /// Its exchange.
         b: u64,
     },
+}
+
+/// An HTTP filter in words (`POST `initialize``).
+fn filter_words(f: &mcp_scenario::checks::HttpFilter) -> String {
+    let mut parts = Vec::new();
+    if let Some(m) = &f.http_method {
+        parts.push(m.clone());
+    }
+    if let Some(m) = &f.method {
+        parts.push(format!("`{m}`"));
+    }
+    if let Some(p) = &f.path {
+        parts.push(format!("to {p}"));
+    }
+    if parts.is_empty() { "request".into() } else { parts.join(" ") }
 }

@@ -24,7 +24,7 @@ impl Rule for FinishesBeforeDeadline {
     fn judge(&self, run: &Run<'_>) -> Vec<(At, Hung)> {
         // A `times_out` check reports a hang as "no default timeout", on its own basis.
         if run.outcome.hung && !crate::checks::times_out::reports_the_hang(run) {
-            vec![(At::Start, Hung(run.scenario.deadline_ms))]
+            vec![(At::Start, Hung(run.scope.deadline))]
         } else {
             Vec::new()
         }
@@ -33,5 +33,5 @@ impl Rule for FinishesBeforeDeadline {
 
 /// The plan was still running at the deadline.
 #[derive(Debug, thiserror::Error)]
-#[error("the client plan did not finish within {0}ms")]
-pub struct Hung(u64);
+#[error("the client plan did not finish within the run deadline of {0}")]
+pub struct Hung(crate::scope::Deadline);
