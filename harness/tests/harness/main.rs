@@ -4,6 +4,7 @@
 
 mod architecture;
 mod cli;
+mod docs;
 mod external;
 mod hygiene;
 mod layout;
