@@ -93,14 +93,7 @@ pub fn misaligned(text: &str) -> Option<Misaligned> {
                 continue;
             }
             if !opener {
-                let sibling = levels.last().map(|l| (l.line as u32 + 1, l.indent as u32 + 1, l.key.clone()));
-                return sibling.map(|sibling| Misaligned {
-                    line: i as u32 + 1,
-                    column: indent as u32 + 1,
-                    key,
-                    sibling,
-                    deeper: true,
-                });
+                return levels.last().map(|l| found(i, indent, key, l, true));
             }
             levels.push(Level { indent, line: i, key: key.clone() });
         } else if indent < top {
@@ -109,14 +102,7 @@ pub fn misaligned(text: &str) -> Option<Misaligned> {
                 closed = levels.pop();
             }
             if levels.last().map_or(0, |l| l.indent) != indent {
-                let sibling = closed.map(|l| (l.line as u32 + 1, l.indent as u32 + 1, l.key));
-                return sibling.map(|sibling| Misaligned {
-                    line: i as u32 + 1,
-                    column: indent as u32 + 1,
-                    key,
-                    sibling,
-                    deeper: false,
-                });
+                return closed.map(|l| found(i, indent, key, &l, false));
             }
         }
         // A sequence item's own mapping starts after `- `.
@@ -140,6 +126,18 @@ pub fn misaligned(text: &str) -> Option<Misaligned> {
         }
     }
     None
+}
+
+/// Line `index` (0-based), indented `indent`, starting with `key`, does not line up with
+/// `sibling`'s level.
+fn found(index: usize, indent: usize, key: String, sibling: &Level, deeper: bool) -> Misaligned {
+    Misaligned {
+        line: index as u32 + 1,
+        column: indent as u32 + 1,
+        key,
+        sibling: (sibling.line as u32 + 1, sibling.indent as u32 + 1, sibling.key.clone()),
+        deeper,
+    }
 }
 
 /// The key a line starts with (or its first word), for messages.

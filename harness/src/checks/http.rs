@@ -11,16 +11,9 @@ use serde_json::Value;
 
 impl CheckKind for HttpCheck {
     fn explain(&self) -> String {
-        let mut which = Vec::new();
-        if let Some(m) = &self.http_method {
-            which.push(m.clone());
-        }
-        if let Some(m) = &self.method {
-            which.push(format!("`{m}`"));
-        }
-        if let Some(p) = &self.path {
-            which.push(format!("to {p}"));
-        }
+        let filter =
+            HttpFilter { http_method: self.http_method.clone(), method: self.method.clone(), path: self.path.clone() };
+        let mut which = filter_parts(&filter);
         if let Some(c) = self.connection {
             which.push(format!("on connection {c}"));
         }
@@ -315,6 +308,21 @@ pub enum Failure {
         /// ` (e.g. <the first request that lacked it>)`, when one matched the filters.
         example: String,
     },
+}
+
+/// The words for each field a filter gives: its HTTP method, `` `method` ``, `to <path>`.
+pub(super) fn filter_parts(f: &HttpFilter) -> Vec<String> {
+    let mut parts = Vec::new();
+    if let Some(m) = &f.http_method {
+        parts.push(m.clone());
+    }
+    if let Some(m) = &f.method {
+        parts.push(format!("`{m}`"));
+    }
+    if let Some(p) = &f.path {
+        parts.push(format!("to {p}"));
+    }
+    parts
 }
 
 #[cfg(test)]

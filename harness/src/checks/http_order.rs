@@ -94,16 +94,7 @@ pub enum Failure {
 }
 
 /// An HTTP filter in words (`POST `initialize``).
-fn filter_words(f: &mcp_scenario::checks::HttpFilter) -> String {
-    let mut parts = Vec::new();
-    if let Some(m) = &f.http_method {
-        parts.push(m.clone());
-    }
-    if let Some(m) = &f.method {
-        parts.push(format!("`{m}`"));
-    }
-    if let Some(p) = &f.path {
-        parts.push(format!("to {p}"));
-    }
+fn filter_words(f: &HttpFilter) -> String {
+    let parts = super::http::filter_parts(f);
     if parts.is_empty() { "request".into() } else { parts.join(" ") }
 }
