@@ -40,6 +40,16 @@ const EXPLAIN_EXAMPLES: &str = "Examples:
   mcp-harness explain scenarios/stdio/malformed-line-is-skipped.yaml
   mcp-harness explain malformed-line-is-skipped          by name, searched under scenarios/";
 
+const CHECK_EXAMPLES: &str = "Examples:
+  mcp-harness check                                   the whole library
+  mcp-harness check bug.yaml                          one file: file:line:column messages";
+
+const MATRIX_EXAMPLES: &str = "Examples:
+  mcp-harness matrix                                  reports/clients/<client>/results.json → reports/clients/*.md";
+
+const SCHEMA_EXAMPLES: &str = "Examples:
+  mcp-harness schema > scenarios/schema.json          what `make schema` does";
+
 /// Runs MCP client-transport scenarios against a client, checks the wire and snapshots it.
 #[derive(Parser, Debug)]
 #[command(name = "mcp-harness", version, after_help = EXIT_CODES)]
@@ -157,18 +167,21 @@ enum Command {
     },
     /// Write the compatibility matrix (<DIR>/<client>.md and <DIR>/README.md) from
     /// <DIR>/<client>/results.json files.
+    #[command(after_help = MATRIX_EXAMPLES)]
     Matrix {
         /// The folder holding one results folder per client.
         #[arg(default_value = "reports/clients")]
         dir: PathBuf,
     },
     /// Load and validate scenario files without running them.
+    #[command(after_help = CHECK_EXAMPLES)]
     Check {
         /// Scenario files or folders.
         #[arg(default_value = "scenarios")]
         paths: Vec<PathBuf>,
     },
     /// Print the JSON Schema of the scenario format (committed as scenarios/schema.json).
+    #[command(after_help = SCHEMA_EXAMPLES)]
     Schema,
     /// Run the mock server (same as the `mcp-mock` binary; see `mcp-harness mock --help`).
     Mock,

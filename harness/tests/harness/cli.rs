@@ -373,9 +373,9 @@ fn every_subcommand_has_help_with_defaults_and_examples() {
         ),
         ("list", &["--transport", "--revision", "--tag", "--text", "Examples:", "Tags are derived"][..]),
         ("explain", &["Examples:", "[default: scenarios]"][..]),
-        ("check", &["[default: scenarios]"][..]),
-        ("matrix", &["[default: reports/clients]"][..]),
-        ("schema", &["JSON Schema"][..]),
+        ("check", &["[default: scenarios]", "Examples:"][..]),
+        ("matrix", &["[default: reports/clients]", "Examples:"][..]),
+        ("schema", &["JSON Schema", "Examples:"][..]),
     ] {
         let out = harness().args([sub, "--help"]).output().expect("runs");
         let text = String::from_utf8_lossy(&out.stdout);
