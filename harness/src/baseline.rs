@@ -81,7 +81,7 @@ impl Baseline {
         let listed = self.client.iter().any(|k| k == key);
         let flaky = self.flaky.iter().any(|k| k == key);
         match status {
-            Status::Skipped => Verdict::Skipped,
+            Status::Skipped | Status::Pending | Status::NotRun => Verdict::Skipped,
             _ if flaky => Verdict::Flaky,
             Status::Passed if listed => Verdict::StaleEntry,
             Status::Passed => Verdict::Pass,

@@ -40,6 +40,13 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 
 /// Loads every file; returns all load errors at once so a user fixes them in one pass.
 pub fn load_all(files: &[PathBuf]) -> Result<Vec<(PathBuf, Scenario)>, Vec<HarnessError>> {
+    let (ok, errors) = load_each(files);
+    if errors.is_empty() { Ok(ok) } else { Err(errors) }
+}
+
+/// Loads every file: the valid scenarios and, apart, each invalid file's error
+/// (`run --keep-going` runs the first and reports the second).
+pub fn load_each(files: &[PathBuf]) -> (Vec<(PathBuf, Scenario)>, Vec<HarnessError>) {
     let mut ok = Vec::new();
     let mut errors = Vec::new();
     for f in files {
@@ -48,5 +55,5 @@ pub fn load_all(files: &[PathBuf]) -> Result<Vec<(PathBuf, Scenario)>, Vec<Harne
             Err(e) => errors.push(e),
         }
     }
-    if errors.is_empty() { Ok(ok) } else { Err(errors) }
+    (ok, errors)
 }

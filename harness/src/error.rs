@@ -19,6 +19,11 @@ pub enum HarnessError {
     /// A scenario's check is invalid (the message names file:line:column and the field).
     #[error(transparent)]
     Check(#[from] mcp_scenario::ScenarioError),
+    /// Scenarios were found, but the filters left none.
+    #[error(
+        "none of the {0} scenarios matches the filters (--filter, --transport, --revision, --tag): `mcp-harness list` with the same filters shows what they select"
+    )]
+    NothingSelected(usize),
     /// No scenario matched the paths.
     #[error("no scenario files (*.yaml) found under {0}")]
     NoScenarios(String),

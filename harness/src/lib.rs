@@ -14,6 +14,9 @@
 //! - [`checks`] — the scenario's checks, one module per kind behind
 //!   [`checks::CheckKind`], and the always-on rules ([`checks::always`]).
 //! - [`load`](mod@load) — loading a scenario: the mock's loader plus the checks' validation.
+//! - [`select`] — choosing scenarios (`--filter`, `--transport`, `--revision`, `--tag`),
+//!   their derived tags and `list`'s one line each.
+//! - [`explain`](mod@explain) — a scenario in words (`mcp-harness explain`).
 //! - [`discover`] — finding the scenario files under the paths given, loading them all.
 //! - [`targets`] — the client under test behind [`targets::Client`]: the bundled
 //!   transports in-process ([`targets::bundled`]) or an external program
@@ -21,6 +24,7 @@
 //! - [`http_mock`] — the HTTP mock as a child process (start, `listening` line, stop).
 //! - [`snapshot`] — comparing and updating insta-format `.snap` files.
 //! - [`runner`] — one run per scenario × transport, under a deadline, in parallel.
+//! - [`terminal`] — colour for diffs, the progress bar or plain progress lines.
 //! - [`report`] — terminal summary, `results.json`, JUnit XML, the HTML report with its
 //!   sequence diagrams ([`report::html`]) and `summary.md` for CI job summaries
 //!   ([`report::markdown`]).
@@ -34,6 +38,7 @@ pub mod baseline;
 pub mod checks;
 pub mod discover;
 pub mod error;
+pub mod explain;
 pub mod findings;
 pub mod http_mock;
 pub mod load;
@@ -42,8 +47,10 @@ pub mod outcome;
 pub mod report;
 pub mod runner;
 pub mod scope;
+pub mod select;
 pub mod snapshot;
 pub mod targets;
+pub mod terminal;
 pub mod transcript;
 
 pub use error::HarnessError;

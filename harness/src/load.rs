@@ -23,7 +23,7 @@ pub fn load(path: &Path) -> Result<Scenario, HarnessError> {
 mod tests {
     use super::*;
 
-    const GOOD: &str = "name: t\nsummary: s\ntransport: http\nrevision: 2025-11-25\nclient:\n  - op: connect\n  - op: request\n    method: tools/list\nserver:\n  - op: handshake\n  - op: expect\n    method: tools/list\n    as: lst\n  - op: request\n    method: ping\n    as: png\n  - op: reply\n    result: {\"tools\": []}\nchecks:\n  - outcome: {step: 2, ok: true}\n";
+    const GOOD: &str = "name: x\nsummary: s\ntransport: http\nrevision: 2025-11-25\nclient:\n  - op: connect\n  - op: request\n    method: tools/list\nserver:\n  - op: handshake\n  - op: expect\n    method: tools/list\n    as: lst\n  - op: request\n    method: ping\n    as: png\n  - op: reply\n    result: {\"tools\": []}\nchecks:\n  - outcome: {step: 2, ok: true}\n";
 
     /// Loads GOOD with `check` appended; the error message, if any.
     fn with_check(check: &str) -> Result<(), String> {

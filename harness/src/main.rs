@@ -1,20 +1,54 @@
 //! `mcp-harness`: a thin binary over the `mcp_harness` library. See `mcp-harness --help`.
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use mcp_harness::baseline::{self, Baseline};
 use mcp_harness::runner::{self, RunConfig};
-use mcp_harness::{HarnessError, Target, discover, report, snapshot};
+use mcp_harness::select::{self, Selection};
+use mcp_harness::{HarnessError, Target, discover, explain, report, snapshot, terminal};
 use mcp_scenario::results::Verdict;
-use std::path::PathBuf;
+use mcp_scenario::{Revision, TransportName};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
 const EXIT_CODES: &str = "Exit codes:
-  0  every run passed (or was skipped for the target); with --expected-failures: the
-     results match the baseline
+  0  every run passed (or was skipped for the target, or is pending); with
+     --expected-failures: the results match the baseline
   1  at least one run failed or errored; with --expected-failures: a failure not in the
      baseline, or a listed scenario that now passes
-  2  bad usage: unknown target, missing path, invalid scenario or baseline file";
+  2  bad usage: unknown target, missing path, invalid scenario or baseline file; with
+     --keep-going, an invalid scenario file was skipped (the other files still ran; 2 wins
+     over 0 and 1, so CI never mistakes a half-loaded library for a green one)";
+
+const RUN_EXAMPLES: &str = "Examples:
+  mcp-harness run                                     every scenario, bundled client
+  mcp-harness run scenarios/http --filter 'sse-*'      a folder, names matching a glob
+  mcp-harness run --transport http --revision 2025-11-25 -t cmd:\"clients/python/run-v2\"
+  mcp-harness run bug.yaml --no-snapshots              a one-off reproduction: checks only
+  mcp-harness run --keep-going --fail-fast --format json > results.json";
+
+const LIST_EXAMPLES: &str = "Examples:
+  mcp-harness list                                    every scenario
+  mcp-harness list --transport legacy-sse --tag must
+  mcp-harness list --text timeout scenarios/http
+
+Each line: name  [transports]  revision  tags  (PENDING: reason). Tags are derived: the
+area folder (stdio, http, regressions, ...), the bases the checks rest on (must, should,
+project, driver, unclassified) and pending.";
+
+const EXPLAIN_EXAMPLES: &str = "Examples:
+  mcp-harness explain scenarios/stdio/malformed-line-is-skipped.yaml
+  mcp-harness explain malformed-line-is-skipped          by name, searched under scenarios/";
+
+const CHECK_EXAMPLES: &str = "Examples:
+  mcp-harness check                                   the whole library
+  mcp-harness check bug.yaml                          one file: file:line:column messages";
+
+const MATRIX_EXAMPLES: &str = "Examples:
+  mcp-harness matrix                                  reports/clients/<client>/results.json → reports/clients/*.md";
+
+const SCHEMA_EXAMPLES: &str = "Examples:
+  mcp-harness schema > scenarios/schema.json          what `make schema` does";
 
 /// Runs MCP client-transport scenarios against a client, checks the wire and snapshots it.
 #[derive(Parser, Debug)]
@@ -24,9 +58,27 @@ struct Cli {
     command: Command,
 }
 
+/// Which scenarios to take (shared by `run` and `list`).
+#[derive(Args, Debug, Clone, Default)]
+struct Filters {
+    /// Only these transports: stdio, http, legacy-sse (repeat or comma-separate). A scenario
+    /// over several runs only on the ones given. Default: all.
+    #[arg(long, value_name = "TRANSPORT", value_delimiter = ',', value_parser = TransportName::parse)]
+    transport: Vec<TransportName>,
+    /// Only scenarios speaking these revisions, e.g. 2025-11-25 (repeat or comma-separate).
+    /// Default: all.
+    #[arg(long, value_name = "REVISION", value_delimiter = ',', value_parser = Revision::parse)]
+    revision: Vec<Revision>,
+    /// Only scenarios carrying every one of these tags (area folder, basis level, pending;
+    /// see `mcp-harness list --help`). Default: no tag filter.
+    #[arg(long, value_name = "TAG", value_delimiter = ',')]
+    tag: Vec<String>,
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run scenarios and write reports/: index.html, summary.md, results.json, junit.xml.
+    #[command(after_help = RUN_EXAMPLES)]
     Run {
         /// Scenario files or folders (searched recursively for *.yaml).
         #[arg(default_value = "scenarios")]
@@ -35,18 +87,41 @@ enum Command {
         /// or cmd:"<command line>".
         #[arg(long, short, default_value = "bundled")]
         target: String,
+        /// Only scenarios whose name matches: a glob when it holds `*`, `?` or `[`, else a
+        /// substring. Default: every scenario.
+        #[arg(long, value_name = "TEXT")]
+        filter: Option<String>,
+        #[command(flatten)]
+        filters: Filters,
         /// How many runs at once (default: 4 per core for bundled, whose runs mostly wait on
         /// timers; 1 per core for cmd: targets, which spend CPU starting their runtime).
         #[arg(short = 'j', long)]
         jobs: Option<usize>,
         /// Write snapshots instead of comparing them.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "no_snapshots")]
         update_snapshots: bool,
         /// Fail a run whose snapshot is missing instead of writing it as the first one (for
         /// CI, where the target's snapshots are committed). Without it, a run with no
         /// snapshot yet is judged by its checks alone and its transcript written as new.
-        #[arg(long, conflicts_with = "update_snapshots")]
+        #[arg(long, conflicts_with_all = ["update_snapshots", "no_snapshots"])]
         require_snapshots: bool,
+        /// Compare no snapshot and write nothing beside the scenarios (no .snap, no
+        /// .snap.new): a one-off run judged by its checks alone. Default: compare.
+        #[arg(long)]
+        no_snapshots: bool,
+        /// After the first failed or errored run, start no more; the runs not started are
+        /// reported as `not run` (runs already going finish). Default: run everything.
+        #[arg(long)]
+        fail_fast: bool,
+        /// Report each invalid scenario file and skip it; the valid ones still run. The exit
+        /// code is then 2 (see "Exit codes"). Default: any invalid file stops the run before
+        /// it starts.
+        #[arg(long)]
+        keep_going: bool,
+        /// What goes to stdout: `text` (the summary) or `json` (the results.json document:
+        /// totals, wall time, every run). Default: text.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
         /// For a third-party client, fail runs on unmet SHOULDs too (by default they are
         /// warnings). Checks rest on `must` (fails), `should` (warns) or `project` (a rule
         /// of our SPEC.md for the bundled transports: a note); the bundled client fails on all.
@@ -55,7 +130,7 @@ enum Command {
         /// Where to write index.html, summary.md, results.json and junit.xml (docs/ci.md).
         #[arg(long, default_value = "reports")]
         reports: PathBuf,
-        /// Print only failures and the totals.
+        /// Print only failures and the totals, and no progress.
         #[arg(long, short)]
         quiet: bool,
         /// Judge failures against this expected-failures baseline (the official conformance
@@ -67,23 +142,58 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         write_baseline: Option<PathBuf>,
     },
+    /// List scenarios, one line each: name, transports, revision, tags, pending marker.
+    #[command(after_help = LIST_EXAMPLES)]
+    List {
+        /// Scenario files or folders (searched recursively for *.yaml).
+        #[arg(default_value = "scenarios")]
+        paths: Vec<PathBuf>,
+        /// Only scenarios whose name or summary contains this text (case-insensitive), or
+        /// whose name matches it as a glob (`*`, `?`, `[`). Default: all.
+        #[arg(long, value_name = "TEXT")]
+        text: Option<String>,
+        #[command(flatten)]
+        filters: Filters,
+    },
+    /// A scenario in words: what the client is asked to do, what the mock does step by
+    /// step, and what is checked, on which basis.
+    #[command(after_help = EXPLAIN_EXAMPLES)]
+    Explain {
+        /// A scenario file, or a scenario's name (its file stem) to find under --in.
+        scenario: String,
+        /// Where to look for a scenario given by name.
+        #[arg(long = "in", value_name = "DIR", default_value = "scenarios")]
+        dir: PathBuf,
+    },
     /// Write the compatibility matrix (<DIR>/<client>.md and <DIR>/README.md) from
     /// <DIR>/<client>/results.json files.
+    #[command(after_help = MATRIX_EXAMPLES)]
     Matrix {
         /// The folder holding one results folder per client.
         #[arg(default_value = "reports/clients")]
         dir: PathBuf,
     },
     /// Load and validate scenario files without running them.
+    #[command(after_help = CHECK_EXAMPLES)]
     Check {
         /// Scenario files or folders.
         #[arg(default_value = "scenarios")]
         paths: Vec<PathBuf>,
     },
     /// Print the JSON Schema of the scenario format (committed as scenarios/schema.json).
+    #[command(after_help = SCHEMA_EXAMPLES)]
     Schema,
     /// Run the mock server (same as the `mcp-mock` binary; see `mcp-harness mock --help`).
     Mock,
+}
+
+/// What `run` prints on stdout.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    /// The human summary.
+    Text,
+    /// The results.json document.
+    Json,
 }
 
 fn main() {
@@ -105,9 +215,15 @@ fn main() {
         Command::Run {
             paths,
             target,
+            filter,
+            filters,
             jobs,
             update_snapshots,
             require_snapshots,
+            no_snapshots,
+            fail_fast,
+            keep_going,
+            format,
             strict,
             reports,
             quiet,
@@ -117,9 +233,12 @@ fn main() {
             let baselines = Baselines { expected: expected_failures, write: write_baseline };
             let judging = Judging {
                 snapshots: snapshot::Policy { update: update_snapshots, require: require_snapshots },
+                compare: !no_snapshots,
                 strict,
             };
-            match run(paths, &target, jobs, judging, reports, quiet, baselines) {
+            let selection = selection(filter, false, filters);
+            let how = How { fail_fast, keep_going, format, quiet };
+            match run(paths, &target, jobs, judging, &selection, reports, how, baselines) {
                 Ok(code) => code,
                 Err(errors) => {
                     for e in &errors {
@@ -129,6 +248,40 @@ fn main() {
                 }
             }
         }
+        Command::List { paths, text, filters } => {
+            let selection = selection(text, true, filters);
+            match discover::scenario_files(&paths).map_err(|e| vec![e]).and_then(|f| discover::load_all(&f)) {
+                Ok(loaded) => {
+                    let shown: Vec<_> = loaded.iter().filter(|(p, s)| selection.matches(p, s)).collect();
+                    let lines: String = shown.iter().map(|(p, s)| select::line(p, s) + "\n").collect();
+                    emit(&lines);
+                    eprintln!("{} of {} scenarios", shown.len(), loaded.len());
+                    0
+                }
+                Err(errors) => {
+                    for e in &errors {
+                        eprintln!("mcp-harness: {e}");
+                    }
+                    2
+                }
+            }
+        }
+        Command::Explain { scenario, dir } => match find_scenario(&scenario, &dir) {
+            Ok(path) => match mcp_harness::load(&path) {
+                Ok(loaded) => {
+                    emit(&explain::explain(&path, &loaded));
+                    0
+                }
+                Err(e) => {
+                    eprintln!("mcp-harness: {e}");
+                    2
+                }
+            },
+            Err(message) => {
+                eprintln!("mcp-harness: {message}");
+                2
+            }
+        },
         Command::Check { paths } => {
             match discover::scenario_files(&paths).map_err(|e| vec![e]).and_then(|f| discover::load_all(&f)) {
                 Ok(loaded) => {
@@ -154,12 +307,19 @@ fn main() {
             }
         },
         Command::Schema => {
-            print!("{}", mcp_scenario::schema::schema_json());
+            emit(&mcp_scenario::schema::schema_json());
             0
         }
         Command::Mock => unreachable_mock(),
     };
     std::process::exit(code);
+}
+
+/// Writes to stdout; a reader that went away (`| head`) ends the output, never a panic.
+fn emit(text: &str) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
 fn unreachable_mock() -> i32 {
@@ -176,16 +336,53 @@ struct Baselines {
 /// How runs are judged: snapshots, and whether SHOULDs fail.
 struct Judging {
     snapshots: snapshot::Policy,
+    /// Compare snapshots at all (`--no-snapshots` turns it off).
+    compare: bool,
     strict: bool,
 }
 
+/// How a `run` goes and reports.
+struct How {
+    fail_fast: bool,
+    keep_going: bool,
+    format: Format,
+    quiet: bool,
+}
+
+fn selection(filter: Option<String>, in_summary: bool, f: Filters) -> Selection {
+    Selection { filter, in_summary, transports: f.transport, revisions: f.revision, tags: f.tag }
+}
+
+/// The file `explain` means: the path as given, or `<name>.yaml` somewhere under `dir`.
+fn find_scenario(given: &str, dir: &Path) -> Result<PathBuf, String> {
+    let path = PathBuf::from(given);
+    if path.is_file() {
+        return Ok(path);
+    }
+    let files = discover::scenario_files(&[dir.to_path_buf()]).map_err(|e| e.to_string())?;
+    let stem = |p: &PathBuf| p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    if let Some(found) = files.iter().find(|p| stem(p) == given) {
+        return Ok(found.clone());
+    }
+    let mut near: Vec<(usize, String)> =
+        files.iter().map(|p| (strsim::levenshtein(&stem(p), given), stem(p))).filter(|(d, _)| *d <= 3).collect();
+    near.sort();
+    let hint = match near.first() {
+        Some((_, name)) => format!("; did you mean `{name}`?"),
+        None => " (`mcp-harness list --text <word>` finds scenarios by name or summary)".into(),
+    };
+    Err(format!("no scenario file {given:?} and no scenario named {given:?} under {}{hint}", dir.display()))
+}
+
+#[allow(clippy::too_many_arguments)]
 fn run(
     paths: Vec<PathBuf>,
     target: &str,
     jobs: Option<usize>,
     judging: Judging,
+    selection: &Selection,
     reports: PathBuf,
-    quiet: bool,
+    how: How,
     baselines: Baselines,
 ) -> Result<i32, Vec<HarnessError>> {
     let baseline = match &baselines.expected {
@@ -194,7 +391,18 @@ fn run(
     };
     let target = Target::parse(target).map_err(|e| vec![e])?;
     let files = discover::scenario_files(&paths).map_err(|e| vec![e])?;
-    let scenarios = discover::load_all(&files)?;
+    let (scenarios, invalid) = discover::load_each(&files);
+    if !invalid.is_empty() && !how.keep_going {
+        return Err(invalid);
+    }
+    for e in &invalid {
+        eprintln!("mcp-harness: skipped (--keep-going): {e}");
+    }
+    let loaded = scenarios.len();
+    let scenarios: Vec<_> = scenarios.into_iter().filter(|(p, s)| selection.matches(p, s)).collect();
+    if scenarios.is_empty() && loaded > 0 {
+        return Err(vec![HarnessError::NothingSelected(loaded)]);
+    }
     if let (Some(b), Some(path)) = (&baseline, &baselines.expected) {
         let selftest: Vec<&str> =
             scenarios.iter().filter(|(p, _)| baseline::is_selftest(p)).map(|(_, s)| s.name.as_str()).collect();
@@ -205,15 +413,20 @@ fn run(
         target: target.clone(),
         mock_command: vec![exe.display().to_string(), "mock".into()],
         snapshots: judging.snapshots,
-        compare_snapshots: true,
+        compare_snapshots: judging.compare,
         strict: judging.strict,
+        fail_fast: how.fail_fast,
     });
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
     let parallel = jobs.unwrap_or(cores * target.runs_per_core());
     let runtime = tokio::runtime::Runtime::new().map_err(|e| vec![HarnessError::io("starting the runtime", e)])?;
     let started = Instant::now();
     let windows = cores * target.window_runs_per_core();
-    let mut results = runtime.block_on(runner::run_all(runner::jobs(scenarios, &target), config, parallel, windows));
+    let mut work = runner::jobs(scenarios, &target);
+    work.retain(|job| selection.transports.is_empty() || selection.transports.contains(&job.transport));
+    let (done, bar) = terminal::progress(work.len(), terminal::ProgressStyle::detect(how.quiet));
+    let mut results = runtime.block_on(runner::run_all(work, config, parallel, windows, done));
+    bar.done();
     let wall_ms = started.elapsed().as_millis() as u64;
     if let Some(b) = &baseline {
         let verdicts = b.judge(&results);
@@ -222,10 +435,21 @@ fn run(
         }
     }
     let mut summary = report::summary(&results, wall_ms);
-    if quiet {
+    if how.quiet {
         summary = report::without_passes(&summary);
     }
-    print!("{summary}");
+    if !invalid.is_empty() {
+        summary.push_str(&format!("{} invalid scenario file(s) skipped (--keep-going): see above\n", invalid.len()));
+    }
+    // With `--format json` stdout is the document alone; the summary goes to stderr.
+    match how.format {
+        Format::Json => {
+            emit(&(report::json(&results, wall_ms) + "\n"));
+            eprint!("{summary}");
+        }
+        Format::Text if terminal::colour() => emit(&terminal::paint(&summary)),
+        Format::Text => emit(&summary),
+    }
     report::write(&reports, &results, wall_ms).map_err(|e| vec![e])?;
     if let Some(path) = &baselines.write {
         let previous = if path.exists() { Baseline::load(path).map_err(|e| vec![e])? } else { Baseline::default() };
@@ -254,8 +478,20 @@ fn run(
             }
         }
         println!("baseline {}: {}", path.display(), if regressions == 0 { "unchanged" } else { "CHANGED" });
-        return Ok(if regressions == 0 { 0 } else { 1 });
+        return Ok(if !invalid.is_empty() {
+            2
+        } else if regressions == 0 {
+            0
+        } else {
+            1
+        });
     }
     let totals = report::Totals::of(&results);
-    Ok(if totals.failed + totals.error > 0 { 1 } else { 0 })
+    Ok(if !invalid.is_empty() {
+        2
+    } else if totals.failed + totals.error > 0 {
+        1
+    } else {
+        0
+    })
 }

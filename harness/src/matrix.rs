@@ -46,12 +46,14 @@ fn cell(run: &RunResult) -> Cell {
     let first = match run.status {
         Status::Failed => run.failures.first(),
         Status::Passed => run.warnings.first().or(run.notes.first()),
-        Status::Skipped | Status::Error => None,
+        Status::Skipped | Status::Error | Status::Pending | Status::NotRun => None,
     };
     let reason = match (run.status, first) {
         (Status::Passed, None) => String::new(),
         (_, Some(f)) => format!("{}: {}", f.check, f.message),
-        (Status::Skipped | Status::Error, None) => run.reason.clone().unwrap_or_default(),
+        (Status::Skipped | Status::Error | Status::Pending | Status::NotRun, None) => {
+            run.reason.clone().unwrap_or_default()
+        }
         (Status::Failed, None) => match run.snapshot {
             SnapshotStatus::Mismatch { .. } => "wire transcript differs from the committed snapshot".into(),
             SnapshotStatus::Missing { .. } => "no committed snapshot".into(),
@@ -84,6 +86,8 @@ fn symbol(cell: &Cell) -> &'static str {
         Status::Failed => "**FAIL**",
         Status::Skipped => "skip",
         Status::Error => "error",
+        Status::Pending => "pending",
+        Status::NotRun => "not run",
     }
 }
 

@@ -25,6 +25,10 @@ pub struct Totals {
     pub skipped: usize,
     /// Runs the harness could not run.
     pub error: usize,
+    /// Runs of scenarios marked `pending` (never run).
+    pub pending: usize,
+    /// Runs never started because `--fail-fast` stopped after a failure.
+    pub not_run: usize,
     /// Runs (of any status) with unmet SHOULDs reported as warnings.
     pub warned: usize,
     /// Runs (of any status) with unmet SPEC.md rules reported as notes.
@@ -43,6 +47,8 @@ impl Totals {
                 Status::Failed => t.failed += 1,
                 Status::Skipped => t.skipped += 1,
                 Status::Error => t.error += 1,
+                Status::Pending => t.pending += 1,
+                Status::NotRun => t.not_run += 1,
             }
         }
         t
@@ -81,6 +87,12 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
             Status::Error => {
                 let _ = writeln!(s, "ERROR {label}: {}", r.reason.as_deref().unwrap_or(""));
             }
+            Status::Pending => {
+                let _ = writeln!(s, "PEND  {label}: pending: {}", r.reason.as_deref().unwrap_or(""));
+            }
+            Status::NotRun => {
+                let _ = writeln!(s, "NOTRUN {label}: {}", r.reason.as_deref().unwrap_or(""));
+            }
             Status::Failed => {
                 let _ = writeln!(s, "FAIL  {label} — {}", r.path.display());
                 for f in &r.failures {
@@ -115,9 +127,16 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
         }
     }
     let t = Totals::of(results);
+    let mut extra = String::new();
+    if t.pending > 0 {
+        let _ = write!(extra, ", {} pending", t.pending);
+    }
+    if t.not_run > 0 {
+        let _ = write!(extra, ", {} not run", t.not_run);
+    }
     let _ = writeln!(
         s,
-        "{} passed, {} failed, {} skipped, {} errors in {:.2}s",
+        "{} passed, {} failed, {} skipped, {} errors{extra} in {:.2}s",
         t.passed,
         t.failed,
         t.skipped,
@@ -144,7 +163,7 @@ pub fn without_passes(summary: &str) -> String {
     let mut out = String::new();
     let mut dropping = false;
     for line in summary.lines() {
-        if line.starts_with("PASS") || line.starts_with("SKIP") {
+        if line.starts_with("PASS") || line.starts_with("SKIP") || line.starts_with("PEND") {
             dropping = true;
             continue;
         }
@@ -171,6 +190,21 @@ fn weighed_lines(s: &mut String, r: &RunResult) {
 /// Writes `results.json`, `junit.xml`, `index.html` and `summary.md` into `dir`.
 pub fn write(dir: &Path, results: &[RunResult], wall_ms: u64) -> Result<(), HarnessError> {
     std::fs::create_dir_all(dir).map_err(|e| HarnessError::io(format!("creating {}", dir.display()), e))?;
+    let files = [
+        ("results.json", json(results, wall_ms)),
+        ("junit.xml", junit(results, wall_ms)),
+        ("index.html", html::page(results, wall_ms)),
+        ("summary.md", markdown::summary(results, wall_ms)),
+    ];
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).map_err(|e| HarnessError::io(format!("writing {name}"), e))?;
+    }
+    Ok(())
+}
+
+/// The `results.json` document (totals, wall time, every run), secrets redacted; also what
+/// `run --format json` prints.
+pub fn json(results: &[RunResult], wall_ms: u64) -> String {
     #[derive(Serialize)]
     struct Doc<'a> {
         totals: Totals,
@@ -181,17 +215,7 @@ pub fn write(dir: &Path, results: &[RunResult], wall_ms: u64) -> Result<(), Harn
     // which a text pattern for `"access_token":"…"` would miss.
     let mut doc = serde_json::to_value(Doc { totals: Totals::of(results), wall_ms, runs: results }).unwrap_or_default();
     Redactor::secrets_only().value(&mut doc);
-    let json = serde_json::to_string_pretty(&doc).unwrap_or_default();
-    let files = [
-        ("results.json", json),
-        ("junit.xml", junit(results, wall_ms)),
-        ("index.html", html::page(results, wall_ms)),
-        ("summary.md", markdown::summary(results, wall_ms)),
-    ];
-    for (name, text) in files {
-        std::fs::write(dir.join(name), text).map_err(|e| HarnessError::io(format!("writing {name}"), e))?;
-    }
-    Ok(())
+    serde_json::to_string_pretty(&doc).unwrap_or_default()
 }
 
 /// JUnit XML: one testsuite per target, one testcase per run (scenario × transport) named
@@ -277,6 +301,11 @@ impl Case {
         let first = markdown::first_failure(r);
         let verdict = match (r.status, r.baseline) {
             (Status::Skipped, _) => CaseVerdict::Skipped(r.reason.clone().unwrap_or_default()),
+            // JUnit has no pending or not-run state: both are skipped cases whose message
+            // starts with the status, so CI viewers tell them apart.
+            (Status::Pending | Status::NotRun, _) => {
+                CaseVerdict::Skipped(format!("{}: {}", r.status.as_str(), r.reason.clone().unwrap_or_default()))
+            }
             (Status::Passed, Some(Verdict::StaleEntry)) => CaseVerdict::Failure(
                 "listed in the expected-failures baseline but passes now: remove it from the baseline".into(),
                 String::new(),

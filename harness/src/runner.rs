@@ -4,7 +4,7 @@
 
 use crate::checks;
 use crate::http_mock::HttpMock;
-use crate::scope::Scope;
+use crate::scope::{Deadline, Scope};
 use crate::snapshot;
 use crate::targets::{ClientRun, Endpoint, Target};
 use crate::transcript::{Redactor, Transcript, render};
@@ -16,7 +16,8 @@ use mcp_scenario::results::{
 use mcp_scenario::{Scenario, TransportName, WireEvent};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 /// Settings shared by every run.
 #[derive(Debug, Clone)]
@@ -32,7 +33,13 @@ pub struct RunConfig {
     pub compare_snapshots: bool,
     /// A third-party client's unmet SHOULDs fail its runs instead of warning (`--strict`).
     pub strict: bool,
+    /// After the first failed or errored run, start no more (`--fail-fast`): the runs not
+    /// started are reported [`Status::NotRun`]; those already running finish.
+    pub fail_fast: bool,
 }
+
+/// Called with each run's result as it ends.
+pub type Progress = Arc<dyn Fn(&RunResult) + Send + Sync>;
 
 /// One unit of work: a scenario file on one transport.
 #[derive(Debug, Clone)]
@@ -64,11 +71,23 @@ pub fn jobs(scenarios: Vec<(PathBuf, Scenario)>, target: &Target) -> Vec<Job> {
 /// from a second pool of `windows` when there is one: a window idles, so it overlaps the
 /// short runs instead of holding one of their slots. Each pool keeps the file order
 /// (starting the longest runs first bunched the heavy ones and made order races surface).
-pub async fn run_all(jobs: Vec<Job>, config: Arc<RunConfig>, parallel: usize, windows: usize) -> Vec<RunResult> {
+///
+/// `done` is called with each result as its run ends (a progress bar, plain lines).
+pub async fn run_all(
+    jobs: Vec<Job>,
+    config: Arc<RunConfig>,
+    parallel: usize,
+    windows: usize,
+    done: Progress,
+) -> Vec<RunResult> {
     let (windowed, short): (Vec<usize>, Vec<usize>) =
         (0..jobs.len()).partition(|&i| windows > 0 && planned_wait_ms(&jobs[i].scenario) >= WINDOW_MS);
     let jobs: Vec<Arc<Job>> = jobs.into_iter().map(Arc::new).collect();
-    let (a, b) = tokio::join!(feed(&jobs, windowed, &config, windows), feed(&jobs, short, &config, parallel));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (a, b) = tokio::join!(
+        feed(&jobs, windowed, &config, windows, &stop, &done),
+        feed(&jobs, short, &config, parallel, &stop, &done)
+    );
     let mut handles: Vec<(usize, tokio::task::JoinHandle<RunResult>)> = a.into_iter().chain(b).collect();
     handles.sort_by_key(|(i, _)| *i);
     let mut results = Vec::new();
@@ -88,22 +107,63 @@ async fn feed(
     order: Vec<usize>,
     config: &Arc<RunConfig>,
     parallel: usize,
+    stop: &Arc<AtomicBool>,
+    done: &Progress,
 ) -> Vec<(usize, tokio::task::JoinHandle<RunResult>)> {
     let semaphore = Arc::new(tokio::sync::Semaphore::new(parallel.max(1)));
     let mut handles = Vec::new();
     for i in order {
         // Taken here, before the job is spawned, so jobs start in order.
         let Ok(permit) = semaphore.clone().acquire_owned().await else { break };
-        let (job, config) = (jobs[i].clone(), config.clone());
+        let (job, config, stop, done) = (jobs[i].clone(), config.clone(), stop.clone(), done.clone());
         handles.push((
             i,
             tokio::spawn(async move {
                 let _permit = permit;
-                run_one(&job, &config).await
+                let result =
+                    if stop.load(Ordering::SeqCst) { not_started(&job, &config) } else { run_one(&job, &config).await };
+                if config.fail_fast && matches!(result.status, Status::Failed | Status::Error) {
+                    stop.store(true, Ordering::SeqCst);
+                }
+                done(&result);
+                result
             }),
         ));
     }
     handles
+}
+
+/// The result of a run `--fail-fast` never started.
+fn not_started(job: &Job, config: &RunConfig) -> RunResult {
+    RunResult {
+        status: Status::NotRun,
+        reason: Some("not run: --fail-fast stopped starting runs after the first failure".into()),
+        ..blank(job, config)
+    }
+}
+
+/// A result with nothing in it yet (status `error` until the run says otherwise).
+fn blank(job: &Job, config: &RunConfig) -> RunResult {
+    RunResult {
+        scenario: job.scenario.name.clone(),
+        path: job.path.clone(),
+        transport: job.transport,
+        target: config.target.to_string(),
+        status: Status::Error,
+        duration_ms: 0,
+        failures: Vec::new(),
+        warnings: Vec::new(),
+        notes: Vec::new(),
+        reason: None,
+        snapshot: SnapshotStatus::NotCompared,
+        transcript: String::new(),
+        steps: Vec::new(),
+        client: None,
+        baseline: None,
+        mock_pids: Vec::new(),
+        wire: Vec::new(),
+        judged: Vec::new(),
+    }
 }
 
 /// A plan that pauses this long on purpose is an observation window (scenarios/README.md,
@@ -120,26 +180,13 @@ pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
     let started = Instant::now();
     let scenario = &job.scenario;
     let target = &config.target;
-    let mut result = RunResult {
-        scenario: scenario.name.clone(),
-        path: job.path.clone(),
-        transport: job.transport,
-        target: target.to_string(),
-        status: Status::Error,
-        duration_ms: 0,
-        failures: Vec::new(),
-        warnings: Vec::new(),
-        notes: Vec::new(),
-        reason: None,
-        snapshot: SnapshotStatus::NotCompared,
-        transcript: String::new(),
-        steps: Vec::new(),
-        client: None,
-        baseline: None,
-        mock_pids: Vec::new(),
-        wire: Vec::new(),
-        judged: Vec::new(),
-    };
+    let mut result = blank(job, config);
+    if let Some(reason) = &scenario.pending {
+        // Loaded and validated like any scenario, never run: no mock, no client, no snapshot.
+        result.status = Status::Pending;
+        result.reason = Some(reason.clone());
+        return result;
+    }
     let run_dir = match tempfile::Builder::new().prefix("mcp-run-").tempdir() {
         Ok(d) => d,
         Err(e) => {
@@ -147,7 +194,8 @@ pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
             return result;
         }
     };
-    let deadline = Duration::from_millis(scenario.deadline_ms) + target.startup_allowance();
+    let deadline =
+        Deadline { scenario_ms: scenario.deadline_ms, startup_ms: target.startup_allowance().as_millis() as u64 };
     let mock_deadline_ms = scenario.deadline_ms + 2000;
     let client_run =
         |endpoint| ClientRun { scenario, transport: job.transport, endpoint, deadline, run_dir: run_dir.path() };
@@ -200,7 +248,9 @@ fn finish(
     result.mock_pids.extend(transcript.mock_pids());
     result.mock_pids.dedup();
 
-    let scope = Scope { target: target.kind(), transport: job.transport, revision: scenario.revision };
+    let deadline =
+        Deadline { scenario_ms: scenario.deadline_ms, startup_ms: target.startup_allowance().as_millis() as u64 };
+    let scope = Scope { target: target.kind(), transport: job.transport, revision: scenario.revision, deadline };
     let run = checks::Run { scenario, scope, outcome: &outcome, transcript: &transcript };
     let judged = checks::evaluate(&run);
     result.judged = checks::judged(&run, &judged);

@@ -1,8 +1,54 @@
 //! What a run is judged as: which kind of target, over which transport, in which revision.
 //! Checks and always-on rules decide from a [`Scope`] whether they apply (DESIGN "Checks:
 //! what applies to whom"); the transcript shows step durations for the bundled target only.
+//! The run's [`Deadline`] is part of it, so every message about the deadline explains it.
 
 use mcp_scenario::{Revision, TransportName};
+use std::fmt;
+use std::time::Duration;
+
+/// Environment variable overriding the start-up allowance of external clients (ms,
+/// default [`DEFAULT_STARTUP_MS`]).
+pub const STARTUP_ENV: &str = "MCP_HARNESS_STARTUP_MS";
+
+/// Default extra time an external client gets on top of the scenario's deadline, for its
+/// runtime to start (node, python and their SDK imports).
+pub const DEFAULT_STARTUP_MS: u64 = 2000;
+
+/// A run's deadline and where its two parts come from: the scenario's `deadline_ms` (default
+/// 3000) plus the target's start-up allowance (none for the bundled client, which runs
+/// in-process; [`STARTUP_ENV`] for an external one). Messages about a deadline show this
+/// arithmetic, so `8000ms` beside a scenario's `6000` is never a mystery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadline {
+    /// The scenario's `deadline_ms`.
+    pub scenario_ms: u64,
+    /// The target's start-up allowance, in ms.
+    pub startup_ms: u64,
+}
+
+impl Deadline {
+    /// The whole deadline.
+    pub fn total(self) -> Duration {
+        Duration::from_millis(self.scenario_ms + self.startup_ms)
+    }
+}
+
+impl fmt::Display for Deadline {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.startup_ms == 0 {
+            write!(f, "{}ms (the scenario's `deadline_ms`, default 3000)", self.scenario_ms)
+        } else {
+            write!(
+                f,
+                "{}ms (the scenario's `deadline_ms` {}ms, default 3000, + {}ms start-up allowance for an external client's runtime, {STARTUP_ENV}, default {DEFAULT_STARTUP_MS})",
+                self.scenario_ms + self.startup_ms,
+                self.scenario_ms,
+                self.startup_ms
+            )
+        }
+    }
+}
 
 /// The kind of client under test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,4 +85,23 @@ pub struct Scope {
     pub transport: TransportName,
     /// The revision the scenario speaks.
     pub revision: Revision,
+    /// The run's deadline.
+    pub deadline: Deadline,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Deadline;
+
+    #[test]
+    fn a_deadline_shows_where_its_numbers_come_from() {
+        let external = Deadline { scenario_ms: 6000, startup_ms: 2000 };
+        assert_eq!(
+            external.to_string(),
+            "8000ms (the scenario's `deadline_ms` 6000ms, default 3000, + 2000ms start-up allowance for an external client's runtime, MCP_HARNESS_STARTUP_MS, default 2000)"
+        );
+        assert_eq!(external.total().as_millis(), 8000);
+        let bundled = Deadline { scenario_ms: 3000, startup_ms: 0 };
+        assert_eq!(bundled.to_string(), "3000ms (the scenario's `deadline_ms`, default 3000)");
+    }
 }

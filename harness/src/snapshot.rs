@@ -103,16 +103,27 @@ fn new_path(path: &Path) -> PathBuf {
     PathBuf::from(p)
 }
 
-/// A short diff: the first differing line, with its neighbours.
+/// A line diff of the snapshot (`-`) against this run's transcript (`+`), two lines of
+/// context around each change, as plain text (results.json and JUnit keep it so; the
+/// terminal colours it, [`crate::terminal`]). The `similar` crate computes it (insta's own).
 pub fn first_difference(old: &str, new: &str) -> String {
-    let (a, b): (Vec<&str>, Vec<&str>) = (old.lines().collect(), new.lines().collect());
-    let i = a.iter().zip(&b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
-    let mut out = format!("first difference at line {}:\n", i + 1);
-    for line in a.iter().skip(i).take(3) {
-        out.push_str(&format!("- {line}\n"));
-    }
-    for line in b.iter().skip(i).take(3) {
-        out.push_str(&format!("+ {line}\n"));
+    let diff = similar::TextDiff::from_lines(old, new);
+    let mut out = String::from("--- snapshot\n+++ this run\n");
+    for group in diff.grouped_ops(2) {
+        for op in group {
+            for change in diff.iter_changes(&op) {
+                let sign = match change.tag() {
+                    similar::ChangeTag::Delete => '-',
+                    similar::ChangeTag::Insert => '+',
+                    similar::ChangeTag::Equal => ' ',
+                };
+                out.push(sign);
+                out.push(' ');
+                out.push_str(change.value().trim_end_matches('\n'));
+                out.push('\n');
+            }
+        }
+        out.push_str("@@\n");
     }
     out
 }
@@ -136,10 +147,12 @@ mod tests {
             compare_or_update(&snap, Path::new("a.yaml"), "line one\nline two\n", Policy::default()),
             SnapshotStatus::Matched
         );
-        assert!(matches!(
-            compare_or_update(&snap, Path::new("a.yaml"), "line one\nline twp", Policy::default()),
-            SnapshotStatus::Mismatch { .. }
-        ));
+        let SnapshotStatus::Mismatch { diff, .. } =
+            compare_or_update(&snap, Path::new("a.yaml"), "line one\nline twp", Policy::default())
+        else {
+            panic!("a changed byte must be a mismatch")
+        };
+        assert_eq!(diff, "--- snapshot\n+++ this run\n  line one\n- line two\n+ line twp\n@@\n");
     }
 
     #[test]

@@ -196,9 +196,14 @@ pub struct HttpCheck {
 pub struct OutcomeCheck {
     /// The plan step (1-based).
     pub step: usize,
-    /// Must the step succeed (`true`) or fail (`false`)?
+    /// Must the step succeed (`true`) or fail (`false`)? Every `outcome` check says which,
+    /// or gives `error` (which implies `ok: false`), or `settled: true`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ok: Option<bool>,
+    /// The step must end, by success or by failure, before the run deadline; which one is
+    /// not judged (for a rule that only asks the client not to hang). Instead of `ok`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub settled: bool,
     /// The error text must start with this (bundled target only; implies `ok: false`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

@@ -13,6 +13,7 @@
 //! - [`payload`] — bytes from script fields (text/hex/base64/json/generate), reply lines.
 //! - [`wire`] — the recorded wire events ([`WireEvent`]).
 //! - [`results`] — run results, step outcomes, statuses: read by reports, matrix, baseline.
+//! - [`indent`] — the line whose indentation does not line up, for structural errors.
 //! - [`load`](mod@load) — strict loading; errors name file:line:column and the field.
 //! - [`schema`] — the JSON Schema generated from the format's types.
 //! - [`signals`] — signal names as scenarios write them.
@@ -21,6 +22,7 @@
 pub mod basis;
 pub mod checks;
 pub mod error;
+pub mod indent;
 pub mod load;
 pub mod payload;
 pub mod plan;

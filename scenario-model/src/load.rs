@@ -32,7 +32,21 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
 /// Reads and validates one scenario file, with `server_rules` for the server script.
 pub fn load_with(path: &Path, server_rules: ServerRules<'_>) -> Result<Scenario, ScenarioError> {
     let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read { path: path.into(), source })?;
-    parse_with(path, &text, server_rules)
+    let scenario = parse_with(path, &text, server_rules)?;
+    // The name is the snapshots' name and what lists and reports show: a file whose stem
+    // says otherwise would be found under one name and reported under another.
+    if let Some(stem) = path.file_stem().and_then(|s| s.to_str())
+        && stem != scenario.name
+    {
+        return Err(Locator::new(path, &text).field(
+            "name",
+            format!(
+                "field `name`: {:?} differs from the file name {stem:?}: write `name: {stem}` (or rename the file to {}.yaml, and its snapshots with it)",
+                scenario.name, scenario.name
+            ),
+        ));
+    }
+    Ok(scenario)
 }
 
 /// Parses and validates scenario text; `path` is only used in messages.
@@ -46,11 +60,34 @@ pub fn parse_with(path: &Path, text: &str, server_rules: ServerRules<'_>) -> Res
     let options = serde_saphyr::options! { strict_booleans: true };
     let scenario: Scenario = serde_saphyr::from_str_with_options(text, options).map_err(|e| {
         let (line, column) = e.location().map(|l| (l.line() as u32, l.column() as u32)).unwrap_or((0, 0));
-        ScenarioError::Invalid { path: path.into(), line, column, message: with_hint(first_line(&e.to_string())) }
+        let message = with_hint(first_line(&e.to_string()));
+        // A line whose indentation does not line up explains most structural errors better
+        // than the parser's symptom at the enclosing mapping (`missing field …`).
+        if let Some(m) = crate::indent::misaligned(text) {
+            let message = format!("{m} (the parser then reported at {line}:{column}: {message})");
+            return ScenarioError::Invalid { path: path.into(), line: m.line, column: m.column, message };
+        }
+        let message = duplicate_key(text, line, &message).unwrap_or(message);
+        ScenarioError::Invalid { path: path.into(), line, column, message }
     })?;
     // A second, loose pass only to learn where each step starts, for validation messages.
     Validator { at: Locator::new(path, text), server_rules }.validate(&scenario)?;
     Ok(scenario)
+}
+
+/// serde-saphyr's duplicate-key message names a library option the user cannot set; say
+/// which key is given twice, where, and what to do.
+fn duplicate_key(text: &str, line: u32, message: &str) -> Option<String> {
+    let key = message.strip_prefix("duplicate mapping key: ")?.split(',').next()?.trim().to_string();
+    let second = text.lines().nth((line as usize).checked_sub(1)?)?;
+    let indent = second.len() - second.trim_start().len();
+    let first = text.lines().take(line as usize - 1).position(|l| {
+        let rest = l.get(indent..).unwrap_or("");
+        l.len() - l.trim_start().len() == indent
+            && rest.strip_prefix(key.as_str()).is_some_and(|r| r.trim_start().starts_with(':'))
+    });
+    let first = first.map(|i| format!(" (first on line {})", i + 1)).unwrap_or_default();
+    Some(format!("`{key}` is given twice in the same mapping{first}: remove one"))
 }
 
 /// What to write instead of a field the format no longer has.
@@ -77,6 +114,16 @@ impl<'a> Locator<'a> {
     /// loose parse that only records where each step and check starts.
     pub fn new(path: &'a Path, text: &str) -> Self {
         Locator { path, spans: serde_saphyr::from_str(text).unwrap_or_default() }
+    }
+
+    /// A message about a top-level field (at its line and column; 0:0 when absent).
+    pub fn field(&self, name: &str, message: impl Display) -> ScenarioError {
+        let at = match name {
+            "name" => self.spans.name.as_ref(),
+            _ => None,
+        };
+        let (line, column) = at.map(|s| (s.referenced.line() as u32, s.referenced.column() as u32)).unwrap_or((0, 0));
+        ScenarioError::Invalid { path: self.path.into(), line, column, message: message.to_string() }
     }
 
     /// A message about the scenario as a whole (at 0:0).
@@ -118,6 +165,8 @@ fn first_line(message: &str) -> String {
 
 #[derive(Deserialize, Default)]
 struct Spans {
+    #[serde(default)]
+    name: Option<Spanned<IgnoredAny>>,
     #[serde(default)]
     client: Vec<Spanned<IgnoredAny>>,
     #[serde(default)]

@@ -21,16 +21,24 @@ pub enum Status {
     Skipped,
     /// The harness itself could not run it.
     Error,
+    /// The scenario is marked `pending: "<reason>"`: loaded and validated, never run (the
+    /// reason says why).
+    Pending,
+    /// Not started: `--fail-fast` stopped starting runs after a failure.
+    NotRun,
 }
 
 impl Status {
-    /// The name as `results.json` writes it (`passed`, `failed`, `skipped`, `error`).
+    /// The name as `results.json` writes it (`passed`, `failed`, `skipped`, `error`,
+    /// `pending`, `not_run`).
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Passed => "passed",
             Status::Failed => "failed",
             Status::Skipped => "skipped",
             Status::Error => "error",
+            Status::Pending => "pending",
+            Status::NotRun => "not_run",
         }
     }
 }
@@ -430,7 +438,7 @@ mod tests {
 
     #[test]
     fn names_are_the_serialised_names() {
-        for s in [Status::Passed, Status::Failed, Status::Skipped, Status::Error] {
+        for s in [Status::Passed, Status::Failed, Status::Skipped, Status::Error, Status::Pending, Status::NotRun] {
             assert_eq!(serde_json::to_value(s).ok(), Some(Value::from(s.as_str())));
         }
         for v in [

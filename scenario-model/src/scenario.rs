@@ -24,6 +24,11 @@ pub struct Scenario {
     pub transport: TransportSet,
     /// The MCP protocol revision the mock speaks, e.g. `2025-11-25`.
     pub revision: Revision,
+    /// Marks the scenario pending, with the reason (e.g. the issue it waits on): it is
+    /// loaded and validated like any other, reported with status `pending` and the reason,
+    /// counted in the totals, and never run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<String>,
     /// Where the rule comes from: SPEC section, MCP spec page, seed section, or bug URL.
     #[serde(default)]
     pub refs: Vec<String>,
@@ -46,7 +51,10 @@ fn default_deadline_ms() -> u64 {
 }
 
 /// The transports a scenario runs over: one name or a list of names.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+///
+/// `Deserialize` is written by hand (serde's `untagged` would hide which value was wrong
+/// behind "did not match any variant"): a string is one name, a sequence several.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum TransportSet {
     /// A single transport.
@@ -65,8 +73,34 @@ impl TransportSet {
     }
 }
 
+impl<'de> Deserialize<'de> for TransportSet {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Set;
+        impl<'de> serde::de::Visitor<'de> for Set {
+            type Value = TransportSet;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "a transport ({}) or a list of them", TransportName::VALID)
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<TransportSet, E> {
+                TransportName::parse(v).map(TransportSet::One).map_err(E::custom)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<TransportSet, A::Error> {
+                let mut names = Vec::new();
+                while let Some(name) = seq.next_element::<TransportName>()? {
+                    names.push(name);
+                }
+                Ok(TransportSet::Many(names))
+            }
+        }
+        d.deserialize_any(Set)
+    }
+}
+
 /// A wire transport.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+///
+/// `Deserialize` is written by hand so an unknown name lists the valid ones and the closest
+/// ([`TransportName::parse`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum TransportName {
     /// Newline-delimited JSON over a child process's stdin/stdout.
@@ -77,7 +111,51 @@ pub enum TransportName {
     LegacySse,
 }
 
+impl<'de> Deserialize<'de> for TransportName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        TransportName::parse(&name).map_err(serde::de::Error::custom)
+    }
+}
+
 impl TransportName {
+    /// Every transport, in the order messages list them.
+    pub const ALL: [TransportName; 3] = [TransportName::Stdio, TransportName::Http, TransportName::LegacySse];
+
+    /// The valid names, as messages list them.
+    pub const VALID: &'static str = "`stdio`, `http` (Streamable HTTP) or `legacy-sse` (HTTP+SSE, 2024-11-05)";
+
+    /// Reads a name as scenario files and `--transport` write it; an unknown one is
+    /// refused with the valid names and, when one is obviously meant, that one.
+    pub fn parse(name: &str) -> Result<TransportName, String> {
+        if let Some(t) = TransportName::ALL.into_iter().find(|t| t.as_str() == name) {
+            return Ok(t);
+        }
+        let closest =
+            TransportName::closest(name).map(|t| format!("; did you mean `{}`?", t.as_str())).unwrap_or_default();
+        Err(format!("unknown transport `{name}`: write {}{closest}", TransportName::VALID))
+    }
+
+    /// The transport an unknown name obviously means: a spelling of it (case, `_` for `-`,
+    /// the long name `streamable-http`, plain `sse`), or one a typo or two away.
+    fn closest(name: &str) -> Option<TransportName> {
+        let folded = name.trim().to_ascii_lowercase().replace(['_', ' ', '+'], "-");
+        let alias = match folded.as_str() {
+            "streamable-http" | "streamablehttp" | "streamable" | "https" => Some(TransportName::Http),
+            "sse" | "legacy" | "http-sse" | "legacysse" | "legacy-http" => Some(TransportName::LegacySse),
+            "std-io" | "pipe" | "pipes" => Some(TransportName::Stdio),
+            other => TransportName::ALL.into_iter().find(|t| t.as_str() == other),
+        };
+        alias.or_else(|| {
+            TransportName::ALL
+                .into_iter()
+                .map(|t| (strsim::levenshtein(&folded, t.as_str()), t))
+                .filter(|(d, _)| *d <= 2)
+                .min_by_key(|(d, _)| *d)
+                .map(|(_, t)| t)
+        })
+    }
+
     /// The name as written in scenario files.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -109,6 +187,23 @@ pub enum Revision {
 }
 
 impl Revision {
+    /// Every revision, oldest first.
+    pub const ALL: [Revision; 5] = [
+        Revision::R2024_11_05,
+        Revision::R2025_03_26,
+        Revision::R2025_06_18,
+        Revision::R2025_11_25,
+        Revision::R2026_07_28,
+    ];
+
+    /// Reads a revision as written (`2025-11-25`); an unknown one is refused with the valid ones.
+    pub fn parse(s: &str) -> Result<Revision, String> {
+        Revision::ALL.into_iter().find(|r| r.as_str() == s).ok_or_else(|| {
+            let all: Vec<&str> = Revision::ALL.iter().map(|r| r.as_str()).collect();
+            format!("unknown revision `{s}`: write one of {}", all.join(", "))
+        })
+    }
+
     /// The revision string as it appears on the wire.
     pub fn as_str(self) -> &'static str {
         match self {

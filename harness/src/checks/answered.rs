@@ -8,6 +8,16 @@ use mcp_scenario::{Scenario, ServerStep};
 use serde_json::Value;
 
 impl CheckKind for AnsweredCheck {
+    fn explain(&self) -> String {
+        let how = match (&self.result, self.error_code, self.error) {
+            (Some(r), _, _) => format!(" with a result containing {r}"),
+            (None, Some(code), _) => format!(" with an error of code {code}"),
+            (None, None, true) => " with an error".into(),
+            _ => String::new(),
+        };
+        format!("the client answered the mock's request `{}`{how}", self.request)
+    }
+
     const NAME: &'static str = "answered";
     type Invalid = Invalid;
     type Failure = Failure;

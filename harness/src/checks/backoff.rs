@@ -11,6 +11,13 @@ use mcp_scenario::checks::BackoffCheck;
 use std::convert::Infallible;
 
 impl CheckKind for BackoffCheck {
+    fn explain(&self) -> String {
+        format!(
+            "the manager's reconnect attempts waited {:?} ms (jitter {}, slack {}ms; bundled client only)",
+            self.delays_ms, self.jitter, self.slack_ms
+        )
+    }
+
     const NAME: &'static str = "backoff";
     type Invalid = Infallible;
     type Failure = Failure;

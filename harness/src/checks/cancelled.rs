@@ -9,6 +9,14 @@ use mcp_scenario::{Scenario, ServerStep};
 use serde_json::Value;
 
 impl CheckKind for CancelledCheck {
+    fn explain(&self) -> String {
+        if self.sent {
+            format!("the client sent `notifications/cancelled` for the request the mock labelled `{}`", self.request)
+        } else {
+            format!("the client sent no `notifications/cancelled` for the request the mock labelled `{}`", self.request)
+        }
+    }
+
     const NAME: &'static str = "cancelled";
     type Invalid = Invalid;
     type Failure = Failure;

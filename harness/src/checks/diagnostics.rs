@@ -9,6 +9,10 @@ use mcp_scenario::checks::DiagnosticsCheck;
 use std::convert::Infallible;
 
 impl CheckKind for DiagnosticsCheck {
+    fn explain(&self) -> String {
+        "the bundled client's diagnostic counters have the given values (bundled client only)".into()
+    }
+
     const NAME: &'static str = "diagnostics";
     type Invalid = Infallible;
     type Failure = Failure;

@@ -10,6 +10,10 @@ use mcp_scenario::checks::ErrorIsCheck;
 use mcp_scenario::results::StepStatus;
 
 impl CheckKind for ErrorIsCheck {
+    fn explain(&self) -> String {
+        format!("plan step {} failed with exactly the error {:?} (bundled client only)", self.step, self.text)
+    }
+
     const NAME: &'static str = "error_is";
     type Invalid = Invalid;
     type Failure = Failure;

@@ -10,6 +10,30 @@ use mcp_scenario::wire::{RECORDED_REQUEST_HEADERS, WireEvent, is_recorded_header
 use serde_json::Value;
 
 impl CheckKind for HttpCheck {
+    fn explain(&self) -> String {
+        let filter =
+            HttpFilter { http_method: self.http_method.clone(), method: self.method.clone(), path: self.path.clone() };
+        let mut which = filter_parts(&filter);
+        if let Some(c) = self.connection {
+            which.push(format!("on connection {c}"));
+        }
+        let which =
+            if which.is_empty() { "HTTP requests".to_string() } else { format!("{} requests", which.join(" ")) };
+        let header = match (&self.header, &self.value) {
+            (Some(h), Some(v)) => format!(" carried `{h}: {v}`"),
+            (Some(h), None) => format!(" carried `{h}`"),
+            _ => String::new(),
+        };
+        let how_many = match (self.count, self.at_most, self.every) {
+            (Some(n), _, _) => format!("exactly {n} of the client's {which}"),
+            (_, Some(n), _) => format!("at most {n} of the client's {which}"),
+            (_, _, true) if self.optional => format!("every one of the client's {which} (none at all is fine)"),
+            (_, _, true) => format!("every one of the client's {which} (at least one)"),
+            _ => format!("at least one of the client's {which}"),
+        };
+        format!("{how_many}{}", if header.is_empty() { " reached the mock".into() } else { header })
+    }
+
     const NAME: &'static str = "http";
     type Invalid = Invalid;
     type Failure = Failure;
@@ -290,6 +314,21 @@ pub enum Failure {
     },
 }
 
+/// The words for each field a filter gives: its HTTP method, `` `method` ``, `to <path>`.
+pub(super) fn filter_parts(f: &HttpFilter) -> Vec<String> {
+    let mut parts = Vec::new();
+    if let Some(m) = &f.http_method {
+        parts.push(m.clone());
+    }
+    if let Some(m) = &f.method {
+        parts.push(format!("`{m}`"));
+    }
+    if let Some(p) = &f.path {
+        parts.push(format!("to {p}"));
+    }
+    parts
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -323,6 +362,7 @@ mod tests {
             target: TargetKind::Bundled,
             transport: scenario.transport.to_vec()[0],
             revision: scenario.revision,
+            deadline: crate::scope::Deadline { scenario_ms: scenario.deadline_ms, startup_ms: 0 },
         };
         let run = Run { scenario: &scenario, scope, outcome: &ClientOutcome::default(), transcript: &transcript };
         h.evaluate(&run).map_err(|f| f.to_string())

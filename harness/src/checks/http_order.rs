@@ -10,6 +10,14 @@ use mcp_scenario::wire::WireEvent;
 use mcp_scenario::{Scenario, TransportName};
 
 impl CheckKind for HttpOrderCheck {
+    fn explain(&self) -> String {
+        format!(
+            "the client's first {} reached the mock before its first {}",
+            filter_words(&self.first),
+            filter_words(&self.then)
+        )
+    }
+
     const NAME: &'static str = "http_order";
     type Invalid = Invalid;
     type Failure = Failure;
@@ -87,4 +95,10 @@ pub enum Failure {
         /// Its exchange.
         b: u64,
     },
+}
+
+/// An HTTP filter in words (`POST `initialize``).
+fn filter_words(f: &HttpFilter) -> String {
+    let parts = super::http::filter_parts(f);
+    if parts.is_empty() { "request".into() } else { parts.join(" ") }
 }

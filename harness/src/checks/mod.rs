@@ -11,7 +11,7 @@
 //! 1. `scenario-model/src/checks.rs`: the check's data type `<Kind>Check` (its doc comments
 //!    are the schema's descriptions) and one variant of [`Check`]: `<Kind>(<Kind>Check),`.
 //! 2. `harness/src/checks/<kind>.rs`: `impl CheckKind for <Kind>Check` — its [`NAME`]
-//!    (`check 2 (<name>)`), its load-time [`validate`] (messages name the field; the loader
+//!    (`check 2 (<name>)`), its words for `explain` ([`CheckKind::explain`]), its load-time [`validate`] (messages name the field; the loader
 //!    adds `<file>:<line>:<column>: check <n>: `), [`applies`] (which targets, transports,
 //!    revisions judge it), [`evaluate`] against the transcript and outcome, and the typed
 //!    [`Invalid`] and [`Failure`] whose Display are the messages.
@@ -69,6 +69,10 @@ pub trait CheckKind {
 
     /// Why the check failed on a run; its Display is the failure message.
     type Failure: fmt::Display;
+
+    /// The check in words, for `mcp-harness explain`: what must hold ("the client sent
+    /// `ping` at least once"). No default, so a new kind cannot forget it.
+    fn explain(&self) -> String;
 
     /// Load-time validation against the rest of the scenario (steps, labels, names).
     fn validate(&self, _scenario: &Scenario) -> Result<(), Self::Invalid> {
@@ -188,6 +192,11 @@ pub fn plan_method(scenario: &Scenario, step: usize) -> Vec<String> {
         Some(s) => sends(s).into_iter().collect(),
         None => Vec::new(),
     }
+}
+
+/// A check in words, for `mcp-harness explain`.
+pub fn explain(check: &Check) -> String {
+    with_kind!(check, k => k.explain())
 }
 
 /// What evaluating a run found.

@@ -8,6 +8,10 @@ use mcp_scenario::results::Reportable;
 use std::convert::Infallible;
 
 impl CheckKind for NotNotifiedCheck {
+    fn explain(&self) -> String {
+        format!("the client never reported the notification `{}`", self.method)
+    }
+
     const NAME: &'static str = "not_notified";
     type Invalid = Infallible;
     type Failure = Failure;

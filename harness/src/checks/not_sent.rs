@@ -8,6 +8,10 @@ use mcp_scenario::checks::NotSentCheck;
 use std::convert::Infallible;
 
 impl CheckKind for NotSentCheck {
+    fn explain(&self) -> String {
+        format!("the client never sent `{}`", self.method)
+    }
+
     const NAME: &'static str = "not_sent";
     type Invalid = Infallible;
     type Failure = Failure;

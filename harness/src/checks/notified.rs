@@ -7,6 +7,10 @@ use mcp_scenario::results::Reportable;
 use std::convert::Infallible;
 
 impl CheckKind for NotifiedCheck {
+    fn explain(&self) -> String {
+        format!("the client reported receiving the notification `{}`", self.method)
+    }
+
     const NAME: &'static str = "notified";
     type Invalid = Infallible;
     type Failure = Failure;

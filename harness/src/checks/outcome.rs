@@ -10,6 +10,29 @@ use mcp_scenario::results::StepStatus;
 use serde_json::Value;
 
 impl CheckKind for OutcomeCheck {
+    fn explain(&self) -> String {
+        let class = match (self.ok, &self.error, self.settled) {
+            (_, _, true) => "ended, by success or failure, before the deadline".to_string(),
+            (_, Some(e), _) => {
+                format!("failed with an error starting {e:?} (the text is judged for the bundled client only)")
+            }
+            (Some(true), None, _) => "succeeded".into(),
+            (Some(false), None, _) => "failed".into(),
+            (None, None, false) => "succeeded".into(),
+        };
+        let mut s = format!("plan step {} {class}", self.step);
+        if let Some(r) = &self.result {
+            s.push_str(&format!(", with a result containing {r}"));
+        }
+        if let Some(ms) = self.within_ms {
+            s.push_str(&format!(", within {ms}ms"));
+        }
+        if let Some(ms) = self.at_least_ms {
+            s.push_str(&format!(", taking at least {ms}ms"));
+        }
+        s
+    }
+
     const NAME: &'static str = "outcome";
     type Invalid = Invalid;
     type Failure = Failure;
@@ -18,6 +41,12 @@ impl CheckKind for OutcomeCheck {
         super::NoSuchStep::check(self.step, scenario)?;
         if self.error.is_some() && self.ok == Some(true) {
             return Err(Invalid::OkWithError);
+        }
+        if self.settled && (self.ok.is_some() || self.error.is_some()) {
+            return Err(Invalid::SettledWithClass);
+        }
+        if self.ok.is_none() && self.error.is_none() && !self.settled {
+            return Err(Invalid::NoClass { step: self.step });
         }
         Ok(())
     }
@@ -34,7 +63,7 @@ impl CheckKind for OutcomeCheck {
             return Err(Failure::DidNotRun { step: n, what: what(), why: step.error.clone().unwrap_or_default() });
         }
         let want_ok = self.ok.unwrap_or(self.error.is_none());
-        if want_ok != (step.status == StepStatus::Ok) {
+        if !self.settled && want_ok != (step.status == StepStatus::Ok) {
             return Err(match &step.error {
                 Some(error) => Failure::Failed { step: n, what: what(), error: error.clone() },
                 None => Failure::Succeeded { step: n, what: what() },
@@ -77,6 +106,17 @@ pub enum Invalid {
     /// `ok: true` with an expected error.
     #[error("fields `ok: true` and `error`: an expected error implies `ok: false`")]
     OkWithError,
+    /// Neither `ok`, `error` nor `settled`: the check would silently mean `ok: true`.
+    #[error(
+        "field `ok`: say how step {step} must end: `ok: true` (it succeeds), `ok: false` (it fails), `error: \"…\"` (it fails with this text) or `settled: true` (it ends either way, before the deadline)"
+    )]
+    NoClass {
+        /// The step.
+        step: usize,
+    },
+    /// `settled: true` beside a class.
+    #[error("fields `settled` and `ok` / `error`: `settled: true` leaves the class open; give one or the other")]
+    SettledWithClass,
 }
 
 /// How a step's outcome differed from the check.

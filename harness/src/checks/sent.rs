@@ -10,6 +10,22 @@ use mcp_scenario::wire::WireEvent;
 use serde_json::Value;
 
 impl CheckKind for SentCheck {
+    fn explain(&self) -> String {
+        let times = match (self.count, self.at_most) {
+            (Some(n), _) => format!("exactly {n} time(s)"),
+            (None, Some(n)) => format!("at most {n} time(s)"),
+            _ => "at least once".into(),
+        };
+        let mut s = format!("the client sent `{}` {times}", self.method);
+        if let Some(p) = &self.params {
+            s.push_str(&format!(", with params containing {p}"));
+        }
+        if let Some(c) = self.connection {
+            s.push_str(&format!(", on connection {c}"));
+        }
+        s
+    }
+
     const NAME: &'static str = "sent";
     type Invalid = Invalid;
     type Failure = Failure;
@@ -167,6 +183,7 @@ mod tests {
             target: TargetKind::Bundled,
             transport: scenario.transport.to_vec()[0],
             revision: scenario.revision,
+            deadline: crate::scope::Deadline { scenario_ms: scenario.deadline_ms, startup_ms: 0 },
         };
         let run = Run { scenario: &scenario, scope, outcome: &ClientOutcome::default(), transcript: &transcript };
         s.evaluate(&run).map_err(|f| f.to_string())

@@ -9,6 +9,10 @@ use mcp_scenario::checks::OrderCheck;
 use std::convert::Infallible;
 
 impl CheckKind for OrderCheck {
+    fn explain(&self) -> String {
+        format!("the client sent its first `{}` before its first `{}`", self.first, self.then)
+    }
+
     const NAME: &'static str = "sent_before";
     type Invalid = Infallible;
     type Failure = Failure;

@@ -7,6 +7,14 @@ use mcp_scenario::checks::SignalCheck;
 use mcp_scenario::wire::WireEvent;
 
 impl CheckKind for SignalCheck {
+    fn explain(&self) -> String {
+        if self.received {
+            format!("the mock received {}", self.name)
+        } else {
+            format!("the mock never received {}", self.name)
+        }
+    }
+
     const NAME: &'static str = "signal";
     type Invalid = Invalid;
     type Failure = Failure;

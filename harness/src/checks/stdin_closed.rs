@@ -7,6 +7,10 @@ use mcp_scenario::wire::WireEvent;
 use std::convert::Infallible;
 
 impl CheckKind for StdinClosedCheck {
+    fn explain(&self) -> String {
+        format!("the mock saw its stdin reach EOF on connection {}", self.connection.unwrap_or(1))
+    }
+
     const NAME: &'static str = "stdin_closed";
     type Invalid = Infallible;
     type Failure = Failure;

@@ -45,6 +45,10 @@ fn resolve(scenario: &Scenario, name: &str) -> Option<Option<Answers>> {
 }
 
 impl CheckKind for StreamClosedCheck {
+    fn explain(&self) -> String {
+        format!("the client closed the stream `{}`", self.stream)
+    }
+
     const NAME: &'static str = "stream_closed";
     type Invalid = Invalid;
     type Failure = Failure;

@@ -12,6 +12,13 @@ use mcp_scenario::results::StepStatus;
 use mcp_scenario::{ClientStep, Scenario};
 
 impl CheckKind for TimesOutCheck {
+    fn explain(&self) -> String {
+        format!(
+            "plan step {}, given no timeout, failed by itself before the run deadline (the client has a default timeout)",
+            self.step
+        )
+    }
+
     const NAME: &'static str = "times_out";
     type Invalid = Invalid;
     type Failure = Failure;

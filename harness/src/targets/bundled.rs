@@ -66,11 +66,11 @@ impl Client for Bundled {
             let scenario = run.scenario;
             let out = Arc::new(Mutex::new(ClientOutcome::default()));
             let plan = run_plan(scenario, run.transport, run.endpoint, run.run_dir, out.clone());
-            let hung = tokio::time::timeout(run.deadline, plan).await.is_err();
+            let hung = tokio::time::timeout(run.deadline.total(), plan).await.is_err();
             let mut outcome = std::mem::take(&mut *lock(&out));
             outcome.hung = hung;
             // A plan cut short: the steps it never reached or never finished.
-            let why = hung.then(|| format!("run deadline of {}ms expired", scenario.deadline_ms));
+            let why = hung.then(|| format!("run deadline of {}ms expired", run.deadline.total().as_millis()));
             for (i, step) in scenario.client.iter().enumerate().skip(outcome.steps.len()) {
                 outcome.steps.push(not_run(i, step, why.clone()));
             }

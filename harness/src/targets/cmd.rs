@@ -42,13 +42,8 @@ const OTHER_LINES: usize = 40;
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(1000);
 /// How long to keep reading after the whole group was killed.
 const DRAIN_AFTER_KILL: Duration = Duration::from_millis(300);
-/// Default extra time an external client gets on top of the scenario's deadline, for its
-/// runtime to start (node, python and their SDK imports); see [`Client::startup_allowance`].
-const DEFAULT_STARTUP_MS: u64 = 2000;
-
-/// Environment variable overriding the extra start-up time of external clients (ms,
-/// default 2000).
-pub const STARTUP_ENV: &str = "MCP_HARNESS_STARTUP_MS";
+pub use crate::scope::STARTUP_ENV;
+use crate::scope::{DEFAULT_STARTUP_MS, Deadline};
 
 /// An external client program (`cmd:<command line>`).
 #[derive(Debug, Clone)]
@@ -442,7 +437,7 @@ async fn run_program(command_line: &str, run: ClientRun<'_>) -> ClientOutcome {
             Ok(s) => process_end(s),
             Err(e) => ProcessEnd::NotStarted { error: format!("cannot wait for the client: {e}") },
         },
-        () = tokio::time::sleep(deadline) => ProcessEnd::KilledAtDeadline,
+        () = tokio::time::sleep(deadline.total()) => ProcessEnd::KilledAtDeadline,
     };
     // The flood is a recorded fact, set before the reader killed the group: when it is
     // there, the exit (or signal) the wait saw is the kill it caused, not the client's own
@@ -503,11 +498,11 @@ fn assemble(
     mut c: Collected,
     report: ProcessReport,
     started: Instant,
-    deadline: Duration,
+    deadline: Deadline,
 ) -> ClientOutcome {
     let hung = report.end == ProcessEnd::KilledAtDeadline;
     let why_not_run = match &report.end {
-        ProcessEnd::KilledAtDeadline => format!("run deadline of {}ms expired", deadline.as_millis()),
+        ProcessEnd::KilledAtDeadline => format!("run deadline of {}ms expired", deadline.total().as_millis()),
         ProcessEnd::NotStarted { error } => error.clone(),
         other => format!("{other} before reporting this step"),
     };

@@ -42,7 +42,7 @@ pub struct ClientRun<'a> {
     pub run_dir: &'a std::path::Path,
     /// When the client part is cut short: the scenario's deadline plus the target's
     /// [`Client::startup_allowance`].
-    pub deadline: Duration,
+    pub deadline: crate::scope::Deadline,
 }
 
 /// A client under test. The runner knows targets only through this trait.

@@ -95,3 +95,294 @@ fn committed_schema_is_current() {
         "scenarios/schema.json is stale: run `make schema` (cargo run -p mcp-harness -- schema > scenarios/schema.json)"
     );
 }
+
+/// Writes `text` as `<dir>/<name>.yaml` (the name taken from the text's `name:`).
+fn write_scenario(dir: &Path, text: &str) -> std::path::PathBuf {
+    let name = text.lines().next().and_then(|l| l.strip_prefix("name: ")).expect("name line");
+    let path = dir.join(format!("{name}.yaml"));
+    std::fs::write(&path, text).expect("write");
+    path
+}
+
+/// `mcp-harness check` on SCENARIO edited by `edit`: its one stderr line, the path shown as
+/// `tiny.yaml`.
+fn check_message(edit: impl Fn(&str) -> String) -> String {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("tiny.yaml");
+    std::fs::write(&path, edit(SCENARIO)).expect("write");
+    let out = harness().args(["check", path.to_str().expect("utf8")]).output().expect("runs");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    String::from_utf8_lossy(&out.stderr).trim().replace(&path.display().to_string(), "tiny.yaml")
+}
+
+#[test]
+fn an_unknown_transport_lists_the_valid_ones_and_the_closest() {
+    assert_eq!(
+        check_message(|s| s.replace("transport: stdio", "transport: streamable-http")),
+        "mcp-harness: tiny.yaml:3:12: unknown transport `streamable-http`: write `stdio`, `http` (Streamable HTTP) or `legacy-sse` (HTTP+SSE, 2024-11-05); did you mean `http`?"
+    );
+    let listed = check_message(|s| s.replace("transport: stdio", "transport: [stdio, websocket]"));
+    assert!(listed.ends_with("unknown transport `websocket`: write `stdio`, `http` (Streamable HTTP) or `legacy-sse` (HTTP+SSE, 2024-11-05)"), "{listed}");
+}
+
+#[test]
+fn a_duplicate_key_says_which_twice_and_to_remove_one() {
+    assert_eq!(
+        check_message(|s| s.replace("revision: 2025-11-25\n", "revision: 2025-11-25\nrevision: 2025-06-18\n")),
+        "mcp-harness: tiny.yaml:5:1: `revision` is given twice in the same mapping (first on line 4): remove one"
+    );
+}
+
+#[test]
+fn a_misaligned_indent_points_at_its_line() {
+    let three = |s: &str| s.replacen("    method: tools/list", "   method: tools/list", 1);
+    assert_eq!(
+        check_message(three),
+        "mcp-harness: tiny.yaml:8:4: `method` is indented 3 spaces, which does not line up with its siblings (`op` on line 7 is at 4 spaces): YAML ends that mapping before this line. Indent it 4 spaces like `op` (the parser then reported at 7:5: missing field `method`)"
+    );
+    let five = check_message(|s| s.replacen("    method: tools/list", "     method: tools/list", 1));
+    assert!(five.starts_with("mcp-harness: tiny.yaml:8:6: `method` is indented 5 spaces, deeper than `op` on line 7 (4 spaces), whose value is already given"), "{five}");
+}
+
+#[test]
+fn an_outcome_must_say_how_the_step_ends() {
+    assert_eq!(
+        check_message(|s| s.replace("outcome: {step: 2, ok: true}", "outcome: {step: 2}")),
+        "mcp-harness: tiny.yaml:16:5: check 1: field `ok`: say how step 2 must end: `ok: true` (it succeeds), `ok: false` (it fails), `error: \"…\"` (it fails with this text) or `settled: true` (it ends either way, before the deadline)"
+    );
+    let both =
+        check_message(|s| s.replace("outcome: {step: 2, ok: true}", "outcome: {step: 2, ok: true, settled: true}"));
+    assert!(
+        both.ends_with(
+            "check 1: fields `settled` and `ok` / `error`: `settled: true` leaves the class open; give one or the other"
+        ),
+        "{both}"
+    );
+}
+
+#[test]
+fn a_name_that_is_not_the_file_stem_says_what_to_write() {
+    assert_eq!(
+        check_message(|s| s.replace("name: tiny", "name: tiny-two")),
+        "mcp-harness: tiny.yaml:1:7: field `name`: \"tiny-two\" differs from the file name \"tiny\": write `name: tiny` (or rename the file to tiny-two.yaml, and its snapshots with it)"
+    );
+}
+
+/// A scenario whose check fails on any client (the plan sends what it forbids).
+fn failing(name: &str) -> String {
+    SCENARIO.replace("name: tiny", &format!("name: {name}")).replace(
+        "  - outcome: {step: 2, ok: true}\n",
+        "  - outcome: {step: 2, ok: true}\n  - not_sent: {method: tools/list}\n",
+    )
+}
+
+fn named(name: &str) -> String {
+    SCENARIO.replace("name: tiny", &format!("name: {name}"))
+}
+
+/// Runs `mcp-harness run <dir> <args>` under CI (plain lines), reports inside `dir`.
+fn run_in(dir: &Path, args: &[&str]) -> assert_cmd::assert::Assert {
+    let reports = dir.join("reports");
+    harness()
+        .args(["run", dir.to_str().expect("utf8"), "--reports", reports.to_str().expect("utf8")])
+        .args(args)
+        .env("CI", "1")
+        .assert()
+}
+
+#[test]
+fn filters_choose_scenarios_by_name_transport_and_revision() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_scenario(dir.path(), &named("alpha-one"));
+    write_scenario(dir.path(), &named("beta-two"));
+    write_scenario(dir.path(), &named("old-rev").replace("revision: 2025-11-25", "revision: 2025-06-18"));
+    run_in(dir.path(), &["--no-snapshots", "--filter", "alpha"])
+        .code(0)
+        .stdout(predicate::str::contains("PASS  alpha-one").and(predicate::str::contains("1 passed, 0 failed")));
+    run_in(dir.path(), &["--no-snapshots", "--filter", "*-t?o"])
+        .code(0)
+        .stdout(predicate::str::contains("PASS  beta-two").and(predicate::str::contains("1 passed, 0 failed")));
+    run_in(dir.path(), &["--no-snapshots", "--revision", "2025-06-18"])
+        .code(0)
+        .stdout(predicate::str::contains("PASS  old-rev").and(predicate::str::contains("1 passed, 0 failed")));
+    run_in(dir.path(), &["--no-snapshots", "--transport", "http"])
+        .code(2)
+        .stderr(predicate::str::contains("none of the 3 scenarios matches the filters"));
+    run_in(dir.path(), &["--transport", "streamable-http"]).code(2).stderr(predicate::str::contains(
+        "unknown transport `streamable-http`: write `stdio`, `http` (Streamable HTTP) or `legacy-sse`",
+    ));
+}
+
+#[test]
+fn no_snapshots_writes_nothing_beside_the_scenario() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_scenario(dir.path(), &failing("fails"));
+    run_in(dir.path(), &["--no-snapshots"]).code(1).stdout(predicate::str::contains("FAIL  fails"));
+    write_scenario(dir.path(), SCENARIO);
+    run_in(dir.path(), &["--no-snapshots", "--filter", "tiny"]).code(0);
+    let beside: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".snap"))
+        .collect();
+    assert!(beside.is_empty(), "{beside:?}");
+}
+
+#[test]
+fn keep_going_skips_invalid_files_runs_the_rest_and_exits_2() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_scenario(dir.path(), SCENARIO);
+    write_scenario(dir.path(), &named("broken").replace("transport: stdio", "transport: sse"));
+    run_in(dir.path(), &["--no-snapshots"]).code(2).stdout(predicate::str::is_empty());
+    run_in(dir.path(), &["--no-snapshots", "--keep-going"])
+        .code(2)
+        .stderr(predicate::str::contains("skipped (--keep-going):").and(predicate::str::contains("broken.yaml:3:12")))
+        .stdout(
+            predicate::str::contains("1 passed, 0 failed")
+                .and(predicate::str::contains("1 invalid scenario file(s) skipped (--keep-going)")),
+        );
+}
+
+#[test]
+fn fail_fast_reports_the_runs_it_did_not_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_scenario(dir.path(), &failing("a-fails"));
+    write_scenario(dir.path(), &failing("b-fails"));
+    run_in(dir.path(), &["--no-snapshots", "-j", "1"]).code(1).stdout(predicate::str::contains("0 passed, 2 failed"));
+    run_in(dir.path(), &["--no-snapshots", "-j", "1", "--fail-fast"]).code(1).stdout(
+        predicate::str::contains("FAIL  a-fails")
+            .and(predicate::str::contains("NOTRUN b-fails [stdio, bundled]: not run: --fail-fast stopped"))
+            .and(predicate::str::contains("0 passed, 1 failed, 0 skipped, 0 errors, 1 not run")),
+    );
+    let json = std::fs::read_to_string(dir.path().join("reports/results.json")).expect("results.json");
+    assert!(json.contains("\"status\": \"not_run\"") && json.contains("\"not_run\": 1"), "{json}");
+}
+
+#[test]
+fn a_pending_scenario_is_reported_with_its_reason_and_never_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text =
+        named("later").replace("revision: 2025-11-25\n", "revision: 2025-11-25\npending: \"waits on issue 12\"\n");
+    write_scenario(dir.path(), &text);
+    write_scenario(dir.path(), SCENARIO);
+    run_in(dir.path(), &["--no-snapshots"]).code(0).stdout(
+        predicate::str::contains("PEND  later [stdio, bundled]: pending: waits on issue 12")
+            .and(predicate::str::contains("1 passed, 0 failed, 0 skipped, 0 errors, 1 pending")),
+    );
+    let json = std::fs::read_to_string(dir.path().join("reports/results.json")).expect("results.json");
+    assert!(json.contains("\"status\": \"pending\"") && json.contains("\"pending\": 1"), "{json}");
+    let junit = std::fs::read_to_string(dir.path().join("reports/junit.xml")).expect("junit.xml");
+    assert!(junit.contains("<skipped message=\"pending: waits on issue 12\"/>"), "{junit}");
+    // A pending scenario is still validated.
+    write_scenario(dir.path(), &text.replace("op: connect", "op: conect"));
+    run_in(dir.path(), &["--no-snapshots"]).code(2).stderr(predicate::str::contains("later.yaml:"));
+}
+
+#[test]
+fn format_json_puts_the_results_document_on_stdout() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_scenario(dir.path(), SCENARIO);
+    let out = run_in(dir.path(), &["--no-snapshots", "--format", "json"]).code(0).get_output().stdout.clone();
+    let doc: serde_json::Value = serde_json::from_slice(&out).expect("stdout is one JSON document");
+    assert_eq!(doc["totals"]["passed"], 1, "{doc}");
+    assert_eq!(doc["runs"][0]["scenario"], "tiny");
+    assert_eq!(doc["runs"][0]["status"], "passed");
+}
+
+#[test]
+fn progress_is_plain_lines_when_not_on_a_terminal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_scenario(dir.path(), SCENARIO);
+    run_in(dir.path(), &["--no-snapshots"]).code(0).stderr(predicate::str::contains("[1/1] PASS tiny [stdio]"));
+    run_in(dir.path(), &["--no-snapshots", "--quiet"]).code(0).stderr(predicate::str::is_empty());
+}
+
+#[test]
+fn a_snapshot_mismatch_shows_a_line_diff() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_scenario(dir.path(), SCENARIO);
+    run_in(dir.path(), &["--update-snapshots"]).code(0);
+    let snap = dir.path().join("tiny.snap");
+    let text = std::fs::read_to_string(&snap).expect("snapshot");
+    std::fs::write(&snap, text.replacen("tools/list", "tools/lisT", 1)).expect("write");
+    // Not a terminal: no colour codes, the plain diff.
+    run_in(dir.path(), &[]).code(1).stdout(
+        predicate::str::contains("        --- snapshot\n        +++ this run\n")
+            .and(predicate::str::contains("tools/lisT"))
+            .and(predicate::str::contains("\x1b[").not()),
+    );
+}
+
+#[test]
+fn list_shows_one_line_per_scenario_and_filters() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let area = dir.path().join("stdio");
+    std::fs::create_dir(&area).expect("mkdir");
+    write_scenario(&area, SCENARIO);
+    let text =
+        named("later").replace("revision: 2025-11-25\n", "revision: 2025-11-25\npending: \"waits on issue 12\"\n");
+    write_scenario(&area, &text.replace("ok: true}", "ok: true}\n    must: \"2025-11-25 x: MUST y\""));
+    let list = |args: &[&str]| harness().arg("list").arg(dir.path()).args(args).assert();
+    list(&[]).code(0).stdout(
+        "later  [stdio]  2025-11-25  must,stdio  PENDING: waits on issue 12\ntiny  [stdio]  2025-11-25  stdio,unclassified\n",
+    );
+    list(&["--tag", "must"])
+        .code(0)
+        .stdout(predicate::str::starts_with("later ").and(predicate::str::contains("tiny").not()));
+    list(&["--text", "TIN"]).code(0).stdout(predicate::str::starts_with("tiny "));
+    list(&["--transport", "http"]).code(0).stdout(predicate::str::is_empty());
+}
+
+#[test]
+fn explain_tells_the_scenario_in_words_by_file_or_name() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_scenario(dir.path(), SCENARIO);
+    let words = "The client is asked to (the plan):\n  1. connect and run the MCP handshake\n  2. send the request `tools/list` and wait for its outcome\n";
+    harness().args(["explain", "tiny", "--in", dir.path().to_str().expect("utf8")]).assert().code(0).stdout(
+        predicate::str::contains(words)
+            .and(predicate::str::contains("  2. waits for the client's `tools/list`"))
+            .and(predicate::str::contains("  1. plan step 2 succeeded\n     rests on unclassified")),
+    );
+    harness()
+        .args(["explain", dir.path().join("tiny.yaml").to_str().expect("utf8")])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(words));
+    harness()
+        .args(["explain", "tinny", "--in", dir.path().to_str().expect("utf8")])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("did you mean `tiny`?"));
+}
+
+#[test]
+fn every_subcommand_has_help_with_defaults_and_examples() {
+    for (sub, wants) in [
+        (
+            "run",
+            &[
+                "--fail-fast",
+                "--keep-going",
+                "--no-snapshots",
+                "--format",
+                "Default: text",
+                "Examples:",
+                "[default: bundled]",
+            ][..],
+        ),
+        ("list", &["--transport", "--revision", "--tag", "--text", "Examples:", "Tags are derived"][..]),
+        ("explain", &["Examples:", "[default: scenarios]"][..]),
+        ("check", &["[default: scenarios]", "Examples:"][..]),
+        ("matrix", &["[default: reports/clients]", "Examples:"][..]),
+        ("schema", &["JSON Schema", "Examples:"][..]),
+    ] {
+        let out = harness().args([sub, "--help"]).output().expect("runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{sub}");
+        for want in wants {
+            assert!(text.contains(want), "`mcp-harness {sub} --help` lacks {want:?}:\n{text}");
+        }
+    }
+    harness().arg("--help").assert().code(0).stdout(predicate::str::contains("with\n     --keep-going"));
+}

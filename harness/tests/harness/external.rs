@@ -47,6 +47,7 @@ async fn run_fake_config(dir: &Path, name: &str, body: &str, yaml: &str, snapsho
         snapshots: Default::default(),
         strict: false,
         compare_snapshots: snapshots,
+        fail_fast: false,
     };
     let job = runner::jobs(vec![(scenario_path, scenario)], &config.target).remove(0);
     let started = Instant::now();
@@ -85,6 +86,14 @@ async fn hanging_client_with_grandchild_holding_stdout_is_a_timeout_and_leaves_n
     // unjudged fail on their own, and this scenario has none.
     let hang = result.warnings.iter().find(|f| f.check.contains("finishes before the deadline"));
     assert!(hang.is_some_and(|h| h.level == Level::Should), "{:?}", result.warnings);
+    // The message shows the deadline arithmetic beside the step's "run deadline of …ms".
+    let total = DEADLINE_MS + Target::cmd("x").startup_allowance().as_millis() as u64;
+    let expected = format!(
+        "the client plan did not finish within the run deadline of {total}ms (the scenario's `deadline_ms` {DEADLINE_MS}ms, default 3000, + {}ms start-up allowance for an external client's runtime, MCP_HARNESS_STARTUP_MS, default 2000)",
+        total - DEADLINE_MS
+    );
+    assert_eq!(hang.map(|h| h.message.as_str()), Some(expected.as_str()));
+    assert_eq!(result.steps[1].error.as_deref(), Some(format!("run deadline of {total}ms expired").as_str()));
     assert_eq!(result.steps[0].status, StepStatus::Ok);
     assert_eq!(result.steps[1].status, StepStatus::NotRun);
     assert!(result.steps[1].error.as_deref().unwrap_or("").contains("deadline"), "{:?}", result.steps[1]);
@@ -234,6 +243,7 @@ async fn missing_program_is_a_harness_error_not_a_finding() {
         snapshots: Default::default(),
         strict: false,
         compare_snapshots: false,
+        fail_fast: false,
     };
     let job = runner::jobs(vec![(scenario_path, scenario)], &config.target).remove(0);
     let result = runner::run_one(&job, &Arc::new(config)).await;

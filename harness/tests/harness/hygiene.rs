@@ -37,6 +37,7 @@ async fn sigterm_ignoring_server_is_killed_within_deadline_plus_one_second() {
         snapshots: Default::default(),
         strict: false,
         compare_snapshots: false,
+        fail_fast: false,
     };
     let job = runner::jobs(vec![(path.clone(), scenario)], &config.target).remove(0);
     let started = Instant::now();

@@ -6,6 +6,7 @@
 mod architecture;
 mod browser;
 mod cli;
+mod docs;
 mod external;
 mod hygiene;
 mod layout;

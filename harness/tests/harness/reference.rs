@@ -158,6 +158,7 @@ fn config(target: Target) -> Arc<RunConfig> {
         mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
         snapshots: Default::default(),
         compare_snapshots: false,
+        fail_fast: false,
         strict: false,
     })
 }
@@ -189,7 +190,9 @@ fn reference_problem(job: &Job, result: &RunResult) -> Option<String> {
     match result.status {
         // A step the reference client declares unsupported is its own, stated limit.
         Status::Skipped if result.reason.as_deref().is_some_and(|r| r.contains("unsupported")) => None,
-        Status::Skipped | Status::Error => Some(format!("{name}: {:?}: {:?}", result.status, result.reason)),
+        Status::Skipped | Status::Error | Status::Pending | Status::NotRun => {
+            Some(format!("{name}: {:?}: {:?}", result.status, result.reason))
+        }
         _ => {
             let failed: Vec<String> =
                 result.failures.iter().filter(|f| counts(f)).map(|f| format!("{}: {}", f.check, f.message)).collect();

@@ -8,6 +8,10 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::CloseStdin {
+    fn explain(&self) -> String {
+        "closes its stdin (the client's later writes fail with a broken pipe) and keeps running".into()
+    }
+
     fn transports(&self) -> Transports {
         Transports::STDIO
     }

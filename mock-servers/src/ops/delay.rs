@@ -9,6 +9,10 @@ use mcp_scenario::script::step;
 use std::time::Duration;
 
 impl Op for step::Delay {
+    fn explain(&self) -> String {
+        format!("waits {}ms", self.ms)
+    }
+
     fn transports(&self) -> Transports {
         Transports::ALL
     }

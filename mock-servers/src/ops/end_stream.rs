@@ -9,6 +9,17 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::EndStream {
+    fn explain(&self) -> String {
+        let which = self.stream.as_deref().map_or("the current stream".to_string(), |s| format!("stream `{s}`"));
+        let how = match self.how {
+            mcp_scenario::script::StreamEnd::Clean => "cleanly",
+            mcp_scenario::script::StreamEnd::MidEvent => "in the middle of an event",
+            mcp_scenario::script::StreamEnd::Reset => "with a connection reset",
+            mcp_scenario::script::StreamEnd::Stall => "by going silent (the socket stays open)",
+        };
+        format!("ends {which} {how}")
+    }
+
     fn transports(&self) -> Transports {
         Transports::HTTP
     }

@@ -12,6 +12,13 @@ use mcp_scenario::TransportName;
 use mcp_scenario::script::{SseLineEnd, step};
 
 impl Op for step::Endpoint {
+    fn explain(&self) -> String {
+        match &self.uri {
+        Some(uri) => format!("sends the legacy `endpoint` event naming {uri:?}"),
+        None => "sends the legacy `endpoint` event naming its POST URL".into(),
+    }
+    }
+
     fn transports(&self) -> Transports {
         Transports::HTTP
     }

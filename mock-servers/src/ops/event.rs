@@ -11,6 +11,18 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::Event {
+    fn explain(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(e) = &self.event { parts.push(format!("event `{e}`")); }
+        if let Some(id) = &self.id { parts.push(format!("id {id:?}")); }
+        if let Some(r) = self.retry { parts.push(format!("retry {r}ms")); }
+        if self.comment.is_some() { parts.push("a comment".into()); }
+        if let Some(j) = &self.json { parts.push(format!("data {}", super::op::short(j))); }
+        if let Some(d) = &self.data { parts.push(format!("data {:?}", super::op::shorten(d))); }
+        let on = self.stream.as_deref().map_or("the current stream".to_string(), |s| format!("stream `{s}`"));
+        format!("writes an SSE event on {on}: {}", if parts.is_empty() { "empty".into() } else { parts.join(", ") })
+    }
+
     fn transports(&self) -> Transports {
         Transports::HTTP
     }

@@ -13,6 +13,14 @@ use mcp_scenario::script::step;
 use mcp_scenario::signals;
 
 impl Op for step::Exit {
+    fn explain(&self) -> String {
+        match (&self.signal, self.code) {
+        (Some(sig), _) => format!("kills itself with {sig}"),
+        (None, Some(code)) => format!("exits with code {code}"),
+        (None, None) => "exits".into(),
+    }
+    }
+
     fn transports(&self) -> Transports {
         Transports::ALL
     }

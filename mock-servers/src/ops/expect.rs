@@ -10,6 +10,13 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::Expect {
+    fn explain(&self) -> String {
+        match &self.label {
+        Some(l) => format!("waits for the client's `{}` (labelled `{l}`)", self.method),
+        None => format!("waits for the client's `{}`", self.method),
+    }
+    }
+
     fn transports(&self) -> Transports {
         Transports::ALL
     }

@@ -11,6 +11,14 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::ExpectDelete {
+    fn explain(&self) -> String {
+        if self.hang {
+        "waits for the client's DELETE (session end) and never answers it".into()
+    } else {
+        format!("waits for the client's DELETE (session end) and answers {}", self.status)
+    }
+    }
+
     fn transports(&self) -> Transports {
         Transports::HTTP
     }

@@ -7,6 +7,10 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::ExpectEof {
+    fn explain(&self) -> String {
+        "waits until its stdin reaches EOF (the client closed it)".into()
+    }
+
     fn transports(&self) -> Transports {
         Transports::STDIO
     }

@@ -17,6 +17,20 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::ExpectGet {
+    fn explain(&self) -> String {
+        let mut s = match shape(self) {
+            Shape::OpenStream => {
+                "waits for the client's GET and answers with an open SSE stream (the current stream from now on)"
+                    .to_string()
+            }
+            Shape::EndedStream => "waits for the client's GET and answers with an SSE stream that ends at once".into(),
+            Shape::Plain => format!("waits for the client's GET and answers {}", self.status),
+        };
+        if self.optional { s.push_str("; the GET is optional (a client that sends none is not held to it)"); }
+        if self.repeat { s.push_str("; every later GET is answered the same way"); }
+        s
+    }
+
     fn transports(&self) -> Transports {
         Transports::HTTP
     }

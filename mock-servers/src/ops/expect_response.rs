@@ -10,6 +10,10 @@ use mcp_scenario::script::step;
 use serde_json::Value;
 
 impl Op for step::ExpectResponse {
+    fn explain(&self) -> String {
+        format!("waits for the client's answer to its request `{}`", self.to)
+    }
+
     fn transports(&self) -> Transports {
         Transports::ALL
     }

@@ -9,6 +9,10 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::ExpireSession {
+    fn explain(&self) -> String {
+        "expires the session: from now on a request carrying its id is answered 404".into()
+    }
+
     fn transports(&self) -> Transports {
         Transports::HTTP.standing_rule()
     }

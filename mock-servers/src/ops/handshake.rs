@@ -19,6 +19,13 @@ fn result(step: &step::Handshake, revision: &str) -> Value {
 }
 
 impl Op for step::Handshake {
+    fn explain(&self) -> String {
+        match &self.protocol_version {
+        Some(v) => format!("answers `initialize` with protocolVersion {v:?} and waits for `notifications/initialized`"),
+        None => "answers `initialize` (with the scenario's revision) and waits for `notifications/initialized`".into(),
+    }
+    }
+
     fn transports(&self) -> Transports {
         Transports::ALL
     }

@@ -8,6 +8,10 @@ use mcp_scenario::script::step;
 use std::sync::atomic::Ordering;
 
 impl Op for step::IgnoreSigterm {
+    fn explain(&self) -> String {
+        "from now on records SIGTERM and keeps running".into()
+    }
+
     fn transports(&self) -> Transports {
         Transports::STDIO
     }

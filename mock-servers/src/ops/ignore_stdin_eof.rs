@@ -8,6 +8,10 @@ use mcp_scenario::script::step;
 use std::sync::atomic::Ordering;
 
 impl Op for step::IgnoreStdinEof {
+    fn explain(&self) -> String {
+        "from now on keeps running after its stdin reaches EOF".into()
+    }
+
     fn transports(&self) -> Transports {
         Transports::STDIO
     }

@@ -8,6 +8,14 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::MessageEvent {
+    fn explain(&self) -> String {
+        if self.name.is_empty() {
+        "writes later JSON-RPC messages as unnamed SSE events".into()
+    } else {
+        format!("writes later JSON-RPC messages as SSE events named `{}`", self.name)
+    }
+    }
+
     fn transports(&self) -> Transports {
         Transports::HTTP.standing_rule()
     }

@@ -100,6 +100,11 @@ pub fn describe(step: &ServerStep) -> String {
     op(step).describe(name(step))
 }
 
+/// A server step in words, for `mcp-harness explain` (`waits for the client's `ping``).
+pub fn explain(step: &ServerStep) -> String {
+    op(step).explain()
+}
+
 /// The server script's op rules, in step order, each problem placed at its step: the
 /// scenario must run over a transport the op applies to, then the op's own rules.
 pub fn validate_script(scenario: &Scenario, at: &Locator<'_>) -> Result<(), ScenarioError> {

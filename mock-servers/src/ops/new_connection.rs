@@ -9,6 +9,10 @@ use super::transports::Transports;
 use mcp_scenario::script::step;
 
 impl Op for step::NewConnection {
+    fn explain(&self) -> String {
+        "(the steps below run on the client's next connection)".into()
+    }
+
     fn transports(&self) -> Transports {
         Transports::ALL
     }

@@ -18,6 +18,10 @@ fn message(step: &step::Notify, request: Option<&Value>) -> Result<Value, Missin
 }
 
 impl Op for step::Notify {
+    fn explain(&self) -> String {
+        format!("sends the notification `{}`", self.method)
+    }
+
     fn transports(&self) -> Transports {
         Transports::ALL
     }

@@ -12,6 +12,27 @@ pub fn answers_to(to: Option<&str>, label: Option<&str>) -> bool {
     to.is_none() || to == label
 }
 
+/// Which request a `to:` field answers, in words.
+pub(crate) fn to_words(to: Option<&str>) -> String {
+    match to {
+        Some(label) => format!("the request labelled `{label}`"),
+        None => "the latest expected request".into(),
+    }
+}
+
+/// A JSON value for a sentence, shortened (`{"tools": []}`).
+pub(crate) fn short(v: &serde_json::Value) -> String {
+    shorten(&v.to_string())
+}
+
+/// Text for a sentence: at most 60 characters, `…` marking a cut.
+pub(crate) fn shorten(text: &str) -> String {
+    match text.char_indices().nth(60) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_string(),
+    }
+}
+
 /// One server op: everything the mock knows about it, in one place. The serde enum
 /// [`mcp_scenario::ServerStep`] only says which op a step is; [`super::op`] turns a step into
 /// its `&dyn Op`.
@@ -37,6 +58,11 @@ pub trait Op: Sync {
     fn consumes(&self) -> Vec<&str> {
         Vec::new()
     }
+
+    /// The step in words, for `mcp-harness explain`: what the mock does, as a clause after
+    /// "the mock …" (`waits for the client's `tools/list``). No default, so a new op cannot
+    /// forget it.
+    fn explain(&self) -> String;
 
     /// How messages name the step, given its op name (`expect tools/list`). Default: the name.
     fn describe(&self, name: &'static str) -> String {

@@ -9,6 +9,14 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::OpenStream {
+    fn explain(&self) -> String {
+        let to = super::op::to_words(self.to.as_deref());
+        let mut s = format!("answers {to} with {} text/event-stream and keeps the stream open", self.status);
+        if let Some(l) = &self.label { s.push_str(&format!(" (stream `{l}`)")); }
+        if self.keep_open { s.push_str("; the reply does not end it"); }
+        s
+    }
+
     fn transports(&self) -> Transports {
         Transports::HTTP
     }

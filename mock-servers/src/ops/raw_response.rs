@@ -16,6 +16,15 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 impl Op for step::RawResponse {
+    fn explain(&self) -> String {
+        let then = match self.then {
+            mcp_scenario::script::SocketEnd::Close => "closes the socket",
+            mcp_scenario::script::SocketEnd::Reset => "resets the connection",
+            mcp_scenario::script::SocketEnd::Stall => "goes silent",
+        };
+        format!("answers {} with raw bytes instead of a well-formed HTTP response, then {then}", super::op::to_words(self.to.as_deref()))
+    }
+
     fn transports(&self) -> Transports {
         Transports::HTTP
     }

@@ -42,6 +42,19 @@ fn stamp_subscription(mut result: Value, request: Option<&Value>) -> Value {
 }
 
 impl Op for step::Reply {
+    fn explain(&self) -> String {
+        let to = super::op::to_words(self.to.as_deref());
+        let what = match (&self.result, &self.error) {
+            (_, Some(e)) => format!("the error {}", super::op::short(e)),
+            (Some(r), None) => format!("the result {}", super::op::short(r)),
+            (None, None) => "an empty result".into(),
+        };
+        let mut s = format!("answers {to} with {what}");
+        if let Some(w) = self.wrong_id { s.push_str(&format!(", under a wrong id ({w:?})")); }
+        if !self.chunks.is_empty() { s.push_str(&format!(", written in {} pieces", self.chunks.len() + 1)); }
+        s
+    }
+
     fn transports(&self) -> Transports {
         Transports::ALL
     }

@@ -11,6 +11,13 @@ use mcp_scenario::script::step;
 use serde_json::json;
 
 impl Op for step::ReplyAlways {
+    fn explain(&self) -> String {
+        match &self.error {
+        Some(e) => format!("from now on answers every unscripted `{}` with the error {}", self.method, super::op::short(e)),
+        None => format!("from now on answers every unscripted `{}` at once", self.method),
+    }
+    }
+
     fn transports(&self) -> Transports {
         Transports::ALL.standing_rule()
     }

@@ -21,6 +21,10 @@ fn issue(step: &step::Request, ids: &mut HashMap<String, Value>) -> (Value, Valu
 }
 
 impl Op for step::Request {
+    fn explain(&self) -> String {
+        format!("sends the client the request `{}` (labelled `{}`)", self.method, self.label)
+    }
+
     fn transports(&self) -> Transports {
         Transports::ALL
     }

@@ -10,6 +10,10 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::RequireAuth {
+    fn explain(&self) -> String {
+        format!("from now on answers {} to any request without `Authorization: Bearer <token>`", self.status)
+    }
+
     fn transports(&self) -> Transports {
         Transports::HTTP.standing_rule()
     }

@@ -15,6 +15,15 @@ use mcp_scenario::payload::Payload;
 use mcp_scenario::script::step;
 
 impl Op for step::Respond {
+    fn explain(&self) -> String {
+        let mut s = format!("answers {} with HTTP {}", super::op::to_words(self.to.as_deref()), self.status);
+        if let Some(ct) = &self.content_type { s.push_str(&format!(" ({ct})")); }
+        if let Some(j) = &self.json { s.push_str(&format!(" and the body {}", super::op::short(j))); }
+        if let Some(t) = &self.text { s.push_str(&format!(" and the body {:?}", super::op::shorten(t))); }
+        if self.repeat { s.push_str("; every later such request is answered the same way"); }
+        s
+    }
+
     fn transports(&self) -> Transports {
         Transports::HTTP
     }

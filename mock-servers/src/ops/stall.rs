@@ -9,6 +9,10 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::Stall {
+    fn explain(&self) -> String {
+        "stops: it never answers again (unscripted requests still get -32601)".into()
+    }
+
     fn transports(&self) -> Transports {
         Transports::ALL
     }

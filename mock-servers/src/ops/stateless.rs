@@ -26,6 +26,10 @@ fn apply(step: &step::Stateless, rules: &mut Rules) {
 }
 
 impl Op for step::Stateless {
+    fn explain(&self) -> String {
+        "changes the checks it makes on every 2026-07-28 request (the `_meta` and mirrored-header checks, the versions it accepts)".into()
+    }
+
     fn transports(&self) -> Transports {
         Transports::ALL.standing_rule()
     }

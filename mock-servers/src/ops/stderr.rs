@@ -9,6 +9,10 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::Stderr {
+    fn explain(&self) -> String {
+        "writes to its stderr (a log, which the client must never treat as an error)".into()
+    }
+
     fn transports(&self) -> Transports {
         Transports::STDIO
     }

@@ -8,6 +8,10 @@ use mcp_scenario::script::step;
 use std::sync::atomic::Ordering;
 
 impl Op for step::StopReading {
+    fn explain(&self) -> String {
+        "stops reading its stdin, so the client's writes eventually block".into()
+    }
+
     fn transports(&self) -> Transports {
         Transports::STDIO
     }

@@ -37,6 +37,10 @@ fn message(step: &step::SubscriptionNotify, id: &Value) -> Value {
 }
 
 impl Op for step::SubscriptionNotify {
+    fn explain(&self) -> String {
+        format!("sends `{}` on the subscription opened by `{}`", self.method, self.to)
+    }
+
     fn transports(&self) -> Transports {
         Transports::ALL
     }

@@ -14,7 +14,7 @@ use tokio::process::Command;
 const BOUND: Duration = Duration::from_secs(10);
 
 fn scenario(dir: &tempfile::TempDir, text: &str) -> PathBuf {
-    let path = dir.path().join("s.yaml");
+    let path = dir.path().join("t.yaml");
     std::fs::write(&path, text).expect("write scenario");
     path
 }

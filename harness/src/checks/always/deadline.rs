@@ -35,7 +35,7 @@ impl Rule for FinishesBeforeDeadline {
     fn judge(&self, run: &Run<'_>) -> Vec<(At, Hung)> {
         // A `times_out` check reports a hang as "no default timeout", on its own basis.
         if run.outcome.hung && !crate::checks::times_out::reports_the_hang(run) {
-            vec![(At::Start, Hung(run.scenario.deadline_ms))]
+            vec![(At::Start, Hung(run.scope.deadline))]
         } else {
             Vec::new()
         }
@@ -119,8 +119,8 @@ const STEP_BOUND: &str = "SPEC §2 every plan step finishes within the scenario'
 
 /// The plan was still running at the deadline.
 #[derive(Debug, thiserror::Error)]
-#[error("the client plan did not finish within {0}ms")]
-pub struct Hung(u64);
+#[error("the client plan did not finish within the run deadline of {0}")]
+pub struct Hung(crate::scope::Deadline);
 
 #[cfg(test)]
 mod tests {
@@ -160,7 +160,12 @@ mod tests {
             Vec::new()
         };
         let transcript = Transcript::new(vec![events]);
-        let scope = Scope { target: TargetKind::External, transport: scenario.transport.to_vec()[0], revision: scenario.revision };
+        let scope = Scope {
+            target: TargetKind::External,
+            transport: scenario.transport.to_vec()[0],
+            revision: scenario.revision,
+            deadline: crate::scope::Deadline { scenario_ms: scenario.deadline_ms, startup_ms: 0 },
+        };
         let (level, reference) =
             FinishesBeforeDeadline.basis(&Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript });
         (level, reference.unwrap_or_default())

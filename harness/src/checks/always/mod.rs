@@ -94,6 +94,21 @@ pub fn judge(run: &Run<'_>) -> Vec<CheckResult> {
     found.into_iter().map(|(_, r)| r).collect()
 }
 
+/// The always-on rules' names, in [`judge`]'s order (for `mcp-harness explain`).
+pub fn names() -> [&'static str; 6] {
+    fn name<R: Rule>(_: &R) -> &'static str {
+        R::NAME
+    }
+    [
+        name(&deadline::FinishesBeforeDeadline),
+        name(&script::ScriptCompletes),
+        name(&jsonrpc::ValidJsonRpc),
+        name(&params::ParamsPresent),
+        name(&ids::UniqueInFlightIds),
+        name(&process::ProcessEndsCleanly),
+    ]
+}
+
 /// What a rule about reaching the scenario's end rests on: the strongest basis among the
 /// scenario's own checks (a client that stops early leaves them unjudged). A scenario that
 /// checks only SPEC.md rules thus notes, never fails, a third-party client that takes
@@ -196,7 +211,12 @@ mod tests {
         ];
         let transcript = Transcript::new(vec![events]);
         let outcome = ClientOutcome { hung: true, ..ClientOutcome::default() };
-        let scope = Scope { target, transport: scenario.transport.to_vec()[0], revision: scenario.revision };
+        let scope = Scope {
+            target,
+            transport: scenario.transport.to_vec()[0],
+            revision: scenario.revision,
+            deadline: crate::scope::Deadline { scenario_ms: scenario.deadline_ms, startup_ms: 0 },
+        };
         judge(&Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript })
             .into_iter()
             .map(|f| format!("{}: {}", f.check, f.message))
@@ -208,7 +228,7 @@ mod tests {
         assert_eq!(
             failures(TargetKind::Bundled),
             [
-                "always: finishes before the deadline: the client plan did not finish within 3000ms",
+                "always: finishes before the deadline: the client plan did not finish within the run deadline of 3000ms (the scenario's `deadline_ms`, default 3000)",
                 "always: server script completes: connection 1: the mock's script stopped at step 1 of 2 (expect tools/list): the client never got that far",
                 "always: valid JSON-RPC: connection 1: client sent a line that is not JSON: \"garbage\"",
                 "always: valid JSON-RPC: connection 1: missing or wrong \"jsonrpc\": {\"id\":5,\"method\":\"x\"}",
@@ -235,6 +255,7 @@ mod tests {
                 target: TargetKind::External,
                 transport: scenario.transport.to_vec()[0],
                 revision: scenario.revision,
+                deadline: crate::scope::Deadline { scenario_ms: scenario.deadline_ms, startup_ms: 0 },
             };
             judge(&Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript })
                 .into_iter()
@@ -267,6 +288,7 @@ mod tests {
                 target: TargetKind::External,
                 transport: scenario.transport.to_vec()[0],
                 revision: scenario.revision,
+                deadline: crate::scope::Deadline { scenario_ms: scenario.deadline_ms, startup_ms: 0 },
             };
             script::ScriptCompletes.basis(&Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript })
         };
