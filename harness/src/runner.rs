@@ -204,7 +204,8 @@ fn finish(
     // A client that could not run a step (or could not start) gets no verdict and no
     // snapshot: the scenario did not run as written.
     let overridden = status_override(&outcome);
-    result.transcript = render::transcript(scenario, job.transport, scope.target, &outcome, &transcript, run_dir);
+    result.transcript =
+        render::transcript(scenario, job.transport, scope.target.client(), &outcome, &transcript, run_dir);
     if config.compare_snapshots && overridden.is_none() {
         let path = snapshot::path_for(&job.path, scenario, job.transport, target);
         result.snapshot = snapshot::compare_or_update(&path, &job.path, &result.transcript, config.snapshots);
