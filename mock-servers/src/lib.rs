@@ -20,6 +20,8 @@
 //! - [`record`] — writing the wire transcript, one JSON event per line; reading it back.
 //! - [`transcript`] — the record as checks and snapshots read it, and its snapshot
 //!   rendering: here, not in the harness, because `--record` renders it too.
+//! - [`live`] — a mock run by a person (a host's server command, `serve`): its record dir,
+//!   the live `--record` rendering, the note when a script is over.
 //! - [`shutdown`] — what stops a mock ([`shutdown::Shutdown`]) and how it ended
 //!   ([`shutdown::ExitReason`]).
 //! - [`sync`] — small synchronisation helpers.
@@ -40,6 +42,7 @@ pub mod defaults;
 pub mod error;
 pub mod http;
 pub mod inbox;
+pub mod live;
 pub mod load;
 pub mod ops;
 pub mod placeholder;
