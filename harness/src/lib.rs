@@ -21,6 +21,8 @@
 //! - [`http_mock`] — the HTTP mock as a child process (start, `listening` line, stop).
 //! - [`snapshot`] — comparing and updating insta-format `.snap` files.
 //! - [`runner`] — one run per scenario × transport, under a deadline, in parallel.
+//! - [`recording`] — judging a host's recording made by `mcp-mock … --record`
+//!   (`check-record`).
 //! - [`report`] — terminal summary, `results.json`, JUnit XML.
 //! - [`baseline`] — expected-failures baselines, so CI fails only on change.
 //! - [`findings`] — a ready-to-file report per third-party cell that breaks an MCP MUST.
@@ -37,6 +39,7 @@ pub mod http_mock;
 pub mod load;
 pub mod matrix;
 pub mod outcome;
+pub mod recording;
 pub mod report;
 pub mod runner;
 pub mod scope;

@@ -12,6 +12,10 @@ use std::convert::Infallible;
 
 impl CheckKind for BackoffCheck {
     const NAME: &'static str = "backoff";
+
+    fn reads_outcome(&self) -> Option<&'static str> {
+        Some("the bundled manager's reconnect events")
+    }
     type Invalid = Infallible;
     type Failure = Failure;
 

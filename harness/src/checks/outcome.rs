@@ -11,6 +11,10 @@ use serde_json::Value;
 
 impl CheckKind for OutcomeCheck {
     const NAME: &'static str = "outcome";
+
+    fn reads_outcome(&self) -> Option<&'static str> {
+        Some("a plan step's result")
+    }
     type Invalid = Invalid;
     type Failure = Failure;
 

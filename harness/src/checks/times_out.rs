@@ -13,6 +13,10 @@ use mcp_scenario::{ClientStep, Scenario};
 
 impl CheckKind for TimesOutCheck {
     const NAME: &'static str = "times_out";
+
+    fn reads_outcome(&self) -> Option<&'static str> {
+        Some("a plan step's timeout")
+    }
     type Invalid = Invalid;
     type Failure = Failure;
 

@@ -1,5 +1,6 @@
 //! The harness crate's one integration test binary: the scenario library (one test per
-//! scenario file), the CLI's error paths, process hygiene, the committed schema and the
+//! scenario file), the CLI's error paths, process hygiene, the committed schema, a host's
+//! recording judged by `check-record` (`recording`) and the
 //! planted-bug self-test against the reference client (`reference`).
 
 mod architecture;
@@ -7,6 +8,7 @@ mod cli;
 mod external;
 mod hygiene;
 mod layout;
+mod recording;
 mod reference;
 mod scenarios;
 mod secrets;
