@@ -308,12 +308,13 @@ async fn live_served(
     live: Live,
     served: impl Future<Output = Result<ExitReason, MockError>>,
 ) -> Result<ExitReason, MockError> {
-    let live = Arc::new(live);
-    let watcher = (!live.is_idle()).then(|| tokio::spawn(live.clone().watch()));
-    let reason = served.await;
-    if let Some(w) = watcher {
-        w.abort();
+    if live.is_idle() {
+        return served.await;
     }
+    let live = Arc::new(live);
+    let watcher = tokio::spawn(live.clone().watch());
+    let reason = served.await;
+    watcher.abort();
     live.refresh()?;
     reason
 }

@@ -41,7 +41,7 @@ pub fn transcript(
     transcript: &Transcript,
     run_dir: &Path,
 ) -> String {
-    let mut redactor = Redactor::for_run(transcript, run_dir);
+    let mut redactor = Redactor::for_run(transcript.connections().iter().flat_map(|c| c.recorded()), run_dir);
     let mut s = String::new();
     let _ = writeln!(s, "scenario: {} · transport: {} · target: {}", scenario.name, transport.as_str(), target.label);
     if transcript.connections().is_empty() {
