@@ -140,7 +140,7 @@ mod tests {
 
     fn scenario(transport: &str) -> Scenario {
         let text = format!(
-            "name: t\nsummary: s\ntransport: {transport}\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver:\n  - op: handshake\n"
+            "name: t\nsummary: s\ntransport: {transport}\nrevision: 2024-11-05\nclient:\n  - op: connect\nserver:\n  - op: handshake\n"
         );
         mcp_mock::load::parse(Path::new("t.yaml"), &text).expect("parses")
     }
