@@ -38,6 +38,10 @@ pub enum HarnessError {
         /// Its entries naming self-test scenarios.
         entries: Vec<String>,
     },
+    /// A recording given to `check-record` cannot be judged (the message says why and
+    /// what to give instead).
+    #[error("{0}")]
+    Recording(String),
     /// Writing reports or snapshots failed.
     #[error("{context}: {source}")]
     Io {

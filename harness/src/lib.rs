@@ -24,6 +24,8 @@
 //! - [`http_mock`] — the HTTP mock as a child process (start, `listening` line, stop).
 //! - [`snapshot`] — comparing and updating insta-format `.snap` files.
 //! - [`runner`] — one run per scenario × transport, under a deadline, in parallel.
+//! - [`recording`] — judging a host's recording made by `mcp-mock … --record`
+//!   (`check-record`).
 //! - [`terminal`] — colour for diffs, the progress bar or plain progress lines.
 //! - [`report`] — terminal summary, `results.json`, JUnit XML, the HTML report with its
 //!   sequence diagrams ([`report::html`]) and `summary.md` for CI job summaries
@@ -44,6 +46,7 @@ pub mod http_mock;
 pub mod load;
 pub mod matrix;
 pub mod outcome;
+pub mod recording;
 pub mod report;
 pub mod runner;
 pub mod scope;

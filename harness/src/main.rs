@@ -5,7 +5,7 @@ use mcp_harness::baseline::{self, Baseline};
 use mcp_harness::runner::{self, RunConfig};
 use mcp_harness::select::{self, Selection};
 use mcp_harness::{HarnessError, Target, discover, explain, report, snapshot, terminal};
-use mcp_scenario::results::Verdict;
+use mcp_scenario::results::{Status, Verdict};
 use mcp_scenario::{Revision, TransportName};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -173,6 +173,28 @@ enum Command {
         #[arg(default_value = "reports/clients")]
         dir: PathBuf,
     },
+    /// Judge a recording of a real MCP host against a scenario's checks.
+    ///
+    /// The recording is what `mcp-mock serve|stdio <scenario> --record FILE` (or
+    /// `mcp-harness mock …`) wrote while a host talked to it: give FILE (its structured
+    /// record is read from FILE.wire/ beside it) or a --run-dir directory. The host is
+    /// judged as a third-party client: an unmet MUST fails (exit 1), a SHOULD warns
+    /// (--strict fails it), a rule of our SPEC.md is a note. Checks that read what a client
+    /// reports about its plan (outcome, error_is, times_out, notified, not_notified,
+    /// diagnostics, backoff) are listed as not applicable: a host runs no plan. Exit 0 when
+    /// it passes, 1 when it fails, 2 for an invalid scenario or an unreadable recording.
+    CheckRecord {
+        /// The scenario file the mock served.
+        scenario: PathBuf,
+        /// The --record FILE (or a record directory).
+        recording: PathBuf,
+        /// The transport, when the recording does not say and the scenario lists several.
+        #[arg(long, value_parser = ["stdio", "http", "legacy-sse"])]
+        transport: Option<String>,
+        /// Fail on unmet SHOULDs too (by default they are warnings).
+        #[arg(long)]
+        strict: bool,
+    },
     /// Load and validate scenario files without running them.
     #[command(after_help = CHECK_EXAMPLES)]
     Check {
@@ -183,7 +205,8 @@ enum Command {
     /// Print the JSON Schema of the scenario format (committed as scenarios/schema.json).
     #[command(after_help = SCHEMA_EXAMPLES)]
     Schema,
-    /// Run the mock server (same as the `mcp-mock` binary; see `mcp-harness mock --help`).
+    /// Run the mock server (same as the `mcp-mock` binary; see `mcp-harness mock --help`):
+    /// `mock serve <scenario>` or `mock stdio <scenario>` points a real MCP host at a scenario.
     Mock,
 }
 
@@ -296,6 +319,15 @@ fn main() {
                 }
             }
         }
+        Command::CheckRecord { scenario, recording, transport, strict } => {
+            match check_record(&scenario, &recording, transport.as_deref(), strict) {
+                Ok(code) => code,
+                Err(e) => {
+                    eprintln!("mcp-harness: {e}");
+                    e.exit_code()
+                }
+            }
+        }
         Command::Matrix { dir } => match mcp_harness::matrix::write(&dir) {
             Ok(clients) => {
                 println!("wrote {} and README.md for {} clients", dir.display(), clients.len());
@@ -325,6 +357,22 @@ fn emit(text: &str) {
 fn unreachable_mock() -> i32 {
     // Handled before clap parses; kept so `--help` lists the subcommand.
     mcp_mock::cli::run(["mcp-harness mock", "--help"])
+}
+
+/// `check-record`: judges the recording, prints the verdict as `run` does, returns the exit
+/// code.
+fn check_record(path: &Path, recording: &Path, transport: Option<&str>, strict: bool) -> Result<i32, HarnessError> {
+    let started = Instant::now();
+    let scenario = mcp_harness::load::load(path)?;
+    let transport = transport.map(|t| match t {
+        "stdio" => TransportName::Stdio,
+        "legacy-sse" => TransportName::LegacySse,
+        _ => TransportName::Http,
+    });
+    let mut result = mcp_harness::recording::check(path, &scenario, recording, transport, strict)?;
+    result.duration_ms = started.elapsed().as_millis() as u64;
+    print!("{}", report::summary(std::slice::from_ref(&result), result.duration_ms));
+    Ok(if result.status == Status::Passed { 0 } else { 1 })
 }
 
 /// The baseline files a run reads and writes.

@@ -260,7 +260,8 @@ fn finish(
     // A client that could not run a step (or could not start) gets no verdict and no
     // snapshot: the scenario did not run as written.
     let overridden = status_override(&outcome);
-    result.transcript = render::transcript(scenario, job.transport, scope.target, &outcome, &transcript, run_dir);
+    result.transcript =
+        render::transcript(scenario, job.transport, scope.target.client(), &outcome, &transcript, run_dir);
     if config.compare_snapshots && overridden.is_none() {
         let path = snapshot::path_for(&job.path, scenario, job.transport, target);
         result.snapshot = snapshot::compare_or_update(&path, &job.path, &result.transcript, config.snapshots);
@@ -298,7 +299,7 @@ fn finish(
             j.judgement = Judgement::NotJudged;
         }
     }
-    let redactor = Redactor::for_run(&transcript, run_dir);
+    let redactor = Redactor::for_run(transcript.connections().iter().flat_map(|c| c.recorded()), run_dir);
     result.wire =
         transcript.connections().iter().map(|c| c.recorded().iter().map(|e| redactor.event(e)).collect()).collect();
     result.client = outcome.process.take();

@@ -74,6 +74,11 @@ impl TargetKind {
     pub fn is_bundled(self) -> bool {
         self == TargetKind::Bundled
     }
+
+    /// How transcripts name this kind of client and show its step durations.
+    pub fn client(self) -> mcp_mock::transcript::render::Client {
+        mcp_mock::transcript::render::Client { label: self.as_str(), bundled: self.is_bundled() }
+    }
 }
 
 /// One run's target kind, transport and revision.

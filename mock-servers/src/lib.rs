@@ -18,6 +18,10 @@
 //! - [`budget`] — how many client messages of each kind a script will still consume.
 //! - [`inbox`] — what a script waits on: scripted messages, answers to its requests.
 //! - [`record`] — writing the wire transcript, one JSON event per line; reading it back.
+//! - [`transcript`] — the record as checks and snapshots read it, and its snapshot
+//!   rendering: here, not in the harness, because `--record` renders it too.
+//! - [`live`] — a mock run by a person (a host's server command, `serve`): its record dir,
+//!   the live `--record` rendering, the note when a script is over.
 //! - [`shutdown`] — what stops a mock ([`shutdown::Shutdown`]) and how it ended
 //!   ([`shutdown::ExitReason`]).
 //! - [`sync`] — small synchronisation helpers.
@@ -38,6 +42,7 @@ pub mod defaults;
 pub mod error;
 pub mod http;
 pub mod inbox;
+pub mod live;
 pub mod load;
 pub mod ops;
 pub mod placeholder;
@@ -46,6 +51,7 @@ pub mod shutdown;
 pub mod stateless;
 pub mod stdio;
 pub mod sync;
+pub mod transcript;
 
 pub use error::MockError;
 pub use load::load;

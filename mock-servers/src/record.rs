@@ -11,6 +11,17 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
+use tokio::sync::Notify;
+
+/// Notified each time events reach a record file (the stdio recorder's writes, the HTTP
+/// journal's flushes), so a live rendering of the record (`--record`, [`crate::live`])
+/// waits on the writes instead of polling the files. One process-wide signal: the write
+/// paths stay as they are, nobody waits on it in the harness, and a wake-up the watcher
+/// did not need only costs it one more rendering.
+pub fn written() -> &'static Notify {
+    static WRITTEN: Notify = Notify::const_new();
+    &WRITTEN
+}
 
 /// Appends events to a connection's record file.
 pub struct Recorder {
@@ -48,6 +59,8 @@ impl Recorder {
         if let Err(e) = file.write_all(&line) {
             tracing::error!(error = %e, "cannot write the record file");
         }
+        drop(file);
+        written().notify_one();
     }
 
     /// Records nothing more: the mock has ended (its last event is its exit), and what the

@@ -34,6 +34,12 @@ impl ExitReason {
     pub fn code(code: i32, why: impl Into<String>) -> Self {
         ExitReason { code, signal: None, why: why.into() }
     }
+
+    /// Whether the mock was asked to stop (SIGTERM, SIGINT, SIGHUP reached it) rather than
+    /// ending by its script, stdin EOF or its deadline: how a person's run normally ends.
+    pub fn stopped(&self) -> bool {
+        self.signal.is_none() && matches!(self.why.as_str(), "SIGTERM" | "SIGINT" | "SIGHUP")
+    }
 }
 
 /// Where a running mock leaves its [`ExitReason`]: set once, by whichever part of the mock
@@ -98,17 +104,17 @@ enum Signals {
 }
 
 impl Shutdown {
-    /// The process's SIGTERM, SIGINT and SIGHUP, and `deadline` from now. The handlers are
-    /// installed at once, so a signal that arrives before the mock listens is not lost; if
-    /// they cannot be installed, only the deadline stops the mock. Call inside a Tokio
-    /// runtime.
-    pub fn process(deadline: Duration) -> Self {
+    /// The process's SIGTERM, SIGINT and SIGHUP, and `deadline` from now (none: a mock run
+    /// by a person, which its host or Ctrl-C stops). The handlers are installed at once, so
+    /// a signal that arrives before the mock listens is not lost; if they cannot be
+    /// installed, only the deadline stops the mock. Call inside a Tokio runtime.
+    pub fn process(deadline: Option<Duration>) -> Self {
         let kinds = [SignalKind::terminate(), SignalKind::interrupt(), SignalKind::hangup()];
         let signals = match kinds.map(signal) {
             [Ok(term), Ok(int), Ok(hup)] => Signals::Process(Box::new([term, int, hup])),
             _ => Signals::Never,
         };
-        Shutdown { signals, deadline: Some(Box::pin(tokio::time::sleep(deadline))) }
+        Shutdown { signals, deadline: deadline.map(|d| Box::pin(tokio::time::sleep(d))) }
     }
 
     /// A shutdown driven by the returned sender (each signal sent reaches the mock as if

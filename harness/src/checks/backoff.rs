@@ -19,6 +19,10 @@ impl CheckKind for BackoffCheck {
     }
 
     const NAME: &'static str = "backoff";
+
+    fn reads_outcome(&self) -> Option<&'static str> {
+        Some("the bundled manager's reconnect events")
+    }
     type Invalid = Infallible;
     type Failure = Failure;
 

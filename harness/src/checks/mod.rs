@@ -85,6 +85,14 @@ pub trait CheckKind {
         true
     }
 
+    /// What of the client's own report the check reads (a plan step's result, the
+    /// notifications it saw, …), or `None` when it reads the wire alone. A recording of a
+    /// host (`check-record`) has no such report, since a host runs no plan: the check is
+    /// not judged there, with this as the reason, never passed.
+    fn reads_outcome(&self) -> Option<&'static str> {
+        None
+    }
+
     /// What the client must be able to report for the check to be judged (a driver that
     /// says it cannot report notifications is never failed on `notified`).
     fn needs(&self) -> Option<Reportable> {
@@ -210,14 +218,28 @@ pub struct Evaluation {
 
 /// Evaluates every check that applies, then the always-on rules.
 pub fn evaluate(run: &Run<'_>) -> Evaluation {
+    evaluate_as(run, false)
+}
+
+/// Evaluates a recording of a host (`check-record`): as [`evaluate`], except that checks
+/// reading the client's own report ([`CheckKind::reads_outcome`]) are not judged.
+pub fn evaluate_recording(run: &Run<'_>) -> Evaluation {
+    evaluate_as(run, true)
+}
+
+fn evaluate_as(run: &Run<'_>, recording: bool) -> Evaluation {
     enum Judged {
         Held,
         Unmet(String),
         Unjudged(Reportable),
+        NoReport(&'static str),
     }
-    fn judge<K: CheckKind>(k: &K, run: &Run<'_>) -> Judged {
+    fn judge<K: CheckKind>(k: &K, run: &Run<'_>, recording: bool) -> Judged {
         if !k.applies(&run.scope) {
             return Judged::Held;
+        }
+        if let Some(reads) = k.reads_outcome().filter(|_| recording) {
+            return Judged::NoReport(reads);
         }
         if let Some(needed) = k.needs().filter(|n| run.outcome.cannot_report.contains(n)) {
             return Judged::Unjudged(needed);
@@ -233,12 +255,15 @@ pub fn evaluate(run: &Run<'_>) -> Evaluation {
             level: entry.level(),
             reference: entry.basis.as_ref().map(|b| b.reference.clone()),
         };
-        match with_kind!(check, k => judge(k, run)) {
+        match with_kind!(check, k => judge(k, run, recording)) {
             Judged::Held => {}
             Judged::Unmet(message) => found.unmet.push(result(message)),
             Judged::Unjudged(what) => found.unjudged.push(result(format!(
                 "not judged: the client said it cannot report {} (`cannot_report`)",
                 what.as_str()
+            ))),
+            Judged::NoReport(reads) => found.unjudged.push(result(format!(
+                "not applicable to a recording: it reads {reads}, and a host runs no plan and reports nothing"
             ))),
         }
     }

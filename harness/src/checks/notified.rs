@@ -12,6 +12,10 @@ impl CheckKind for NotifiedCheck {
     }
 
     const NAME: &'static str = "notified";
+
+    fn reads_outcome(&self) -> Option<&'static str> {
+        Some("the notifications the client saw")
+    }
     type Invalid = Infallible;
     type Failure = Failure;
 

@@ -34,6 +34,10 @@ impl CheckKind for OutcomeCheck {
     }
 
     const NAME: &'static str = "outcome";
+
+    fn reads_outcome(&self) -> Option<&'static str> {
+        Some("a plan step's result")
+    }
     type Invalid = Invalid;
     type Failure = Failure;
 

@@ -20,6 +20,10 @@ impl CheckKind for TimesOutCheck {
     }
 
     const NAME: &'static str = "times_out";
+
+    fn reads_outcome(&self) -> Option<&'static str> {
+        Some("a plan step's timeout")
+    }
     type Invalid = Invalid;
     type Failure = Failure;
 

@@ -1,7 +1,7 @@
 //! The harness crate's one integration test binary: the scenario library (one test per
 //! scenario file), the CLI's error paths, process hygiene, the committed schema, the HTML
-//! report in headless Chromium (`browser`) and the planted-bug self-test against the
-//! reference client (`reference`).
+//! report in headless Chromium (`browser`), a host's recording judged by `check-record`
+//! (`recording`) and the planted-bug self-test against the reference client (`reference`).
 
 mod architecture;
 mod browser;
@@ -10,6 +10,7 @@ mod docs;
 mod external;
 mod hygiene;
 mod layout;
+mod recording;
 mod reference;
 mod scenarios;
 mod secrets;

@@ -95,6 +95,7 @@ fn writer(dir: PathBuf, rx: Receiver<Msg>) {
                 tracing::error!(error = %e, "cannot flush a record file");
             }
         }
+        crate::record::written().notify_one();
     };
     loop {
         let msg = match rx.try_recv() {

@@ -6,7 +6,6 @@
 //! timing); long payloads are shortened.
 
 use super::{Redactor, Transcript};
-use crate::scope::TargetKind;
 use mcp_scenario::results::{ClientOutcome, ManagerEventRecord, StepStatus};
 use mcp_scenario::wire::{Recorded, WireEvent};
 use mcp_scenario::{Scenario, TransportName};
@@ -17,19 +16,34 @@ use std::path::Path;
 /// Payloads longer than this are shown as a prefix and their length.
 const SHOW_BYTES: usize = 240;
 
+/// Whose transcript it is: the header names it, and the bundled client's step durations
+/// are shown (bucketed), an external client's are not (they include its runtime's start).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Client {
+    /// The label the header shows: `bundled`, `cmd`, `host`.
+    pub label: &'static str,
+    /// Whether it is the bundled client.
+    pub bundled: bool,
+}
+
+impl Client {
+    /// An MCP host pointed at a standalone mock (`mcp-mock serve|stdio --record`): it ran
+    /// no plan, so its transcript has no outcome but the wire.
+    pub const HOST: Client = Client { label: "host", bundled: false };
+}
+
 /// Renders the whole run.
 pub fn transcript(
     scenario: &Scenario,
     transport: TransportName,
-    target: TargetKind,
+    target: Client,
     outcome: &ClientOutcome,
     transcript: &Transcript,
     run_dir: &Path,
 ) -> String {
-    let mut redactor = Redactor::for_run(transcript, run_dir);
+    let mut redactor = Redactor::for_run(transcript.connections().iter().flat_map(|c| c.recorded()), run_dir);
     let mut s = String::new();
-    let _ =
-        writeln!(s, "scenario: {} · transport: {} · target: {}", scenario.name, transport.as_str(), target.as_str());
+    let _ = writeln!(s, "scenario: {} · transport: {} · target: {}", scenario.name, transport.as_str(), target.label);
     if transcript.connections().is_empty() {
         s.push_str("(the mock never started)\n");
     }
@@ -50,6 +64,9 @@ pub fn transcript(
         }
     }
     s.push_str("── outcome ──\n");
+    if target == Client::HOST {
+        s.push_str("(a host ran no plan: nothing reported but the wire)\n");
+    }
     for step in &outcome.steps {
         let status = match step.status {
             StepStatus::Ok => match &step.result {
@@ -66,7 +83,7 @@ pub fn transcript(
         // client's step times include its runtime's start-up, which varies too much.
         // A wait for a reconnect spans process start-ups: it is bucketed like manager events.
         let bucket = if step.what.starts_with("wait_manager") { reconnect_bucket } else { duration_bucket };
-        let took = match (target.is_bundled(), step.status) {
+        let took = match (target.bundled, step.status) {
             (true, StepStatus::Ok | StepStatus::Error) => format!(" [{}]", bucket(step.elapsed_ms)),
             _ => String::new(),
         };
@@ -172,7 +189,7 @@ fn shown_headers(headers: &std::collections::BTreeMap<String, String>) -> String
     let shown: Vec<String> = headers
         .iter()
         .filter(|(k, v)| !(k.as_str() == "host" && v.starts_with("127.0.0.1:")))
-        .map(|(k, v)| match v.starts_with("=?base64?").then(|| mcp_mock::stateless::decode(v)) {
+        .map(|(k, v)| match v.starts_with("=?base64?").then(|| crate::stateless::decode(v)) {
             Some(Some(text)) => format!("{k}: {v} (decoded {})", serde_json::Value::from(text)),
             Some(None) => format!("{k}: {v} (not valid base64 UTF-8)"),
             None => format!("{k}: {v}"),

@@ -13,7 +13,6 @@
 //!   (reports too: `results.json`, JUnit). The mock itself already records Authorization
 //!   headers as `<redacted:N>`.
 
-use super::Transcript;
 use mcp_scenario::wire::WireEvent;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -40,12 +39,13 @@ impl Redactor {
         Redactor::default()
     }
 
-    /// The redactor for one run: learns the mock's ports and session ids from the
-    /// transcript, and the run's temp dir.
-    pub fn for_run(transcript: &Transcript, run_dir: &Path) -> Self {
+    /// The redactor for one run: learns the mock's ports and session ids from what the mock
+    /// recorded (every connection's events; not the `Transcript` itself, which re-exports
+    /// this module: no import circle), and the run's temp dir.
+    pub fn for_run<'a>(recorded: impl IntoIterator<Item = &'a WireEvent>, run_dir: &Path) -> Self {
         let mut replacements = Vec::new();
         let mut sessions: Vec<String> = Vec::new();
-        for e in transcript.connections().iter().flat_map(|c| c.recorded()) {
+        for e in recorded {
             match e {
                 WireEvent::Listening { port } => {
                     for host in ["127.0.0.1", "localhost"] {
@@ -262,8 +262,8 @@ mod tests {
             body: Some(mcp_scenario::wire::Recorded::of(body.as_bytes())),
             json: serde_json::from_str(body).ok(),
         };
-        let t = Transcript::new(vec![vec![WireEvent::Listening { port: 4242 }]]);
-        let out = serde_json::to_string(&Redactor::for_run(&t, Path::new("/nowhere")).event(&request)).expect("json");
+        let recorded = [WireEvent::Listening { port: 4242 }];
+        let out = serde_json::to_string(&Redactor::for_run(&recorded, Path::new("/nowhere")).event(&request)).expect("json");
         for secret in ["dXNlcjpwYXNz", "tok-123", "abc.def", "4242"] {
             assert!(!out.contains(secret), "{secret} left in {out}");
         }
@@ -292,8 +292,8 @@ mod tests {
             json: None,
             why: "x".into(),
         };
-        let t = Transcript::new(vec![vec![WireEvent::Listening { port: 4242 }, response]]);
-        let r = Redactor::for_run(&t, Path::new("/tmp/mcp-run-x"));
+        let recorded = [WireEvent::Listening { port: 4242 }, response];
+        let r = Redactor::for_run(&recorded, Path::new("/tmp/mcp-run-x"));
         assert_eq!(
             r.text("http://127.0.0.1:4242/mcp abc123 /tmp/mcp-run-x/conn-1.jsonl"),
             "http://127.0.0.1:<port>/mcp <session-1> <run-dir>/conn-1.jsonl"

@@ -1,5 +1,10 @@
 //! The wire transcript of one run as the checks and the snapshot read it.
 //!
+//! It lives in the mock crate, beside the recorder, rather than in the harness: a mock run
+//! by a person (`--record FILE`, [`crate::live`]) writes the same rendering a `.snap`
+//! holds, and the mock cannot depend on the harness. The harness re-exports it as
+//! `mcp_harness::transcript`.
+//!
 //! - [`Transcript`], [`Connection`] (this file) — what the mock recorded, per connection,
 //!   plus a JSON-RPC view of HTTP records, so checks read every transport alike.
 //! - [`render`] — the readable, normalised text that snapshots hold.
