@@ -19,6 +19,8 @@
 //!   transports in-process ([`targets::bundled`]) or an external program
 //!   ([`targets::cmd`], with process hygiene).
 //! - [`http_mock`] — the HTTP mock as a child process (start, `listening` line, stop).
+//! - [`record`] — `mcp-harness record`: a real session captured (stdio pass-through, HTTP
+//!   reverse proxy), secrets redacted, written as a scenario that replays it.
 //! - [`snapshot`] — comparing and updating insta-format `.snap` files.
 //! - [`runner`] — one run per scenario × transport, under a deadline, in parallel.
 //! - [`report`] — terminal summary, `results.json`, JUnit XML.
@@ -37,6 +39,7 @@ pub mod http_mock;
 pub mod load;
 pub mod matrix;
 pub mod outcome;
+pub mod record;
 pub mod report;
 pub mod runner;
 pub mod scope;
