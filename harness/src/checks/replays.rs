@@ -7,7 +7,6 @@
 use super::{CheckKind, Run, script_labels, subset};
 use crate::transcript::method_of;
 use mcp_scenario::checks::{RecordedMessage, ReplaysCheck};
-use mcp_scenario::wire::WireEvent;
 use mcp_scenario::{Scenario, ServerStep};
 use serde_json::Value;
 
@@ -41,51 +40,47 @@ impl CheckKind for ReplaysCheck {
     }
 
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Divergence> {
-        let at = |n: usize, step: usize| {
-            let steps = mcp_scenario::script::connection_script(&run.scenario.server, self.connection);
-            let op = steps.get(step.saturating_sub(1)).map(mcp_mock::ops::describe);
-            Place { connection: self.connection, message: n, step, op }
-        };
-        let Some(conn) = run.transcript.connection(self.connection) else {
-            return match self.messages.first() {
-                None => Ok(()),
-                Some(first) => Err(Divergence { place: at(1, 0), expected: show_expected(first), actual: None }),
-            };
-        };
-        // Each client message with the script step the mock had reached when it arrived.
-        let mut reached = 0;
-        let mut sent = Vec::new();
-        for e in conn.events() {
-            match e {
-                WireEvent::Script { reached: r, .. } => reached = *r,
-                WireEvent::FromClient { json: Some(v), .. } => sent.push((v, reached)),
-                _ => {}
-            }
-        }
+        let steps = mcp_scenario::script::connection_script(&run.scenario.server, self.connection);
+        let place =
+            |n: usize| Place { connection: self.connection, message: n, step: step_for(&self.messages, &steps, n) };
+        let sent: Vec<&Value> =
+            run.transcript.connection(self.connection).map(|c| c.client_messages().collect()).unwrap_or_default();
         for (i, want) in self.messages.iter().enumerate() {
             match sent.get(i) {
-                Some((got, _)) if matches(want, got, run) => {}
-                Some((got, step)) => {
+                Some(got) if matches(want, got, run) => {}
+                got => {
                     return Err(Divergence {
-                        place: at(i + 1, *step),
+                        place: place(i + 1),
                         expected: show_expected(want),
-                        actual: Some(show(got)),
+                        actual: got.map(|v| show(v)),
                     });
-                }
-                None => {
-                    return Err(Divergence { place: at(i + 1, reached), expected: show_expected(want), actual: None });
                 }
             }
         }
         match sent.get(self.messages.len()) {
-            Some((extra, step)) => Err(Divergence {
-                place: at(self.messages.len() + 1, *step),
+            Some(extra) => Err(Divergence {
+                place: place(self.messages.len() + 1),
                 expected: "nothing more (the recording ends here)".into(),
                 actual: Some(show(extra)),
             }),
             None => Ok(()),
         }
     }
+}
+
+/// The server step that received recorded message `n` (1-based) in the recording: the
+/// k-th `expect` of its method (`expect_response` of its label), where it is the k-th
+/// recorded message of that kind. None for a message the script does not await.
+fn step_for(messages: &[RecordedMessage], steps: &[ServerStep], n: usize) -> Option<(usize, String)> {
+    let want = messages.get(n - 1)?;
+    let same = |m: &RecordedMessage| m.method == want.method && m.answer == want.answer;
+    let nth = messages[..n - 1].iter().filter(|m| same(m)).count();
+    let receives = |s: &ServerStep| match (s, &want.method, &want.answer) {
+        (ServerStep::Expect(e), Some(method), _) => &e.method == method,
+        (ServerStep::ExpectResponse(r), None, Some(label)) => &r.to == label,
+        _ => false,
+    };
+    steps.iter().enumerate().filter(|(_, s)| receives(s)).nth(nth).map(|(i, s)| (i + 1, mcp_mock::ops::describe(s)))
 }
 
 /// Whether the client's message `got` is the recorded `want`.
@@ -130,8 +125,8 @@ fn cut(text: String) -> String {
 pub struct Place {
     connection: usize,
     message: usize,
-    step: usize,
-    op: Option<String>,
+    /// The server step that received the recorded message, and its description.
+    step: Option<(usize, String)>,
 }
 
 /// A `replays` check whose data does not fit the scenario.
@@ -156,11 +151,10 @@ pub enum Invalid {
 /// The first client message that differs from the recording, both sides shown.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "replay diverged from the recording at client message {} on connection {} (server step {}{}): expected {}; actual {}",
+    "replay diverged from the recording at client message {} on connection {}{}: expected {}; actual {}",
     .place.message,
     .place.connection,
-    .place.step,
-    .place.op.as_ref().map(|o| format!(": `{o}`")).unwrap_or_default(),
+    .place.step.as_ref().map(|(n, op)| format!(" (the recording's server step {n}: `{op}`)")).unwrap_or_default(),
     .expected,
     .actual.as_deref().unwrap_or("nothing (the client sent no more messages)")
 )]
@@ -184,7 +178,8 @@ mod tests {
 
     #[test]
     fn expected_side_names_method_and_params() {
-        let m = RecordedMessage { method: Some("tools/call".into()), params: Some(json!({"name": "add"})), answer: None };
+        let m =
+            RecordedMessage { method: Some("tools/call".into()), params: Some(json!({"name": "add"})), answer: None };
         assert_eq!(show_expected(&m), r#"tools/call with params ⊇ {"name":"add"}"#);
     }
 }

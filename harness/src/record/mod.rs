@@ -95,7 +95,8 @@ pub fn run_stdio(opts: &Options, command: &[String]) -> Result<i32, RecordError>
     let (name, secrets) = check_options(opts)?;
     if command.is_empty() {
         return Err(RecordError::Usage(
-            "no server command: put it after `--`, e.g. mcp-harness record --out my-bug.yaml -- python3 server.py".into(),
+            "no server command: put it after `--`, e.g. mcp-harness record --out my-bug.yaml -- python3 server.py"
+                .into(),
         ));
     }
     let runtime = tokio::runtime::Runtime::new()

@@ -234,11 +234,17 @@ impl Writer<'_> {
         self.line(format!("name: {}", self.opts.name));
         self.line(format!(
             "summary: {}",
-            q(&format!("A recorded stdio session with `{}`: the server's side replayed, the client's side pinned.", connections[0].source))
+            q(&format!(
+                "A recorded stdio session with `{}`: the server's side replayed, the client's side pinned.",
+                connections[0].source
+            ))
         ));
         self.line("transport: stdio");
         self.line(format!("revision: {revision}"));
-        self.line(format!("refs: [{}]", q("recorded with mcp-harness record (scenarios/README.md \"From a field bug to a scenario\")")));
+        self.line(format!(
+            "refs: [{}]",
+            q("recorded with mcp-harness record (scenarios/README.md \"From a field bug to a scenario\")")
+        ));
         let deadline = 3000.max(self.scaled_ms(duration_us) * 2 + 2000);
         if deadline > 3000 {
             self.line(format!("deadline_ms: {deadline}"));
@@ -246,7 +252,9 @@ impl Writer<'_> {
         self.line("client:");
         if connections.len() > 1 {
             self.line("  # The plan replays connection 1; the client's later spawns are in the script after");
-            self.line("  # `new_connection` (give `connect` a `managed:` policy to replay them with the bundled client).");
+            self.line(
+                "  # `new_connection` (give `connect` a `managed:` policy to replay them with the bundled client).",
+            );
         }
         let steps = plan.render(&all_facts[0]);
         for s in &steps {
@@ -293,7 +301,9 @@ impl Writer<'_> {
         if redacted.is_empty() {
             self.line("# Redacted at capture: nothing matched (Authorization, cookies, token members, bearer tokens).");
         } else {
-            self.line("# Redacted at capture (the values never reached this file; `<redacted:N>` numbers distinct values):");
+            self.line(
+                "# Redacted at capture (the values never reached this file; `<redacted:N>` numbers distinct values):",
+            );
             for (what, n) in redacted {
                 self.line(format!("#   {what}: {n}"));
             }
@@ -351,7 +361,8 @@ impl Writer<'_> {
                             None => self.line(format!("{at}: a response to no server request (id {id}); not awaited")),
                         },
                         None => {
-                            let what = bytes.text.as_deref().map(|t| q(&cut(t))).unwrap_or_else(|| "(not UTF-8)".into());
+                            let what =
+                                bytes.text.as_deref().map(|t| q(&cut(t))).unwrap_or_else(|| "(not UTF-8)".into());
                             self.line(format!("{at}: not a JSON-RPC message, not awaited: {what}"));
                         }
                     }
@@ -439,7 +450,10 @@ impl Writer<'_> {
                         _ => "exited".into(),
                     };
                     if by_client || !(before_eof || exit_after_eof) {
-                        self.line(format!("  # +{} ms: the server {what} (the mock does the same by itself)", ms(*t_us)));
+                        self.line(format!(
+                            "  # +{} ms: the server {what} (the mock does the same by itself)",
+                            ms(*t_us)
+                        ));
                         continue;
                     }
                     self.delay(&mut last_us, *t_us);
@@ -457,7 +471,10 @@ impl Writer<'_> {
 
     /// A `send` of captured bytes: text when it is plain text, else hex.
     fn raw(&mut self, op: &str, bytes: &Bytes, terminated: bool) {
-        let plain = bytes.text.as_deref().filter(|t| !t.chars().any(|c| c == '\u{feff}' || (c.is_control() && c != '\t' && c != '\r')));
+        let plain = bytes
+            .text
+            .as_deref()
+            .filter(|t| !t.chars().any(|c| c == '\u{feff}' || (c.is_control() && c != '\t' && c != '\r')));
         let nl = if terminated { "\n" } else { "" };
         match plain {
             Some(t) if !t.contains("{id}") && !t.contains("{progressToken}") => {
@@ -538,7 +555,9 @@ impl Writer<'_> {
 fn pinned_params(method: &str, params: Option<&Value>) -> Option<Value> {
     let p = params?.as_object()?;
     let kept: Map<String, Value> = match method {
-        "initialize" => p.iter().filter(|(k, _)| *k == "protocolVersion").map(|(k, v)| (k.clone(), v.clone())).collect(),
+        "initialize" => {
+            p.iter().filter(|(k, _)| *k == "protocolVersion").map(|(k, v)| (k.clone(), v.clone())).collect()
+        }
         "notifications/cancelled" => Map::new(),
         _ => p.iter().filter(|(k, _)| *k != "_meta").map(|(k, v)| (k.clone(), v.clone())).collect(),
     };
@@ -603,7 +622,8 @@ impl Plan {
                                 && tools
                                 && method == "tools/list"
                                 && (!listed || cursor)
-                                && params.is_none_or(|p| p.as_object().is_some_and(|o| o.keys().all(|k| k == "cursor"))));
+                                && params
+                                    .is_none_or(|p| p.as_object().is_some_and(|o| o.keys().all(|k| k == "cursor"))));
                         if method == "tools/list" {
                             listed = true;
                         }
@@ -700,7 +720,10 @@ impl Plan {
             let mut t = String::new();
             let _ = match s {
                 PlanStep::Connect { protocol_version } => {
-                    let _ = writeln!(t, "  # 1: initialize and notifications/initialized (and tools/list when the server has tools)");
+                    let _ = writeln!(
+                        t,
+                        "  # 1: initialize and notifications/initialized (and tools/list when the server has tools)"
+                    );
                     let _ = writeln!(t, "  - op: connect");
                     match protocol_version {
                         Some(v) => writeln!(t, "    protocol_version: {}", q(v)),
@@ -722,8 +745,12 @@ impl Plan {
                         _ => Ok(()),
                     }
                 }
-                PlanStep::Await(i) => writeln!(t, "  - op: await\n    request: {}", f.reqs[*i].label.as_deref().unwrap_or("")),
-                PlanStep::Cancel(i) => writeln!(t, "  - op: cancel\n    request: {}", f.reqs[*i].label.as_deref().unwrap_or("")),
+                PlanStep::Await(i) => {
+                    writeln!(t, "  - op: await\n    request: {}", f.reqs[*i].label.as_deref().unwrap_or(""))
+                }
+                PlanStep::Cancel(i) => {
+                    writeln!(t, "  - op: cancel\n    request: {}", f.reqs[*i].label.as_deref().unwrap_or(""))
+                }
                 PlanStep::Notify { method, params } => {
                     let _ = writeln!(t, "  - op: notify\n    method: {}", q(method));
                     match params {

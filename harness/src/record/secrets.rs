@@ -156,7 +156,10 @@ mod tests {
     fn members_headers_bearer_and_patterns_are_redacted_and_counted() {
         let mut s = Secrets::new(&["sk-[a-z0-9]+".into()]).expect("valid");
         let v = s.json(&json!({"access_token": "abc", "progressToken": "p1", "note": "key sk-12ab here", "x": ["Bearer zzzz9999"]}));
-        assert_eq!(v, json!({"access_token": "<redacted:1>", "progressToken": "p1", "note": "key <redacted:3> here", "x": ["<redacted:2>"]}));
+        assert_eq!(
+            v,
+            json!({"access_token": "<redacted:1>", "progressToken": "p1", "note": "key <redacted:3> here", "x": ["<redacted:2>"]})
+        );
         assert_eq!(s.header("Authorization", "Bearer abc"), "Bearer <redacted:1>");
         assert_eq!(s.header("Cookie", "sid=1"), "<redacted:4>");
         assert_eq!(s.redacted.get("authorization header"), Some(&1));

@@ -55,11 +55,7 @@ impl Lines {
 
 /// Copies `from` to `to` as it arrives, handing each chunk to `seen`; returns at EOF (or
 /// when `to` is gone: the reader side keeps draining so the writer never blocks).
-async fn relay(
-    mut from: impl AsyncRead + Unpin,
-    mut to: Option<impl AsyncWrite + Unpin>,
-    mut seen: impl FnMut(&[u8]),
-) {
+async fn relay(mut from: impl AsyncRead + Unpin, mut to: Option<impl AsyncWrite + Unpin>, mut seen: impl FnMut(&[u8])) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let n = match from.read(&mut buf).await {
@@ -175,7 +171,12 @@ pub async fn record(command: &[String], secrets: Secrets) -> std::io::Result<(Co
         let (events, secrets) = &mut *guard;
         (std::mem::take(events), std::mem::replace(&mut secrets.redacted, Default::default()))
     };
-    let capture = ConnectionCapture { transport: "stdio".into(), source: shlex::try_join(command.iter().map(String::as_str)).unwrap_or_default(), events, redacted: secrets };
+    let capture = ConnectionCapture {
+        transport: "stdio".into(),
+        source: shlex::try_join(command.iter().map(String::as_str)).unwrap_or_default(),
+        events,
+        redacted: secrets,
+    };
     Ok((capture, code))
 }
 

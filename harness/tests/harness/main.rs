@@ -7,6 +7,7 @@ mod cli;
 mod external;
 mod hygiene;
 mod layout;
+mod record;
 mod reference;
 mod scenarios;
 mod secrets;
