@@ -6,9 +6,11 @@
 //!   the scenario.
 //! - [`secrets`] — redaction at capture (headers, JSON members, bearer tokens, patterns).
 //! - [`stdio`] — the stdio pass-through: spawn the server, relay, record.
+//! - [`http`] — the HTTP reverse proxy (Streamable HTTP, legacy SSE), streams passed through.
 //! - [`scenario_file`] — the capture written as a scenario.
 
 pub mod capture;
+pub mod http;
 pub mod scenario_file;
 pub mod secrets;
 pub mod stdio;
@@ -84,7 +86,12 @@ pub fn write(opts: &Options, name: &str, connection: capture::ConnectionCapture)
         move |source| RecordError::Io { context: format!("writing {what}"), source }
     };
     std::fs::write(&capture_file, capture::render(&connections)).map_err(io(&capture_file))?;
-    let text = scenario_file::stdio(&connections, &scenario_file::Options { name: name.to_owned(), speed: opts.speed });
+    let o = scenario_file::Options { name: name.to_owned(), speed: opts.speed };
+    let text = match connections.last().map(|c| c.transport.as_str()) {
+        Some("stdio") | None => scenario_file::stdio(&connections, &o),
+        // One HTTP recording is one session: `--append` keeps only stdio respawns.
+        _ => scenario_file::http(connections.last().unwrap_or(&Default::default()), &o),
+    };
     std::fs::write(&opts.out, text).map_err(io(&opts.out))?;
     Ok(())
 }
@@ -113,7 +120,18 @@ pub fn run_stdio(opts: &Options, command: &[String]) -> Result<i32, RecordError>
     Ok(code)
 }
 
-/// `record --out F --upstream URL --listen ADDR`: the HTTP reverse proxy.
-pub fn run_http(_opts: &Options, _upstream: &str, _listen: &str) -> Result<i32, RecordError> {
-    Err(RecordError::Usage("HTTP recording is not built yet".into()))
+/// `record --out F --upstream URL --listen ADDR`: the HTTP reverse proxy, until Ctrl-C /
+/// SIGTERM; prints `listening on http://ADDR` on stderr once it accepts connections.
+pub fn run_http(opts: &Options, upstream: &str, listen: &str) -> Result<i32, RecordError> {
+    let (name, secrets) = check_options(opts)?;
+    let runtime = tokio::runtime::Runtime::new()
+        .map_err(|source| RecordError::Io { context: "starting the runtime".into(), source })?;
+    let capture = runtime
+        .block_on(http::record(upstream, listen, secrets, |addr| {
+            eprintln!("mcp-harness record: listening on http://{addr}")
+        }))
+        .map_err(|source| RecordError::Io { context: "recording".into(), source })?;
+    write(opts, &name, capture)?;
+    runtime.shutdown_background();
+    Ok(0)
 }

@@ -275,10 +275,18 @@ impl Writer<'_> {
     fn header(&mut self, connections: &[ConnectionCapture], duration_us: u64) {
         self.line("# Recorded by `mcp-harness record` (scenarios/README.md \"From a field bug to a scenario\").");
         for (n, c) in connections.iter().enumerate() {
-            let client = c.events.iter().filter(|e| matches!(e, Captured::ClientLine { .. })).count();
-            let server = c.events.iter().filter(|e| matches!(e, Captured::ServerLine { .. })).count();
+            let count = |f: fn(&Captured) -> bool| c.events.iter().filter(|e| f(e)).count();
+            let what = if c.transport == "stdio" {
+                let client = count(|e| matches!(e, Captured::ClientLine { .. }));
+                let server = count(|e| matches!(e, Captured::ServerLine { .. }));
+                format!("{client} client lines, {server} server lines")
+            } else {
+                let exchanges = count(|e| matches!(e, Captured::HttpRequest { .. }));
+                let events = count(|e| matches!(e, Captured::SseEvent { .. }));
+                format!("{exchanges} HTTP exchanges, {events} SSE events")
+            };
             self.line(format!(
-                "# Connection {}: {} over {}: {client} client lines, {server} server lines, {} ms.",
+                "# Connection {}: {} over {}: {what}, {} ms.",
                 n + 1,
                 c.source,
                 c.transport,
@@ -734,8 +742,8 @@ impl Plan {
                     let r = &f.reqs[*i];
                     let _ = writeln!(t, "  # {}: client request {} at +{} ms", n + 1, i + 1, ms(r.t_us));
                     let _ = writeln!(t, "  - op: request\n    method: {}", q(&r.method));
-                    if let Some(p) = r.params.as_ref().and_then(|p| pinned_params(&r.method, Some(p))) {
-                        let _ = writeln!(t, "    params: {}", j(&p));
+                    if let Some(p) = &r.params {
+                        let _ = writeln!(t, "    params: {}", j(p));
                     }
                     if let Some(ms) = r.timeout_ms {
                         let _ = writeln!(t, "    timeout_ms: {ms}");
@@ -764,4 +772,266 @@ impl Plan {
         }
         out
     }
+}
+
+/// Writes the scenario for an HTTP recording (Streamable HTTP or legacy SSE; one
+/// connection). The script answers each request as the upstream did: `expect` (labelled
+/// when a stream follows), then `respond` with the status, session header and JSON body,
+/// or `open_stream` + one `event` per SSE event (ids, retry, comments, delays) + `end_stream`
+/// with how it ended; a GET is `expect_get`, a DELETE `expect_delete`; legacy SSE's
+/// `endpoint` event is `endpoint`. The plan and the client-side checks are the stdio ones,
+/// read from the JSON-RPC messages the bodies and events carried.
+pub fn http(c: &ConnectionCapture, opts: &Options) -> String {
+    let mut w = Writer { opts, out: String::new() };
+    // The JSON-RPC view: POST bodies as client lines, JSON bodies and SSE data as server lines.
+    let mut view = ConnectionCapture { transport: c.transport.clone(), source: c.source.clone(), ..Default::default() };
+    let line = |v: &Value| Bytes { text: Some(v.to_string()), hex: None };
+    for e in &c.events {
+        match e {
+            Captured::HttpRequest { t_us, json: Some(v), .. } => {
+                for m in v.as_array().cloned().unwrap_or_else(|| vec![v.clone()]) {
+                    view.events.push(Captured::ClientLine { t_us: *t_us, bytes: line(&m), json: Some(m.clone()) });
+                }
+            }
+            Captured::HttpBody { t_us, json: Some(v), .. } => {
+                view.events.push(Captured::ServerLine { t_us: *t_us, bytes: line(v), terminated: true })
+            }
+            Captured::SseEvent { t_us, data: Some(d), event, .. } if event.as_deref() != Some("endpoint") => {
+                if let Ok(v) = serde_json::from_str::<Value>(d) {
+                    view.events.push(Captured::ServerLine { t_us: *t_us, bytes: line(&v), terminated: true });
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut f = facts(&view, 0);
+    let mut plan = Plan::default();
+    plan.build(&view, &mut f, opts.speed);
+    let legacy = c.transport == "legacy-sse";
+    let revision = f
+        .init_result
+        .as_ref()
+        .and_then(|r| r.get("protocolVersion"))
+        .and_then(Value::as_str)
+        .unwrap_or(if legacy { "2024-11-05" } else { "2025-11-25" })
+        .to_owned();
+    let duration_us = c.events.last().map(Captured::t_us).unwrap_or(0);
+    w.header(std::slice::from_ref(c), duration_us);
+    w.line(format!("name: {}", opts.name));
+    w.line(format!(
+        "summary: {}",
+        q(&format!(
+            "A recorded {} session with {}: the server's side replayed, the client's side pinned.",
+            c.transport, c.source
+        ))
+    ));
+    w.line(format!("transport: {}", c.transport));
+    w.line(format!("revision: {revision}"));
+    w.line(format!(
+        "refs: [{}]",
+        q("recorded with mcp-harness record (scenarios/README.md \"From a field bug to a scenario\")")
+    ));
+    let deadline = 3000.max(w.scaled_ms(duration_us) * 2 + 2000);
+    if deadline > 3000 {
+        w.line(format!("deadline_ms: {deadline}"));
+    }
+    w.line("client:");
+    for s in plan.render(&f) {
+        w.out.push_str(&s);
+    }
+    w.line("server:");
+    w.http_script(c);
+    w.line("checks:");
+    let facts_list = vec![f];
+    w.checks(std::slice::from_ref(&view), &facts_list, &plan);
+    if c.events.iter().any(|e| matches!(e, Captured::HttpRequest { method, .. } if method == "DELETE")) {
+        w.line("  # How it closed: the client ended its session with DELETE.");
+        w.line("  - http: {http_method: DELETE}");
+    }
+    w.out
+}
+
+impl Writer<'_> {
+    fn http_script(&mut self, c: &ConnectionCapture) {
+        // Which exchange each event belongs to, and what kind of request opened it.
+        let mut kind: HashMap<usize, (String, Option<String>)> = HashMap::new();
+        let mut sse: Vec<usize> = Vec::new();
+        for e in &c.events {
+            match e {
+                Captured::HttpRequest { exchange, method, json, .. } => {
+                    let rpc = json.as_ref().and_then(|v| v.get("method")).and_then(Value::as_str).map(str::to_owned);
+                    kind.insert(*exchange, (method.clone(), rpc));
+                }
+                Captured::HttpResponse { exchange, headers, .. }
+                    if headers.get("content-type").is_some_and(|t| t.starts_with("text/event-stream")) =>
+                {
+                    sse.push(*exchange)
+                }
+                _ => {}
+            }
+        }
+        let stream_name = |x: usize, kind: &HashMap<usize, (String, Option<String>)>| match kind.get(&x) {
+            Some((m, _)) if m == "GET" => format!("get-{x}"),
+            _ => format!("stream-{x}"),
+        };
+        let last_get = kind.iter().filter(|(_, (m, _))| m == "GET").map(|(x, _)| *x).max();
+        let mut last_us = 0;
+        let mut pending_status: HashMap<usize, (u16, BTreeMap<String, String>)> = HashMap::new();
+        for e in &c.events {
+            match e {
+                Captured::HttpRequest { t_us, exchange, method, path, .. } => {
+                    self.line(format!("  # +{} ms, exchange {exchange}: {method} {path}", ms(*t_us)));
+                    match (method.as_str(), kind.get(exchange).and_then(|k| k.1.clone())) {
+                        ("GET", _) => {}
+                        ("DELETE", _) => {}
+                        (_, Some(rpc)) => {
+                            self.line(format!("  - op: expect\n    method: {}", q(&rpc)));
+                            if sse.contains(exchange) {
+                                self.line(format!("    as: {}", stream_name(*exchange, &kind)));
+                            }
+                        }
+                        (_, None) => self.line("  # (a body that is no JSON-RPC message: not awaited)"),
+                    }
+                    last_us = *t_us;
+                }
+                Captured::HttpResponse { t_us, exchange, status, headers } => {
+                    let (m, _) = kind.get(exchange).cloned().unwrap_or_default();
+                    let keep: BTreeMap<String, String> = headers
+                        .iter()
+                        .filter(|(k, _)| matches!(k.as_str(), "mcp-session-id" | "www-authenticate" | "location"))
+                        .map(|(k, v)| (canonical_header(k), v.clone()))
+                        .collect();
+                    let hdrs = if keep.is_empty() {
+                        String::new()
+                    } else {
+                        format!("\n    headers: {}", j(&serde_json::to_value(&keep).unwrap_or_default()))
+                    };
+                    self.delay(&mut last_us, *t_us);
+                    if m == "GET" {
+                        self.line(format!("  # +{} ms: the upstream answered the GET {status}", ms(*t_us)));
+                        self.line(format!("  - op: expect_get\n    as: {}", stream_name(*exchange, &kind)));
+                        if *status != 200 {
+                            self.line(format!("    status: {status}"));
+                        }
+                        if !sse.contains(exchange) {
+                            if let Some(ct) = headers.get("content-type") {
+                                self.line(format!("    content_type: {}", q(ct)));
+                            }
+                            self.line("    close: true");
+                            // The listener is a MAY: a replaying client need not send it.
+                            if Some(*exchange) == last_get {
+                                self.line("    optional: true");
+                            }
+                        }
+                        if !hdrs.is_empty() {
+                            self.line(hdrs.trim_start_matches('\n'));
+                        }
+                    } else if m == "DELETE" {
+                        self.line(format!("  - op: expect_delete\n    status: {status}"));
+                    } else if sse.contains(exchange) {
+                        self.line(format!("  # +{} ms: the upstream opened a stream ({status})", ms(*t_us)));
+                        self.line(format!("  - op: open_stream\n    to: {}", stream_name(*exchange, &kind)));
+                        if *status != 200 {
+                            self.line(format!("    status: {status}"));
+                        }
+                        if !hdrs.is_empty() {
+                            self.line(hdrs.trim_start_matches('\n'));
+                        }
+                    } else {
+                        pending_status.insert(*exchange, (*status, keep));
+                        let bodyless = !c
+                            .events
+                            .iter()
+                            .any(|b| matches!(b, Captured::HttpBody { exchange: x, .. } if x == exchange));
+                        if bodyless && *status != 202 {
+                            self.line(format!("  # +{} ms: the upstream answered {status} with no body", ms(*t_us)));
+                            self.line(format!("  - op: respond\n    status: {status}{hdrs}"));
+                        }
+                    }
+                }
+                Captured::HttpBody { t_us, exchange, body, json } => {
+                    let (status, keep) = pending_status.remove(exchange).unwrap_or((200, BTreeMap::new()));
+                    let hdrs = if keep.is_empty() {
+                        String::new()
+                    } else {
+                        format!("\n    headers: {}", j(&serde_json::to_value(&keep).unwrap_or_default()))
+                    };
+                    self.line(format!("  # +{} ms: the upstream's {status} body", ms(*t_us)));
+                    self.line(format!("  - op: respond\n    status: {status}{hdrs}"));
+                    match json {
+                        Some(v) => self.line(format!("    json: {}", j(&with_id_placeholder(v)))),
+                        None => self.line(format!("    text: {}", q(body.text.as_deref().unwrap_or("")))),
+                    }
+                }
+                Captured::SseEvent { t_us, exchange, event, id, retry, data, comment } => {
+                    self.delay(&mut last_us, *t_us);
+                    self.line(format!("  # +{} ms, an SSE event on exchange {exchange}", ms(*t_us)));
+                    if event.as_deref() == Some("endpoint") {
+                        let uri = data.as_deref().unwrap_or("").to_owned();
+                        let path = uri
+                            .find("://")
+                            .and_then(|i| uri[i + 3..].find('/').map(|p| uri[i + 3 + p..].to_owned()))
+                            .unwrap_or(uri);
+                        self.line(format!("  - op: endpoint\n    uri: {}", q(&path)));
+                        continue;
+                    }
+                    self.line(format!("  - op: event\n    stream: {}", stream_name(*exchange, &kind)));
+                    if let Some(c) = comment {
+                        self.line(format!("    comment: {}", q(c)));
+                    }
+                    if let Some(ev) = event {
+                        self.line(format!("    event: {}", q(ev)));
+                    }
+                    if let Some(i) = id {
+                        self.line(format!("    id: {}", q(i)));
+                    }
+                    if let Some(r) = retry {
+                        self.line(format!("    retry: {r}"));
+                    }
+                    match data.as_deref().map(|d| (d, serde_json::from_str::<Value>(d))) {
+                        Some((_, Ok(v))) => self.line(format!("    json: {}", j(&with_id_placeholder(&v)))),
+                        Some((d, Err(_))) => self.line(format!("    data: {}", q(d))),
+                        None => {}
+                    }
+                }
+                Captured::StreamEnd { t_us, exchange, how } if sse.contains(exchange) => {
+                    self.delay(&mut last_us, *t_us);
+                    if how == "client" {
+                        self.line(format!("  # +{} ms: the client went away from stream {exchange}", ms(*t_us)));
+                        continue;
+                    }
+                    self.line(format!("  # +{} ms: stream {exchange} ended: {how}", ms(*t_us)));
+                    self.line(format!(
+                        "  - op: end_stream\n    stream: {}\n    how: {how}",
+                        stream_name(*exchange, &kind)
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// `Mcp-Session-Id` for `mcp-session-id`: headers as people write them.
+fn canonical_header(lower: &str) -> String {
+    lower
+        .split('-')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+        })
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+/// A response's `id` as the mock's `{id}` placeholder (the request being answered).
+fn with_id_placeholder(v: &Value) -> Value {
+    let mut v = v.clone();
+    if v.get("method").is_none()
+        && (v.get("result").is_some() || v.get("error").is_some())
+        && let Some(id) = v.get_mut("id")
+    {
+        *id = Value::String("{id}".into());
+    }
+    v
 }
