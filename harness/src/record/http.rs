@@ -239,7 +239,12 @@ async fn exchange(req: Request<Incoming>, upstream: Arc<Upstream>, log: Log) -> 
         let mut stream = answer.bytes_stream();
         let mut sse = Sse::default();
         let how = loop {
-            match stream.next().await {
+            let next = tokio::select! {
+                next = stream.next() => next,
+                // The client closed its end: nothing more reaches it, and the record says so.
+                _ = tx.closed() => break "client",
+            };
+            match next {
                 None => break "clean",
                 Some(Err(_)) => break "reset",
                 Some(Ok(chunk)) => {

@@ -502,7 +502,9 @@ impl Writer<'_> {
     fn checks(&mut self, connections: &[ConnectionCapture], facts: &[Facts], plan: &Plan) {
         for (n, (c, f)) in connections.iter().zip(facts).enumerate() {
             self.line(format!("  # Connection {}: every client message in order, as recorded (a replay reports the first that differs).", n + 1));
-            self.line(format!("  - replays:\n      connection: {}\n      messages:", n + 1));
+            let pinned = c.events.iter().filter(|e| matches!(e, Captured::ClientLine { json: Some(_), .. })).count();
+            let empty = if pinned == 0 { " []" } else { "" };
+            self.line(format!("  - replays:\n      connection: {}\n      messages:{empty}", n + 1));
             let mut counts: Vec<(String, usize)> = Vec::new();
             for e in &c.events {
                 let Captured::ClientLine { json: Some(v), .. } = e else { continue };

@@ -344,3 +344,136 @@ fn bad_record_options_are_refused_with_what_to_write() {
     assert_eq!(code, Some(2));
     assert!(err.contains("no server command: put it after `--`"), "{err}");
 }
+
+/// An HTTP upstream (our mock) whose tools/call answer is an SSE stream with a comment, ids,
+/// a retry and a delay before the result.
+const SSE_UPSTREAM: &str = r#"name: upstream
+summary: s
+transport: http
+revision: 2025-11-25
+deadline_ms: 20000
+client:
+  - op: connect
+server:
+  - op: handshake
+  - op: expect_get
+    status: 405
+    optional: true
+  - op: expect
+    method: tools/call
+    as: call
+  - op: open_stream
+    to: call
+  - op: event
+    stream: call
+    comment: keep-alive
+  - op: event
+    stream: call
+    id: "e1"
+    retry: 500
+    json: {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "p1", "progress": 1}}
+  - op: delay
+    ms: 50
+  - op: event
+    stream: call
+    id: "e2"
+    json: {"jsonrpc": "2.0", "id": "{id}", "result": {"content": [{"type": "text", "text": "done"}], "refresh_token": "srv-Refresh-8080"}}
+  - op: end_stream
+    stream: call
+    how: clean
+"#;
+
+/// The first line of `r` (a child's stdout or stderr) that contains `needle`.
+async fn line_with(r: impl tokio::io::AsyncRead + Unpin, needle: &str) -> String {
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(r).lines();
+    while let Ok(Some(l)) = lines.next_line().await {
+        if l.contains(needle) {
+            return l;
+        }
+    }
+    panic!("no line with {needle:?}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_session_through_the_proxy_replays_with_its_stream() {
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let upstream_yaml = dir.path().join("upstream.yaml");
+    std::fs::write(&upstream_yaml, SSE_UPSTREAM).expect("write");
+    let run_dir = dir.path().join("mock-run");
+    std::fs::create_dir_all(&run_dir).expect("run dir");
+    let mut mock = tokio::process::Command::new(HARNESS)
+        .args(["mock", "http", "--scenario"])
+        .arg(&upstream_yaml)
+        .arg("--run-dir")
+        .arg(&run_dir)
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("mock");
+    let upstream = line_with(mock.stdout.take().expect("stdout"), "listening").await;
+    let upstream = upstream.split_whitespace().last().expect("url").to_owned();
+    let out = dir.path().join("http-session.yaml");
+    let mut recorder = tokio::process::Command::new(HARNESS)
+        .args(["record", "--out"])
+        .arg(&out)
+        .args(["--upstream", &upstream, "--listen", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("recorder");
+    let listening = line_with(recorder.stderr.take().expect("stderr"), "listening on").await;
+    let proxy = listening.split_whitespace().last().expect("address").to_owned();
+
+    let config = TransportConfig {
+        kind: mcp_transports::config::TransportKind::Http,
+        url: format!("{proxy}/mcp"),
+        headers: [("Authorization".to_string(), "Bearer cli-Http-Secret-77".to_string())].into(),
+        timeout_ms: Some(5000),
+        timeout_env_override: Some(None),
+        protocol_version: "2025-11-25".into(),
+        ..TransportConfig::default()
+    };
+    let t = client::create_transport(&config, Handlers::default()).await.expect("connects through the proxy");
+    client::handshake(t.as_ref(), &ClientOptions::default()).await.expect("handshake through the proxy");
+    let params = json!({"name": "slow", "arguments": {}, "_meta": {"progressToken": "p1"}});
+    let result =
+        t.request("tools/call", Some(params), RequestOptions::default()).await.expect("the call through the proxy");
+    assert_eq!(result.get("refresh_token"), Some(&json!("srv-Refresh-8080")), "the relay is untouched");
+    t.close().await;
+    // The recording ends on SIGTERM; its exit is the event that says the files are written.
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(recorder.id().expect("running")).expect("pid"));
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("signal the recorder");
+    let status = recorder.wait().await.expect("recorder exits");
+    assert!(status.success(), "recorder: {status:?}");
+    let _ = mock.kill().await;
+
+    let text = std::fs::read_to_string(&out).expect("scenario");
+    let captured = std::fs::read_to_string(capture::capture_path(&out)).expect("capture");
+    for secret in ["cli-Http-Secret-77", "srv-Refresh-8080"] {
+        assert!(!text.contains(secret) && !captured.contains(secret), "{secret} was kept:\n{text}");
+    }
+    assert!(text.contains("#   authorization header: "), "{text}");
+    for kept in [
+        "comment: \"keep-alive\"",
+        "id: \"e1\"\n    retry: 500",
+        "op: delay",
+        "how: clean",
+        "op: expect_delete",
+        "headers: {\"Mcp-Session-Id\":",
+    ] {
+        assert!(text.contains(kept), "`{kept}` is not in the recorded scenario:\n{text}");
+    }
+    let replayed = replay(&out).await;
+    assert_eq!(replayed.status, Status::Passed, "{}\n\n{text}\n\n{}", failures(&replayed), replayed.transcript);
+    assert!(replayed.transcript.contains("⇐ #3 : keep-alive\\n\\n"), "{}", replayed.transcript);
+    assert!(
+        replayed
+            .transcript
+            .contains("id: e1\\nretry: 500\\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\""),
+        "{}",
+        replayed.transcript
+    );
+    assert!(replayed.transcript.contains("· #3 stream ended: clean"), "{}", replayed.transcript);
+}
