@@ -241,6 +241,8 @@ async fn a_faulty_server_recorded_replays_the_clients_failure() {
     assert_eq!(result.status, Status::Passed, "{}\n\n{text}\n\n{}", failures(&result), result.transcript);
     let step = result.steps.iter().find(|s| s.what.contains("tools/call")).expect("the tools/call step");
     assert_eq!(step.error.as_deref(), Some(recorded_error.as_str()), "the replay fails the call as the recording did");
+    // …having seen the same broken-off line the recorded client saw.
+    assert!(result.transcript.contains("Protocol error: line is not JSON"), "{}", result.transcript);
     assert_matches_capture(&capture::capture_path(&out), &result.transcript);
 }
 
