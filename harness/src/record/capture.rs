@@ -3,7 +3,10 @@
 //! connection began. Secrets are already redacted when an event is built ([`super::secrets`]).
 //! The recorder keeps the capture beside the scenario (`<name>.capture.jsonl`, one
 //! connection per line) so `--append` can add a connection and tests can compare a replay
-//! with what was captured.
+//! with what was captured. It is not `mcp_scenario::wire::WireEvent`, the mock's own record:
+//! that one keeps a bounded prefix of each write and the mock's script progress, while a
+//! capture keeps every byte a real server sent (the script is written from them) and the
+//! proxy's view of HTTP exchanges.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -206,6 +206,20 @@ impl Writer<'_> {
         self.out.push('\n');
     }
 
+    /// `transport`, `revision`, `refs` and (for a long recording) `deadline_ms`.
+    fn preamble(&mut self, transport: &str, revision: &str, duration_us: u64) {
+        self.line(format!("transport: {transport}"));
+        self.line(format!("revision: {revision}"));
+        self.line(format!(
+            "refs: [{}]",
+            q("recorded with mcp-harness record (scenarios/README.md \"From a field bug to a scenario\")")
+        ));
+        let deadline = 3000.max(self.scaled_ms(duration_us) * 2 + 2000);
+        if deadline > 3000 {
+            self.line(format!("deadline_ms: {deadline}"));
+        }
+    }
+
     fn scaled_ms(&self, us: u64) -> u64 {
         (us as f64 / 1000.0 / self.opts.speed).round() as u64
     }
@@ -239,16 +253,7 @@ impl Writer<'_> {
                 connections[0].source
             ))
         ));
-        self.line("transport: stdio");
-        self.line(format!("revision: {revision}"));
-        self.line(format!(
-            "refs: [{}]",
-            q("recorded with mcp-harness record (scenarios/README.md \"From a field bug to a scenario\")")
-        ));
-        let deadline = 3000.max(self.scaled_ms(duration_us) * 2 + 2000);
-        if deadline > 3000 {
-            self.line(format!("deadline_ms: {deadline}"));
-        }
+        self.preamble("stdio", &revision, duration_us);
         self.line("client:");
         if connections.len() > 1 {
             self.line("  # The plan replays connection 1; the client's later spawns are in the script after");
@@ -827,16 +832,7 @@ pub fn http(c: &ConnectionCapture, opts: &Options) -> String {
             c.transport, c.source
         ))
     ));
-    w.line(format!("transport: {}", c.transport));
-    w.line(format!("revision: {revision}"));
-    w.line(format!(
-        "refs: [{}]",
-        q("recorded with mcp-harness record (scenarios/README.md \"From a field bug to a scenario\")")
-    ));
-    let deadline = 3000.max(w.scaled_ms(duration_us) * 2 + 2000);
-    if deadline > 3000 {
-        w.line(format!("deadline_ms: {deadline}"));
-    }
+    w.preamble(&c.transport, &revision, duration_us);
     w.line("client:");
     for s in plan.render(&f) {
         w.out.push_str(&s);

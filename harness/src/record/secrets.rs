@@ -158,7 +158,7 @@ mod tests {
         let v = s.json(&json!({"access_token": "abc", "progressToken": "p1", "note": "key sk-12ab here", "x": ["Bearer zzzz9999"]}));
         assert_eq!(
             v,
-            json!({"access_token": "<redacted:1>", "progressToken": "p1", "note": "key <redacted:3> here", "x": ["<redacted:2>"]})
+            json!({"access_token": "<redacted:1>", "progressToken": "p1", "note": "key <redacted:2> here", "x": ["<redacted:3>"]})
         );
         assert_eq!(s.header("Authorization", "Bearer abc"), "Bearer <redacted:1>");
         assert_eq!(s.header("Cookie", "sid=1"), "<redacted:4>");

@@ -182,26 +182,20 @@ async fn a_session_with_the_typescript_sdk_example_server_replays_as_recorded() 
     assert_matches_capture(&capture::capture_path(&out), &result.transcript);
 }
 
-/// A mock that answers the handshake, breaks off its reply to tools/call mid-line and exits 1.
-const FAULTY: &str = r#"name: faulty
-summary: s
-transport: stdio
-revision: 2025-11-25
-client:
-  - op: connect
-server:
-  - op: handshake
-  - op: expect
-    method: tools/call
-  - op: send
+/// The rest of a mock that breaks off its reply to tools/call mid-line and exits 1.
+const FAULTY: &str = r#"  - op: send
     text: "{\"jsonrpc\":\"2.0\",\"id\":{id},\"res"
   - op: exit
     code: 1
 "#;
 
-fn mock_server(dir: &Path, yaml: &str) -> Vec<String> {
-    let scenario = dir.join("faulty.yaml");
-    std::fs::write(&scenario, yaml).expect("write the mock's scenario");
+/// The mock's scenario: the handshake and an `expect tools/call`, then `rest` of the script.
+const MOCK_HEAD: &str = "name: mock\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver:\n  - op: handshake\n  - op: expect\n    method: tools/call\n";
+
+/// `mcp-harness mock stdio` serving [`MOCK_HEAD`] + `rest`.
+fn mock_server(dir: &Path, rest: &str) -> Vec<String> {
+    let scenario = dir.join("mock.yaml");
+    std::fs::write(&scenario, format!("{MOCK_HEAD}{rest}")).expect("write the mock's scenario");
     let run_dir = dir.join("mock-run");
     std::fs::create_dir_all(&run_dir).expect("run dir");
     [
@@ -278,18 +272,8 @@ async fn a_changed_client_is_told_where_it_left_the_recording() {
     );
 }
 
-/// A mock that hands out a token in a result and echoes nothing else.
-const TOKENS: &str = r#"name: tokens
-summary: s
-transport: stdio
-revision: 2025-11-25
-client:
-  - op: connect
-server:
-  - op: handshake
-  - op: expect
-    method: tools/call
-  - op: stderr
+/// The rest of a mock that logs a bearer token and hands out a token in its result.
+const TOKENS: &str = r#"  - op: stderr
     text: "auth: using Bearer srvlog-Token-4242\n"
   - op: reply
     result: {"content": [{"type": "text", "text": "ok"}], "access_token": "srv-Issued-777", "session": "cust-55501"}
