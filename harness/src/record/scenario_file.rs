@@ -579,6 +579,22 @@ fn pinned_params(method: &str, params: Option<&Value>) -> Option<Value> {
     (!kept.is_empty()).then_some(Value::Object(kept))
 }
 
+/// A request's params as the plan gives them: without the `_meta` members a 2026-07-28
+/// client stamps on every request itself (`io.modelcontextprotocol/…`), which the replaying
+/// client adds again; what the caller chose (`progressToken`, …) stays.
+fn without_client_stamps(params: &Value) -> Value {
+    let mut p = params.clone();
+    if let Some(meta) = p.get_mut("_meta").and_then(Value::as_object_mut) {
+        meta.retain(|k, _| !k.starts_with("io.modelcontextprotocol/"));
+        if meta.is_empty()
+            && let Some(o) = p.as_object_mut()
+        {
+            o.remove("_meta");
+        }
+    }
+    p
+}
+
 fn cut(text: &str) -> String {
     if text.chars().count() <= 120 { text.to_owned() } else { text.chars().take(120).collect::<String>() + "…" }
 }
@@ -714,7 +730,8 @@ impl Plan {
         if !closed {
             self.steps.push(PlanStep::Close);
         }
-        let init_ok = f.reqs.iter().find(|r| r.method == "initialize").and_then(|r| r.answered).unwrap_or(false);
+        // No initialize at all (2026-07-28): connecting put nothing on the wire and succeeded.
+        let init_ok = f.reqs.iter().find(|r| r.method == "initialize").map_or(true, |r| r.answered == Some(true));
         self.outcomes.push((1, init_ok));
         for (n, s) in self.steps.iter().enumerate() {
             match s {
@@ -749,8 +766,8 @@ impl Plan {
                     let r = &f.reqs[*i];
                     let _ = writeln!(t, "  # {}: client request {} at +{} ms", n + 1, i + 1, ms(r.t_us));
                     let _ = writeln!(t, "  - op: request\n    method: {}", q(&r.method));
-                    if let Some(p) = &r.params {
-                        let _ = writeln!(t, "    params: {}", j(p));
+                    if let Some(p) = r.params.as_ref().map(without_client_stamps) {
+                        let _ = writeln!(t, "    params: {}", j(&p));
                     }
                     if let Some(ms) = r.timeout_ms {
                         let _ = writeln!(t, "    timeout_ms: {ms}");
@@ -815,11 +832,17 @@ pub fn http(c: &ConnectionCapture, opts: &Options) -> String {
     let mut plan = Plan::default();
     plan.build(&view, &mut f, opts.speed);
     let legacy = c.transport == "legacy-sse";
+    // 2026-07-28 has no initialize: the revision is the first request's MCP-Protocol-Version.
+    let stateless = c.events.iter().find_map(|e| match e {
+        Captured::HttpRequest { headers, .. } => headers.get("mcp-protocol-version").map(String::as_str),
+        _ => None,
+    });
     let revision = f
         .init_result
         .as_ref()
         .and_then(|r| r.get("protocolVersion"))
         .and_then(Value::as_str)
+        .or(stateless.filter(|v| *v == "2026-07-28" && f.init_params.is_none()))
         .unwrap_or(if legacy { "2024-11-05" } else { "2025-11-25" })
         .to_owned();
     let duration_us = c.events.last().map(Captured::t_us).unwrap_or(0);
@@ -1032,4 +1055,60 @@ fn with_id_placeholder(v: &Value) -> Value {
         *id = Value::String("{id}".into());
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn request(t_us: u64, exchange: usize, body: Value) -> Captured {
+        let headers = [("mcp-protocol-version".to_string(), "2026-07-28".to_string())].into();
+        let text = Bytes { text: Some(body.to_string()), hex: None };
+        Captured::HttpRequest {
+            t_us,
+            exchange,
+            method: "POST".into(),
+            path: "/mcp".into(),
+            headers,
+            body: Some(text),
+            json: Some(body),
+        }
+    }
+
+    #[test]
+    fn a_stateless_recording_speaks_2026_07_28_and_leaves_the_clients_stamps_to_it() {
+        let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "progressToken": "p1"});
+        let call =
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "greet", "_meta": meta}});
+        let answer = json!({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete"}});
+        let c = ConnectionCapture {
+            transport: "http".into(),
+            source: "http://127.0.0.1:1/mcp".into(),
+            events: vec![
+                request(1000, 1, call),
+                Captured::HttpResponse { t_us: 2000, exchange: 1, status: 200, headers: BTreeMap::new() },
+                Captured::HttpBody {
+                    t_us: 2000,
+                    exchange: 1,
+                    body: Bytes { text: Some(answer.to_string()), hex: None },
+                    json: Some(answer),
+                },
+            ],
+            redacted: BTreeMap::new(),
+        };
+        let text = http(&c, &Options { name: "stateless-session".into(), speed: 1.0 });
+        assert!(text.contains("revision: 2026-07-28\n"), "{text}");
+        assert!(text.contains("    params: {\"name\":\"greet\",\"_meta\":{\"progressToken\":\"p1\"}}\n"), "{text}");
+        assert!(text.contains("  - {method: \"tools/call\", params: {\"name\":\"greet\"}}\n"), "{text}");
+        assert!(
+            text.contains("json: {\"jsonrpc\":\"2.0\",\"id\":\"{id}\",\"result\":{\"resultType\":\"complete\"}}"),
+            "{text}"
+        );
+        assert!(text.contains("  - outcome: {step: 1, ok: true}\n  - outcome: {step: 2, ok: true}\n"), "{text}");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("stateless-session.yaml");
+        std::fs::write(&path, &text).expect("write");
+        crate::load(&path).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    }
 }
