@@ -22,6 +22,8 @@
 //!   transports in-process ([`targets::bundled`]) or an external program
 //!   ([`targets::cmd`], with process hygiene).
 //! - [`http_mock`] — the HTTP mock as a child process (start, `listening` line, stop).
+//! - [`record`] — `mcp-harness record`: a real session captured (stdio pass-through, HTTP
+//!   reverse proxy), secrets redacted, written as a scenario that replays it.
 //! - [`snapshot`] — comparing and updating insta-format `.snap` files.
 //! - [`runner`] — one run per scenario × transport, under a deadline, in parallel.
 //! - [`recording`] — judging a host's recording made by `mcp-mock … --record`
@@ -46,6 +48,7 @@ pub mod http_mock;
 pub mod load;
 pub mod matrix;
 pub mod outcome;
+pub mod record;
 pub mod recording;
 pub mod report;
 pub mod runner;

@@ -208,6 +208,51 @@ enum Command {
     /// Run the mock server (same as the `mcp-mock` binary; see `mcp-harness mock --help`):
     /// `mock serve <scenario>` or `mock stdio <scenario>` points a real MCP host at a scenario.
     Mock,
+    /// Record a real session and write it as a scenario that replays the server's side and
+    /// pins the client's (scenarios/README.md "From a field bug to a scenario").
+    #[command(after_help = RECORD_HELP)]
+    Record(RecordArgs),
+}
+
+const RECORD_HELP: &str = "Examples:
+  stdio: put this where the host's config names the server, then use the host as usual:
+    mcp-harness record --out scenarios/regressions/my-bug.yaml -- python3 server.py --flag
+  HTTP: point the client at the listen address instead of the server:
+    mcp-harness record --out my-bug.yaml --upstream http://127.0.0.1:8080/mcp --listen 127.0.0.1:9000
+  then: mcp-harness check my-bug.yaml && mcp-harness run my-bug.yaml --target bundled
+
+stdio: the recording ends when the server exits (the host closes it); the exit code is the
+server's. HTTP: it ends on Ctrl-C / SIGTERM. The scenario is written then, and the capture
+beside it (<name>.capture.jsonl, redacted too: keep it out of commits).
+Redacted at capture, always: Authorization / Cookie / Set-Cookie and token/secret/key
+headers, JSON members named like credentials (access_token, apiKey, password, …), bearer
+tokens in any text; add your own with --redact-pattern REGEX (repeatable).";
+
+/// `mcp-harness record` options.
+#[derive(clap::Args, Debug)]
+struct RecordArgs {
+    /// The scenario file to write (its stem is the scenario's name: lowercase, digits, '-').
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// Replay delays (and the plan's timeouts) this many times faster, e.g. 10.
+    #[arg(long, default_value_t = 1.0, value_name = "FACTOR")]
+    speed: f64,
+    /// Also redact every match of this regular expression (repeatable).
+    #[arg(long = "redact-pattern", value_name = "REGEX")]
+    redact_patterns: Vec<String>,
+    /// Add this session to the recording already beside --out as its next connection (a
+    /// host that respawns the server); without it the recording starts afresh.
+    #[arg(long)]
+    append: bool,
+    /// HTTP: the real server's MCP endpoint URL (Streamable HTTP or legacy SSE).
+    #[arg(long, value_name = "URL", requires = "listen", conflicts_with = "command")]
+    upstream: Option<String>,
+    /// HTTP: where the proxy listens (the client connects here), e.g. 127.0.0.1:9000.
+    #[arg(long, value_name = "ADDR", requires = "upstream")]
+    listen: Option<String>,
+    /// stdio: the real server's command and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
 }
 
 /// What `run` prints on stdout.
@@ -343,6 +388,7 @@ fn main() {
             0
         }
         Command::Mock => unreachable_mock(),
+        Command::Record(args) => record(args),
     };
     std::process::exit(code);
 }
@@ -352,6 +398,27 @@ fn emit(text: &str) {
     use std::io::Write as _;
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+fn record(args: RecordArgs) -> i32 {
+    use mcp_harness::record;
+    let opts = record::Options {
+        out: args.out,
+        speed: args.speed,
+        redact_patterns: args.redact_patterns,
+        append: args.append,
+    };
+    let result = match (args.upstream, args.listen) {
+        (Some(upstream), Some(listen)) => record::run_http(&opts, &upstream, &listen),
+        _ => record::run_stdio(&opts, &args.command),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("mcp-harness record: {e}");
+            2
+        }
+    }
 }
 
 fn unreachable_mock() -> i32 {

@@ -49,6 +49,44 @@ pub enum Check {
     /// A plan step given no timeout failed by itself before the run deadline (the client has
     /// a default timeout); a step still waiting at the deadline is "no default timeout".
     TimesOut(TimesOutCheck),
+    /// The client's messages on a connection are, in order, the ones a recorded session
+    /// pinned (`mcp-harness record`); the first that differs is reported with both sides.
+    Replays(ReplaysCheck),
+}
+
+/// See [`Check::Replays`]. Written by `mcp-harness record`, e.g.
+/// `- replays: {connection: 1, messages: [{method: initialize}, {method:
+/// notifications/initialized}, {method: tools/call, params: {"name": "add"}}]}`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReplaysCheck {
+    /// The connection (1-based; default 1).
+    #[serde(default = "default_connection")]
+    pub connection: usize,
+    /// The client's JSON-RPC messages as recorded, in wire order; the client must send
+    /// exactly these (each matching), no fewer and no more.
+    pub messages: Vec<RecordedMessage>,
+}
+
+fn default_connection() -> usize {
+    1
+}
+
+/// One client message a recording pinned (see [`ReplaysCheck`]): a request or notification
+/// (`method`, `params` as a subset), or the client's answer to a server request (`answer`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecordedMessage {
+    /// The JSON-RPC method (a request or a notification).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// Members the message's params must contain (recursive subset match; ids, `_meta` and
+    /// client-specific fields are left out by the recorder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Value>,
+    /// The client's response to the server request the script labelled so (`request … as:`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
 }
 
 /// See [`Check::TimesOut`]. Example: `- times_out: {step: 2}` with a `request` that sets no

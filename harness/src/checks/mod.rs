@@ -42,6 +42,7 @@ mod not_notified;
 mod not_sent;
 mod notified;
 mod outcome;
+mod replays;
 mod sent;
 mod sent_before;
 mod signal;
@@ -132,6 +133,7 @@ macro_rules! with_kind {
             Check::ErrorIs($k) => $body,
             Check::Backoff($k) => $body,
             Check::TimesOut($k) => $body,
+            Check::Replays($k) => $body,
         }
     };
 }

@@ -10,6 +10,7 @@ mod docs;
 mod external;
 mod hygiene;
 mod layout;
+mod record;
 mod recording;
 mod reference;
 mod scenarios;

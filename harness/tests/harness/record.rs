@@ -1,0 +1,466 @@
+//! `mcp-harness record` end to end: a session between the bundled client and a real
+//! third-party server (the TypeScript SDK's own stdio example server) is recorded, written
+//! as a scenario, replayed against the bundled client and passes with a transcript that
+//! matches the capture up to normalisation; a faulty server (our mock, breaking off a reply
+//! and exiting) is recorded and the replay reproduces the client's failure; a replay whose
+//! client changed reports the first divergence with both sides; no captured secret reaches
+//! the written files. No test sleeps: each waits on the client's close, which reaps the
+//! recorder, which writes the files before it exits.
+
+use mcp_harness::record::capture::{self, Captured};
+use mcp_harness::runner::{self, RunConfig};
+use mcp_harness::{Target, snapshot};
+use mcp_scenario::results::{RunResult, Status};
+use mcp_transports::client::{self, ClientOptions};
+use mcp_transports::{Handlers, RequestOptions, TransportConfig};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+const HARNESS: &str = env!("CARGO_BIN_EXE_mcp-harness");
+const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+/// The TypeScript SDK's stdio example server (shipped in its npm package).
+const TS_EXAMPLE: &str =
+    "clients/typescript/node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/mcpServerOutputSchema.js";
+
+/// The TypeScript SDK's example server, installed with `clients/install.sh typescript` if
+/// missing; `None` (the caller skips) when that cannot be done — never under `CI=true`.
+fn ts_example_server() -> Option<PathBuf> {
+    let path = Path::new(REPO).join(TS_EXAMPLE);
+    if !path.exists() {
+        let status =
+            std::process::Command::new("bash").arg("clients/install.sh").arg("typescript").current_dir(REPO).status();
+        if !matches!(status, Ok(s) if s.success()) || !path.exists() {
+            let why = format!(
+                "the TypeScript SDK's example server is missing and `bash clients/install.sh typescript` could not install it ({status:?}); it needs node and npm with access to the npm registry"
+            );
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
+            eprintln!("SKIPPED record → replay against the TypeScript SDK example server: {why}");
+            return None;
+        }
+    }
+    Some(path)
+}
+
+/// What the recorded client saw.
+#[derive(Debug)]
+struct Seen {
+    results: Vec<Result<Value, String>>,
+}
+
+/// Runs the bundled client over stdio against `mcp-harness record --out <out> -- server…`:
+/// handshake, then each request; then close (which waits for the recorder to exit).
+async fn record_session(out: &Path, extra: &[&str], server: &[String], requests: &[(&str, Value)]) -> Seen {
+    let mut args: Vec<String> =
+        vec!["record".into(), "--speed".into(), "10".into(), "--out".into(), out.display().to_string()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args.push("--".into());
+    args.extend(server.iter().cloned());
+    let config = TransportConfig {
+        command: HARNESS.into(),
+        args,
+        timeout_ms: Some(5000),
+        timeout_env_override: Some(None),
+        protocol_version: "2025-11-25".into(),
+        ..TransportConfig::default()
+    };
+    let t = client::create_transport(&config, Handlers::default()).await.expect("the recorder starts");
+    client::handshake(t.as_ref(), &ClientOptions::default()).await.expect("handshake through the recorder");
+    let mut results = Vec::new();
+    for (method, params) in requests {
+        let r = t.request(method, Some(params.clone()), RequestOptions::default()).await;
+        results.push(r.map_err(|e| e.to_string()));
+    }
+    t.close().await;
+    assert!(out.exists(), "the recorder wrote no scenario at {}", out.display());
+    Seen { results }
+}
+
+/// Replays the recorded scenario against the bundled client.
+async fn replay(path: &Path) -> RunResult {
+    let scenario = mcp_harness::load(path).unwrap_or_else(|e| panic!("the recorded scenario does not load: {e}"));
+    let config = RunConfig {
+        target: Target::bundled(None),
+        mock_command: vec![HARNESS.to_string(), "mock".into()],
+        snapshots: snapshot::Policy::default(),
+        strict: false,
+        compare_snapshots: false,
+        fail_fast: false,
+    };
+    let job = runner::jobs(vec![(path.to_path_buf(), scenario)], &config.target).remove(0);
+    runner::run_one(&job, &config).await
+}
+
+fn failures(r: &RunResult) -> String {
+    r.failures.iter().map(|f| format!("{}: {}", f.check, f.message)).collect::<Vec<_>>().join("\n")
+}
+
+/// The JSON-RPC traffic of a rendered transcript's first connection: (`→`/`←`, text, the
+/// full length when only a prefix is shown).
+fn rendered_messages(transcript: &str) -> Vec<(char, String, Option<usize>)> {
+    let mut out = Vec::new();
+    for line in transcript.lines().take_while(|l| !l.starts_with("── outcome")) {
+        let (dir, rest) = match line.split_at_checked(4) {
+            Some((d, rest)) if d == "→ " || d == "← " => (d.chars().next().unwrap_or(' '), rest),
+            _ => continue,
+        };
+        let rest = rest.rsplit_once("  [").map_or(rest, |(body, _)| body);
+        let (body, len) = match rest.strip_suffix(" bytes)").and_then(|r| r.rsplit_once("… (")) {
+            Some((prefix, n)) => (prefix.to_owned(), n.parse().ok()),
+            None => (rest.strip_suffix("\\n").unwrap_or(rest).to_owned(), None),
+        };
+        out.push((dir, body, len));
+    }
+    out
+}
+
+/// A captured server line as the mock writes the same message: JSON-RPC members in the
+/// mock's order (`jsonrpc`, `id`, `method`, `params`, `result`, `error`), compact; other
+/// lines as they are.
+fn canonical(line: &str) -> String {
+    let Ok(Value::Object(o)) = serde_json::from_str::<Value>(line) else { return line.to_owned() };
+    let order = ["jsonrpc", "id", "method", "params", "result", "error"];
+    let mut out = serde_json::Map::new();
+    for k in order.iter().filter(|k| o.contains_key(**k)) {
+        out.insert(k.to_string(), o[*k].clone());
+    }
+    for (k, v) in o.iter().filter(|(k, _)| !order.contains(&k.as_str())) {
+        out.insert(k.clone(), v.clone());
+    }
+    Value::Object(out).to_string()
+}
+
+/// The replay's wire matches the capture up to normalisation: the client sent the same
+/// methods in the same order (its clientInfo and ids may differ); the mock sent the same
+/// server messages (equal JSON where the transcript shows them whole, the same length and
+/// prefix where it shows a prefix).
+fn assert_matches_capture(capture_file: &Path, transcript: &str) {
+    let captured = capture::read(capture_file).expect("capture file");
+    let mut client_methods = Vec::new();
+    let mut server = Vec::new();
+    for e in &captured[0].events {
+        match e {
+            Captured::ClientLine { json: Some(v), .. } => client_methods.push(v.get("method").cloned()),
+            Captured::ServerLine { bytes, .. } => server.push(canonical(bytes.text.as_deref().unwrap_or_default())),
+            _ => {}
+        }
+    }
+    let replayed = rendered_messages(transcript);
+    let replay_methods: Vec<Option<Value>> = replayed
+        .iter()
+        .filter(|(d, ..)| *d == '→')
+        .map(|(_, body, _)| serde_json::from_str::<Value>(body).ok().and_then(|v| v.get("method").cloned()))
+        .collect();
+    assert_eq!(replay_methods, client_methods, "client methods differ from the capture\n{transcript}");
+    let replay_server: Vec<_> = replayed.iter().filter(|(d, ..)| *d == '←').collect();
+    assert_eq!(replay_server.len(), server.len(), "server message count differs\n{transcript}");
+    for ((_, body, len), want) in replay_server.into_iter().zip(&server) {
+        match len {
+            Some(n) => {
+                assert_eq!(*n, want.len() + 1, "server line length differs: {want}");
+                assert!(want.starts_with(body.as_str()), "server line differs:\n  replay {body}\n  capture {want}");
+            }
+            None => assert_eq!(body, want, "server message differs"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_with_the_typescript_sdk_example_server_replays_as_recorded() {
+    let Some(server) = ts_example_server() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("ts-example-session.yaml");
+    let server = vec!["node".to_string(), server.display().to_string()];
+    let seen = record_session(&out, &[], &server, &[("tools/list", json!({}))]).await;
+    let listed = seen.results[0].as_ref().expect("tools/list through the recorder");
+    assert_eq!(listed.pointer("/tools/0/name"), Some(&json!("get_weather")), "{listed}");
+
+    let check = std::process::Command::new(HARNESS).arg("check").arg(&out).output().expect("mcp-harness check");
+    assert!(check.status.success(), "mcp-harness check: {}", String::from_utf8_lossy(&check.stderr));
+
+    let result = replay(&out).await;
+    let text = std::fs::read_to_string(&out).unwrap_or_default();
+    assert_eq!(result.status, Status::Passed, "{}\n\n{text}\n\n{}", failures(&result), result.transcript);
+    assert_matches_capture(&capture::capture_path(&out), &result.transcript);
+}
+
+/// The rest of a mock that breaks off its reply to tools/call mid-line and exits 1.
+const FAULTY: &str = r#"  - op: send
+    text: "{\"jsonrpc\":\"2.0\",\"id\":{id},\"res"
+  - op: exit
+    code: 1
+"#;
+
+/// The mock's scenario: the handshake and an `expect tools/call`, then `rest` of the script.
+const MOCK_HEAD: &str = "name: mock\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver:\n  - op: handshake\n  - op: expect\n    method: tools/call\n";
+
+/// `mcp-harness mock stdio` serving [`MOCK_HEAD`] + `rest`.
+fn mock_server(dir: &Path, rest: &str) -> Vec<String> {
+    let scenario = dir.join("mock.yaml");
+    std::fs::write(&scenario, format!("{MOCK_HEAD}{rest}")).expect("write the mock's scenario");
+    let run_dir = dir.join("mock-run");
+    std::fs::create_dir_all(&run_dir).expect("run dir");
+    [
+        HARNESS,
+        "mock",
+        "stdio",
+        "--scenario",
+        &scenario.display().to_string(),
+        "--run-dir",
+        &run_dir.display().to_string(),
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_faulty_server_recorded_replays_the_clients_failure() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("faulty-session.yaml");
+    let seen = record_session(
+        &out,
+        &[],
+        &mock_server(dir.path(), FAULTY),
+        &[("tools/call", json!({"name": "crash", "arguments": {}}))],
+    )
+    .await;
+    let recorded_error = seen.results[0].clone().expect_err("the broken-off reply fails the call");
+
+    let text = std::fs::read_to_string(&out).expect("scenario");
+    assert!(
+        text.contains("op: send\n    text: \"{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":2,\\\"res\""),
+        "the half line is sent raw:\n{text}"
+    );
+    assert!(text.contains("op: exit\n    code: 1"), "the server's exit is scripted:\n{text}");
+
+    let result = replay(&out).await;
+    assert_eq!(result.status, Status::Passed, "{}\n\n{text}\n\n{}", failures(&result), result.transcript);
+    let step = result.steps.iter().find(|s| s.what.contains("tools/call")).expect("the tools/call step");
+    assert_eq!(step.error.as_deref(), Some(recorded_error.as_str()), "the replay fails the call as the recording did");
+    // …having seen the same broken-off line the recorded client saw.
+    assert!(result.transcript.contains("Protocol error: line is not JSON"), "{}", result.transcript);
+    assert_matches_capture(&capture::capture_path(&out), &result.transcript);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_client_is_told_where_it_left_the_recording() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("faulty-session.yaml");
+    record_session(
+        &out,
+        &[],
+        &mock_server(dir.path(), FAULTY),
+        &[("tools/call", json!({"name": "crash", "arguments": {}}))],
+    )
+    .await;
+    // The changed client calls another tool.
+    let text = std::fs::read_to_string(&out).expect("scenario");
+    let changed = text.replacen(
+        "params: {\"name\":\"crash\",\"arguments\":{}}",
+        "params: {\"name\":\"other\",\"arguments\":{}}",
+        1,
+    );
+    assert_ne!(changed, text, "the plan's tools/call params are where the test expects them:\n{text}");
+    std::fs::write(&out, changed).expect("write");
+    let result = replay(&out).await;
+    let divergence = result
+        .failures
+        .iter()
+        .find(|f| f.check.contains("(replays)"))
+        .unwrap_or_else(|| panic!("no replays failure: {}", failures(&result)));
+    assert_eq!(
+        divergence.message,
+        "replay diverged from the recording at client message 3 on connection 1 (the recording's server step 4: `expect tools/call`): expected tools/call with params ⊇ {\"name\":\"crash\",\"arguments\":{}}; actual {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"other\",\"arguments\":{}}}"
+    );
+}
+
+/// The rest of a mock that logs a bearer token and hands out a token in its result.
+const TOKENS: &str = r#"  - op: stderr
+    text: "auth: using Bearer srvlog-Token-4242\n"
+  - op: reply
+    result: {"content": [{"type": "text", "text": "ok"}], "access_token": "srv-Issued-777", "session": "cust-55501"}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_captured_secret_reaches_the_scenario_or_the_capture() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("secret-session.yaml");
+    let args = json!({"name": "login", "arguments": {"apiKey": "cli-Key-31337", "note": "Authorization: Bearer cli-Bearer-9001", "account": "cust-55501"}});
+    let seen = record_session(
+        &out,
+        &["--redact-pattern", "cust-[0-9]+"],
+        &mock_server(dir.path(), TOKENS),
+        &[("tools/call", args)],
+    )
+    .await;
+    // The relay itself is untouched: the client got the real token.
+    assert_eq!(seen.results[0].as_ref().ok().and_then(|r| r.get("access_token")), Some(&json!("srv-Issued-777")));
+    let scenario = std::fs::read_to_string(&out).expect("scenario");
+    let captured = std::fs::read_to_string(capture::capture_path(&out)).expect("capture");
+    for secret in ["cli-Key-31337", "cli-Bearer-9001", "srv-Issued-777", "srvlog-Token-4242", "cust-55501"] {
+        assert!(!scenario.contains(secret), "{secret} reached the scenario:\n{scenario}");
+        assert!(!captured.contains(secret), "{secret} reached the capture file");
+    }
+    for listed in [
+        "JSON member \"apiKey\": 1",
+        "JSON member \"access_token\": 1",
+        "bearer token: 2",
+        "pattern \"cust-[0-9]+\": 2",
+    ] {
+        assert!(scenario.contains(&format!("#   {listed}\n")), "the file does not list `{listed}`:\n{scenario}");
+    }
+    let result = replay(&out).await;
+    assert_eq!(result.status, Status::Passed, "{}\n\n{scenario}\n\n{}", failures(&result), result.transcript);
+}
+
+#[test]
+fn bad_record_options_are_refused_with_what_to_write() {
+    let run = |args: &[&str]| {
+        let o = std::process::Command::new(HARNESS).arg("record").args(args).output().expect("runs");
+        (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    let (code, err) = run(&["--out", "Bad Name.yaml", "--", "true"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("lowercase letters, digits and '-'"), "{err}");
+    let (code, err) = run(&["--out", "ok.yaml", "--speed", "0", "--", "true"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("--speed 0: give a positive number"), "{err}");
+    let (code, err) = run(&["--out", "ok.yaml", "--redact-pattern", "(", "--", "true"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("--redact-pattern \"(\" is not a regular expression"), "{err}");
+    let (code, err) = run(&["--out", "ok.yaml"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("no server command: put it after `--`"), "{err}");
+}
+
+/// An HTTP upstream (our mock) whose tools/call answer is an SSE stream with a comment, ids,
+/// a retry and a delay before the result.
+const SSE_UPSTREAM: &str = r#"name: upstream
+summary: s
+transport: http
+revision: 2025-11-25
+deadline_ms: 20000
+client:
+  - op: connect
+server:
+  - op: handshake
+  - op: expect_get
+    status: 405
+    optional: true
+  - op: expect
+    method: tools/call
+    as: call
+  - op: open_stream
+    to: call
+  - op: event
+    stream: call
+    comment: keep-alive
+  - op: event
+    stream: call
+    id: "e1"
+    retry: 500
+    json: {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "p1", "progress": 1}}
+  - op: delay
+    ms: 50
+  - op: event
+    stream: call
+    id: "e2"
+    json: {"jsonrpc": "2.0", "id": "{id}", "result": {"content": [{"type": "text", "text": "done"}], "refresh_token": "srv-Refresh-8080"}}
+  - op: end_stream
+    stream: call
+    how: clean
+"#;
+
+/// The first line of `r` (a child's stdout or stderr) that contains `needle`.
+async fn line_with(r: impl tokio::io::AsyncRead + Unpin, needle: &str) -> String {
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(r).lines();
+    while let Ok(Some(l)) = lines.next_line().await {
+        if l.contains(needle) {
+            return l;
+        }
+    }
+    panic!("no line with {needle:?}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_session_through_the_proxy_replays_with_its_stream() {
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let upstream_yaml = dir.path().join("upstream.yaml");
+    std::fs::write(&upstream_yaml, SSE_UPSTREAM).expect("write");
+    let run_dir = dir.path().join("mock-run");
+    std::fs::create_dir_all(&run_dir).expect("run dir");
+    let mut mock = tokio::process::Command::new(HARNESS)
+        .args(["mock", "http", "--scenario"])
+        .arg(&upstream_yaml)
+        .arg("--run-dir")
+        .arg(&run_dir)
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("mock");
+    let upstream = line_with(mock.stdout.take().expect("stdout"), "listening").await;
+    let upstream = upstream.split_whitespace().last().expect("url").to_owned();
+    let out = dir.path().join("http-session.yaml");
+    let mut recorder = tokio::process::Command::new(HARNESS)
+        .args(["record", "--out"])
+        .arg(&out)
+        .args(["--upstream", &upstream, "--listen", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("recorder");
+    let listening = line_with(recorder.stderr.take().expect("stderr"), "listening on").await;
+    let proxy = listening.split_whitespace().last().expect("address").to_owned();
+
+    let config = TransportConfig {
+        kind: mcp_transports::config::TransportKind::Http,
+        url: format!("{proxy}/mcp"),
+        headers: [("Authorization".to_string(), "Bearer cli-Http-Secret-77".to_string())].into(),
+        timeout_ms: Some(5000),
+        timeout_env_override: Some(None),
+        protocol_version: "2025-11-25".into(),
+        ..TransportConfig::default()
+    };
+    let t = client::create_transport(&config, Handlers::default()).await.expect("connects through the proxy");
+    client::handshake(t.as_ref(), &ClientOptions::default()).await.expect("handshake through the proxy");
+    let params = json!({"name": "slow", "arguments": {}, "_meta": {"progressToken": "p1"}});
+    let result =
+        t.request("tools/call", Some(params), RequestOptions::default()).await.expect("the call through the proxy");
+    assert_eq!(result.get("refresh_token"), Some(&json!("srv-Refresh-8080")), "the relay is untouched");
+    t.close().await;
+    // The recording ends on SIGTERM; its exit is the event that says the files are written.
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(recorder.id().expect("running")).expect("pid"));
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("signal the recorder");
+    let status = recorder.wait().await.expect("recorder exits");
+    assert!(status.success(), "recorder: {status:?}");
+    let _ = mock.kill().await;
+
+    let text = std::fs::read_to_string(&out).expect("scenario");
+    let captured = std::fs::read_to_string(capture::capture_path(&out)).expect("capture");
+    for secret in ["cli-Http-Secret-77", "srv-Refresh-8080"] {
+        assert!(!text.contains(secret) && !captured.contains(secret), "{secret} was kept:\n{text}");
+    }
+    assert!(text.contains("#   authorization header: "), "{text}");
+    for kept in [
+        "comment: \"keep-alive\"",
+        "id: \"e1\"\n    retry: 500",
+        "op: delay",
+        "how: clean",
+        "op: expect_delete",
+        "headers: {\"Mcp-Session-Id\":",
+    ] {
+        assert!(text.contains(kept), "`{kept}` is not in the recorded scenario:\n{text}");
+    }
+    let replayed = replay(&out).await;
+    assert_eq!(replayed.status, Status::Passed, "{}\n\n{text}\n\n{}", failures(&replayed), replayed.transcript);
+    assert!(replayed.transcript.contains("⇐ #3 : keep-alive\\n\\n"), "{}", replayed.transcript);
+    assert!(
+        replayed
+            .transcript
+            .contains("id: e1\\nretry: 500\\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\""),
+        "{}",
+        replayed.transcript
+    );
+    assert!(replayed.transcript.contains("· #3 stream ended: clean"), "{}", replayed.transcript);
+}
