@@ -19,6 +19,7 @@
 //!   transports in-process ([`targets::bundled`]) or an external program
 //!   ([`targets::cmd`], with process hygiene).
 //! - [`http_mock`] — the HTTP mock as a child process (start, `listening` line, stop).
+//! - [`via`] — a run's proxies (`via:`): the fault proxy, nginx, nginx's second upstream.
 //! - [`snapshot`] — comparing and updating insta-format `.snap` files.
 //! - [`runner`] — one run per scenario × transport, under a deadline, in parallel.
 //! - [`report`] — terminal summary, `results.json`, JUnit XML.
@@ -43,6 +44,7 @@ pub mod scope;
 pub mod snapshot;
 pub mod targets;
 pub mod transcript;
+pub mod via;
 
 pub use error::HarnessError;
 pub use load::load;
