@@ -39,6 +39,29 @@ pub async fn forward(mut input: Input, output: Output) {
     }
 }
 
+/// Passes on the first `limit` body bytes, then `end` (a cut or a reset) and stops.
+pub async fn bytes_then(mut input: Input, output: Output, limit: usize, end: Piece) {
+    let mut sent = 0usize;
+    while let Some(p) = input.recv().await {
+        let Piece::Data(bytes) = p else {
+            let _ = output.send(p).await;
+            return;
+        };
+        if sent + bytes.len() >= limit {
+            let keep = limit - sent;
+            if keep > 0 && output.send(Piece::Data(bytes.slice(..keep))).await.is_err() {
+                return;
+            }
+            let _ = output.send(end).await;
+            return;
+        }
+        sent += bytes.len();
+        if output.send(Piece::Data(bytes)).await.is_err() {
+            return;
+        }
+    }
+}
+
 /// Counts SSE event ends (a blank line after LF, CRLF or CR line ends) across pieces, so a
 /// fault can stop right after the K-th event.
 #[derive(Debug, Clone)]

@@ -2,7 +2,7 @@
 //! `after_events`-th complete SSE event (the bytes of the event after it never leave).
 
 use super::FaultOp;
-use crate::piece::{EventEnds, Input, Output, Piece};
+use crate::piece::{EventEnds, Input, Output, Piece, bytes_then};
 use futures::future::BoxFuture;
 use std::sync::Arc;
 
@@ -12,44 +12,41 @@ pub(super) struct Cut {
 }
 
 impl FaultOp for Cut {
-    fn body(self: Arc<Self>, mut input: Input, output: Output, _sse: bool) -> BoxFuture<'static, ()> {
-        Box::pin(async move {
-            let mut sent = 0usize;
-            let mut events = 0usize;
-            let mut ends = EventEnds::default();
-            while let Some(p) = input.recv().await {
-                let Piece::Data(bytes) = p else {
-                    let _ = output.send(p).await;
-                    return;
-                };
-                // Where in this piece the cut falls, if it does.
-                let at = match (self.after_bytes, self.after_events) {
-                    (Some(n), _) => (sent + bytes.len() >= n).then(|| n - sent),
-                    (None, Some(k)) => {
-                        let found = ends.feed(&bytes);
-                        let cut = found.get(k.saturating_sub(events + 1)).copied().filter(|_| events + found.len() >= k);
-                        events += found.len();
-                        cut
-                    }
-                    (None, None) => None,
-                };
-                match at {
-                    Some(at) => {
-                        if at > 0 && output.send(Piece::Data(bytes.slice(..at))).await.is_err() {
-                            return;
-                        }
-                        let _ = output.send(Piece::Cut).await;
-                        return;
-                    }
-                    None => {
-                        sent += bytes.len();
-                        if output.send(Piece::Data(bytes)).await.is_err() {
-                            return;
-                        }
-                    }
-                }
+    fn body(self: Arc<Self>, input: Input, output: Output, _sse: bool) -> BoxFuture<'static, ()> {
+        match (self.after_bytes, self.after_events) {
+            (Some(n), _) => Box::pin(bytes_then(input, output, n, Piece::Cut)),
+            (None, Some(k)) => Box::pin(events_then_cut(input, output, k)),
+            (None, None) => Box::pin(crate::piece::forward(input, output)),
+        }
+    }
+}
+
+/// Passes on the body up to the end of its `k`-th SSE event, then cuts.
+async fn events_then_cut(mut input: Input, output: Output, k: usize) {
+    if k == 0 {
+        let _ = output.send(Piece::Cut).await;
+        return;
+    }
+    let mut events = 0usize;
+    let mut ends = EventEnds::default();
+    while let Some(p) = input.recv().await {
+        let Piece::Data(bytes) = p else {
+            let _ = output.send(p).await;
+            return;
+        };
+        let found = ends.feed(&bytes);
+        if events + found.len() >= k {
+            let at = found[k - events - 1];
+            if at > 0 && output.send(Piece::Data(bytes.slice(..at))).await.is_err() {
+                return;
             }
-        })
+            let _ = output.send(Piece::Cut).await;
+            return;
+        }
+        events += found.len();
+        if output.send(Piece::Data(bytes)).await.is_err() {
+            return;
+        }
     }
 }
 

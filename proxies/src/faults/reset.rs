@@ -2,7 +2,7 @@
 //! instead of the response head when `after_bytes` is 0.
 
 use super::FaultOp;
-use crate::piece::{Input, Output, Piece};
+use crate::piece::{Input, Output, Piece, bytes_then};
 use futures::future::BoxFuture;
 use std::sync::Arc;
 
@@ -15,28 +15,8 @@ impl FaultOp for Reset {
         self.after_bytes == 0
     }
 
-    fn body(self: Arc<Self>, mut input: Input, output: Output, _sse: bool) -> BoxFuture<'static, ()> {
-        Box::pin(async move {
-            let mut sent = 0usize;
-            while let Some(p) = input.recv().await {
-                let Piece::Data(bytes) = p else {
-                    let _ = output.send(p).await;
-                    return;
-                };
-                if sent + bytes.len() >= self.after_bytes {
-                    let keep = self.after_bytes - sent;
-                    if keep > 0 && output.send(Piece::Data(bytes.slice(..keep))).await.is_err() {
-                        return;
-                    }
-                    let _ = output.send(Piece::Reset).await;
-                    return;
-                }
-                sent += bytes.len();
-                if output.send(Piece::Data(bytes)).await.is_err() {
-                    return;
-                }
-            }
-        })
+    fn body(self: Arc<Self>, input: Input, output: Output, _sse: bool) -> BoxFuture<'static, ()> {
+        Box::pin(bytes_then(input, output, self.after_bytes, Piece::Reset))
     }
 }
 
