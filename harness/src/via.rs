@@ -4,11 +4,11 @@
 //! it; everything they write stays in the run's temp dir.
 
 use crate::http_mock::HttpMock;
+use mcp_mock::record;
 use mcp_proxies::nginx::NginxProcess;
 use mcp_proxies::server::{self, FaultProxy};
 use mcp_scenario::wire::WireEvent;
 use mcp_scenario::{Scenario, TransportName};
-use mcp_mock::record;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
@@ -45,7 +45,8 @@ impl Proxies {
         mock_deadline_ms: u64,
     ) -> Result<Option<Self>, String> {
         let Some(via) = &scenario.via else { return Ok(None) };
-        let (authority, path) = split_url(mock_url).ok_or_else(|| format!("the mock's URL {mock_url:?} is not http://host:port/path"))?;
+        let (authority, path) =
+            split_url(mock_url).ok_or_else(|| format!("the mock's URL {mock_url:?} is not http://host:port/path"))?;
         let mock_addr: SocketAddr = authority.parse().map_err(|e| format!("the mock's address {authority:?}: {e}"))?;
         let mut second = None;
         let mut upstream = mock_addr;
@@ -117,7 +118,8 @@ async fn start_second(
     derived.via = None;
     // JSON is YAML: the mock's loader reads it as it reads any scenario file.
     let file = dir.join("scenario.yaml");
-    let text = serde_json::to_string_pretty(&derived).map_err(|e| format!("writing the second upstream's scenario: {e}"))?;
+    let text =
+        serde_json::to_string_pretty(&derived).map_err(|e| format!("writing the second upstream's scenario: {e}"))?;
     std::fs::write(&file, text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
     let mock = HttpMock::start(mock_command, TransportName::Http, &file, &dir, mock_deadline_ms)
         .await

@@ -18,9 +18,9 @@
 //! - [`nginx`] — a real nginx ([`nginx::NginxProcess`]): generated config, start, stop.
 
 pub mod error;
-pub mod piece;
 pub mod faults;
-pub mod server;
 pub mod nginx;
+pub mod piece;
+pub mod server;
 
 pub use error::ProxyError;

@@ -138,7 +138,9 @@ impl NginxProcess {
             std::io::ErrorKind::NotFound => ProxyError::NginxMissing,
             _ => ProxyError::io(format!("starting {}", program.display()), e),
         })?;
-        let pid = child.id().ok_or_else(|| ProxyError::NginxStart { why: "it exited at once".into(), stderr: String::new() })?;
+        let pid = child
+            .id()
+            .ok_or_else(|| ProxyError::NginxStart { why: "it exited at once".into(), stderr: String::new() })?;
         let stderr = child.stderr.take();
         let mut lines = stderr.map(|s| BufReader::new(s).lines());
         let mut seen = String::new();

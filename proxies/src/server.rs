@@ -163,7 +163,10 @@ async fn handle(
             Ok(r) if r.status() == StatusCode::BAD_GATEWAY && attempt < tries => {
                 rec.record(&WireEvent::Note {
                     t_us: rec.now_us(),
-                    text: format!("proxy: the upstream answered #{exchange} 502; sending it again (try {})", attempt + 1),
+                    text: format!(
+                        "proxy: the upstream answered #{exchange} 502; sending it again (try {})",
+                        attempt + 1
+                    ),
                 });
                 let _ = r.into_body().collect().await;
                 attempt += 1;
@@ -238,9 +241,14 @@ async fn handle(
 }
 
 /// Sends one attempt of the request to the upstream over a connection of its own.
-async fn send(upstream: SocketAddr, parts: &http::request::Parts, body: Bytes) -> Result<Response<Incoming>, ProxyError> {
-    let stream =
-        TcpStream::connect(upstream).await.map_err(|e| ProxyError::Upstream(format!("connecting to {upstream}: {e}")))?;
+async fn send(
+    upstream: SocketAddr,
+    parts: &http::request::Parts,
+    body: Bytes,
+) -> Result<Response<Incoming>, ProxyError> {
+    let stream = TcpStream::connect(upstream)
+        .await
+        .map_err(|e| ProxyError::Upstream(format!("connecting to {upstream}: {e}")))?;
     let _ = stream.set_nodelay(true);
     let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await

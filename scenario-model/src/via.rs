@@ -252,9 +252,13 @@ pub fn validate(via: &Via, transports: &[crate::TransportName]) -> Result<(), St
                 return Err(format!("fault {n} (cut): give exactly one of `after_bytes`, `after_events`"));
             }
             Fault::Cut { after_events: Some(0), .. } => {
-                return Err(format!("fault {n} (cut): `after_events` must be at least 1 (to cut before any byte, write `after_bytes: 0`)"));
+                return Err(format!(
+                    "fault {n} (cut): `after_events` must be at least 1 (to cut before any byte, write `after_bytes: 0`)"
+                ));
             }
-            Fault::RetryOn502 { tries: 0, .. } => return Err(format!("fault {n} (retry_on_502): `tries` must be at least 1")),
+            Fault::RetryOn502 { tries: 0, .. } => {
+                return Err(format!("fault {n} (retry_on_502): `tries` must be at least 1"));
+            }
             _ => {}
         }
     }

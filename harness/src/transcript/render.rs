@@ -35,7 +35,8 @@ pub fn transcript(
     }
     for connection in transcript.connections() {
         let events = connection.recorded();
-        let upstream = if connection.upstream() > 1 { format!(" (upstream {})", connection.upstream()) } else { String::new() };
+        let upstream =
+            if connection.upstream() > 1 { format!(" (upstream {})", connection.upstream()) } else { String::new() };
         let _ = writeln!(s, "── connection {}{upstream} ──", connection.number());
         // The Streamable HTTP GET listener runs beside the POSTs; its own section keeps the
         // transcript independent of which of the two the client happened to send first.
@@ -61,11 +62,11 @@ pub fn transcript(
             |e: &&WireEvent| !matches!(e, WireEvent::StreamEnd { how, .. } if !how.ends_with("by the proxy"));
         let hop: Vec<WireEvent> = transcript.client_hop().iter().filter(made_by_proxy).cloned().collect();
         let (main, listener) = http_lanes(&hop, transport);
-        let merged = merge_writes(&main);
+        let merged = json_bodies(merge_writes(&main), &redactor);
         render_lane(&mut s, &merged.iter().collect::<Vec<_>>(), &mut redactor);
         if !listener.is_empty() {
             s.push_str("·· GET listener ··\n");
-            let merged = merge_writes(&listener);
+            let merged = json_bodies(merge_writes(&listener), &redactor);
             render_lane(&mut s, &merged.iter().collect::<Vec<_>>(), &mut redactor);
         }
     }
@@ -187,8 +188,35 @@ fn merge_writes(events: &[&WireEvent]) -> Vec<WireEvent> {
     }
     out.into_iter()
         .map(|(e, n, acc)| match e {
-            WireEvent::StreamWrite { t_us, exchange, why, .. } if n > 1 => {
-                WireEvent::StreamWrite { t_us, exchange, bytes: Recorded::of(&acc), why: format!("{why}, {n} writes of < {TINY_WRITE} bytes") }
+            WireEvent::StreamWrite { t_us, exchange, why, .. } if n > 1 => WireEvent::StreamWrite {
+                t_us,
+                exchange,
+                bytes: Recorded::of(&acc),
+                why: format!("{why}, {n} writes of < {TINY_WRITE} bytes"),
+            },
+            e => e,
+        })
+        .collect()
+}
+
+/// A write that is one whole JSON body (an `application/json` answer as the proxy passed
+/// it on) normalised like the mock's JSON bodies, so its request id reads the same on both
+/// hops.
+fn json_bodies(events: Vec<WireEvent>, redactor: &Redactor) -> Vec<WireEvent> {
+    events
+        .into_iter()
+        .map(|e| match e {
+            WireEvent::StreamWrite { t_us, exchange, bytes, why } => {
+                let json = bytes
+                    .text
+                    .as_deref()
+                    .filter(|_| !bytes.truncated())
+                    .and_then(|t| serde_json::from_str::<Value>(t).ok());
+                let bytes = match json.filter(|v| v.is_object() || v.is_array()) {
+                    Some(v) => Recorded::of(redactor.json(&v).to_string().as_bytes()),
+                    None => bytes,
+                };
+                WireEvent::StreamWrite { t_us, exchange, bytes, why }
             }
             e => e,
         })

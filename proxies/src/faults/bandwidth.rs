@@ -39,7 +39,8 @@ mod tests {
 
     #[tokio::test]
     async fn splits_into_a_twentieth_of_a_second() {
-        let got = run_body(r#"{"fault": "bandwidth", "bytes_per_second": 2000}"#, vec![data(&"x".repeat(250))], false).await;
+        let got =
+            run_body(r#"{"fault": "bandwidth", "bytes_per_second": 2000}"#, vec![data(&"x".repeat(250))], false).await;
         assert_eq!(got, vec![data(&"x".repeat(100)), data(&"x".repeat(100)), data(&"x".repeat(50))]);
     }
 }

@@ -44,7 +44,10 @@ mod tests {
     #[tokio::test]
     async fn sse_is_held_to_its_end_and_json_is_not() {
         let pieces = vec![data("data: 1\n\n"), data("data: 2\n\n")];
-        assert_eq!(run_body(r#"{"fault": "buffer_sse"}"#, pieces.clone(), true).await, vec![data("data: 1\n\ndata: 2\n\n")]);
+        assert_eq!(
+            run_body(r#"{"fault": "buffer_sse"}"#, pieces.clone(), true).await,
+            vec![data("data: 1\n\ndata: 2\n\n")]
+        );
         assert_eq!(run_body(r#"{"fault": "buffer_sse"}"#, pieces.clone(), false).await, pieces);
     }
 }

@@ -59,7 +59,8 @@ mod tests {
 
     #[tokio::test]
     async fn pieces_in_one_window_become_one_write() {
-        let got = run_body(r#"{"fault": "coalesce", "window_ms": 100}"#, vec![data("a"), data("b"), data("c")], true).await;
+        let got =
+            run_body(r#"{"fault": "coalesce", "window_ms": 100}"#, vec![data("a"), data("b"), data("c")], true).await;
         assert_eq!(got, vec![data("abc")]);
     }
 }

@@ -57,7 +57,8 @@ mod tests {
 
     #[tokio::test]
     async fn cuts_after_bytes() {
-        let got = run_body(r#"{"fault": "cut", "after_bytes": 3}"#, vec![data("ab"), data("cde"), data("f")], false).await;
+        let got =
+            run_body(r#"{"fault": "cut", "after_bytes": 3}"#, vec![data("ab"), data("cde"), data("f")], false).await;
         assert_eq!(got, vec![data("ab"), data("c"), Piece::Cut]);
     }
 

@@ -18,13 +18,18 @@ const SSE: &str = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfe
 async fn strips_a_header_for_its_method_and_records_both_sides() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (up, mut seen) = upstream(vec![SSE]).await;
-    let f = faults(r#"[{"fault": "strip_header", "header": "Mcp-Name", "only": {"method": "tools/call"}}, {"fault": "rechunk", "bytes": 1}]"#);
+    let f = faults(
+        r#"[{"fault": "strip_header", "header": "Mcp-Name", "only": {"method": "tools/call"}}, {"fault": "rechunk", "bytes": 1}]"#,
+    );
     let proxy = FaultProxy::start(&f, up, dir.path()).await.expect("proxy");
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#;
-    let got = tokio::time::timeout(Duration::from_secs(5), exchange(proxy.addr, &post(body, "Mcp-Name: x\r\nAuthorization: Bearer s3cret\r\n")))
-        .await
-        .expect("in time")
-        .expect("exchange");
+    let got = tokio::time::timeout(
+        Duration::from_secs(5),
+        exchange(proxy.addr, &post(body, "Mcp-Name: x\r\nAuthorization: Bearer s3cret\r\n")),
+    )
+    .await
+    .expect("in time")
+    .expect("exchange");
     let request = seen.recv().await.expect("the upstream got it");
     assert!(!request.to_ascii_lowercase().contains("mcp-name"), "{request}");
     let text = String::from_utf8_lossy(&got);
@@ -51,10 +56,13 @@ async fn retries_a_502_then_cuts_after_the_first_event() {
     let (up, mut seen) = upstream(vec![bad, SSE]).await;
     let f = faults(r#"[{"fault": "retry_on_502"}, {"fault": "cut", "after_events": 1}]"#);
     let proxy = FaultProxy::start(&f, up, dir.path()).await.expect("proxy");
-    let got = tokio::time::timeout(Duration::from_secs(5), exchange(proxy.addr, &post(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, "")))
-        .await
-        .expect("in time")
-        .expect("exchange");
+    let got = tokio::time::timeout(
+        Duration::from_secs(5),
+        exchange(proxy.addr, &post(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, "")),
+    )
+    .await
+    .expect("in time")
+    .expect("exchange");
     assert!(seen.recv().await.is_some() && seen.recv().await.is_some(), "the upstream got the request twice");
     let text = String::from_utf8_lossy(&got);
     assert!(text.starts_with("HTTP/1.1 200"), "{text}");
