@@ -89,3 +89,15 @@ async fn an_unreachable_upstream_is_a_502_saying_so() {
     assert!(text.starts_with("HTTP/1.1 502") && text.contains("proxy: upstream: connecting to"), "{text}");
     proxy.stop().await;
 }
+
+#[tokio::test]
+async fn a_reset_is_a_tcp_reset_not_a_close() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (up, _seen) = upstream(vec![SSE]).await;
+    let proxy = FaultProxy::start(&faults(r#"[{"fault": "reset"}]"#), up, dir.path()).await.expect("proxy");
+    let got =
+        tokio::time::timeout(Duration::from_secs(5), exchange(proxy.addr, &post("{}", ""))).await.expect("in time");
+    let kind = got.err().map(|e| e.kind());
+    assert_eq!(kind, Some(std::io::ErrorKind::ConnectionReset), "the client must see a reset, not a clean close");
+    proxy.stop().await;
+}
