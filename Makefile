@@ -3,14 +3,21 @@ CARGO ?= cargo
 HARNESS := target/debug/mcp-harness
 SCENARIOS ?= scenarios
 
-.PHONY: run test bench fmt lint schema build validate validate-one baselines baseline-one clients reference conformance nextest-check
+.PHONY: run test bench fmt lint schema build validate validate-one baselines baseline-one clients reference conformance nextest-check nginx
 
 ## Build the harness (debug: fast to build, and the library still runs in seconds).
 build:
 	$(CARGO) build -p mcp-harness -p mcp-mock
 
+## The nginx scenarios (scenarios/proxies/nginx-*) need a real nginx: the Debian package
+## `nginx` (`apt-get install -y nginx`), installed here when missing and apt-get can.
+nginx:
+	@command -v nginx >/dev/null || test -x /usr/sbin/nginx || test -n "$$MCP_NGINX" || \
+	  { command -v apt-get >/dev/null && apt-get install -y nginx >/dev/null; } || \
+	  { echo "the nginx scenarios need nginx: apt-get install -y nginx (or set MCP_NGINX)"; exit 1; }
+
 ## Run the scenario library against the bundled transports; reports go to reports/.
-run: build
+run: build nginx
 	$(HARNESS) run $(SCENARIOS) --target bundled
 
 ## Third-party SDK drivers (clients/README.md): name → launcher.
@@ -56,7 +63,7 @@ conformance:
 	conformance/node_modules/.bin/node conformance/run.mjs --client target/debug/mcp-client --reports reports/conformance
 
 ## Run every test: unit tests, the scenario library (one test per scenario file), CLI tests.
-test:
+test: nginx
 	$(CARGO) test --workspace
 
 ## The reference client (clients/reference/, Python stdlib) against the whole library, snapshots off;

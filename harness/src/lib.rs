@@ -24,6 +24,7 @@
 //! - [`http_mock`] — the HTTP mock as a child process (start, `listening` line, stop).
 //! - [`record`] — `mcp-harness record`: a real session captured (stdio pass-through, HTTP
 //!   reverse proxy), secrets redacted, written as a scenario that replays it.
+//! - [`via`] — a run's proxies (`via:`): the fault proxy, nginx, nginx's second upstream.
 //! - [`snapshot`] — comparing and updating insta-format `.snap` files.
 //! - [`runner`] — one run per scenario × transport, under a deadline, in parallel.
 //! - [`recording`] — judging a host's recording made by `mcp-mock … --record`
@@ -58,6 +59,7 @@ pub mod snapshot;
 pub mod targets;
 pub mod terminal;
 pub mod transcript;
+pub mod via;
 
 pub use error::HarnessError;
 pub use load::load;

@@ -8,6 +8,7 @@ use crate::scope::{Deadline, Scope};
 use crate::snapshot;
 use crate::targets::{ClientRun, Endpoint, Target};
 use crate::transcript::{Redactor, Transcript, render};
+use crate::via::{Hops, Proxies};
 use mcp_mock::record;
 use mcp_scenario::basis::Level;
 use mcp_scenario::results::{
@@ -199,7 +200,7 @@ pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
     let mock_deadline_ms = scenario.deadline_ms + 2000;
     let client_run =
         |endpoint| ClientRun { scenario, transport: job.transport, endpoint, deadline, run_dir: run_dir.path() };
-    let (outcome, recorded) = if job.transport == TransportName::Stdio {
+    let (outcome, transcript) = if job.transport == TransportName::Stdio {
         // stdio: the client spawns the mock from the command line it is given.
         let mut mock = config.mock_command.clone();
         mock.extend([
@@ -213,7 +214,7 @@ pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
         ]);
         let outcome = target.run(client_run(Endpoint::Command(mock))).await;
         // The client (and with it the transport) is gone; make sure no mock outlives the run.
-        (outcome, reap_and_read(run_dir.path()).await)
+        (outcome, Transcript::new(reap_and_read(run_dir.path()).await))
     } else {
         // HTTP kinds: the mock is a server the harness starts, and stops after the run.
         let path = absolute(&job.path);
@@ -225,12 +226,31 @@ pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
                     return result;
                 }
             };
-        let outcome = target.run(client_run(Endpoint::Url(mock.url.clone()))).await;
+        // `via:` puts proxies between the client and the mock (crate::via).
+        let proxies =
+            match Proxies::start(scenario, &mock.url, &config.mock_command, run_dir.path(), mock_deadline_ms).await {
+                Ok(p) => p,
+                Err(e) => {
+                    result.reason = Some(e);
+                    mock.stop().await;
+                    return result;
+                }
+            };
+        let url = proxies.as_ref().map_or_else(|| mock.url.clone(), |p| p.url.clone());
+        let outcome = target.run(client_run(Endpoint::Url(url))).await;
         result.mock_pids.push(mock.pid());
+        let hops = match proxies {
+            Some(p) => {
+                result.mock_pids.extend(p.second_pid());
+                p.stop(run_dir.path()).await
+            }
+            None => Hops::default(),
+        };
         mock.stop().await;
-        (outcome, record::read_run(run_dir.path()))
+        let recorded = record::read_run(run_dir.path());
+        (outcome, Transcript::new(recorded).with_second_upstream(hops.second_upstream).with_client_hop(hops.client))
     };
-    finish(job, config, result, started, run_dir.path(), outcome, Transcript::new(recorded))
+    finish(job, config, result, started, run_dir.path(), outcome, transcript)
 }
 
 /// Checks, renders and snapshots a run whose client part is over.

@@ -11,6 +11,7 @@
 //! - [`checks`] — check data ([`Check`]); evaluating them is the harness's job.
 //! - [`basis`] — what a check rests on (`must` / `should` / `project`), beside its kind.
 //! - [`payload`] — bytes from script fields (text/hex/base64/json/generate), reply lines.
+//! - [`via`] — what sits between client and mock: nginx settings and the fault proxy's faults.
 //! - [`wire`] — the recorded wire events ([`WireEvent`]).
 //! - [`results`] — run results, step outcomes, statuses: read by reports, matrix, baseline.
 //! - [`indent`] — the line whose indentation does not line up, for structural errors.
@@ -31,6 +32,7 @@ pub mod scenario;
 pub mod schema;
 pub mod script;
 pub mod signals;
+pub mod via;
 pub mod wire;
 
 pub use checks::Check;

@@ -190,6 +190,10 @@ impl Validator<'_> {
         if s.transport.to_vec().contains(&TransportName::LegacySse) && s.revision.as_str() != "2024-11-05" {
             return Err(self.at.scenario("field `revision`: legacy-sse scenarios speak 2024-11-05"));
         }
+        if let Some(via) = &s.via {
+            crate::via::validate(via, &s.transport.to_vec())
+                .map_err(|m| self.at.scenario(format!("field `via`: {m}")))?;
+        }
         // Each op's own rules come from the caller.
         (self.server_rules)(s, &self.at)?;
         let mut plan_labels = HashSet::new();

@@ -44,6 +44,10 @@ pub struct Scenario {
     /// What must hold of the outcome and the wire transcript, each with what it rests on.
     #[serde(default)]
     pub checks: Vec<CheckEntry>,
+    /// Proxies between the client and the mock (HTTP transports only): a real nginx and/or
+    /// the fault proxy. The transcript then shows both hops.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<crate::via::Via>,
 }
 
 fn default_deadline_ms() -> u64 {

@@ -50,13 +50,20 @@ pub struct Connection {
     number: usize,
     recorded: Vec<WireEvent>,
     view: Vec<WireEvent>,
+    upstream: usize,
 }
 
 impl Connection {
     /// A connection's records, numbered from 1.
     pub fn new(number: usize, recorded: Vec<WireEvent>) -> Self {
         let view = message_view(&recorded);
-        Connection { number, recorded, view }
+        Connection { number, recorded, view, upstream: 1 }
+    }
+
+    /// Which mock served it: 1, or 2 for nginx's second upstream (`via: nginx:
+    /// second_upstream`).
+    pub fn upstream(&self) -> usize {
+        self.upstream
     }
 
     /// The connection's number (1-based).
@@ -114,12 +121,40 @@ impl Connection {
 #[derive(Debug, Clone, Default)]
 pub struct Transcript {
     connections: Vec<Connection>,
+    client_hop: Vec<WireEvent>,
 }
 
 impl Transcript {
     /// The transcript of the records read back from a run dir (one list per connection).
     pub fn new(recorded: Vec<Vec<WireEvent>>) -> Self {
-        Transcript { connections: recorded.into_iter().enumerate().map(|(i, c)| Connection::new(i + 1, c)).collect() }
+        Transcript {
+            connections: recorded.into_iter().enumerate().map(|(i, c)| Connection::new(i + 1, c)).collect(),
+            client_hop: Vec::new(),
+        }
+    }
+
+    /// Adds the connections nginx's second upstream recorded, numbered after the first's.
+    /// Checks read them like the first's (its script must run to its end too).
+    pub fn with_second_upstream(mut self, recorded: Vec<Vec<WireEvent>>) -> Self {
+        for events in recorded {
+            let mut c = Connection::new(self.connections.len() + 1, events);
+            c.upstream = 2;
+            self.connections.push(c);
+        }
+        self
+    }
+
+    /// Adds the client's hop as the fault proxy recorded it (`via:`): what the client sent
+    /// and got, before the proxies changed it. The snapshot shows it; checks read the
+    /// mock's side.
+    pub fn with_client_hop(mut self, events: Vec<WireEvent>) -> Self {
+        self.client_hop = events;
+        self
+    }
+
+    /// The client's hop (empty without `via:`).
+    pub fn client_hop(&self) -> &[WireEvent] {
+        &self.client_hop
     }
 
     /// The connections, in order.

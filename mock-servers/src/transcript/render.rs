@@ -49,7 +49,9 @@ pub fn transcript(
     }
     for connection in transcript.connections() {
         let events = connection.recorded();
-        let _ = writeln!(s, "── connection {} ──", connection.number());
+        let upstream =
+            if connection.upstream() > 1 { format!(" (upstream {})", connection.upstream()) } else { String::new() };
+        let _ = writeln!(s, "── connection {}{upstream} ──", connection.number());
         // The Streamable HTTP GET listener runs beside the POSTs; its own section keeps the
         // transcript independent of which of the two the client happened to send first.
         let (main, listener) = http_lanes(events, transport);
@@ -61,6 +63,25 @@ pub fn transcript(
         // An HTTP mock is always stopped by the harness; that is not the client's doing.
         if transport == TransportName::Stdio && !events.iter().any(|e| matches!(e, WireEvent::Exit { .. })) {
             s.push_str("· mock did not exit by itself (killed by the client or the harness)\n");
+        }
+    }
+    // The client's hop (`via:`): what the client sent and got, before the proxies changed
+    // it. Runs of tiny writes on one stream (a re-chunking proxy's) are one line. Only the
+    // endings the proxy made itself are shown: whether the proxy saw a stream's clean end
+    // before the client closed it, or before the run stopped the proxy, is a race (the
+    // mock's side shows how the server ended it).
+    if !transcript.client_hop().is_empty() {
+        s.push_str("── client ↔ proxy ──\n");
+        let made_by_proxy =
+            |e: &&WireEvent| !matches!(e, WireEvent::StreamEnd { how, .. } if !how.ends_with("by the proxy"));
+        let hop: Vec<WireEvent> = transcript.client_hop().iter().filter(made_by_proxy).cloned().collect();
+        let (main, listener) = http_lanes(&hop, transport);
+        let merged = json_bodies(merge_writes(&main), &redactor);
+        render_lane(&mut s, &merged.iter().collect::<Vec<_>>(), &mut redactor);
+        if !listener.is_empty() {
+            s.push_str("·· GET listener ··\n");
+            let merged = json_bodies(merge_writes(&listener), &redactor);
+            render_lane(&mut s, &merged.iter().collect::<Vec<_>>(), &mut redactor);
         }
     }
     s.push_str("── outcome ──\n");
@@ -155,6 +176,68 @@ fn render_lane(s: &mut String, events: &[&WireEvent], redactor: &mut Redactor) {
             s.push('\n');
         }
     }
+}
+
+/// Writes shorter than this, in a row on one stream, are shown as one line.
+const TINY_WRITE: usize = 16;
+
+/// Consecutive tiny writes on one stream (a re-chunking proxy's) as one write, its `why`
+/// saying how many there were; every other write keeps its own line, so a transcript
+/// still shows how a proxy grouped the server's events.
+fn merge_writes(events: &[&WireEvent]) -> Vec<WireEvent> {
+    let mut out: Vec<(WireEvent, usize, Vec<u8>)> = Vec::new();
+    for e in events {
+        if let WireEvent::StreamWrite { exchange, bytes, .. } = e
+            && bytes.len < TINY_WRITE
+            && let Some((WireEvent::StreamWrite { exchange: last, .. }, n, acc)) = out.last_mut()
+            && last == exchange
+            && acc.len() / *n < TINY_WRITE
+        {
+            *n += 1;
+            acc.extend_from_slice(&bytes_of(bytes));
+            continue;
+        }
+        let acc = match e {
+            WireEvent::StreamWrite { bytes, .. } => bytes_of(bytes),
+            _ => Vec::new(),
+        };
+        out.push(((*e).clone(), 1, acc));
+    }
+    out.into_iter()
+        .map(|(e, n, acc)| match e {
+            WireEvent::StreamWrite { t_us, exchange, why, .. } if n > 1 => WireEvent::StreamWrite {
+                t_us,
+                exchange,
+                bytes: Recorded::of(&acc),
+                why: format!("{why}, {n} writes of < {TINY_WRITE} bytes"),
+            },
+            e => e,
+        })
+        .collect()
+}
+
+/// A write that is one whole JSON body (an `application/json` answer as the proxy passed
+/// it on) normalised like the mock's JSON bodies, so its request id reads the same on both
+/// hops.
+fn json_bodies(events: Vec<WireEvent>, redactor: &Redactor) -> Vec<WireEvent> {
+    events
+        .into_iter()
+        .map(|e| match e {
+            WireEvent::StreamWrite { t_us, exchange, bytes, why } => {
+                let json = bytes
+                    .text
+                    .as_deref()
+                    .filter(|_| !bytes.truncated())
+                    .and_then(|t| serde_json::from_str::<Value>(t).ok());
+                let bytes = match json.filter(|v| v.is_object() || v.is_array()) {
+                    Some(v) => Recorded::of(redactor.json(&v).to_string().as_bytes()),
+                    None => bytes,
+                };
+                WireEvent::StreamWrite { t_us, exchange, bytes, why }
+            }
+            e => e,
+        })
+        .collect()
 }
 
 /// Splits an HTTP connection's events into the main lane and the GET listener lane
@@ -356,6 +439,15 @@ fn show(bytes: &Recorded) -> String {
     };
     let shown = shorten(&body);
     if bytes.truncated() || shown.len() < body.len() { format!("{shown} ({} bytes)", bytes.len) } else { shown }
+}
+
+/// The (kept prefix of the) recorded bytes.
+fn bytes_of(r: &Recorded) -> Vec<u8> {
+    match (&r.text, &r.hex) {
+        (Some(t), _) => t.as_bytes().to_vec(),
+        (None, Some(h)) => hex_decode(h),
+        (None, None) => Vec::new(),
+    }
 }
 
 fn hex_decode(h: &str) -> Vec<u8> {
