@@ -116,8 +116,9 @@ async fn start_second(
     derived.server = script.to_vec();
     derived.checks = Vec::new();
     derived.via = None;
-    // JSON is YAML: the mock's loader reads it as it reads any scenario file.
-    let file = dir.join("scenario.yaml");
+    // JSON is YAML: the mock's loader reads it as it reads any scenario file (named after
+    // the scenario, as the loader requires of every scenario file).
+    let file = dir.join(format!("{}.yaml", derived.name));
     let text =
         serde_json::to_string_pretty(&derived).map_err(|e| format!("writing the second upstream's scenario: {e}"))?;
     std::fs::write(&file, text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
