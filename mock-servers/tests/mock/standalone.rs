@@ -19,7 +19,8 @@ const LIST: &str =
     "server:\n  - op: handshake\n  - op: expect\n    method: tools/list\n  - op: reply\n    result: {\"tools\": []}\n";
 
 fn scenario(dir: &Path, text: &str) -> PathBuf {
-    let path = dir.join("s.yaml");
+    // Named after the scenario (`name: t`), as the loader requires.
+    let path = dir.join("t.yaml");
     std::fs::write(&path, text).expect("write scenario");
     path
 }
