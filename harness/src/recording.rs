@@ -59,8 +59,10 @@ pub fn check(
     let run = checks::Run { scenario, scope, outcome: &outcome, transcript: &transcript };
     let judged = checks::evaluate_recording(&run);
     let judged_list = checks::judged(&run, &judged);
-    let redactor = crate::transcript::Redactor::for_run(transcript.connections().iter().flat_map(|c| c.recorded()), &dir);
-    let wire = transcript.connections().iter().map(|c| c.recorded().iter().map(|e| redactor.event(e)).collect()).collect();
+    let redactor =
+        crate::transcript::Redactor::for_run(transcript.connections().iter().flat_map(|c| c.recorded()), &dir);
+    let wire =
+        transcript.connections().iter().map(|c| c.recorded().iter().map(|e| redactor.event(e)).collect()).collect();
     let weighed = checks::weigh(judged.unmet, scope.target, strict);
     let status = if weighed.failures.is_empty() { Status::Passed } else { Status::Failed };
     let mut notes = weighed.notes;

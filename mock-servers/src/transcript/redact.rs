@@ -263,7 +263,8 @@ mod tests {
             json: serde_json::from_str(body).ok(),
         };
         let recorded = [WireEvent::Listening { port: 4242 }];
-        let out = serde_json::to_string(&Redactor::for_run(&recorded, Path::new("/nowhere")).event(&request)).expect("json");
+        let out =
+            serde_json::to_string(&Redactor::for_run(&recorded, Path::new("/nowhere")).event(&request)).expect("json");
         for secret in ["dXNlcjpwYXNz", "tok-123", "abc.def", "4242"] {
             assert!(!out.contains(secret), "{secret} left in {out}");
         }

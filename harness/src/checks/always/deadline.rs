@@ -166,8 +166,12 @@ mod tests {
             revision: scenario.revision,
             deadline: crate::scope::Deadline { scenario_ms: scenario.deadline_ms, startup_ms: 0 },
         };
-        let (level, reference) =
-            FinishesBeforeDeadline.basis(&Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript });
+        let (level, reference) = FinishesBeforeDeadline.basis(&Run {
+            scenario: &scenario,
+            scope,
+            outcome: &outcome,
+            transcript: &transcript,
+        });
         (level, reference.unwrap_or_default())
     }
 
@@ -176,7 +180,12 @@ mod tests {
         let request = "  - op: connect\n  - op: request\n    method: tools/list\n";
         let (level, reference) = basis_of("stdio", "2024-11-05", request, 1, true);
         assert_eq!(level, Level::Should);
-        assert!(reference.starts_with("2024-11-05 basic/lifecycle (Error Handling): Implementations SHOULD implement appropriate timeouts"), "{reference}");
+        assert!(
+            reference.starts_with(
+                "2024-11-05 basic/lifecycle (Error Handling): Implementations SHOULD implement appropriate timeouts"
+            ),
+            "{reference}"
+        );
         let (_, reference) = basis_of("stdio", "2026-07-28", request, 1, true);
         assert!(reference.starts_with("2026-07-28 basic/patterns/cancellation (Timeouts)"), "{reference}");
         // A legacy connect still waiting for its endpoint sent nothing to time out.

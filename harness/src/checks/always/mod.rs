@@ -279,8 +279,8 @@ mod tests {
         let server = "server:\n  - op: expect\n    method: tools/list\n  - op: reply\n    result: {}\n  - op: expect\n    method: notifications/roots/list_changed\n";
         let checks = "checks:\n  - sent: {method: tools/list}\n    must: \"2025-03-26 basic/lifecycle: the client MUST y\"\n  - sent: {method: notifications/roots/list_changed}\n    project: \"SPEC §2 z\"\n";
         let head = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-03-26\nclient:\n  - op: connect\n";
-        let scenario =
-            mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &format!("{head}{server}{checks}")).expect("loads");
+        let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &format!("{head}{server}{checks}"))
+            .expect("loads");
         let basis = |reached: usize| {
             let transcript = Transcript::new(vec![vec![WireEvent::Script { reached, total: 3, finished: false }]]);
             let outcome = ClientOutcome::default();
@@ -290,12 +290,20 @@ mod tests {
                 revision: scenario.revision,
                 deadline: crate::scope::Deadline { scenario_ms: scenario.deadline_ms, startup_ms: 0 },
             };
-            script::ScriptCompletes.basis(&Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript })
+            script::ScriptCompletes.basis(&Run {
+                scenario: &scenario,
+                scope,
+                outcome: &outcome,
+                transcript: &transcript,
+            })
         };
         // Stuck at the last expect: only the roots/list_changed checks were left unjudged.
         let (level, reference) = basis(3);
         assert_eq!(level, Level::Project);
-        assert_eq!(reference.as_deref(), Some("the checks on notifications/roots/list_changed, left unjudged: SPEC §2 z"));
+        assert_eq!(
+            reference.as_deref(),
+            Some("the checks on notifications/roots/list_changed, left unjudged: SPEC §2 z")
+        );
         // Stuck earlier: the rest of the script went unjudged too.
         assert_eq!(basis(1).0, Level::Must);
     }

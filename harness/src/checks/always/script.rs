@@ -5,9 +5,9 @@
 use super::{At, Rule};
 use crate::checks::Run;
 use crate::transcript::Connection;
-use mcp_scenario::{Revision, ServerStep};
 use mcp_scenario::basis::Level;
 use mcp_scenario::wire::WireEvent;
+use mcp_scenario::{Revision, ServerStep};
 
 /// See the module docs.
 pub struct ScriptCompletes;
@@ -42,7 +42,9 @@ impl Rule for ScriptCompletes {
         let what = format!("the checks on {}", awaited.join(", "));
         match super::strongest(judging, &what) {
             Some(basis) => basis,
-            None if awaited.iter().all(|m| m == "DELETE") => (Level::Should, Some(delete_should(run.scenario.revision).into())),
+            None if awaited.iter().all(|m| m == "DELETE") => {
+                (Level::Should, Some(delete_should(run.scenario.revision).into()))
+            }
             None => super::scenario_basis(run),
         }
     }
