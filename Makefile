@@ -3,7 +3,7 @@ CARGO ?= cargo
 HARNESS := target/debug/mcp-harness
 SCENARIOS ?= scenarios
 
-.PHONY: run test bench fmt lint schema build validate validate-one baselines baseline-one clients reference conformance nextest-check nginx
+.PHONY: run test soak bench fmt lint schema build validate validate-one baselines baseline-one clients reference conformance nextest-check nginx
 
 ## Build the harness (debug: fast to build, and the library still runs in seconds).
 build:
@@ -75,6 +75,13 @@ reference:
 ## (docs/ci.md). Runs the harness's tests twice over, so not part of `make test`.
 nextest-check:
 	bash .ci/nextest-check
+
+## Soak: the library SOAK_RUNS times (default 20) at -j 2 x cores beside a CPU hog, for the
+## bundled target and each driver in SOAK_CLIENTS (e.g. SOAK_CLIENTS="typescript rmcp");
+## lists every run whose outcome or normalised transcript differed from the first (soak/run.sh).
+SOAK_CLIENTS ?=
+soak: build nginx
+	bash soak/run.sh bundled $(SOAK_CLIENTS)
 
 ## Benchmarks (figures, not pass/fail): wall time of the stdio library.
 bench:

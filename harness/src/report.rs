@@ -187,7 +187,8 @@ fn weighed_lines(s: &mut String, r: &RunResult) {
     }
 }
 
-/// Writes `results.json`, `junit.xml`, `index.html` and `summary.md` into `dir`.
+/// Writes `results.json`, `junit.xml`, `index.html` and `summary.md` into `dir`, and each
+/// run's normalised transcript under `transcripts/` (see [`transcript_path`]).
 pub fn write(dir: &Path, results: &[RunResult], wall_ms: u64) -> Result<(), HarnessError> {
     std::fs::create_dir_all(dir).map_err(|e| HarnessError::io(format!("creating {}", dir.display()), e))?;
     let files = [
@@ -199,7 +200,43 @@ pub fn write(dir: &Path, results: &[RunResult], wall_ms: u64) -> Result<(), Harn
     for (name, text) in files {
         std::fs::write(dir.join(name), text).map_err(|e| HarnessError::io(format!("writing {name}"), e))?;
     }
+    write_transcripts(&dir.join("transcripts"), results)
+}
+
+/// The transcripts as plain files, one per run: what a CI artefact keeps when the snapshot
+/// differs, and what `make soak` compares between repetitions. The folder is emptied first
+/// so that a file there always belongs to this run.
+fn write_transcripts(dir: &Path, results: &[RunResult]) -> Result<(), HarnessError> {
+    match std::fs::remove_dir_all(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(HarnessError::io(format!("clearing {}", dir.display()), e)),
+    }
+    for r in results.iter().filter(|r| !r.transcript.is_empty()) {
+        let path = dir.join(transcript_path(r));
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| HarnessError::io(format!("creating {}", parent.display()), e))?;
+        }
+        std::fs::write(&path, &r.transcript).map_err(|e| HarnessError::io(format!("writing {}", path.display()), e))?;
+    }
     Ok(())
+}
+
+/// Where a run's transcript goes under `transcripts/`: the scenario's path (its normal
+/// components only, so an absolute or `..` path stays inside) with `.<transport>.txt` for
+/// `.yaml`, since two folders may hold scenarios of the same name.
+pub fn transcript_path(r: &RunResult) -> std::path::PathBuf {
+    let mut path: std::path::PathBuf = r
+        .path
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(part) => Some(part),
+            _ => None,
+        })
+        .collect();
+    path.set_extension(format!("{}.txt", r.transport.as_str()));
+    path
 }
 
 /// The `results.json` document (totals, wall time, every run), secrets redacted; also what
@@ -377,6 +414,23 @@ mod tests {
             "baseline": baseline,
         }))
         .expect("a run")
+    }
+
+    #[test]
+    fn transcripts_are_written_per_run_inside_their_folder_and_stale_ones_removed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut a = run("http/a", "bundled", "passed", None);
+        a.transcript = "A".into();
+        let mut b = run("x", "bundled", "passed", None);
+        b.path = "/../abs/b.yaml".into();
+        b.transcript = "B".into();
+        std::fs::create_dir_all(dir.path().join("transcripts")).expect("mkdir");
+        std::fs::write(dir.path().join("transcripts/stale.txt"), "old").expect("write");
+        write(dir.path(), &[a, b], 1).expect("written");
+        let t = dir.path().join("transcripts");
+        assert_eq!(std::fs::read_to_string(t.join("scenarios/http/a.http.txt")).expect("a"), "A");
+        assert_eq!(std::fs::read_to_string(t.join("abs/b.http.txt")).expect("b"), "B");
+        assert!(!t.join("stale.txt").exists());
     }
 
     #[test]

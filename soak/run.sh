@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# `make soak`: the whole scenario library N times, twice as many runs at once as there are
+# cores, while a CPU hog keeps every core busy; then every run whose outcome or normalised
+# transcript differed from the first repetition is listed (soak/compare.py). A flake found
+# here is fixed at its mechanism (a timing assumption, a race in the mock's recording, a
+# snapshot line that depends on who closed first), never by widening one scenario.
+#
+#   soak/run.sh [target...]     targets: bundled (default) and driver names (clients/README.md)
+#
+# Environment: SOAK_RUNS (default 20), SOAK_JOBS (default 2 × cores), SOAK_HOG (default 1:
+# one busy loop per core during the runs; 0 for none), SOAK_DIR (default reports/soak),
+# SCENARIOS (default scenarios), HARNESS (default target/debug/mcp-harness).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+runs="${SOAK_RUNS:-20}"
+cores="$(nproc)"
+jobs="${SOAK_JOBS:-$((2 * cores))}"
+out="${SOAK_DIR:-reports/soak}"
+scenarios="${SCENARIOS:-scenarios}"
+harness="${HARNESS:-target/debug/mcp-harness}"
+targets=("$@")
+[[ ${#targets[@]} -gt 0 ]] || targets=(bundled)
+
+# The same launchers as the Makefile's validate target.
+target_arg() {
+  case "$1" in
+    bundled) echo bundled ;;
+    typescript) echo "cmd:clients/typescript/run" ;;
+    python-v2) echo "cmd:clients/python/run-v2" ;;
+    python-v1) echo "cmd:clients/python/run-v1" ;;
+    rmcp) echo "cmd:clients/rmcp/run" ;;
+    *) echo "soak: unknown target '$1' (bundled, typescript, python-v2, python-v1, rmcp)" >&2; return 1 ;;
+  esac
+}
+
+[[ -x "$harness" ]] || { echo "soak: $harness is missing: run 'make build' first" >&2; exit 1; }
+
+hogs=()
+stop_hogs() { [[ ${#hogs[@]} -eq 0 ]] || kill "${hogs[@]}" 2>/dev/null || true; }
+trap stop_hogs EXIT
+if [[ "${SOAK_HOG:-1}" != 0 ]]; then
+  for _ in $(seq "$cores"); do
+    (while :; do :; done) &
+    hogs+=("$!")
+  done
+fi
+
+status=0
+for t in "${targets[@]}"; do
+  arg="$(target_arg "$t")"
+  rm -rf "${out:?}/$t" && mkdir -p "$out/$t"
+  echo "== $t: $runs repetitions of $scenarios, -j $jobs, ${#hogs[@]} busy loops"
+  for i in $(seq "$runs"); do
+    dir="$out/$t/$i"
+    start=$(date +%s%N)
+    # Failing runs are expected (a driver's baseline); only differences between repetitions
+    # count here. Transcripts are compared between repetitions (soak/compare.py), so
+    # snapshots are neither compared nor written.
+    "$harness" run "$scenarios" --target "$arg" -j "$jobs" --reports "$dir" --quiet --no-snapshots >"$dir.log" 2>&1 || true
+    [[ -f "$dir/results.json" ]] || { echo "run $i wrote no results (see $dir.log)"; status=1; continue; }
+    echo "run $i: $(tail -n 1 "$dir.log") ($(( ($(date +%s%N) - start) / 1000000 )) ms)"
+  done
+  python3 soak/compare.py "$out/$t" || status=1
+done
+exit "$status"
