@@ -10,6 +10,7 @@ mod docs;
 mod external;
 mod hygiene;
 mod layout;
+mod margins;
 mod record;
 mod recording;
 mod reference;

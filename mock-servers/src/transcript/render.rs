@@ -100,21 +100,11 @@ pub fn transcript(
                 format!("not run{}", step.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default())
             }
         };
-        // Durations go in coarse buckets, for the bundled client only: a third-party
-        // client's step times include its runtime's start-up, which varies too much.
-        // A wait for a reconnect spans process start-ups: it is bucketed like manager events.
-        let bucket = if step.what.starts_with("wait_manager") { reconnect_bucket } else { duration_bucket };
-        // A `wait` step lasts its own `ms` by definition: a bucket would only add noise.
-        let fixed_wait = step
-            .what
-            .strip_prefix("wait ")
-            .and_then(|w| w.strip_suffix("ms"))
-            .is_some_and(|ms| ms.parse::<u64>().is_ok());
-        let took = match (target.bundled && !fixed_wait, step.status) {
-            (true, StepStatus::Ok | StepStatus::Error) => format!(" [{}]", bucket(step.elapsed_ms)),
-            _ => String::new(),
-        };
-        let _ = writeln!(s, "{} {}: {}{took}", step.step, step.what, status);
+        // No durations here: a step's time depends on the machine's load, and any class
+        // boundary is straddled by some step on a loaded machine (`make soak` found them).
+        // Timing claims are checks (`at_least_ms`, `within_ms`); the HTML report shows the
+        // real times.
+        let _ = writeln!(s, "{} {}: {}", step.step, step.what, status);
     }
     if outcome.hung {
         s.push_str("client hung until the run deadline\n");
@@ -353,20 +343,6 @@ fn sse_text(text: &str, redactor: &Redactor) -> String {
     shorten(&out)
 }
 
-/// A coarse duration class, so snapshots record "waited about a second" without flaking.
-/// The boundaries sit away from the protocol's own timings (timeouts of tens to hundreds
-/// of ms, 1 s grace periods, 2 s close sequences): a 1 s grace plus a respawn and a
-/// handshake on a loaded machine stays "~1s" (up to a second of overhead), and a 2 s close
-/// sequence can never finish in under 2 s.
-pub fn duration_bucket(ms: u64) -> &'static str {
-    match ms {
-        0..500 => "<0.5s",
-        500..2000 => "~1s",
-        2000..5000 => "~2-4s",
-        _ => "≥5s",
-    }
-}
-
 /// A coarse class of a manager event's time from the run start: the default schedule's
 /// cumulative delays (0.5, 1.5, 3.5, 7.5 s) fall in different classes, while a scenario's
 /// shrunken schedule (tens of ms) plus process start-up on a loaded machine stays in one.
@@ -504,14 +480,5 @@ mod tests {
     fn escapes_invalid_utf8_and_controls() {
         assert_eq!(escape(b"a\xffb\r\n"), "a\\xffb\\r\\n");
         assert_eq!(escape("\u{feff}{}".as_bytes()), "\\u{feff}{}");
-    }
-
-    #[test]
-    fn a_grace_period_with_a_loaded_respawn_stays_about_a_second() {
-        // 1 s grace + respawn + handshake under load; a 2 s close sequence is never below 2 s.
-        assert_eq!(duration_bucket(1000), "~1s");
-        assert_eq!(duration_bucket(1900), "~1s");
-        assert_eq!(duration_bucket(2000), "~2-4s");
-        assert_eq!(duration_bucket(499), "<0.5s");
     }
 }
