@@ -16,6 +16,9 @@ pub(crate) enum ConfigError {
     /// The configured URL is neither http nor https.
     #[error("unsupported URL scheme {0:?}; expected http or https")]
     UnsupportedScheme(String),
+    /// An https URL, in a build without the `tls` feature.
+    #[error("https needs TLS, which this build of mcp-transports leaves out: build it with its `tls` feature (on by default; `cargo build --features mcp-transports/tls`)")]
+    TlsNotBuilt,
     /// A configured header name or value is not valid HTTP (its value is never shown).
     #[error("invalid header {0:?}")]
     InvalidHeader(String),
@@ -34,7 +37,9 @@ impl From<ConfigError> for TransportError {
 pub(crate) fn parse_url(raw: &str) -> Result<Url, ConfigError> {
     let url = Url::parse(raw)?;
     match url.scheme() {
-        "http" | "https" => Ok(url),
+        "http" => Ok(url),
+        "https" if cfg!(feature = "tls") => Ok(url),
+        "https" => Err(ConfigError::TlsNotBuilt),
         other => Err(ConfigError::UnsupportedScheme(other.to_owned())),
     }
 }
@@ -70,10 +75,14 @@ fn redirect_policy() -> reqwest::redirect::Policy {
     })
 }
 
-/// The HTTP client both transports use: rustls, same-origin redirects, and no proxy for
+/// The HTTP client both transports use: rustls (with the `tls` feature), same-origin redirects, and no proxy for
 /// loopback servers (a proxy from the environment must not intercept a local mock).
 pub(super) fn build_client(url: &Url) -> Result<reqwest::Client, ConfigError> {
-    let mut builder = reqwest::Client::builder().use_rustls_tls().redirect(redirect_policy());
+    let mut builder = reqwest::Client::builder().redirect(redirect_policy());
+    #[cfg(feature = "tls")]
+    {
+        builder = builder.use_rustls_tls();
+    }
     let loopback = match url.host() {
         Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
@@ -129,6 +138,13 @@ mod tests {
             "Invalid configuration: invalid URL: relative URL without a base"
         );
         assert_eq!(text(ConfigError::InvalidHeader("x y".into())), "Invalid configuration: invalid header \"x y\"");
+        // https is usable exactly when the crate was built with TLS.
+        let https = parse_url("https://example.invalid/mcp");
+        if cfg!(feature = "tls") {
+            assert!(https.is_ok());
+        } else {
+            assert!(text(https.expect_err("no tls")).contains("build it with its `tls` feature"));
+        }
         assert_eq!(RedirectRefused::TooMany { max: 5 }.to_string(), "too many redirects (over 5)");
     }
 }
