@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+from collections.abc import Callable
 from typing import Any
 
 
@@ -62,3 +64,47 @@ def count_sent(step: dict[str, Any]) -> int | None:
                     continue
                 count += 1
     return count
+
+
+#: The variable that asks a driver for the persistent mode (clients/README.md, "Persistent drivers").
+PERSISTENT_ENV = "MCP_HARNESS_PERSISTENT"
+
+
+def persistent() -> bool:
+    """Whether the harness started this driver to serve many plans."""
+    return os.environ.get(PERSISTENT_ENV) == "1"
+
+
+def serve_jobs(run_plan: Callable[[list[str]], None]) -> int:
+    """The persistent mode's loop: announce it, then for each job line on stdin give the
+    process the job's environment (replacing the last job's) and the start-up directory,
+    call `run_plan(args)` (it reads the contract as a one-shot driver does, with a fresh SDK
+    client, and returns once its connection is closed), and print `{"done": N}`.
+    stdin's end ends the driver (exit 0); a job line that breaks the framing ends it with 2.
+    """
+    base_env = dict(os.environ)
+    base_cwd = os.getcwd()
+    _emit({"persistent": 1})
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            job = json.loads(line)
+            number, env, args = job["run"], job["env"], job.get("args", [])
+            if not (isinstance(number, int) and isinstance(env, dict) and isinstance(args, list)):
+                raise ValueError("wrong types")
+        except (ValueError, KeyError, TypeError) as e:
+            print(f'cmd_contract: a job line is not {{"run":N,"env":{{…}},"args":[…]}} ({e}): {line[:200]!r}', file=sys.stderr)
+            return 2
+        os.environ.clear()
+        os.environ.update(base_env)
+        os.environ.update({str(k): str(v) for k, v in env.items()})
+        os.chdir(base_cwd)
+        run_plan([str(a) for a in args])
+        _emit({"done": number})
+    return 0
+
+
+def _emit(obj: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()

@@ -1,7 +1,8 @@
 //! The harness crate's one integration test binary: the scenario library (one test per
 //! scenario file), the CLI's error paths, process hygiene, the committed schema, the HTML
 //! report in headless Chromium (`browser`), a host's recording judged by `check-record`
-//! (`recording`) and the planted-bug self-test against the reference client (`reference`).
+//! (`recording`), the planted-bug self-test against the reference client (`reference`) and
+//! the persistent driver mode with a fake driver (`persistent`).
 
 mod architecture;
 mod browser;
@@ -10,6 +11,7 @@ mod docs;
 mod external;
 mod hygiene;
 mod layout;
+mod persistent;
 mod record;
 mod recording;
 mod reference;
