@@ -13,12 +13,12 @@
 //! never reused: the next run starts a fresh one, so no state can leak from a broken run.
 
 use super::cmd::{
-    Collected, DRAIN_AFTER_EXIT, DRAIN_AFTER_KILL, STARTUP_ENV, STDOUT_CAP, StartError, argv, assemble, classify_flood,
-    client_slug, contract_env, process_end, read_stderr,
+    Cmd, Collected, DRAIN_AFTER_EXIT, DRAIN_AFTER_KILL, STDOUT_CAP, StartError, argv, assemble, classify_flood,
+    contract_env, process_end, read_stderr,
 };
 use super::{Client, ClientRun, Endpoint, process_group};
 use crate::outcome::lock;
-use crate::scope::{DEFAULT_STARTUP_MS, TargetKind};
+use crate::scope::TargetKind;
 use crate::transcript::Transcript;
 use futures::future::BoxFuture;
 use mcp_scenario::TransportName;
@@ -35,6 +35,10 @@ use tokio::time::Instant as Deadline;
 /// The variable that asks a driver for the persistent mode.
 pub const PERSISTENT_ENV: &str = "MCP_HARNESS_PERSISTENT";
 
+/// How long a fresh driver may take to print `{"persistent":1}`: it is not yet serving a run,
+/// so no run's deadline applies; this only bounds a driver that never announces the mode.
+const START_LIMIT: Duration = Duration::from_secs(30);
+
 /// Characters of an offending line quoted in a framing error.
 const QUOTED: usize = 200;
 
@@ -42,6 +46,8 @@ const QUOTED: usize = 200;
 #[derive(Debug)]
 pub struct Persistent {
     line: String,
+    /// The one-shot target of the same command line, whose settings this one shares.
+    one_shot: Cmd,
     /// Drivers between runs, each ready for a job.
     idle: Mutex<Vec<Driver>>,
     /// The last job number handed out (job numbers are unique across drivers).
@@ -51,7 +57,8 @@ pub struct Persistent {
 impl Persistent {
     /// The target for a command line (split like a shell would when a driver starts).
     pub fn new(command_line: impl Into<String>) -> Self {
-        Persistent { line: command_line.into(), idle: Mutex::new(Vec::new()), jobs: AtomicU64::new(0) }
+        let line = command_line.into();
+        Persistent { one_shot: Cmd::new(line.clone()), line, idle: Mutex::new(Vec::new()), jobs: AtomicU64::new(0) }
     }
 }
 
@@ -61,25 +68,23 @@ impl Client for Persistent {
     }
 
     fn kind(&self) -> TargetKind {
-        TargetKind::External
+        self.one_shot.kind()
     }
 
-    fn covers(&self, _transport: TransportName) -> bool {
-        true
+    fn covers(&self, transport: TransportName) -> bool {
+        self.one_shot.covers(transport)
     }
 
     /// The same allowance as `cmd:`: a run that starts a fresh driver pays the start-up, and
     /// a run's deadline must not depend on whether its driver was warm.
     fn startup_allowance(&self) -> Duration {
-        Duration::from_millis(
-            std::env::var(STARTUP_ENV).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(DEFAULT_STARTUP_MS),
-        )
+        self.one_shot.startup_allowance()
     }
 
     /// A warm driver burns no start-up CPU, but a loaded machine still starves runs that
-    /// time things; one per core, as `cmd:`.
+    /// time things; as many as `cmd:`.
     fn runs_per_core(&self) -> usize {
-        1
+        self.one_shot.runs_per_core()
     }
 
     /// Observation windows idle on purpose; with warm drivers they cost no start-up CPU, so
@@ -91,7 +96,7 @@ impl Client for Persistent {
     /// The same snapshots as the one-shot `cmd:` target of the same command line: the wire
     /// is the client's, whatever serves its plans.
     fn snapshot_label(&self) -> Option<String> {
-        Some(client_slug(&self.line))
+        self.one_shot.snapshot_label()
     }
 
     fn run<'a>(&'a self, run: ClientRun<'a>) -> BoxFuture<'a, ClientOutcome> {
@@ -169,8 +174,9 @@ fn quoted(line: &[u8]) -> String {
 }
 
 impl Driver {
-    /// Starts a driver and waits (until `until`) for its `{"persistent":1}`.
-    async fn start(line: &str, until: Deadline) -> Result<Driver, (ProcessEnd, Collected)> {
+    /// Starts a driver and waits (at most [`START_LIMIT`]) for its `{"persistent":1}`.
+    async fn start(line: &str) -> Result<Driver, (ProcessEnd, Collected)> {
+        let until = Deadline::now() + START_LIMIT;
         let not_started = |e: String| (ProcessEnd::NotStarted { error: e }, Collected::default());
         let argv = argv(line, &Endpoint::Command(Vec::new())).map_err(|e| not_started(e.to_string()))?;
         let mut cmd = tokio::process::Command::new(&argv[0]);
@@ -224,7 +230,10 @@ impl Driver {
                     tail,
                 ))
             }
-            Err(Ended::Deadline) => Err((ProcessEnd::KilledAtDeadline, driver.take_stderr())),
+            Err(Ended::Deadline) => Err(driver.fail(format!(
+                "it did not announce the persistent mode within {}s of starting",
+                START_LIMIT.as_secs()
+            ))),
             Err(Ended::Flooded) => Err((ProcessEnd::KilledForFlooding { cap: STDOUT_CAP }, driver.take_stderr())),
             Err(Ended::Framing(e)) => Err(driver.fail(e)),
             Err(Ended::Done) => Err(driver.fail("the driver said done before any job".into())),
@@ -326,21 +335,27 @@ impl Persistent {
     async fn serve(&self, run: ClientRun<'_>) -> ClientOutcome {
         let ClientRun { scenario, transport, endpoint, deadline, run_dir } = run;
         let plan = &scenario.client;
-        let started = Instant::now();
-        let until = Deadline::now() + deadline.total();
-        let finish = |c: Collected, end: ProcessEnd, leftovers: Vec<Leftover>| {
+        let finish = |started: Instant, c: Collected, end: ProcessEnd, leftovers: Vec<Leftover>| {
             let end = classify_flood(end, c.flooded);
             let report = c.report(end, started.elapsed().as_millis() as u64, leftovers);
             assemble(plan, c, report, started, deadline)
         };
         let env = match contract_env(scenario, transport, &endpoint, run_dir) {
             Ok(env) => env,
-            Err(e) => return finish(Collected::default(), ProcessEnd::NotStarted { error: e.to_string() }, Vec::new()),
+            Err(e) => {
+                let end = ProcessEnd::NotStarted { error: e.to_string() };
+                return finish(Instant::now(), Collected::default(), end, Vec::new());
+            }
         };
-        let mut driver = match self.checkout(until).await {
+        let mut driver = match self.checkout().await {
             Ok(d) => d,
-            Err((end, c)) => return finish(c, end, Vec::new()),
+            Err((end, c)) => return finish(Instant::now(), c, end, Vec::new()),
         };
+        // The run's clock starts with its job: a driver that starts slowly on a loaded machine
+        // delays the run, never eats its deadline (a one-shot run would still be starting).
+        let started = Instant::now();
+        let until = Deadline::now() + deadline.total();
+        let finish = |c: Collected, end: ProcessEnd, leftovers: Vec<Leftover>| finish(started, c, end, leftovers);
         let job = self.jobs.fetch_add(1, Ordering::SeqCst) + 1;
         let args: Vec<String> = match &endpoint {
             Endpoint::Url(url) => vec![url.clone()],
@@ -417,10 +432,10 @@ impl Persistent {
     }
 
     /// A warm driver that wrote nothing since its last run, else a fresh one.
-    async fn checkout(&self, until: Deadline) -> Result<Driver, (ProcessEnd, Collected)> {
+    async fn checkout(&self) -> Result<Driver, (ProcessEnd, Collected)> {
         loop {
             let warm = lock(&self.idle).pop();
-            let Some(mut d) = warm else { return Driver::start(&self.line, until).await };
+            let Some(mut d) = warm else { return Driver::start(&self.line).await };
             // A driver that wrote between runs broke the framing: dropped (killed) unused.
             if !d.wrote_between_runs() {
                 return Ok(d);
