@@ -7,7 +7,7 @@
 //! the driver's stdin — `{"run":N,"env":{…the contract's variables…},"args":[URL?]}` — and
 //! reads the driver's stdout exactly as a one-shot run does until `{"done":N}`, which stands
 //! for the one-shot driver's exit 0. Everything else is the `cmd:` target's process hygiene,
-//! per run: the run's deadline kills the whole group, a flood past the cap kills it, a driver
+//! per run: the run's deadline (counted from its job line) kills the whole group, a flood past the cap kills it, a driver
 //! that crashes fails the run it was serving. A driver that ended a run any other way than
 //! `done` (killed, crashed, broke the framing, left processes behind, wrote between runs) is
 //! never reused: the next run starts a fresh one, so no state can leak from a broken run.
