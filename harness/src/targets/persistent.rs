@@ -87,12 +87,6 @@ impl Client for Persistent {
         self.one_shot.runs_per_core()
     }
 
-    /// Observation windows idle on purpose; with warm drivers they cost no start-up CPU, so
-    /// they run beside the short runs instead of holding their slots.
-    fn window_runs_per_core(&self) -> usize {
-        1
-    }
-
     /// The same snapshots as the one-shot `cmd:` target of the same command line: the wire
     /// is the client's, whatever serves its plans.
     fn snapshot_label(&self) -> Option<String> {
