@@ -127,10 +127,16 @@ async fn a_crash_fails_only_its_run_and_the_next_run_gets_a_fresh_driver() {
     assert_eq!(crashed.status, Status::Failed);
     assert_eq!(crashed.steps[1].status, StepStatus::NotRun, "{:?}", crashed.steps);
     assert_eq!(served_by(&crashed, 1).0, first, "the crash was in the warm driver");
+    next_run_has_a_fresh_driver(&fake, first).await;
+}
+
+/// Runs a plain plan and asserts a fresh driver (not `old`, at its first job) served it.
+async fn next_run_has_a_fresh_driver(fake: &Fake, old: u64) -> RunResult {
     let (after, _) = fake.run("fine").await;
     assert_eq!(end(&after), ProcessEnd::Exited { code: 0 }, "{:?}", after.client);
     let (pid, served) = served_by(&after, 2);
-    assert!(pid != first && served == 1, "a fresh driver serves the next run: pid {pid}, job {served}");
+    assert!(pid != old && served == 1, "a fresh driver serves the next run: pid {pid} (old {old}), job {served}");
+    after
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -142,9 +148,7 @@ async fn a_hang_is_killed_at_the_run_deadline_and_replaced() {
     assert!(took >= deadline && took < deadline + Duration::from_secs(3), "took {took:?} for {deadline:?}");
     let (hung_pid, _) = served_by(&hung, 1);
     assert!(!alive(hung_pid), "the hung driver's group was killed");
-    let (after, _) = fake.run("fine").await;
-    let (pid, served) = served_by(&after, 2);
-    assert!(pid != hung_pid && served == 1, "a fresh driver after the hang: pid {pid}, job {served}");
+    next_run_has_a_fresh_driver(&fake, hung_pid).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -152,9 +156,7 @@ async fn a_driver_that_writes_after_done_is_not_reused() {
     let fake = Fake::new("");
     let (chatty, _) = fake.run("chatty").await;
     let (first, _) = served_by(&chatty, 2);
-    let (after, _) = fake.run("fine").await;
-    let (pid, served) = served_by(&after, 2);
-    assert!(pid != first && served == 1, "the late line stayed out of the next run, whose driver is fresh");
+    let after = next_run_has_a_fresh_driver(&fake, first).await;
     assert!(after.client.as_ref().is_some_and(|c| c.other_stdout.is_empty()), "{:?}", after.client);
 }
 
