@@ -170,3 +170,31 @@ async fn a_driver_that_does_not_announce_the_mode_is_a_clear_error() {
     let deadline = Duration::from_millis(DEADLINE_MS) + fake.config.target.startup_allowance();
     assert!(took < deadline, "no wait for the deadline ({deadline:?}): {took:?}");
 }
+
+/// A real client through the framing: the reference client (standard library only) in the
+/// persistent mode passes scenarios of all three transports against the real mocks, as it
+/// does one-shot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reference_client_passes_real_scenarios_in_the_persistent_mode() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let run = root.join("clients/reference/run");
+    let config = Arc::new(RunConfig {
+        target: Target::parse(&format!("cmd+persistent:{}", run.display())).expect("parses"),
+        mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
+        snapshots: Default::default(),
+        strict: false,
+        compare_snapshots: false,
+        fail_fast: false,
+    });
+    let scenarios =
+        ["stdio/error-response", "http/sse-reply", "legacy-sse/post-any-2xx-accepted", "stdio/handshake-order"];
+    for name in scenarios {
+        let path = root.join(format!("scenarios/{name}.yaml"));
+        let scenario = mcp_harness::load(&path).expect("loads");
+        let job = runner::jobs(vec![(path, scenario)], &config.target).remove(0);
+        let r = runner::run_one(&job, &config).await;
+        assert_eq!(r.status, Status::Passed, "{name}: {:?} {:?} {:?}", r.reason, r.failures, r.client);
+        assert_eq!(end(&r), ProcessEnd::Exited { code: 0 }, "{name}");
+    }
+    config.target.finish();
+}
