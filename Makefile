@@ -26,6 +26,13 @@ client_cmd_typescript := clients/typescript/run
 client_cmd_python-v2 := clients/python/run-v2
 client_cmd_python-v1 := clients/python/run-v1
 client_cmd_rmcp := clients/rmcp/run
+## How each driver runs: cmd+persistent (one driver process serves many plans; clients/README.md
+## "Persistent drivers") where the driver supports it. ONE_SHOT=1: one process per run (cmd:).
+client_mode_typescript := cmd+persistent
+client_mode_python-v2 := cmd+persistent
+client_mode_python-v1 := cmd+persistent
+client_mode_rmcp := cmd
+client_target = $(if $(ONE_SHOT),cmd,$(client_mode_$(CLIENT))):$(client_cmd_$(CLIENT))
 
 ## Install the drivers (idempotent, fast when already installed).
 clients:
@@ -42,7 +49,7 @@ validate: build clients
 	$(HARNESS) matrix reports/clients; exit $$status
 
 validate-one:
-	$(HARNESS) run $(SCENARIOS) --target "cmd:$(client_cmd_$(CLIENT))" --reports reports/clients/$(CLIENT) \
+	$(HARNESS) run $(SCENARIOS) --target "$(client_target)" --reports reports/clients/$(CLIENT) \
 	  --quiet --expected-failures clients/baselines/$(CLIENT).yml
 
 ## Rewrite each client's baseline from a fresh run (review the diff before committing).
@@ -51,7 +58,7 @@ baselines: build clients
 	$(HARNESS) matrix reports/clients
 
 baseline-one:
-	-$(HARNESS) run $(SCENARIOS) --target "cmd:$(client_cmd_$(CLIENT))" --reports reports/clients/$(CLIENT) \
+	-$(HARNESS) run $(SCENARIOS) --target "$(client_target)" --reports reports/clients/$(CLIENT) \
 	  --quiet --write-baseline clients/baselines/$(CLIENT).yml
 
 ## The official MCP conformance suite's client scenarios against mcp-client (README.md,

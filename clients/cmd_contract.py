@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import sys
+import traceback
+from collections.abc import Callable
 from typing import Any
 
 
@@ -62,3 +66,79 @@ def count_sent(step: dict[str, Any]) -> int | None:
                     continue
                 count += 1
     return count
+
+
+#: The variable that asks a driver for the persistent mode (clients/README.md, "Persistent drivers").
+PERSISTENT_ENV = "MCP_HARNESS_PERSISTENT"
+
+
+def persistent() -> bool:
+    """Whether the harness started this driver to serve many plans."""
+    return os.environ.get(PERSISTENT_ENV) == "1"
+
+
+def serve_jobs(run_plan: Callable[[list[str]], None]) -> int:
+    """The persistent mode's loop: announce it, then serve one job line of stdin at a time.
+
+    Each job runs in a child forked from this process, which has done the expensive part
+    (the interpreter and the SDK imports) once: the child takes the job's environment, stdin
+    from /dev/null and `run_plan(args)` (it reads the contract as a one-shot driver does and
+    returns once its connection is closed), then exits. Nothing of a plan can reach the next
+    (environment, directory, event loop, the SDK's globals, garbage still to be finalized),
+    which an in-process loop would have to clean by hand. The child writes its lines straight
+    to stdout; once it has exited 0 this process prints `{"done": N}`. A child that fails
+    ends this process the same way (its exit code, or its signal), so the harness sees the
+    crash exactly as it would a one-shot driver's. stdin's end ends the driver (exit 0); a job
+    line that breaks the framing ends it with 2.
+    """
+    _emit({"persistent": 1})
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            job = json.loads(line)
+            number, env, args = job["run"], job["env"], job.get("args", [])
+            if not (isinstance(number, int) and isinstance(env, dict) and isinstance(args, list)):
+                raise ValueError("wrong types")
+        except (ValueError, KeyError, TypeError) as e:
+            print(f'cmd_contract: a job line is not {{"run":N,"env":{{…}},"args":[…]}} ({e}): {line[:200]!r}', file=sys.stderr)
+            return 2
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            os._exit(_run_child(run_plan, env, args))
+        _, status = os.waitpid(pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            if os.WIFSIGNALED(status):
+                signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+                os.kill(os.getpid(), os.WTERMSIG(status))
+            return os.waitstatus_to_exitcode(status)
+        _emit({"done": number})
+    return 0
+
+
+def _run_child(run_plan: Callable[[list[str]], None], env: dict[str, Any], args: list[Any]) -> int:
+    """One job in the forked child: its exit code."""
+    try:
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.environ.update({str(k): str(v) for k, v in env.items()})
+        run_plan([str(a) for a in args])
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    except ContractError as e:
+        print(f"cmd_contract: {e}", file=sys.stderr)
+        code = 2
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return code
+
+
+def _emit(obj: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()

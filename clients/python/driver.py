@@ -539,16 +539,24 @@ class StepError(Exception):
         self.elapsed_ms = elapsed_ms
 
 
+def run_plan(args: list[str]) -> None:
+    """Runs the contract's plan with a fresh Driver (SDK client) on a fresh event loop; `args`
+    are the arguments after the driver's own (the URL last, for HTTP)."""
+    plan, server_command = cmd_contract.read_plan()
+    transport = os.environ.get("MCP_HARNESS_TRANSPORT", "stdio")
+    url = args[-1] if args else None
+    emit({"sdk": {"name": "mcp (Python SDK)", "version": SDK_VERSION}})
+    anyio.run(Driver(plan, transport, server_command, url).run)
+
+
 def main() -> int:
     try:
-        plan, server_command = cmd_contract.read_plan()
+        if cmd_contract.persistent():
+            return cmd_contract.serve_jobs(run_plan)
+        run_plan(sys.argv[1:])
     except cmd_contract.ContractError as e:
         print(f"driver.py: {e}", file=sys.stderr)
         return 2
-    transport = os.environ.get("MCP_HARNESS_TRANSPORT", "stdio")
-    url = sys.argv[-1] if len(sys.argv) > 1 else None
-    emit({"sdk": {"name": "mcp (Python SDK)", "version": SDK_VERSION}})
-    anyio.run(Driver(plan, transport, server_command, url).run)
     return 0
 
 

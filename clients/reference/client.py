@@ -1319,17 +1319,26 @@ def main(argv: list[str]) -> int:
     if BUG is not None and BUG not in BUGS:
         print(f"client.py: unknown bug {BUG!r}; known: {', '.join(BUGS)}", file=sys.stderr)
         return 2
+    if cmd_contract.persistent():
+        # One forked child per plan (cmd_contract.serve_jobs); its daemon threads die with it.
+        return cmd_contract.serve_jobs(run_plan)
     try:
-        plan, server_command = cmd_contract.read_plan()
+        run_plan(args)
     except cmd_contract.ContractError as e:
         print(f"client.py: {e}", file=sys.stderr)
         return 2
-    transport = os.environ.get("MCP_HARNESS_TRANSPORT", "stdio")
-    url = args[-1] if args else None
-    Runner(plan, transport, server_command, url).run()
     sys.stdout.flush()
     # Daemon threads may still sit in blocking reads of streams already closed.
     os._exit(0)
+
+
+def run_plan(args: list[str]) -> None:
+    """Runs the contract's plan; `args` are the arguments after the client's own (the URL
+    last, for HTTP)."""
+    plan, server_command = cmd_contract.read_plan()
+    transport = os.environ.get("MCP_HARNESS_TRANSPORT", "stdio")
+    url = args[-1] if args else None
+    Runner(plan, transport, server_command, url).run()
 
 
 if __name__ == "__main__":

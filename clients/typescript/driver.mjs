@@ -28,6 +28,7 @@ import {
 import { createRequire } from "node:module";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 
 const SDK_VERSION = createRequire(import.meta.url)("@modelcontextprotocol/sdk/package.json").version;
 /**
@@ -90,11 +91,20 @@ function readPlan() {
   }
 }
 
-const plan = readPlan();
-if (!Array.isArray(plan)) fail("MCP_HARNESS_PLAN_FILE / MCP_HARNESS_PLAN is missing; run me through mcp-harness --target cmd:…");
-const transportName = process.env.MCP_HARNESS_TRANSPORT ?? "stdio";
-const serverCommand = parseJsonEnv("MCP_HARNESS_SERVER_COMMAND", []);
-const url = process.argv.length > 2 ? process.argv[process.argv.length - 1] : undefined;
+/** The contract's inputs of the plan being run (one per process, or one per job when persistent). */
+let plan;
+let transportName;
+let serverCommand;
+let url;
+
+/** Reads the contract's inputs from the environment and `args` (the arguments after the driver's own). */
+function loadContract(args) {
+  plan = readPlan();
+  if (!Array.isArray(plan)) fail("MCP_HARNESS_PLAN_FILE / MCP_HARNESS_PLAN is missing; run me through mcp-harness --target cmd:…");
+  transportName = process.env.MCP_HARNESS_TRANSPORT ?? "stdio";
+  serverCommand = parseJsonEnv("MCP_HARNESS_SERVER_COMMAND", []);
+  url = args.length > 0 ? args[args.length - 1] : undefined;
+}
 
 /** Result schemas by method, as the SDK's own convenience methods use them. */
 const RESULT_SCHEMAS = {
@@ -141,7 +151,8 @@ function requireImplemented(step) {
   }
 }
 
-const state = {
+/** One plan's state; a fresh one per plan, so nothing of a plan reaches the next. */
+const freshState = () => ({
   client: null,
   transport: null,
   timeoutMs: undefined,
@@ -154,7 +165,17 @@ const state = {
   headers: {},
   /** Set once the driver itself closes the client: aborts that follow are its own doing. */
   closing: false,
-};
+  /** The SDK's GETs and notification POSTs whose response head has not arrived yet. */
+  pendingBackground: new Set(),
+  /** Set when the plan is over: the SDK's late callbacks print nothing into the next plan. */
+  over: false,
+});
+let state = freshState();
+
+/** Prints a line on behalf of the plan whose state is `s`, unless that plan is over. */
+function emitFor(s, obj) {
+  if (!s.over) emit(obj);
+}
 
 /**
  * How long a close waits for the SDK's own background traffic to be answered: the GET
@@ -164,8 +185,6 @@ const state = {
  * not close within microseconds of a failed call.
  */
 const SETTLE_MS = 300;
-/** The SDK's GETs and notification POSTs whose response head has not arrived yet. */
-const pendingBackground = new Set();
 
 /** A GET, or a POST carrying only notifications (messages without an `id`). */
 function isBackground(init) {
@@ -182,27 +201,29 @@ function isBackground(init) {
 }
 
 /** `fetch` for the SDK's HTTP transports that remembers background requests still unanswered. */
-function trackingFetch(input, init) {
-  const response = fetch(input, init);
-  if (isBackground(init)) {
-    const settled = response.then(
-      () => undefined,
-      () => undefined,
-    );
-    pendingBackground.add(settled);
-    settled.then(() => pendingBackground.delete(settled));
-  }
-  return response;
+function trackingFetch(pendingBackground) {
+  return (input, init) => {
+    const response = fetch(input, init);
+    if (isBackground(init)) {
+      const settled = response.then(
+        () => undefined,
+        () => undefined,
+      );
+      pendingBackground.add(settled);
+      settled.then(() => pendingBackground.delete(settled));
+    }
+    return response;
+  };
 }
 
 /** Close the client the way a plan does, once its background requests have their answers. */
 async function closeClient() {
   // The SDK issues its background requests a few microtasks after deciding to; let them start.
   await new Promise((resolve) => setImmediate(resolve));
-  if (pendingBackground.size > 0) {
+  if (state.pendingBackground.size > 0) {
     let timer;
     const bound = new Promise((resolve) => (timer = setTimeout(resolve, SETTLE_MS)));
-    await Promise.race([Promise.all([...pendingBackground]), bound]);
+    await Promise.race([Promise.all([...state.pendingBackground]), bound]);
     clearTimeout(timer);
   }
   state.closing = true;
@@ -216,8 +237,8 @@ async function closeClient() {
 }
 
 /** The SDK reports aborting its own in-flight requests when the driver closes it. */
-function isOwnAbort(error) {
-  if (!state.closing) return false;
+function isOwnAbort(s, error) {
+  if (!s.closing) return false;
   const text = `${error?.name ?? ""} ${error?.message ?? error}`;
   return /AbortError|operation was aborted/.test(text);
 }
@@ -233,11 +254,11 @@ function makeTransport() {
     }
     case "http":
       if (!url) throw new Error("no server URL: the harness appends it as the last argument");
-      return new StreamableHTTPClientTransport(new URL(url), { fetch: trackingFetch, requestInit: { headers: state.headers } });
+      return new StreamableHTTPClientTransport(new URL(url), { fetch: trackingFetch(state.pendingBackground), requestInit: { headers: state.headers } });
     case "legacy-sse":
       if (!url) throw new Error("no server URL: the harness appends it as the last argument");
       // The SDK adds requestInit's headers to its event-stream GET and its POSTs alike.
-      return new SSEClientTransport(new URL(url), { fetch: trackingFetch, requestInit: { headers: state.headers } });
+      return new SSEClientTransport(new URL(url), { fetch: trackingFetch(state.pendingBackground), requestInit: { headers: state.headers } });
     default:
       throw new Unsupported(`unknown transport ${JSON.stringify(transportName)}`);
   }
@@ -267,10 +288,11 @@ function progressOptions(step, options) {
     }
     return options;
   }
+  const s = state;
   options.onprogress = (progress) => {
-    emit({ notification: { method: "notifications/progress", params: progress ?? {} } });
-    state.notifications.push("notifications/progress");
-    wake(state.notificationWaiters);
+    emitFor(s, { notification: { method: "notifications/progress", params: progress ?? {} } });
+    s.notifications.push("notifications/progress");
+    wake(s.notificationWaiters);
   };
   if (step.reset_timeout_on_progress) options.resetTimeoutOnProgress = true;
   if (step.max_total_timeout_ms !== undefined) options.maxTotalTimeout = step.max_total_timeout_ms;
@@ -395,17 +417,19 @@ async function connect(step) {
   if (roots.length > 0 || rootsChange) {
     client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots }));
   }
+  // The SDK calls these after the plan may be over: they keep to the plan's own state.
+  const s = state;
   client.fallbackNotificationHandler = async (notification) => {
-    state.notifications.push(notification.method);
-    emit({ notification: { method: notification.method, params: notification.params ?? {} } });
-    wake(state.notificationWaiters);
+    s.notifications.push(notification.method);
+    emitFor(s, { notification: { method: notification.method, params: notification.params ?? {} } });
+    wake(s.notificationWaiters);
   };
   client.onclose = () => {
-    state.closed = true;
-    wake(state.closeWaiters);
+    s.closed = true;
+    wake(s.closeWaiters);
   };
   client.onerror = (error) => {
-    if (!isOwnAbort(error)) emit({ report: errorText(error) });
+    if (!isOwnAbort(s, error)) emitFor(s, { report: errorText(error) });
   };
   const transport = makeTransport();
   state.client = client;
@@ -489,7 +513,9 @@ async function runStep(step) {
   }
 }
 
-async function main() {
+/** Runs the loaded plan with a fresh client, closing it at the end like the bundled target. */
+async function runPlan() {
+  state = freshState();
   emit({ sdk: { name: "@modelcontextprotocol/sdk", version: INSTALLED_SDK_VERSION } });
   for (let i = 0; i < plan.length; i++) {
     const step = plan[i];
@@ -524,6 +550,44 @@ async function main() {
       emit({ report: `close after the plan failed: ${errorText(e)}` });
     }
   }
+  state.over = true;
+}
+
+/**
+ * The persistent mode (clients/README.md, "Persistent drivers"): announce it, then serve one
+ * job line at a time from stdin, each with its own environment, arguments and fresh client;
+ * `{"done":N}` ends job N. stdin's end ends the driver.
+ */
+async function servePersistent() {
+  const baseEnv = { ...process.env };
+  const baseCwd = process.cwd();
+  emit({ persistent: 1 });
+  for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
+    if (line.trim() === "") continue;
+    let job;
+    try {
+      job = JSON.parse(line);
+    } catch (e) {
+      fail(`a job line is not JSON (${errorText(e)}): ${line.slice(0, 200)}`);
+    }
+    if (!job || typeof job.run !== "number" || typeof job.env !== "object" || !Array.isArray(job.args ?? [])) {
+      fail(`a job line is not {"run":N,"env":{…},"args":[…]}: ${line.slice(0, 200)}`);
+    }
+    // The job's environment replaces the last one's entirely; the directory is the start-up one.
+    for (const k of Object.keys(process.env)) if (!(k in baseEnv)) delete process.env[k];
+    Object.assign(process.env, baseEnv, job.env);
+    process.chdir(baseCwd);
+    loadContract(job.args ?? []);
+    await runPlan();
+    emit({ done: job.run });
+  }
+  process.exit(0);
+}
+
+async function main() {
+  if (process.env.MCP_HARNESS_PERSISTENT === "1") return servePersistent();
+  loadContract(process.argv.slice(2));
+  await runPlan();
   process.exit(0);
 }
 

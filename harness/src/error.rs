@@ -10,7 +10,7 @@ pub enum HarnessError {
     MissingPath(PathBuf),
     /// A target name that is not known.
     #[error(
-        "unknown target {0:?}: use bundled, bundled:stdio, bundled:http, bundled:legacy-sse or cmd:\"<command line>\""
+        "unknown target {0:?}: use bundled, bundled:stdio, bundled:http, bundled:legacy-sse, cmd:\"<command line>\" or cmd+persistent:\"<command line>\""
     )]
     UnknownTarget(String),
     /// A scenario file failed to load (the message names file:line:column and the field).

@@ -20,7 +20,8 @@
 //! - [`discover`] — finding the scenario files under the paths given, loading them all.
 //! - [`targets`] — the client under test behind [`targets::Client`]: the bundled
 //!   transports in-process ([`targets::bundled`]) or an external program
-//!   ([`targets::cmd`], with process hygiene).
+//!   ([`targets::cmd`], with process hygiene), one driver process per run or, with
+//!   [`targets::persistent`], one serving many plans.
 //! - [`http_mock`] — the HTTP mock as a child process (start, `listening` line, stop).
 //! - [`record`] — `mcp-harness record`: a real session captured (stdio pass-through, HTTP
 //!   reverse proxy), secrets redacted, written as a scenario that replays it.

@@ -84,7 +84,8 @@ enum Command {
         #[arg(default_value = "scenarios")]
         paths: Vec<PathBuf>,
         /// The client under test: bundled, bundled:stdio, bundled:http, bundled:legacy-sse,
-        /// or cmd:"<command line>".
+        /// cmd:"<command line>", or cmd+persistent:"<command line>" (one driver process
+        /// serves many plans; clients/README.md "Persistent drivers").
         #[arg(long, short, default_value = "bundled")]
         target: String,
         /// Only scenarios whose name matches: a glob when it holds `*`, `?` or `[`, else a

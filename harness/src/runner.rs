@@ -98,6 +98,7 @@ pub async fn run_all(
             Err(e) => tracing::error!(error = %e, "a run task failed"),
         }
     }
+    config.target.finish();
     results
 }
 

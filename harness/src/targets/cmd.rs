@@ -17,7 +17,9 @@ use crate::outcome::{describe_step, lock, not_run};
 use crate::scope::TargetKind;
 use crate::transcript::render::escape;
 use futures::future::BoxFuture;
-use mcp_scenario::results::{ClientOutcome, ProcessEnd, ProcessReport, Reportable, Sdk, StepOutcome, StepStatus};
+use mcp_scenario::results::{
+    ClientOutcome, Leftover, ProcessEnd, ProcessReport, Reportable, Sdk, StepOutcome, StepStatus,
+};
 use mcp_scenario::{ClientStep, Scenario, TransportName};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -33,15 +35,15 @@ pub const STDOUT_CAP: usize = 1 << 20;
 /// often the mock's, inherited through the SDK, so a noisy one is not the client's fault).
 pub const STDERR_CAP: usize = 1 << 20;
 /// How much of stderr the report keeps (its end).
-const STDERR_TAIL: usize = 4096;
+pub(super) const STDERR_TAIL: usize = 4096;
 /// Non-contract stdout lines kept as diagnostics.
 const OTHER_LINES: usize = 40;
 /// How long to keep reading a client's pipes after it exited by itself: long enough for
 /// the mock it spawned to see stdin EOF and exit, short enough that a grandchild holding
 /// the pipes open cannot stall the run.
-const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(1000);
+pub(super) const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(1000);
 /// How long to keep reading after the whole group was killed.
-const DRAIN_AFTER_KILL: Duration = Duration::from_millis(300);
+pub(super) const DRAIN_AFTER_KILL: Duration = Duration::from_millis(300);
 pub use crate::scope::STARTUP_ENV;
 use crate::scope::{DEFAULT_STARTUP_MS, Deadline};
 
@@ -201,22 +203,22 @@ enum Reported {
 
 /// Everything read from the client's stdout, with arrival times.
 #[derive(Debug, Default)]
-struct Collected {
+pub(super) struct Collected {
     steps: BTreeMap<usize, (Reported, Option<u64>, Instant)>,
     notifications: Vec<(String, Value)>,
     reports: Vec<String>,
     cannot_report: Vec<Reportable>,
     sdk: Option<Sdk>,
     other: Vec<String>,
-    stdout_bytes: usize,
-    flooded: bool,
-    stderr: Vec<u8>,
-    stderr_bytes: usize,
+    pub(super) stdout_bytes: usize,
+    pub(super) flooded: bool,
+    pub(super) stderr: Vec<u8>,
+    pub(super) stderr_bytes: usize,
 }
 
 impl Collected {
     /// Files one stdout line: a contract line, or a diagnostic.
-    fn accept(&mut self, line: &[u8], plan_len: usize) {
+    pub(super) fn accept(&mut self, line: &[u8], plan_len: usize) {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.iter().all(u8::is_ascii_whitespace) {
             return;
@@ -270,7 +272,7 @@ impl Collected {
         }
     }
 
-    fn note(&mut self, line: String) {
+    pub(super) fn note(&mut self, line: String) {
         if self.other.len() < OTHER_LINES {
             self.other.push(line.chars().take(400).collect());
         }
@@ -344,7 +346,7 @@ async fn read_stdout(
 }
 
 /// Reads stderr, storing up to [`STDERR_CAP`] and counting the rest.
-async fn read_stderr(mut pipe: impl AsyncRead + Unpin, collected: Arc<Mutex<Collected>>) {
+pub(super) async fn read_stderr(mut pipe: impl AsyncRead + Unpin, collected: Arc<Mutex<Collected>>) {
     read_chunks(&mut pipe, &collected, |c, chunk| {
         c.stderr_bytes += chunk.len();
         let room = STDERR_CAP.saturating_sub(c.stderr.len());
@@ -354,7 +356,7 @@ async fn read_stderr(mut pipe: impl AsyncRead + Unpin, collected: Arc<Mutex<Coll
     .await;
 }
 
-fn process_end(status: std::process::ExitStatus) -> ProcessEnd {
+pub(super) fn process_end(status: std::process::ExitStatus) -> ProcessEnd {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(code), _) => ProcessEnd::Exited { code },
@@ -369,7 +371,7 @@ fn process_end(status: std::process::ExitStatus) -> ProcessEnd {
 
 /// A recorded flood takes precedence over the exit or signal the run saw: that end is the
 /// kill (or broken pipe) the flood caused. A deadline or a failed start stays what it is.
-fn classify_flood(end: ProcessEnd, flooded: bool) -> ProcessEnd {
+pub(super) fn classify_flood(end: ProcessEnd, flooded: bool) -> ProcessEnd {
     match end {
         ProcessEnd::Exited { .. } | ProcessEnd::Signalled { .. } if flooded => {
             ProcessEnd::KilledForFlooding { cap: STDOUT_CAP }
@@ -477,23 +479,30 @@ async fn run_program(command_line: &str, run: ClientRun<'_>) -> ClientOutcome {
     // A client that wrote past the cap and exited before the reader got there flooded all
     // the same: classify by what it wrote, not by which came first.
     let end = classify_flood(end, collected.flooded);
-    let tail_from = collected.stderr.len().saturating_sub(STDERR_TAIL);
-    let report = ProcessReport {
-        end,
-        stdout_bytes: collected.stdout_bytes.min(STDOUT_CAP + 64 * 1024),
-        other_stdout: collected.other.clone(),
-        stderr_bytes: collected.stderr_bytes,
-        stderr_tail: String::from_utf8_lossy(&collected.stderr[tail_from..]).into_owned(),
-        wall_ms,
-        leftovers,
-        sdk: collected.sdk.clone(),
-    };
+    let report = collected.report(end, wall_ms, leftovers);
     assemble(plan, collected, report, started, deadline)
+}
+
+impl Collected {
+    /// The process report of a run that ended with `end` after `wall_ms`.
+    pub(super) fn report(&self, end: ProcessEnd, wall_ms: u64, leftovers: Vec<Leftover>) -> ProcessReport {
+        let tail_from = self.stderr.len().saturating_sub(STDERR_TAIL);
+        ProcessReport {
+            end,
+            stdout_bytes: self.stdout_bytes.min(STDOUT_CAP + 64 * 1024),
+            other_stdout: self.other.clone(),
+            stderr_bytes: self.stderr_bytes,
+            stderr_tail: String::from_utf8_lossy(&self.stderr[tail_from..]).into_owned(),
+            wall_ms,
+            leftovers,
+            sdk: self.sdk.clone(),
+        }
+    }
 }
 
 /// Turns what was collected into the per-step outcome, filling steps the client never
 /// reported as not run, with the reason the process gives.
-fn assemble(
+pub(super) fn assemble(
     plan: &[ClientStep],
     mut c: Collected,
     report: ProcessReport,

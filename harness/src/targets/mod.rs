@@ -5,9 +5,12 @@
 //! - [`bundled`] — the bundled transports, driven in-process through the client plan.
 //! - [`cmd`] — any client as an external program under `clients/README.md`'s contract,
 //!   with its process hygiene (deadline, process group, capped pipes).
+//! - [`persistent`] — the same contract with one driver process serving many plans
+//!   (`cmd+persistent:`), restarted after any run it did not end cleanly.
 
 pub mod bundled;
 pub mod cmd;
+pub mod persistent;
 mod process_group;
 
 use crate::error::HarnessError;
@@ -81,6 +84,10 @@ pub trait Client: fmt::Debug + Send + Sync {
     /// `run.deadline` (plus a bounded clean-up). The outcome has one entry per plan step;
     /// `hung` says whether the deadline cut the run short.
     fn run<'a>(&'a self, run: ClientRun<'a>) -> BoxFuture<'a, ClientOutcome>;
+
+    /// Called once the runs are over: ends whatever the target keeps between runs (a
+    /// persistent driver). Runs after it start afresh.
+    fn finish(&self) {}
 }
 
 /// The client under test, as parsed from `--target`.
@@ -88,15 +95,19 @@ pub trait Client: fmt::Debug + Send + Sync {
 pub struct Target(Arc<dyn Client>);
 
 impl Target {
-    /// Parses `bundled`, `bundled:stdio`, `bundled:http`, `bundled:legacy-sse`, `cmd:<line>`.
+    /// Parses `bundled`, `bundled:stdio`, `bundled:http`, `bundled:legacy-sse`, `cmd:<line>`,
+    /// `cmd+persistent:<line>`.
     pub fn parse(s: &str) -> Result<Self, HarnessError> {
         match s {
             "bundled" => Ok(Target::bundled(None)),
             "bundled:stdio" => Ok(Target::bundled(Some(TransportName::Stdio))),
             "bundled:http" => Ok(Target::bundled(Some(TransportName::Http))),
             "bundled:legacy-sse" => Ok(Target::bundled(Some(TransportName::LegacySse))),
-            _ => match s.strip_prefix("cmd:") {
-                Some(line) if !line.trim().is_empty() => Ok(Target::cmd(line.trim())),
+            _ => match (s.strip_prefix("cmd:"), s.strip_prefix("cmd+persistent:")) {
+                (Some(line), _) if !line.trim().is_empty() => Ok(Target::cmd(line.trim())),
+                (_, Some(line)) if !line.trim().is_empty() => {
+                    Ok(Target(Arc::new(persistent::Persistent::new(line.trim()))))
+                }
                 _ => Err(HarnessError::UnknownTarget(s.to_string())),
             },
         }
@@ -139,6 +150,11 @@ mod tests {
         assert_eq!(parsed("cmd: node x.js"), "cmd:node x.js");
         assert!(Target::parse("bundeld").is_err());
         assert!(Target::parse("cmd:").is_err());
+        assert_eq!(parsed("cmd+persistent: node x.js"), "cmd+persistent:node x.js");
+        assert!(Target::parse("cmd+persistent:").is_err());
+        let warm = Target::parse("cmd+persistent:node x.js").expect("parses");
+        let cold = Target::parse("cmd:node x.js").expect("parses");
+        assert_eq!(warm.snapshot_label(), cold.snapshot_label(), "one client, one set of snapshots");
         let stdio = Target::parse("bundled:stdio").expect("parses");
         assert!(stdio.covers(TransportName::Stdio) && !stdio.covers(TransportName::Http));
         assert_eq!(Target::parse("cmd:x").expect("parses").kind(), TargetKind::External);

@@ -1,7 +1,9 @@
 //! The harness crate's one integration test binary: the scenario library (one test per
 //! scenario file), the CLI's error paths, process hygiene, the committed schema, the HTML
 //! report in headless Chromium (`browser`), a host's recording judged by `check-record`
-//! (`recording`) and the planted-bug self-test against the reference client (`reference`).
+//! (`recording`), the planted-bug self-test against the reference client (`reference`) and
+//! the persistent driver mode with a fake driver (`persistent`), and the library's timing
+//! margins (`margins`).
 
 mod architecture;
 mod browser;
@@ -11,6 +13,7 @@ mod external;
 mod hygiene;
 mod layout;
 mod margins;
+mod persistent;
 mod record;
 mod recording;
 mod reference;
