@@ -5,9 +5,12 @@
 //! - [`bundled`] — the bundled transports, driven in-process through the client plan.
 //! - [`cmd`] — any client as an external program under `clients/README.md`'s contract,
 //!   with its process hygiene (deadline, process group, capped pipes).
+//! - `process_group`, `escapees` — who an external client left running: in its
+//!   process group, and outside it.
 
 pub mod bundled;
 pub mod cmd;
+mod escapees;
 mod process_group;
 
 use crate::error::HarnessError;
