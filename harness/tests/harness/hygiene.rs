@@ -155,14 +155,7 @@ async fn a_slice_of_the_library_leaves_no_process_and_no_listener() {
     let reports = tempfile::tempdir().expect("tempdir");
     let reference = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../clients/reference/run");
     let started = Instant::now();
-    let config = Arc::new(RunConfig {
-        target: Target::bundled(None),
-        mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
-        snapshots: Default::default(),
-        strict: false,
-        compare_snapshots: false,
-        fail_fast: false,
-    });
+    let config = Arc::new(super::scenarios::config());
     let scenarios = slice.iter().map(|p| (p.clone(), mcp_harness::load(p).expect("loads"))).collect();
     let mut ports = Vec::new();
     for job in runner::jobs(scenarios, &config.target) {
