@@ -345,10 +345,13 @@ pub enum ProcessEnd {
     },
     /// The harness killed its process group at the run deadline.
     KilledAtDeadline,
-    /// The harness killed its process group because it wrote more than the stdout cap.
+    /// The harness killed its process group because it wrote more than a pipe's cap.
     KilledForFlooding {
         /// The cap in bytes.
         cap: usize,
+        /// Which pipe it flooded (`stdout` when absent, as before stderr had a cap).
+        #[serde(default, skip_serializing_if = "Pipe::is_stdout")]
+        pipe: Pipe,
     },
     /// It could not be started at all.
     NotStarted {
@@ -363,11 +366,38 @@ impl std::fmt::Display for ProcessEnd {
             ProcessEnd::Exited { code } => write!(f, "client exited {code}"),
             ProcessEnd::Signalled { signal } => write!(f, "client killed by {signal}"),
             ProcessEnd::KilledAtDeadline => write!(f, "client killed at the run deadline (whole process group)"),
-            ProcessEnd::KilledForFlooding { cap } => {
-                write!(f, "client killed for flooding stdout past {cap} bytes (whole process group)")
+            ProcessEnd::KilledForFlooding { cap, pipe } => {
+                write!(f, "client killed for flooding {pipe} past {cap} bytes (whole process group)")
             }
             ProcessEnd::NotStarted { error } => write!(f, "client could not be started: {error}"),
         }
+    }
+}
+
+/// One of an external client's output pipes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pipe {
+    /// Its stdout (the contract lines).
+    #[default]
+    Stdout,
+    /// Its stderr (free-form logs).
+    Stderr,
+}
+
+impl Pipe {
+    /// Whether this is stdout (the default, left out of results.json).
+    pub fn is_stdout(&self) -> bool {
+        *self == Pipe::Stdout
+    }
+}
+
+impl std::fmt::Display for Pipe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Pipe::Stdout => "stdout",
+            Pipe::Stderr => "stderr",
+        })
     }
 }
 
@@ -382,10 +412,10 @@ pub struct ProcessReport {
     /// results; the first few only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other_stdout: Vec<String>,
-    /// Bytes it wrote to stderr (counted past the cap, stored up to it).
+    /// Bytes it wrote to stderr (all of them counted; only the tail is kept).
     pub stderr_bytes: usize,
     /// The end of what it wrote to stderr (its own logs and, for stdio, usually the
-    /// mock's inherited stderr).
+    /// mock's inherited stderr): at most a few KiB, the rest of `stderr_bytes` dropped.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub stderr_tail: String,
     /// Wall time from spawn to the end of the process, in ms.
@@ -394,6 +424,12 @@ pub struct ProcessReport {
     /// harness killed them). Empty when the client was killed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub leftovers: Vec<Leftover>,
+    /// Processes the client started that had left its process group (`setsid`, `setpgid`)
+    /// and were still alive once it had ended, found by the pipes they held or the run's
+    /// `MCP_HARNESS_RUN_DIR` in their environment (the harness killed them). Unlike
+    /// `leftovers`, filled however the client ended: killing its group does not reach them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub escaped: Vec<Escaped>,
     /// The SDK under test, as the driver named it (`{"sdk": {"name", "version"}}`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sdk: Option<Sdk>,
@@ -415,6 +451,17 @@ pub struct Leftover {
     pub pid: u32,
     /// Its command line (shortened).
     pub command: String,
+}
+
+/// A process that left the client's process group and outlived the client.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Escaped {
+    /// Its process id and command line.
+    #[serde(flatten)]
+    pub process: Leftover,
+    /// Which of the client's pipes it still held open (none: found by its environment).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub holding: Vec<Pipe>,
 }
 
 /// The bundled client's diagnostic counters (`mcp_transports::Diagnostics`), as reported.

@@ -10,19 +10,21 @@
 //! trusted thing the harness runs: it starts in its own process group with stdin from
 //! `/dev/null`; at the deadline (or when it floods stdout) the whole group is killed; its
 //! pipes are read only for a bounded time once it is gone, because a grandchild that
-//! inherited them may hold them open forever; stdout and stderr are capped.
+//! inherited them may hold them open forever; stdout and stderr are capped (of stderr only
+//! a tail is kept); whoever left the group and outlived the client is found and killed
+//! (`escapees`).
 
-use super::{Client, ClientRun, Endpoint, process_group};
+use super::{Client, ClientRun, Endpoint, escapees, process_group};
 use crate::outcome::{describe_step, lock, not_run};
 use crate::scope::TargetKind;
 use crate::transcript::render::escape;
 use futures::future::BoxFuture;
 use mcp_scenario::results::{
-    ClientOutcome, Leftover, ProcessEnd, ProcessReport, Reportable, Sdk, StepOutcome, StepStatus,
+    ClientOutcome, Escaped, Leftover, Pipe, ProcessEnd, ProcessReport, Reportable, Sdk, StepOutcome, StepStatus,
 };
 use mcp_scenario::{ClientStep, Scenario, TransportName};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -31,11 +33,13 @@ use tokio::sync::Notify;
 
 /// Bytes of stdout a client may write; past this it is killed and reported as flooding.
 pub const STDOUT_CAP: usize = 1 << 20;
-/// Bytes of stderr kept; past this stderr is drained and counted but not stored (stderr is
-/// often the mock's, inherited through the SDK, so a noisy one is not the client's fault).
-pub const STDERR_CAP: usize = 1 << 20;
-/// How much of stderr the report keeps (its end).
-pub(super) const STDERR_TAIL: usize = 4096;
+/// Bytes of stderr a client may write; past this it is killed and reported as flooding.
+/// Far above any log: stderr is often the mock's too, inherited through the SDK, and the
+/// library's noisiest scenario writes 2 MiB there on purpose.
+pub const STDERR_CAP: usize = 64 << 20;
+/// How much of stderr the report keeps (its end); the rest is counted and dropped, so a
+/// flood costs no memory.
+pub const STDERR_TAIL: usize = 4096;
 /// Non-contract stdout lines kept as diagnostics.
 const OTHER_LINES: usize = 40;
 /// How long to keep reading a client's pipes after it exited by itself: long enough for
@@ -211,8 +215,10 @@ pub(super) struct Collected {
     sdk: Option<Sdk>,
     other: Vec<String>,
     pub(super) stdout_bytes: usize,
-    pub(super) flooded: bool,
-    pub(super) stderr: Vec<u8>,
+    /// The pipe the client flooded, once it wrote past that pipe's cap.
+    pub(super) flooded: Option<Pipe>,
+    /// The last [`STDERR_TAIL`] bytes of stderr.
+    pub(super) stderr: VecDeque<u8>,
     pub(super) stderr_bytes: usize,
 }
 
@@ -299,17 +305,35 @@ async fn read_chunks(
     }
 }
 
-/// Reads stdout line by line into `collected`. Past [`STDOUT_CAP`] the client is flooding:
-/// the flood is recorded first (`Collected::flooded`), then the whole group `pgid` is
-/// killed from here and the run woken; the rest is read and discarded until EOF. The pipe
-/// is never dropped while the flooder lives, so it dies of our SIGKILL and never of a
-/// SIGPIPE it could otherwise report as its own end; and whichever way the run observes
-/// that end, the recorded flood is what classifies it (see [`run`]).
+/// What a pipe reader needs to stop a flood: the group to kill and the run to wake.
+#[derive(Clone)]
+pub(super) struct FloodGuard {
+    pub(super) flood: Arc<Notify>,
+    pub(super) pgid: u32,
+}
+
+impl FloodGuard {
+    /// Past a cap the client is flooding: the flood was recorded first (`Collected::flooded`),
+    /// now the whole group is killed from here and the run woken; the rest is read and
+    /// discarded until EOF. The pipe is never dropped while the flooder lives, so it dies of
+    /// our SIGKILL and never of a SIGPIPE it could otherwise report as its own end; and
+    /// whichever way the run observes that end, the recorded flood is what classifies it
+    /// (see [`run_program`]).
+    async fn stop(&self, pipe: &mut (impl AsyncRead + Unpin)) {
+        process_group::kill(self.pgid);
+        self.flood.notify_one();
+        // Discard until every writer is gone (the killed group closes its ends; the run
+        // aborts this read once its drain bound passes, for writers outside the group).
+        let mut buf = vec![0u8; 64 * 1024];
+        while let Ok(1..) = pipe.read(&mut buf).await {}
+    }
+}
+
+/// Reads stdout line by line into `collected`, up to [`STDOUT_CAP`] (see [`FloodGuard`]).
 async fn read_stdout(
     mut pipe: impl AsyncRead + Unpin,
     collected: Arc<Mutex<Collected>>,
-    flood: Arc<Notify>,
-    pgid: u32,
+    guard: FloodGuard,
     plan_len: usize,
 ) {
     let mut line: Vec<u8> = Vec::new();
@@ -317,7 +341,7 @@ async fn read_stdout(
     read_chunks(&mut pipe, &collected, |c, mut chunk| {
         c.stdout_bytes += chunk.len();
         if c.stdout_bytes > STDOUT_CAP {
-            c.flooded = true;
+            c.flooded.get_or_insert(Pipe::Stdout);
             flooded = true;
             return ControlFlow::Break(());
         }
@@ -337,23 +361,29 @@ async fn read_stdout(
         }
         return;
     }
-    process_group::kill(pgid);
-    flood.notify_one();
-    // Discard until every writer is gone (the killed group closes its ends; the run aborts
-    // this read once its drain bound passes, for writers outside the group).
-    let mut buf = vec![0u8; 64 * 1024];
-    while let Ok(1..) = pipe.read(&mut buf).await {}
+    guard.stop(&mut pipe).await;
 }
 
-/// Reads stderr, storing up to [`STDERR_CAP`] and counting the rest.
-pub(super) async fn read_stderr(mut pipe: impl AsyncRead + Unpin, collected: Arc<Mutex<Collected>>) {
+/// Reads stderr, keeping its last [`STDERR_TAIL`] bytes and counting all of them, up to
+/// [`STDERR_CAP`] (see [`FloodGuard`]).
+pub(super) async fn read_stderr(mut pipe: impl AsyncRead + Unpin, collected: Arc<Mutex<Collected>>, guard: FloodGuard) {
+    let mut flooded = false;
     read_chunks(&mut pipe, &collected, |c, chunk| {
         c.stderr_bytes += chunk.len();
-        let room = STDERR_CAP.saturating_sub(c.stderr.len());
-        c.stderr.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        c.stderr.extend(&chunk[chunk.len().saturating_sub(STDERR_TAIL)..]);
+        let excess = c.stderr.len().saturating_sub(STDERR_TAIL);
+        c.stderr.drain(..excess);
+        if c.stderr_bytes > STDERR_CAP {
+            c.flooded.get_or_insert(Pipe::Stderr);
+            flooded = true;
+            return ControlFlow::Break(());
+        }
         ControlFlow::Continue(())
     })
     .await;
+    if flooded {
+        guard.stop(&mut pipe).await;
+    }
 }
 
 pub(super) fn process_end(status: std::process::ExitStatus) -> ProcessEnd {
@@ -371,13 +401,23 @@ pub(super) fn process_end(status: std::process::ExitStatus) -> ProcessEnd {
 
 /// A recorded flood takes precedence over the exit or signal the run saw: that end is the
 /// kill (or broken pipe) the flood caused. A deadline or a failed start stays what it is.
-pub(super) fn classify_flood(end: ProcessEnd, flooded: bool) -> ProcessEnd {
-    match end {
-        ProcessEnd::Exited { .. } | ProcessEnd::Signalled { .. } if flooded => {
-            ProcessEnd::KilledForFlooding { cap: STDOUT_CAP }
-        }
-        end => end,
+pub(super) fn classify_flood(end: ProcessEnd, flooded: Option<Pipe>) -> ProcessEnd {
+    match (end, flooded) {
+        (
+            ProcessEnd::Exited { .. } | ProcessEnd::Signalled { .. } | ProcessEnd::KilledForFlooding { .. },
+            Some(pipe),
+        ) => flood_end(pipe),
+        (end, _) => end,
     }
+}
+
+/// How a client that flooded `pipe` ended.
+fn flood_end(pipe: Pipe) -> ProcessEnd {
+    let cap = match pipe {
+        Pipe::Stdout => STDOUT_CAP,
+        Pipe::Stderr => STDERR_CAP,
+    };
+    ProcessEnd::KilledForFlooding { cap, pipe }
 }
 
 /// Runs the client program through the scenario's plan and returns the same
@@ -396,6 +436,7 @@ async fn run_program(command_line: &str, run: ClientRun<'_>) -> ClientOutcome {
         stderr_tail: String::new(),
         wall_ms: 0,
         leftovers: Vec::new(),
+        escaped: Vec::new(),
         sdk: None,
     };
     let argv = match argv(command_line, &endpoint) {
@@ -424,17 +465,24 @@ async fn run_program(command_line: &str, run: ClientRun<'_>) -> ClientOutcome {
     let pgid = child.id().unwrap_or(0);
     let collected = Arc::new(Mutex::new(Collected::default()));
     let flood = Arc::new(Notify::new());
+    let guard = FloodGuard { flood: flood.clone(), pgid };
+    let traces = {
+        use std::os::fd::AsRawFd;
+        let out = child.stdout.as_ref().map(|p| (p.as_raw_fd(), Pipe::Stdout));
+        let err = child.stderr.as_ref().map(|p| (p.as_raw_fd(), Pipe::Stderr));
+        escapees::Traces::new(run_dir, &[out, err].into_iter().flatten().collect::<Vec<_>>())
+    };
     let mut readers = Vec::new();
     if let Some(stdout) = child.stdout.take() {
-        readers.push(tokio::spawn(read_stdout(stdout, collected.clone(), flood.clone(), pgid, plan.len())));
+        readers.push(tokio::spawn(read_stdout(stdout, collected.clone(), guard.clone(), plan.len())));
     }
     if let Some(stderr) = child.stderr.take() {
-        readers.push(tokio::spawn(read_stderr(stderr, collected.clone())));
+        readers.push(tokio::spawn(read_stderr(stderr, collected.clone(), guard)));
     }
 
     let end = tokio::select! {
         biased;
-        () = flood.notified() => ProcessEnd::KilledForFlooding { cap: STDOUT_CAP },
+        () = flood.notified() => flood_end(lock(&collected).flooded.unwrap_or_default()),
         status = child.wait() => match status {
             Ok(s) => process_end(s),
             Err(e) => ProcessEnd::NotStarted { error: format!("cannot wait for the client: {e}") },
@@ -465,36 +513,45 @@ async fn run_program(command_line: &str, run: ClientRun<'_>) -> ClientOutcome {
     // `client process ends cleanly`, which knows the mock's pids).
     let leftovers = if killed { Vec::new() } else { process_group::members(pgid) };
     process_group::kill(pgid);
-    if !drained {
-        let _ = tokio::time::timeout(DRAIN_AFTER_KILL, &mut readers).await;
-    }
-    // Whatever still holds a pipe is outside the group; stop reading from it (dropping the
-    // read ends, so a writer there gets EPIPE rather than blocking forever).
+    let drained = drained || tokio::time::timeout(DRAIN_AFTER_KILL, &mut readers).await.is_ok();
+    // Whatever is still alive with a trace of this run is outside the group (the kill above
+    // reached everyone inside): a pipe still held after the group died means a holder is
+    // out there, worth reading every process's open files for.
+    let escaped = traces.find(pgid, !drained);
+    escapees::kill(&escaped);
+    // Stop reading (dropping the read ends, so a writer that survived even that gets EPIPE
+    // rather than blocking forever).
     for a in aborts {
         a.abort();
     }
     drop(readers);
 
-    let collected = std::mem::take(&mut *lock(&collected));
+    let mut collected = std::mem::take(&mut *lock(&collected));
     // A client that wrote past the cap and exited before the reader got there flooded all
     // the same: classify by what it wrote, not by which came first.
     let end = classify_flood(end, collected.flooded);
-    let report = collected.report(end, wall_ms, leftovers);
+    let report = collected.report(end, wall_ms, leftovers, escaped);
     assemble(plan, collected, report, started, deadline)
 }
 
 impl Collected {
     /// The process report of a run that ended with `end` after `wall_ms`.
-    pub(super) fn report(&self, end: ProcessEnd, wall_ms: u64, leftovers: Vec<Leftover>) -> ProcessReport {
-        let tail_from = self.stderr.len().saturating_sub(STDERR_TAIL);
+    pub(super) fn report(
+        &mut self,
+        end: ProcessEnd,
+        wall_ms: u64,
+        leftovers: Vec<Leftover>,
+        escaped: Vec<Escaped>,
+    ) -> ProcessReport {
         ProcessReport {
             end,
             stdout_bytes: self.stdout_bytes.min(STDOUT_CAP + 64 * 1024),
             other_stdout: self.other.clone(),
             stderr_bytes: self.stderr_bytes,
-            stderr_tail: String::from_utf8_lossy(&self.stderr[tail_from..]).into_owned(),
+            stderr_tail: String::from_utf8_lossy(self.stderr.make_contiguous()).into_owned(),
             wall_ms,
             leftovers,
+            escaped,
             sdk: self.sdk.clone(),
         }
     }
@@ -576,12 +633,16 @@ mod tests {
 
     #[test]
     fn a_recorded_flood_outranks_the_end_it_caused() {
-        let flood = ProcessEnd::KilledForFlooding { cap: STDOUT_CAP };
+        let flood = ProcessEnd::KilledForFlooding { cap: STDOUT_CAP, pipe: Pipe::Stdout };
         let sigpipe = ProcessEnd::Signalled { signal: "SIGPIPE".into() };
-        assert_eq!(classify_flood(sigpipe.clone(), true), flood);
-        assert_eq!(classify_flood(ProcessEnd::Exited { code: 0 }, true), flood);
-        assert_eq!(classify_flood(sigpipe.clone(), false), sigpipe);
-        assert_eq!(classify_flood(ProcessEnd::KilledAtDeadline, true), ProcessEnd::KilledAtDeadline);
+        let out = Some(Pipe::Stdout);
+        assert_eq!(classify_flood(sigpipe.clone(), out), flood);
+        assert_eq!(classify_flood(ProcessEnd::Exited { code: 0 }, out), flood);
+        assert_eq!(classify_flood(sigpipe.clone(), None), sigpipe);
+        assert_eq!(classify_flood(ProcessEnd::KilledAtDeadline, out), ProcessEnd::KilledAtDeadline);
+        // The pipe recorded first names the flood, whichever pipe woke the run.
+        let stderr_flood = ProcessEnd::KilledForFlooding { cap: STDERR_CAP, pipe: Pipe::Stderr };
+        assert_eq!(classify_flood(flood.clone(), Some(Pipe::Stderr)), stderr_flood);
     }
 
     #[test]

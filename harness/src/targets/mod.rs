@@ -7,9 +7,12 @@
 //!   with its process hygiene (deadline, process group, capped pipes).
 //! - [`persistent`] — the same contract with one driver process serving many plans
 //!   (`cmd+persistent:`), restarted after any run it did not end cleanly.
+//! - `process_group`, `escapees` — who an external client left running: in its
+//!   process group, and outside it.
 
 pub mod bundled;
 pub mod cmd;
+mod escapees;
 pub mod persistent;
 mod process_group;
 

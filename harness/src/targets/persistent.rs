@@ -13,8 +13,8 @@
 //! never reused: the next run starts a fresh one, so no state can leak from a broken run.
 
 use super::cmd::{
-    Cmd, Collected, DRAIN_AFTER_EXIT, DRAIN_AFTER_KILL, STDOUT_CAP, StartError, argv, assemble, classify_flood,
-    contract_env, process_end, read_stderr,
+    Cmd, Collected, DRAIN_AFTER_EXIT, DRAIN_AFTER_KILL, FloodGuard, STDOUT_CAP, StartError, argv, assemble,
+    classify_flood, contract_env, process_end, read_stderr,
 };
 use super::{Client, ClientRun, Endpoint, process_group};
 use crate::outcome::lock;
@@ -22,7 +22,7 @@ use crate::scope::TargetKind;
 use crate::transcript::Transcript;
 use futures::future::BoxFuture;
 use mcp_scenario::TransportName;
-use mcp_scenario::results::{ClientOutcome, Leftover, ProcessEnd};
+use mcp_scenario::results::{ClientOutcome, Leftover, Pipe, ProcessEnd};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -200,7 +200,10 @@ impl Driver {
             }
         });
         let stderr = Arc::new(Mutex::new(Collected::default()));
-        let stderr_reader = tokio::spawn(read_stderr(err, stderr.clone()));
+        // A stderr flood kills the driver's group; the run then sees the driver end and
+        // classifies it by the flood recorded here (nobody waits on this run-less wake-up).
+        let guard = FloodGuard { flood: Arc::new(tokio::sync::Notify::new()), pgid };
+        let stderr_reader = tokio::spawn(read_stderr(err, stderr.clone(), guard));
         let mut driver = Driver { child, pgid, stdin, stdout, partial: Vec::new(), stderr, stderr_reader };
         let mut seen = Collected::default();
         let hello = driver.next_line(until, &mut seen).await;
@@ -213,7 +216,7 @@ impl Driver {
             Err(Ended::Exited(end)) => {
                 let _ = tokio::time::timeout(DRAIN_AFTER_EXIT, &mut driver.stderr_reader).await;
                 let tail = driver.take_stderr();
-                let last = String::from_utf8_lossy(&tail.stderr).lines().rev().find(|l| !l.trim().is_empty()).map(str::to_string);
+                let last = String::from_utf8_lossy(&tail.stderr.iter().copied().collect::<Vec<u8>>()).lines().rev().find(|l| !l.trim().is_empty()).map(str::to_string);
                 Err((
                     ProcessEnd::NotStarted {
                         error: format!(
@@ -228,7 +231,7 @@ impl Driver {
                 "it did not announce the persistent mode within {}s of starting",
                 START_LIMIT.as_secs()
             ))),
-            Err(Ended::Flooded) => Err((ProcessEnd::KilledForFlooding { cap: STDOUT_CAP }, driver.take_stderr())),
+            Err(Ended::Flooded) => Err((ProcessEnd::KilledForFlooding { cap: STDOUT_CAP, pipe: Pipe::Stdout }, driver.take_stderr())),
             Err(Ended::Framing(e)) => Err(driver.fail(e)),
             Err(Ended::Done) => Err(driver.fail("the driver said done before any job".into())),
         }
@@ -265,7 +268,7 @@ impl Driver {
                     Some(bytes) => {
                         c.stdout_bytes += bytes.len();
                         if c.stdout_bytes > STDOUT_CAP {
-                            c.flooded = true;
+                            c.flooded.get_or_insert(Pipe::Stdout);
                             return Err(Ended::Flooded);
                         }
                         self.partial.extend_from_slice(&bytes);
@@ -308,7 +311,7 @@ impl Driver {
         while let Ok(Some(bytes)) = tokio::time::timeout_at(until, self.stdout.recv()).await {
             c.stdout_bytes += bytes.len();
             if c.stdout_bytes > STDOUT_CAP {
-                c.flooded = true;
+                c.flooded.get_or_insert(Pipe::Stdout);
                 return;
             }
             self.partial.extend_from_slice(&bytes);
@@ -329,9 +332,11 @@ impl Persistent {
     async fn serve(&self, run: ClientRun<'_>) -> ClientOutcome {
         let ClientRun { scenario, transport, endpoint, deadline, run_dir } = run;
         let plan = &scenario.client;
-        let finish = |started: Instant, c: Collected, end: ProcessEnd, leftovers: Vec<Leftover>| {
+        // Processes that left the driver's group are looked for by one-shot runs only
+        // (`escapees`): a warm driver's group outlives its runs.
+        let finish = |started: Instant, mut c: Collected, end: ProcessEnd, leftovers: Vec<Leftover>| {
             let end = classify_flood(end, c.flooded);
-            let report = c.report(end, started.elapsed().as_millis() as u64, leftovers);
+            let report = c.report(end, started.elapsed().as_millis() as u64, leftovers, Vec::new());
             assemble(plan, c, report, started, deadline)
         };
         let env = match contract_env(scenario, transport, &endpoint, run_dir) {
@@ -391,6 +396,7 @@ impl Persistent {
         }
         let stderr = driver.take_stderr();
         (c.stderr, c.stderr_bytes) = (stderr.stderr, stderr.stderr_bytes);
+        c.flooded = c.flooded.or(stderr.flooded);
         match ended {
             Ended::Done => {
                 // Whoever is left in the group beside the driver is the run's leftover, as for a
@@ -414,7 +420,7 @@ impl Persistent {
                 let end = if matches!(ended, Ended::Deadline) {
                     ProcessEnd::KilledAtDeadline
                 } else {
-                    ProcessEnd::KilledForFlooding { cap: STDOUT_CAP }
+                    ProcessEnd::KilledForFlooding { cap: STDOUT_CAP, pipe: Pipe::Stdout }
                 };
                 finish(c, end, Vec::new())
             }

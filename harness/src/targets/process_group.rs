@@ -26,16 +26,16 @@ pub(super) fn members(pgid: u32) -> Vec<Leftover> {
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
     let mut found: Vec<Leftover> = entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|&pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|stat| group_of(&stat))
-                .is_some_and(|(state, group)| group == pgid && state != 'Z' && state != 'X')
-        })
+        .filter(|&pid| state_and_group(pid).is_some_and(|(state, group)| group == pgid && state != 'Z' && state != 'X'))
         .map(|pid| Leftover { pid, command: command_of(pid) })
         .collect();
     found.sort_by_key(|l| l.pid);
     found
+}
+
+/// The state and process group of `pid`, if it exists.
+pub(super) fn state_and_group(pid: u32) -> Option<(char, u32)> {
+    group_of(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
 /// The state and process group from a `/proc/<pid>/stat` line: `pid (comm) state ppid pgrp …`.
@@ -47,7 +47,8 @@ fn group_of(stat: &str) -> Option<(char, u32)> {
     Some((state, fields.next()?.parse().ok()?))
 }
 
-fn command_of(pid: u32) -> String {
+/// `pid`'s command line (its name when it has none), shortened.
+pub(super) fn command_of(pid: u32) -> String {
     let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     let line =
         raw.split(|&b| b == 0).filter(|a| !a.is_empty()).map(String::from_utf8_lossy).collect::<Vec<_>>().join(" ");

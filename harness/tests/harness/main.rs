@@ -1,5 +1,5 @@
 //! The harness crate's one integration test binary: the scenario library (one test per
-//! scenario file), the CLI's error paths, process hygiene, the committed schema, the HTML
+//! scenario file), the CLI's error paths, process hygiene and hostile external clients (`hostile`), the committed schema, the HTML
 //! report in headless Chromium (`browser`), a host's recording judged by `check-record`
 //! (`recording`), the planted-bug self-test against the reference client (`reference`) and
 //! the persistent driver mode with a fake driver (`persistent`), and the library's timing
@@ -10,6 +10,7 @@ mod browser;
 mod cli;
 mod docs;
 mod external;
+mod hostile;
 mod hygiene;
 mod layout;
 mod margins;

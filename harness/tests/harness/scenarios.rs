@@ -9,7 +9,8 @@ use rstest::rstest;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-fn config() -> RunConfig {
+/// The bundled client with this build's mock, comparing no snapshot.
+pub(crate) fn config() -> RunConfig {
     RunConfig {
         target: Target::bundled(None),
         mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],

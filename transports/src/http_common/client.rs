@@ -17,7 +17,9 @@ pub(crate) enum ConfigError {
     #[error("unsupported URL scheme {0:?}; expected http or https")]
     UnsupportedScheme(String),
     /// An https URL, in a build without the `tls` feature.
-    #[error("https needs TLS, which this build of mcp-transports leaves out: build it with its `tls` feature (on by default; `cargo build --features mcp-transports/tls`)")]
+    #[error(
+        "https needs TLS, which this build of mcp-transports leaves out: build it with its `tls` feature (on by default; `cargo build --features mcp-transports/tls`)"
+    )]
     TlsNotBuilt,
     /// A configured header name or value is not valid HTTP (its value is never shown).
     #[error("invalid header {0:?}")]

@@ -35,7 +35,7 @@ impl Rule for FinishesBeforeDeadline {
     fn judge(&self, run: &Run<'_>) -> Vec<(At, Hung)> {
         // A `times_out` check reports a hang as "no default timeout", on its own basis.
         if run.outcome.hung && !crate::checks::times_out::reports_the_hang(run) {
-            vec![(At::Start, Hung(run.scope.deadline))]
+            vec![(At::Start, Hung { deadline: run.scope.deadline, external: external_hang(run) })]
         } else {
             Vec::new()
         }
@@ -117,10 +117,29 @@ fn stdio_shutdown_should(revision: Revision) -> &'static str {
 /// A hang that left no request unanswered: only our own bound on every step applies.
 const STEP_BOUND: &str = "SPEC §2 every plan step finishes within the scenario's timeouts (the plan hung where no JSON-RPC request was waiting for its answer, so MCP's timeouts SHOULD does not apply)";
 
+/// For an external client: what it did before the deadline and what to do about it.
+fn external_hang(run: &Run<'_>) -> Option<String> {
+    use mcp_scenario::results::StepStatus;
+    run.outcome.process.as_ref()?;
+    let steps = &run.outcome.steps;
+    let reported = steps.iter().filter(|s| s.status != StepStatus::NotRun).count();
+    let stuck = steps.iter().find(|s| s.status == StepStatus::NotRun);
+    let stuck = stuck.map(|s| format!(" at step {} ({})", s.step, s.what)).unwrap_or_default();
+    Some(format!(
+        "; the client reported {reported} of {} plan steps, then nothing until the harness killed its whole process group{stuck}: give every request the plan makes a timeout (a client that waits forever on a server is this finding), or raise {} if its runtime only starts slowly",
+        run.scenario.client.len(),
+        crate::scope::STARTUP_ENV
+    ))
+}
+
 /// The plan was still running at the deadline.
 #[derive(Debug, thiserror::Error)]
-#[error("the client plan did not finish within the run deadline of {0}")]
-pub struct Hung(crate::scope::Deadline);
+#[error("the client plan did not finish within the run deadline of {deadline}{}", .external.as_deref().unwrap_or(""))]
+pub struct Hung {
+    deadline: crate::scope::Deadline,
+    /// What an external client did meanwhile (see [`external_hang`]).
+    external: Option<String>,
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,6 +1,7 @@
 //! `always: server script completes`: every connection's server script ran to its end —
 //! proof the client reached every scripted step, so no check passes because the client died
-//! first.
+//! first. A client that never reached the mock at all (no stdio mock started, no request
+//! at the URL) is named as such, with what it claimed meanwhile.
 
 use super::{At, Rule};
 use crate::checks::Run;
@@ -50,6 +51,24 @@ impl Rule for ScriptCompletes {
     }
     type Violation = Stopped;
 
+    fn judge(&self, run: &Run<'_>) -> Vec<(At, Stopped)> {
+        let connections = run.transcript.connections();
+        if !connections.is_empty() {
+            return connections.iter().flat_map(|c| self.judge_connection(run, c)).collect();
+        }
+        // No connection at all: over stdio nobody started the mock (over HTTP the mock is
+        // up from the start and records a connection anyway).
+        let steps = mcp_scenario::script::connection_script(&run.scenario.server, 1);
+        if !steps.iter().any(waits_for_client) {
+            return Vec::new();
+        }
+        let why = format!(
+            "the client never started the mock (MCP_HARNESS_SERVER_COMMAND){}",
+            claimed(run, "a driver makes its SDK spawn exactly that command (clients/README.md)")
+        );
+        vec![(At::Connection(1, None), Stopped::NeverConnected { why })]
+    }
+
     fn judge_connection(&self, run: &Run<'_>, c: &Connection) -> Vec<(At, Stopped)> {
         let Some((reached, total)) = stopped_at(c) else { return Vec::new() };
         let steps = mcp_scenario::script::connection_script(&run.scenario.server, c.number());
@@ -62,12 +81,18 @@ impl Rule for ScriptCompletes {
             Some(ServerStep::ExpectDelete(_)) => Some("the DELETE"),
             _ => None,
         };
+        let silent =
+            !c.events().iter().any(|e| matches!(e, WireEvent::FromClient { .. } | WireEvent::HttpRequest { .. }));
         let why = match (refusal(c), awaited) {
+            (None, _) if silent && run.scope.transport != mcp_scenario::TransportName::Stdio => format!(
+                "the client never connected: no request reached the mock{}",
+                claimed(run, "a driver connects to the URL given as its last argument (clients/README.md)")
+            ),
             (Some(refused), _) => format!("the client did send, but the mock refused {refused}"),
             (None, Some(m)) if plan_done => format!("the client finished its plan without sending {m}"),
             (None, _) => "the client never got that far".to_string(),
         };
-        vec![(At::Connection(c.number(), None), Stopped { conn: c.number(), reached, total, op, why })]
+        vec![(At::Connection(c.number(), None), Stopped::Short { conn: c.number(), reached, total, op, why })]
     }
 }
 
@@ -156,16 +181,34 @@ fn refusal(c: &Connection) -> Option<String> {
     })
 }
 
-/// A connection's script stopped before its end.
+/// What a client that never reached the mock claimed meanwhile, and `advice` on what a
+/// driver does instead.
+fn claimed(run: &Run<'_>, advice: &str) -> String {
+    use mcp_scenario::results::StepStatus;
+    let ok = run.outcome.steps.iter().filter(|s| s.status == StepStatus::Ok).count();
+    if ok == 0 {
+        format!("; {advice}")
+    } else {
+        format!(", yet it reported {ok} plan step(s) ok: those results came from no server; {advice}")
+    }
+}
+
+/// A connection's script stopped before its end, or never began.
 #[derive(Debug, thiserror::Error)]
-#[error("connection {conn}: the mock's script stopped at step {reached} of {total} ({op}): {why}")]
-pub struct Stopped {
-    conn: usize,
-    reached: usize,
-    total: usize,
-    op: String,
-    /// `the client never got that far`, or which request the mock itself refused.
-    why: String,
+pub enum Stopped {
+    /// The script of connection `conn` stopped at step `reached` of `total`.
+    #[error("connection {conn}: the mock's script stopped at step {reached} of {total} ({op}): {why}")]
+    Short {
+        conn: usize,
+        reached: usize,
+        total: usize,
+        op: String,
+        /// `the client never got that far`, or which request the mock itself refused.
+        why: String,
+    },
+    /// No connection was ever made, so no script ran.
+    #[error("the mock's script never ran: {why}")]
+    NeverConnected { why: String },
 }
 
 #[cfg(test)]
