@@ -54,7 +54,7 @@ for target in "$@"; do
   echo "== fuzz $target for ${seconds}s"
   if "${fuzz[@]}" run "${flags[@]}" "$target" "corpus/$target" "regressions/$target" -- \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 >"$log" 2>&1; then
-    grep -E '^#[0-9]+ +DONE|^stat::(number_of_executed_units|peak_rss_mb)' "$log" || tail -3 "$log"
+    grep -E '^#[0-9]+[[:space:]]+DONE|^stat::(number_of_executed_units|peak_rss_mb)' "$log" || tail -3 "$log"
   else
     status=1
     grep -E 'panicked at|ERROR: libFuzzer|SUMMARY' "$log" | head -5 || true
