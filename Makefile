@@ -3,7 +3,7 @@ CARGO ?= cargo
 HARNESS := target/debug/mcp-harness
 SCENARIOS ?= scenarios
 
-.PHONY: run test soak bench fmt lint schema build validate validate-one baselines baseline-one clients reference conformance nextest-check nginx
+.PHONY: run test soak bench fmt lint schema build validate validate-one baselines baseline-one clients reference conformance nextest-check nginx fuzz
 
 ## Build the harness (debug: fast to build, and the library still runs in seconds).
 build:
@@ -89,6 +89,14 @@ nextest-check:
 SOAK_CLIENTS ?=
 soak: build nginx
 	bash soak/run.sh bundled $(SOAK_CLIENTS)
+
+## Fuzz the input parsers (fuzz/, README.md "Fuzzing"): each target in FUZZ_TARGETS for
+## FUZZ_SECONDS (default 60) from its seed corpus; fails on the first crash, panic, hang or
+## OOM and says where libFuzzer saved the input. Not part of `make test` or .ci/run.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= jsonl_framer sse_parser scenario_loader http_request
+fuzz:
+	bash fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 ## Benchmarks (figures, not pass/fail): wall time of the stdio library.
 bench:

@@ -83,4 +83,39 @@ mod tests {
         let e = with_check("http: {header: X-Custom}").expect_err("not recorded");
         assert!(e.starts_with("x.yaml:21:5: check 2: field `header`: \"X-Custom\" is not recorded"), "{e}");
     }
+
+    /// Each file under fuzz/regressions/scenario_loader/ (written as `<its name>.yaml`, so
+    /// that its `name:` can match) loads or is refused with an error that names the file and
+    /// a line:column inside it; never a panic (what `fuzz/fuzz_targets/scenario_loader.rs`
+    /// asserts).
+    #[test]
+    fn fuzz_regressions_load_or_name_the_place() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions/scenario_loader");
+        let mut files: Vec<_> =
+            std::fs::read_dir(&dir).expect("the regressions folder").map(|e| e.expect("entry").path()).collect();
+        files.sort();
+        assert!(!files.is_empty(), "no regressions in {}", dir.display());
+        let scratch = tempfile::tempdir().expect("a scratch folder");
+        for file in files {
+            let data = std::fs::read(&file).expect("a regression file");
+            let path = scratch.path().join(file.file_name().expect("a name")).with_extension("yaml");
+            std::fs::write(&path, &data).expect("the scratch file");
+            let Err(e) = load(&path) else { continue };
+            let shown = e.to_string();
+            let rest = shown
+                .strip_prefix(&path.display().to_string())
+                .unwrap_or_else(|| panic!("{}: {shown}", file.display()));
+            if let Some(at) = rest.strip_prefix(':').filter(|r| !r.starts_with(' ')) {
+                let line: usize =
+                    at.split(':').next().and_then(|l| l.parse().ok()).unwrap_or_else(|| panic!("{shown}"));
+                // Lines as YAML counts them: a lone CR ends a line too.
+                let ends = data
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, &b)| b == b'\n' || (b == b'\r' && data.get(i + 1) != Some(&b'\n')));
+                let lines = ends.count() + 1;
+                assert!(line <= lines, "{}: line {line} of {lines}: {shown}", file.display());
+            }
+        }
+    }
 }

@@ -106,6 +106,10 @@ pub fn misaligned(text: &str) -> Option<Misaligned> {
             }
         }
         // A sequence item's own mapping starts after `- `.
+        // This line is now the latest sibling at its level: the one a deeper line continues.
+        if let Some(level) = levels.last_mut().filter(|l| l.indent == indent) {
+            (level.line, level.key) = (i, key.clone());
+        }
         let mut body = trimmed;
         let mut body_indent = indent;
         while let Some(rest) = body.strip_prefix('-').filter(|r| r.is_empty() || r.starts_with(' ')) {
@@ -225,6 +229,14 @@ mod tests {
     fn a_key_deeper_than_its_siblings_is_a_continuation() {
         let m = misaligned(&GOOD.replace("    method: tools/list", "     method: tools/list")).expect("found");
         assert_eq!((m.line, m.column, m.deeper), (5, 6, true));
+    }
+
+    /// A hand-made fuzz regression named the top level's sibling `` on line 1.
+    #[test]
+    fn a_top_level_key_too_deep_names_the_key_above() {
+        let m = misaligned("name: t\nsummary: s\n  client: []\n").expect("found");
+        assert_eq!((m.line, m.column, m.deeper), (3, 3, true));
+        assert_eq!(m.sibling, (2, 1, "summary".to_string()));
     }
 
     #[test]

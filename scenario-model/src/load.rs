@@ -90,8 +90,15 @@ fn duplicate_key(text: &str, line: u32, message: &str) -> Option<String> {
     Some(format!("`{key}` is given twice in the same mapping{first}: remove one"))
 }
 
-/// What to write instead of a field the format no longer has.
+/// What to write instead of a field the format no longer has; what a parser budget means.
 fn with_hint(message: String) -> String {
+    // serde-saphyr stops runaway input (deep nesting, alias bombs) with a `Debug` of its
+    // budget, e.g. `budget breached: Depth { depth: 65 }`: say what it means for a scenario.
+    if let Some(budget) = message.strip_prefix("budget breached: ") {
+        return format!(
+            "the YAML is beyond what the loader accepts ({budget}): nesting too deep, or anchors and aliases that expand to too many nodes; a scenario file needs neither"
+        );
+    }
     if message.contains("unknown field `bundled_only`") {
         return format!(
             "{message} (`bundled_only` was replaced by bases: give each check `project: \"SPEC §n …\"` for a rule of our own SPEC.md, which is a note for third-party clients; see scenarios/README.md, \"What a check rests on\")"
@@ -234,6 +241,16 @@ mod tests {
 
     fn err(text: &str) -> String {
         parse(Path::new("x.yaml"), text).expect_err("must fail").to_string()
+    }
+
+    #[test]
+    fn runaway_yaml_is_refused_in_words() {
+        let deep = format!(
+            "name: t\nsummary: s\nclient:\n{}",
+            (1..80).map(|i| format!("{}- a:\n", "  ".repeat(i))).collect::<String>()
+        );
+        let e = err(&deep);
+        assert!(e.contains("is beyond what the loader accepts (Depth") && e.contains("nesting too deep"), "{e}");
     }
 
     #[test]

@@ -473,4 +473,29 @@ mod tests {
             assert_eq!(got, vec![SseItem::Oversize { limit: 10 }, SseItem::Event(ev("ok"))], "split at {split}");
         }
     }
+
+    /// Each regression under fuzz/regressions/sse_parser/ parses alike whole and byte by
+    /// byte, and no event is empty or over the cap (what `fuzz/fuzz_targets/sse_parser.rs`
+    /// asserts).
+    #[test]
+    fn fuzz_regressions_parse_alike_in_any_chunking() {
+        let parse = |max: usize, data: &[u8], size: usize| {
+            let mut p = SseParser::new(max);
+            let items: Vec<SseItem> = data.chunks(size).flat_map(|c| p.feed(c)).collect();
+            (items, p.last_event_id().map(str::to_owned), p.retry())
+        };
+        for (path, data) in crate::stdio::tests::fuzz_regressions("sse_parser") {
+            for max in [16, 1 << 20] {
+                let whole = parse(max, &data, data.len().max(1));
+                assert_eq!(whole, parse(max, &data, 1), "{}: chunking changed what was parsed", path.display());
+                for item in &whole.0 {
+                    let fine = match item {
+                        SseItem::Event(e) => !e.data.is_empty() && e.data.len() <= max,
+                        SseItem::Oversize { limit } => *limit == max,
+                    };
+                    assert!(fine, "{}: {item:?}", path.display());
+                }
+            }
+        }
+    }
 }

@@ -524,7 +524,7 @@ fn signal_group(group: Pid, signal: Signal) {
 
 /// One framing result.
 #[derive(Debug, PartialEq)]
-enum Frame<'a> {
+pub enum Frame<'a> {
     /// A complete, non-blank line without its terminator (and without a leading BOM).
     Line(&'a [u8]),
     /// A line over the cap, being discarded up to its newline.
@@ -532,8 +532,9 @@ enum Frame<'a> {
 }
 
 /// JSON Lines framing with a size cap: holds at most `max + 1` bytes of one line, so an
-/// endless line costs no more memory than a legal one.
-struct Framer {
+/// endless line costs no more memory than a legal one. Public for the fuzz target
+/// (`fuzz/fuzz_targets/jsonl_framer.rs`); the transport is its only other user.
+pub struct Framer {
     max: usize,
     line: Vec<u8>,
     skipping: bool,
@@ -543,11 +544,13 @@ struct Framer {
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 impl Framer {
-    fn new(max: usize) -> Self {
+    /// A framer for a fresh stream; lines over `max` bytes are reported as oversize.
+    pub fn new(max: usize) -> Self {
         Framer { max, line: Vec::new(), skipping: false, at_start: true }
     }
 
-    fn push(&mut self, mut chunk: &[u8], on: &mut impl FnMut(Frame<'_>)) {
+    /// Frames one chunk, calling `on` for each line it completes.
+    pub fn push(&mut self, mut chunk: &[u8], on: &mut impl FnMut(Frame<'_>)) {
         while !chunk.is_empty() {
             let (part, rest, complete) = match chunk.iter().position(|&b| b == b'\n') {
                 Some(i) => (&chunk[..i], &chunk[i + 1..], true),
@@ -576,7 +579,7 @@ impl Framer {
 
     /// End of stream: an unterminated last line is still a message (a server that exits
     /// right after its reply may omit the final newline).
-    fn finish(&mut self, on: &mut impl FnMut(Frame<'_>)) {
+    pub fn finish(&mut self, on: &mut impl FnMut(Frame<'_>)) {
         if !self.skipping && !self.line.is_empty() {
             self.emit(on);
         }
@@ -598,7 +601,7 @@ impl Framer {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -652,5 +655,40 @@ mod tests {
         assert_eq!(seen, ["Oversize", "Line([111, 107])"]);
         // Exactly at the cap, with or without CR, is fine; one over is not.
         assert_eq!(frames(3, &[b"abc\r\nabc\nabcd\n"]), ["abc", "abc", "<oversize>"]);
+    }
+
+    /// The inputs under fuzz/regressions/<target>/: what the fuzzer crashed on, and nasty
+    /// hand-made inputs (`make fuzz`, README.md "Fuzzing").
+    pub(crate) fn fuzz_regressions(target: &str) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions").join(target);
+        let mut files: Vec<_> =
+            std::fs::read_dir(&dir).expect("the regressions folder").map(|e| e.expect("entry").path()).collect();
+        files.sort();
+        assert!(!files.is_empty(), "no regressions in {}", dir.display());
+        files.into_iter().map(|p| (p.clone(), std::fs::read(&p).expect("a regression file"))).collect()
+    }
+
+    /// Each regression frames alike whole and byte by byte, and no frame is over the cap,
+    /// blank or holds a line end (what `fuzz/fuzz_targets/jsonl_framer.rs` asserts).
+    #[test]
+    fn fuzz_regressions_frame_alike_in_any_chunking() {
+        let frames = |max: usize, data: &[u8], size: usize| {
+            let mut framer = Framer::new(max);
+            let mut out = Vec::new();
+            let mut on = |f: Frame<'_>| out.push(if let Frame::Line(l) = f { Some(l.to_vec()) } else { None });
+            data.chunks(size).for_each(|c| framer.push(c, &mut on));
+            framer.finish(&mut on);
+            out
+        };
+        for (path, data) in fuzz_regressions("jsonl_framer") {
+            for max in [8, 1 << 20] {
+                let whole = frames(max, &data, data.len().max(1));
+                assert_eq!(whole, frames(max, &data, 1), "{}: chunking changed the frames", path.display());
+                for line in whole.iter().flatten() {
+                    let blank = line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'));
+                    assert!(line.len() <= max && !line.contains(&b'\n') && !blank, "{}: {line:?}", path.display());
+                }
+            }
+        }
     }
 }

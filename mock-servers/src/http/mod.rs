@@ -21,6 +21,7 @@
 //! - [`conn`] — one connection's data: script part, budget, inbox, streams, sessions.
 //! - [`shared`] — the state handlers and engines share, and the response helpers.
 //! - [`server`] — the accept loop and the request handler (routing, auth, defaults).
+//! - [`request`] — what the handler reads from a request (headers, credential, body, path).
 //! - [`run`] — what an op's `run_http` works with: a connection's script state.
 //! - [`engine`] — runs one connection's script, each step by its op.
 //! - [`standing`] — the answers a connection keeps for GETs and requests no step consumes (`repeat`).
@@ -35,6 +36,7 @@ pub mod engine;
 pub mod flavour;
 pub mod journal;
 pub mod raw;
+pub mod request;
 pub mod run;
 pub mod server;
 pub mod shared;

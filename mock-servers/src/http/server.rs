@@ -21,7 +21,7 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use mcp_scenario::wire::{RECORDED_REQUEST_HEADERS, Recorded, WireEvent};
+use mcp_scenario::wire::{Recorded, WireEvent};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -82,30 +82,8 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
         Ok(c) => (c.to_bytes(), false),
         Err(e) => (Bytes::new(), e.downcast_ref::<http_body_util::LengthLimitError>().is_some()),
     };
-    let mut headers = BTreeMap::new();
-    let mut authorization = None;
-    for name in RECORDED_REQUEST_HEADERS {
-        let values: Vec<&str> = parts.headers.get_all(*name).iter().filter_map(|v| v.to_str().ok()).collect();
-        if values.is_empty() {
-            continue;
-        }
-        let joined = values.join(", ");
-        if *name == "authorization" {
-            headers.insert(name.to_string(), shared.redact_credential(&joined));
-            authorization = Some(joined);
-        } else {
-            headers.insert(name.to_string(), joined);
-        }
-    }
-    // 2026-07-28 mirrors tool parameters into `Mcp-Param-*` headers: record them all.
-    for (name, value) in &parts.headers {
-        if name.as_str().starts_with(mcp_scenario::wire::RECORDED_HEADER_PREFIX) {
-            headers.insert(name.as_str().to_string(), String::from_utf8_lossy(value.as_bytes()).into_owned());
-        }
-    }
-    let json: Option<Value> = if body.is_empty() { None } else { serde_json::from_slice(&body).ok() };
-    let path = parts.uri.path_and_query().map(|p| p.as_str().to_string()).unwrap_or_else(|| "/".into());
-    let session = headers.get("mcp-session-id").cloned();
+    let read = super::request::read(&parts, &body, |credential| shared.redact_credential(credential));
+    let super::request::ReadRequest { headers, authorization, session, json, path } = read;
     let mut req = Incoming_ { exchange, method: parts.method, headers, session, authorization, json, body, path };
 
     let route = match shared.flavour {
@@ -196,8 +174,7 @@ fn route_legacy(shared: &Arc<Shared>, req: &Incoming_) -> Arc<Conn> {
     if req.method == Method::GET {
         return shared.conn_for_new(GET);
     }
-    let named = req.path.split_once('?').and_then(|(_, q)| q.split('&').find_map(|kv| kv.strip_prefix("session_id=")));
-    named.and_then(|v| v.parse::<usize>().ok()).and_then(|n| shared.conn(n)).unwrap_or_else(|| shared.latest())
+    super::request::legacy_session(&req.path).and_then(|n| shared.conn(n)).unwrap_or_else(|| shared.latest())
 }
 
 async fn post(
