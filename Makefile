@@ -3,7 +3,7 @@ CARGO ?= cargo
 HARNESS := target/debug/mcp-harness
 SCENARIOS ?= scenarios
 
-.PHONY: run test soak bench fmt lint schema build validate validate-one baselines baseline-one clients reference conformance nextest-check nginx fuzz
+.PHONY: run test soak bench fmt lint schema build validate validate-one baselines baseline-one clients reference conformance nextest-check nginx fuzz mutants
 
 ## Build the harness (debug: fast to build, and the library still runs in seconds).
 build:
@@ -97,6 +97,14 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= jsonl_framer sse_parser scenario_loader http_request
 fuzz:
 	bash fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+## Mutation testing of mcp-transports (cargo-mutants, installed when missing): pass 1 runs every
+## mutant against the workspace's tests, pass 2 the caught ones against the scenario library alone
+## (`cargo test -p mcp-harness --test harness scenarios::`); reports/mutants/<shard>/summary.md.
+## Sharded (MUTANTS_SHARD=k/n), resumable (--iterate: a rerun skips what is done), bounded
+## (MUTANTS_MINUTES per pass, MUTANTS_TIMEOUT s per mutant); more knobs in .ci/mutants. Hours.
+mutants:
+	bash .ci/mutants
 
 ## Benchmarks (figures, not pass/fail): wall time of the stdio library.
 bench:

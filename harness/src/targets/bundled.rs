@@ -94,6 +94,9 @@ enum StepError {
     /// `wait_closed` ran out of time.
     #[error("still connected after {0}ms")]
     StillConnected(u64),
+    /// `wait_closed`: the close handler fired but the transport still reports connected.
+    #[error("the close handler fired but the transport still reports connected")]
+    ClosedButConnected,
     /// `wait_sent` ran out of time.
     #[error("the mock saw fewer than {count} such message(s) within {ms}ms")]
     NotSent {
@@ -295,7 +298,14 @@ async fn run_plan(
                     }
                 })
                 .await;
-                waited.map(|_| None).map_err(|_| StepError::StillConnected(*timeout_ms))
+                // The close handler fired; the transport must now also say so itself (every
+                // transport clears its connected flag before it fires the handler), so a
+                // transport whose `is_connected` lies is caught here, not only by a manager.
+                match waited {
+                    Err(_) => Err(StepError::StillConnected(*timeout_ms)),
+                    Ok(()) if conn.as_ref().is_some_and(|t| t.is_connected()) => Err(StepError::ClosedButConnected),
+                    Ok(()) => Ok(None),
+                }
             }
             ClientStep::WaitSent { method, http_method, count, timeout_ms } => {
                 // The mock is another process that records to files: there is no in-process
