@@ -2,8 +2,8 @@
 //! every wire event. Nothing but protocol bytes ever goes to stdout.
 //!
 //! Unscripted requests (a method that no remaining `expect` step names) are answered at
-//! once, so no client ever waits on the mock by accident: `ping` and `tools/list` with
-//! their [`crate::defaults`], anything else `-32601`.
+//! once, so no client ever waits on the mock by accident: with a `reply_always` rule's
+//! answer, `ping` and `tools/list` with their [`crate::defaults`], anything else `-32601`.
 //!
 //! # Layout
 //!
