@@ -106,10 +106,20 @@ fuzz:
 mutants:
 	bash .ci/mutants
 
-## Benchmarks (figures, not pass/fail): wall time of the stdio library.
-bench:
+## Benchmarks (figures, not pass/fail; method and figures in BENCHMARKS.md): the library's
+## wall time per target (bundled, plus the drivers named in CLIENTS: `make bench CLIENTS=rmcp`;
+## the default here is bundled only), stdio and HTTP round trips, HTTP server throughput, a
+## long HTTP run and hostile input. BENCH_REPS (default 5) and the rest: bench/run.sh.
+## The bench programs are not workspace members (bench/Cargo.toml says why): built here only.
+bench_clients := $(if $(filter file,$(origin CLIENTS)),,$(CLIENTS))
+bench: nginx
 	$(CARGO) build --release -p mcp-harness -p mcp-mock
-	bash bench/run.sh
+	$(CARGO) build --release --manifest-path bench/Cargo.toml --target-dir $(or $(CARGO_TARGET_DIR),target)
+	@# rmcp's client (stdio round trips) builds beside the rmcp driver, when that is installed.
+	@rt="$${MCP_RMCP_TARGET_DIR:-$$([ -d /work ] && echo /work/target-rmcp || echo clients/rmcp/target)}"; \
+	  if [ -x "$$rt/release/mcp-driver-rmcp" ]; then \
+	    CARGO_TARGET_DIR="$$rt" $(CARGO) build --release --manifest-path bench/rmcp/Cargo.toml; fi
+	BENCH_CLIENTS="$(bench_clients)" bash bench/run.sh
 
 ## Regenerate scenarios/schema.json from the format's Rust types.
 schema: build

@@ -1,11 +1,12 @@
 //! `reply_always`: a standing rule (for benchmarks and noise): every later request with the
-//! method that no `expect` consumes is answered at once. The HTTP mock keeps it; the stdio
-//! mock ignores it (there such requests get `-32601`).
+//! method that no `expect` consumes is answered at once, on every transport (before the
+//! defaults of `ping` and `tools/list`, and instead of `-32601`).
 
 use super::op::Op;
 use super::transports::Transports;
 use super::rules::{self, Problem, Validation};
 use crate::http::run::HttpRun;
+use crate::stdio::run::StdioRun;
 use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 use serde_json::json;
@@ -26,12 +27,21 @@ impl Op for step::ReplyAlways {
         rules::one_of(("result", &self.result), ("error", &self.error))
     }
 
-    fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
-        let answer = match &self.error {
-            Some(e) => json!({"error": e}),
-            None => json!({"result": self.result.clone().unwrap_or_else(|| json!({}))}),
-        };
-        run.shared.add_rule(&self.method, &answer);
+    fn run_stdio<'a>(&'a self, run: &'a mut StdioRun<'_>) -> BoxFuture<'a, ()> {
+        run.mock.add_rule(&self.method, answer(self));
         Box::pin(async {})
+    }
+
+    fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
+        run.shared.add_rule(&self.method, &answer(self));
+        Box::pin(async {})
+    }
+}
+
+/// The standing answer: `{"error": …}`, else `{"result": …}` (default `{}`).
+fn answer(rule: &step::ReplyAlways) -> serde_json::Value {
+    match &rule.error {
+        Some(e) => json!({"error": e}),
+        None => json!({"result": rule.result.clone().unwrap_or_else(|| json!({}))}),
     }
 }

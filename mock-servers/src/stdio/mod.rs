@@ -2,8 +2,8 @@
 //! every wire event. Nothing but protocol bytes ever goes to stdout.
 //!
 //! Unscripted requests (a method that no remaining `expect` step names) are answered at
-//! once, so no client ever waits on the mock by accident: `ping` and `tools/list` with
-//! their [`crate::defaults`], anything else `-32601`.
+//! once, so no client ever waits on the mock by accident: with a `reply_always` rule's
+//! answer, `ping` and `tools/list` with their [`crate::defaults`], anything else `-32601`.
 //!
 //! # Layout
 //!
@@ -39,7 +39,7 @@ pub struct Pipes {
 impl Pipes {
     /// The process's stdin, stdout and stderr. Call it inside the runtime.
     pub fn process() -> Self {
-        Pipes { stdin: process_stdin(), stdout: Box::new(tokio::io::stdout()), stderr: Box::new(tokio::io::stderr()) }
+        Pipes { stdin: process_stdin(), stdout: process_stdout(), stderr: Box::new(tokio::io::stderr()) }
     }
 
     /// Any three pipes.
@@ -70,6 +70,22 @@ fn process_stdin() -> Box<dyn AsyncRead + Send + Unpin> {
     match moved() {
         Ok(receiver) => Box::new(receiver),
         Err(_) => Box::new(tokio::io::stdin()),
+    }
+}
+
+/// The process's stdout, written through the reactor when it is a pipe (the normal case):
+/// tokio's own `stdout()` hands every write and flush to a blocking thread, a thread hop
+/// per reply that capped stdio round trips (`make bench`). The pipe is made non-blocking;
+/// nothing else ever writes to our stdout. A terminal or a file falls back to `stdout()`.
+fn process_stdout() -> Box<dyn AsyncWrite + Send + Unpin> {
+    use std::os::fd::AsFd;
+    let pipe = || -> std::io::Result<tokio::net::unix::pipe::Sender> {
+        let fd = std::io::stdout().as_fd().try_clone_to_owned()?;
+        tokio::net::unix::pipe::Sender::from_owned_fd(fd)
+    };
+    match pipe() {
+        Ok(sender) => Box::new(sender),
+        Err(_) => Box::new(tokio::io::stdout()),
     }
 }
 

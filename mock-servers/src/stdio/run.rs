@@ -40,6 +40,9 @@ pub struct Mock {
     pub revision: String,
     /// The answers to unscripted requests a client may send at any time.
     pub defaults: crate::defaults::Defaults,
+    /// `reply_always` rules: method → `{"result": …}` or `{"error": …}`; they come before
+    /// the defaults, as over HTTP.
+    rules: Mutex<HashMap<String, Value>>,
     /// The 2026-07-28 request checks (`None` on stateful revisions; the `stateless` op
     /// changes them).
     pub stateless: Mutex<Option<crate::stateless::Rules>>,
@@ -88,6 +91,7 @@ impl Mock {
         Mock {
             recorder,
             defaults: crate::defaults::Defaults::default(),
+            rules: Mutex::default(),
             stateless: Mutex::new(
                 (revision.as_str() >= "2026-07-28").then(|| crate::stateless::Rules::for_revision(&revision)),
             ),
@@ -219,6 +223,18 @@ impl Mock {
                     let bytes = payload::reply_line(id.clone(), Some(&result), None, None, LineEnd::Lf);
                     self.write(&bytes, "auto server/discover").await;
                 } else if let Some(id) = id.filter(|id| !id.is_null()) {
+                    let rule = lock(&self.rules).get(method).cloned();
+                    if let Some(answer) = rule {
+                        let bytes = payload::reply_line(
+                            id.clone(),
+                            answer.get("result"),
+                            answer.get("error"),
+                            None,
+                            LineEnd::Lf,
+                        );
+                        self.write(&bytes, "reply_always").await;
+                        return;
+                    }
                     if let Some(answer) = self.defaults.answer(method) {
                         let bytes = payload::reply_line(id.clone(), Some(&answer.result), None, None, LineEnd::Lf);
                         self.write(&bytes, answer.why).await;
@@ -234,6 +250,12 @@ impl Mock {
             }
             (None, None) => {}
         }
+    }
+
+    /// Adds a `reply_always` rule: from now on an unscripted request with `method` gets
+    /// `answer` (`{"result": …}` or `{"error": …}`).
+    pub fn add_rule(&self, method: &str, answer: Value) {
+        lock(&self.rules).insert(method.to_string(), answer);
     }
 
     /// Records that stdin reached EOF.

@@ -90,6 +90,27 @@ async fn unscripted_ping_and_tools_list_get_their_defaults() {
 }
 
 #[tokio::test]
+async fn reply_always_answers_every_unscripted_request_before_the_defaults() {
+    let mut m = Stdio::start(&script(
+        "  - op: reply_always\n    method: tools/call\n    result: {\"content\": []}\n  - op: reply_always\n    method: ping\n    error: {\"code\": -1, \"message\": \"no\"}\n  - op: expect\n    method: tools/call\n  - op: reply\n    result: {\"scripted\": true}\n  - op: stall\n",
+    ));
+    // The scripted `expect` still wins the first call; the rule answers the later ones.
+    m.send(request(1, "tools/call")).await;
+    assert_eq!(m.line().await["result"], json!({"scripted": true}));
+    for id in 2..4 {
+        m.send(request(id, "tools/call")).await;
+        assert_eq!(m.line().await, json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}}));
+    }
+    // A rule comes before the default `ping` answer.
+    m.send(request("p", "ping")).await;
+    assert_eq!(m.line().await, json!({"jsonrpc": "2.0", "id": "p", "error": {"code": -1, "message": "no"}}));
+    m.close_stdin();
+    let (_, run) = m.ended().await;
+    assert_eq!(writes(&run, "reply_always").len(), 3);
+    assert_eq!(writes(&run, "default ping").len(), 0);
+}
+
+#[tokio::test]
 async fn placeholders_take_the_request_being_answered_and_never_invent_a_token() {
     let mut m = Stdio::start(&script(
         "  - op: expect\n    method: tools/call\n  - op: notify\n    method: notifications/progress\n    params: {\"progressToken\": \"{progressToken}\", \"progress\": 1}\n  - op: send\n    text: \"{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":{id},\\\"result\\\":{}}\\n\"\n  - op: expect\n    method: tools/call\n  - op: notify\n    method: notifications/progress\n    params: {\"progressToken\": \"{progressToken}\", \"progress\": 1}\n  - op: send\n    json: {\"jsonrpc\": \"2.0\", \"id\": \"{id}\", \"result\": {}}\n  - op: stall\n",
