@@ -88,7 +88,7 @@ nextest-check:
 ## lists every run whose outcome or normalised transcript differed from the first (soak/run.sh).
 SOAK_CLIENTS ?=
 soak: build nginx
-	bash soak/run.sh bundled $(SOAK_CLIENTS)
+	bash soak/run.sh bundled $(foreach c,$(SOAK_CLIENTS),$(c)=$(client_mode_$(c)):$(client_cmd_$(c)))
 
 ## Fuzz the input parsers (fuzz/, README.md "Fuzzing"): each target in FUZZ_TARGETS for
 ## FUZZ_SECONDS (default 60) from its seed corpus; fails on the first crash, panic, hang or

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Compares the repetitions `soak/run.sh` wrote under DIR/1, DIR/2, ... with the first.
 
-A run (scenario file x transport) differs when its status, the checks it failed (failures,
-warnings, notes: by check, not by message, since messages may quote timings) or its
-normalised transcript (DIR/<i>/transcripts/...) is not the same as in repetition 1. Prints
+A run (scenario file x transport) differs when its status or the checks it failed
+(failures, warnings, notes: by check, not by message, since messages may quote timings) is
+not the same as in repetition 1; a transcript (DIR/<i>/transcripts/..., one file per run)
+differs when its text is not. Prints
 each differing run with the repetitions it differed in and the first differing line, and
 exits 1 when there was any.
 
@@ -16,19 +17,21 @@ from pathlib import Path
 
 
 def runs_of(rep: Path):
-    """(path, transport) -> (status, failed checks, transcript) for one repetition."""
+    """(path, transport) -> (status, failed checks) for one repetition."""
     doc = json.loads((rep / "results.json").read_text())
     out = {}
     for r in doc["runs"]:
-        key = (r["path"], r["transport"])
         checks = tuple(
             sorted(f"{kind}:{c['check']}" for kind in ("failures", "warnings", "notes") for c in r.get(kind, []))
         )
-        transcript_file = rep / "transcripts" / Path(*[p for p in Path(r["path"]).parts if p not in ("/", "..", ".")])
-        transcript_file = transcript_file.with_suffix(f".{r['transport']}.txt")
-        transcript = transcript_file.read_text() if transcript_file.exists() else ""
-        out[key] = (r["status"], checks, transcript)
+        out[(r["path"], r["transport"])] = (r["status"], checks)
     return out
+
+
+def transcripts_of(rep: Path):
+    """File under transcripts/ -> its text: the harness names them (one per run)."""
+    root = rep / "transcripts"
+    return {str(f.relative_to(root)): f.read_text() for f in root.rglob("*.txt")} if root.is_dir() else {}
 
 
 def first_difference(a: str, b: str) -> str:
@@ -48,10 +51,10 @@ def main() -> int:
     if len(reps) < 2:
         print(f"soak: fewer than two repetitions with results under {root}", file=sys.stderr)
         return 2
-    first = runs_of(reps[0])
+    first, first_texts = runs_of(reps[0]), transcripts_of(reps[0])
     differing = {}
     for rep in reps[1:]:
-        other = runs_of(rep)
+        other, texts = runs_of(rep), transcripts_of(rep)
         for key in sorted(set(first) | set(other)):
             a, b = first.get(key), other.get(key)
             if a == b:
@@ -60,18 +63,21 @@ def main() -> int:
                 why = "ran in only one of the two"
             elif a[0] != b[0]:
                 why = f"status {a[0]} -> {b[0]}"
-            elif a[1] != b[1]:
-                why = f"checks {list(a[1])} -> {list(b[1])}"
             else:
-                why = "transcript: " + first_difference(a[2], b[2])
+                why = f"checks {list(a[1])} -> {list(b[1])}"
             differing.setdefault(key, []).append((rep.name, why))
+        for name in sorted(set(first_texts) | set(texts)):
+            a, b = first_texts.get(name), texts.get(name)
+            if a != b:
+                why = "transcript: " + (first_difference(a, b) if a is not None and b is not None else "written in only one of the two")
+                differing.setdefault(("transcripts/" + name, ""), []).append((rep.name, why))
     total = len(first)
     if not differing:
         print(f"soak: {root}: {len(reps)} repetitions, {total} runs each, none differed from repetition {reps[0].name}")
         return 0
     print(f"soak: {root}: {len(differing)} of {total} runs differed from repetition {reps[0].name} in {len(reps)} repetitions:")
     for (path, transport), diffs in sorted(differing.items()):
-        print(f"  {path} [{transport}]: differed in {len(diffs)} of {len(reps) - 1}")
+        print(f"  {path}{f' [{transport}]' if transport else ''}: differed in {len(diffs)} of {len(reps) - 1}")
         for rep, why in diffs[:3]:
             print(f"    repetition {rep}: {why}")
     return 1

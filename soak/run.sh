@@ -5,7 +5,7 @@
 # here is fixed at its mechanism (a timing assumption, a race in the mock's recording, a
 # snapshot line that depends on who closed first), never by widening one scenario.
 #
-#   soak/run.sh [target...]     targets: bundled (default) and driver names (clients/README.md)
+#   soak/run.sh [target...]     bundled (default) or label=<--target value>
 #
 # Environment: SOAK_RUNS (default 20), SOAK_JOBS (default 2 × cores), SOAK_HOG (default 1:
 # one busy loop per core during the runs; 0 for none), SOAK_DIR (default reports/soak),
@@ -22,17 +22,16 @@ harness="${HARNESS:-target/debug/mcp-harness}"
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=(bundled)
 
-# The same launchers as the Makefile's validate target.
+# A target is `bundled` or `label=<--target value>` (`make soak` passes each driver in
+# SOAK_CLIENTS as `name=<its Makefile target>`, so the launchers live in one place).
 target_arg() {
   case "$1" in
     bundled) echo bundled ;;
-    typescript) echo "cmd:clients/typescript/run" ;;
-    python-v2) echo "cmd:clients/python/run-v2" ;;
-    python-v1) echo "cmd:clients/python/run-v1" ;;
-    rmcp) echo "cmd:clients/rmcp/run" ;;
-    *) echo "soak: unknown target '$1' (bundled, typescript, python-v2, python-v1, rmcp)" >&2; return 1 ;;
+    *=*) echo "${1#*=}" ;;
+    *) echo "soak: '$1' is neither bundled nor label=<target> (e.g. ts=cmd+persistent:clients/typescript/run)" >&2; return 1 ;;
   esac
 }
+label_of() { echo "${1%%=*}"; }
 
 [[ -x "$harness" ]] || { echo "soak: $harness is missing: run 'make build' first" >&2; exit 1; }
 
@@ -47,8 +46,9 @@ if [[ "${SOAK_HOG:-1}" != 0 ]]; then
 fi
 
 status=0
-for t in "${targets[@]}"; do
-  arg="$(target_arg "$t")"
+for spec in "${targets[@]}"; do
+  arg="$(target_arg "$spec")"
+  t="$(label_of "$spec")"
   rm -rf "${out:?}/$t" && mkdir -p "$out/$t"
   echo "== $t: $runs repetitions of $scenarios, -j $jobs, ${#hogs[@]} busy loops"
   for i in $(seq "$runs"); do

@@ -266,12 +266,9 @@ impl Driver {
                 biased;
                 chunk = self.stdout.recv() => match chunk {
                     Some(bytes) => {
-                        c.stdout_bytes += bytes.len();
-                        if c.stdout_bytes > STDOUT_CAP {
-                            c.flooded.get_or_insert(Pipe::Stdout);
+                        if !self.take_stdout(&bytes, c) {
                             return Err(Ended::Flooded);
                         }
-                        self.partial.extend_from_slice(&bytes);
                     }
                     // stdout closed: only the process's end is left to wait for.
                     None => return Err(self.wait_exit(until).await),
@@ -285,6 +282,18 @@ impl Driver {
                 () = tokio::time::sleep_until(until) => return Err(Ended::Deadline),
             }
         }
+    }
+
+    /// Counts a chunk of stdout into `c` and buffers it; false (the flood recorded) once the
+    /// run's stdout passes [`STDOUT_CAP`].
+    fn take_stdout(&mut self, bytes: &[u8], c: &mut Collected) -> bool {
+        c.stdout_bytes += bytes.len();
+        if c.stdout_bytes > STDOUT_CAP {
+            c.flooded.get_or_insert(Pipe::Stdout);
+            return false;
+        }
+        self.partial.extend_from_slice(bytes);
+        true
     }
 
     async fn wait_exit(&mut self, until: Deadline) -> Ended {
@@ -309,12 +318,9 @@ impl Driver {
     async fn drain(&mut self, bound: Duration, c: &mut Collected, plan_len: usize) {
         let until = Deadline::now() + bound;
         while let Ok(Some(bytes)) = tokio::time::timeout_at(until, self.stdout.recv()).await {
-            c.stdout_bytes += bytes.len();
-            if c.stdout_bytes > STDOUT_CAP {
-                c.flooded.get_or_insert(Pipe::Stdout);
+            if !self.take_stdout(&bytes, c) {
                 return;
             }
-            self.partial.extend_from_slice(&bytes);
             while let Some(pos) = self.partial.iter().position(|b| *b == b'\n') {
                 let rest = self.partial.split_off(pos + 1);
                 let line = std::mem::replace(&mut self.partial, rest);
