@@ -108,16 +108,26 @@ if want stdio; then
     echo
     echo "== stdio sequential round trips/s, $RT tools/call each, $REPS rounds =="
     [ -x "$RMCP_BENCH" ] || echo "rmcp client: not built (the rmcp driver is not installed: clients/install.sh rmcp)"
-    mock_stdio=("$MOCK" stdio bench/stdio-tools-call.yaml)
+    # Both ends on one CPU (BENCH_PIN=0: wherever the scheduler puts them): on a VM a
+    # wake-up on the other CPU costs tens of microseconds, more than a whole round trip's
+    # work, and falls on the contenders unevenly (BENCHMARKS.md, "Method").
+    pin=()
+    if [ "${BENCH_PIN:-1}" != 0 ] && command -v taskset >/dev/null; then pin=(taskset -c 0); echo "pinned to CPU 0 (BENCH_PIN=0 to not)"; fi
+    # The mock as the harness runs it: recording into a run dir (without --run-dir it
+    # would serve as a person's mock, which also watches its record to announce the end
+    # of the script). A fresh dir per run: a run dir numbers its connections.
+    mock_stdio() { echo "$MOCK" stdio bench/stdio-tools-call.yaml --run-dir "$work/stdio-run-$RANDOM$RANDOM"; }
     for round in $(seq "$REPS"); do
-        ceiling=$("$TARGET/stdio-roundtrips" --client blocking --n "$RT" -- "$TARGET/stdio-echo")
-        echo_bundled=$("$TARGET/stdio-roundtrips" --client bundled --n "$RT" -- "$TARGET/stdio-echo")
-        mock_bundled=$("$TARGET/stdio-roundtrips" --client bundled --handshake --n "$RT" -- "${mock_stdio[@]}")
+        ceiling=$("${pin[@]}" "$TARGET/stdio-roundtrips" --client blocking --n "$RT" -- "$TARGET/stdio-echo")
+        echo_bundled=$("${pin[@]}" "$TARGET/stdio-roundtrips" --client bundled --n "$RT" -- "$TARGET/stdio-echo")
+        # shellcheck disable=SC2046  # the mock's command line, word-split on purpose
+        mock_bundled=$("${pin[@]}" "$TARGET/stdio-roundtrips" --client bundled --handshake --n "$RT" -- $(mock_stdio))
         sample stdio-ceiling "$ceiling"; sample stdio-bundled-echo "$echo_bundled"; sample stdio-bundled-mock "$mock_bundled"
         line="round $round: blocking↔echo $ceiling, bundled↔echo $echo_bundled, bundled↔mock $mock_bundled"
         if [ -x "$RMCP_BENCH" ]; then
             # rmcp lets the server's stderr through (the mock's notes): kept aside.
-            mock_rmcp=$("$RMCP_BENCH" --n "$RT" -- "${mock_stdio[@]}" 2>>"$work/rmcp-stderr")
+            # shellcheck disable=SC2046
+            mock_rmcp=$("${pin[@]}" "$RMCP_BENCH" --n "$RT" -- $(mock_stdio) 2>>"$work/rmcp-stderr")
             sample stdio-rmcp-mock "$mock_rmcp"
             line="$line, rmcp↔mock $mock_rmcp"
         fi

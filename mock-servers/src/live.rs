@@ -21,7 +21,7 @@
 //! section, abandoned streams listed last); a host session is small enough for that.
 
 use crate::error::MockError;
-use crate::record::{read_run, written};
+use crate::record::{RunFollower, written};
 use crate::sync::lock;
 use crate::transcript::{Transcript, render};
 use mcp_scenario::results::ClientOutcome;
@@ -130,10 +130,16 @@ pub struct Live {
     run_dir: PathBuf,
     record: Option<PathBuf>,
     announce: bool,
-    /// Connections whose end of script was announced; held while refreshing, so refreshes
-    /// never overlap (each reads the record inside the lock: the last one to write `FILE`
-    /// has read at least as much as any before it).
-    announced: Mutex<BTreeSet<usize>>,
+    /// The record read so far and the connections whose end of script was announced; held
+    /// while refreshing, so refreshes never overlap (each reads the record inside the lock:
+    /// the last one to write `FILE` has read at least as much as any before it).
+    followed: Mutex<Followed>,
+}
+
+#[derive(Default)]
+struct Followed {
+    record: RunFollower,
+    announced: BTreeSet<usize>,
 }
 
 impl Live {
@@ -158,7 +164,7 @@ impl Live {
             run_dir: run_dir.to_path_buf(),
             record: record.map(Path::to_path_buf),
             announce,
-            announced: Mutex::new(BTreeSet::new()),
+            followed: Mutex::default(),
         };
         // The file exists (if empty of events) as soon as the mock serves.
         if !live.is_idle() {
@@ -189,15 +195,18 @@ impl Live {
     /// Reads the record, rewrites `FILE`, then announces scripts that are newly over (in
     /// that order: whoever reads the note finds the script's events in `FILE`).
     pub fn refresh(&self) -> Result<(), MockError> {
-        let mut announced = lock(&self.announced);
-        let connections = read_run(&self.run_dir);
-        let over: Vec<(usize, usize)> = connections
-            .iter()
+        let mut followed = lock(&self.followed);
+        let Followed { record, announced } = &mut *followed;
+        let known_before = record.update(&self.run_dir);
+        // Only the new events: an end of script already seen was announced then.
+        let over: Vec<(usize, usize)> = record
+            .connections()
+            .zip(known_before)
             .enumerate()
-            .filter_map(|(i, events)| script_over(events).map(|total| (i + 1, total)))
+            .filter_map(|(i, (events, before))| script_over(&events[before..]).map(|total| (i + 1, total)))
             .collect();
         if let Some(file) = &self.record {
-            let transcript = Transcript::new(connections);
+            let transcript = Transcript::new(record.connections().map(<[WireEvent]>::to_vec).collect());
             let text = render::transcript(
                 &self.scenario,
                 self.transport,

@@ -86,6 +86,59 @@ pub fn read_run(run_dir: &Path) -> Vec<Vec<WireEvent>> {
     connections
 }
 
+/// Follows a run directory's record files as they grow: each [`RunFollower::update`] reads
+/// only what was appended since the last one, so a person's mock that watches its own
+/// record (announcing finished scripts, rendering `--record`) reads each byte once rather
+/// than the whole record after every event (which made a long session quadratic).
+#[derive(Debug, Default)]
+pub struct RunFollower {
+    connections: Vec<Followed>,
+}
+
+#[derive(Debug, Default)]
+struct Followed {
+    /// Bytes of the file read so far.
+    offset: u64,
+    /// A last line not yet terminated: the writer's next `write` completes it.
+    partial: Vec<u8>,
+    events: Vec<WireEvent>,
+}
+
+impl RunFollower {
+    /// Reads what every connection's file gained. Returns, per connection, how many of its
+    /// events were known before this call (the new ones follow).
+    pub fn update(&mut self, run_dir: &Path) -> Vec<usize> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut before = Vec::new();
+        for n in 1.. {
+            let Ok(mut file) = File::open(record_path(run_dir, n)) else { break };
+            if self.connections.len() < n {
+                self.connections.push(Followed::default());
+            }
+            let followed = &mut self.connections[n - 1];
+            before.push(followed.events.len());
+            let mut fresh = Vec::new();
+            if file.seek(SeekFrom::Start(followed.offset)).is_err() || file.read_to_end(&mut fresh).is_err() {
+                continue;
+            }
+            followed.offset += fresh.len() as u64;
+            followed.partial.extend_from_slice(&fresh);
+            let Some(last_newline) = followed.partial.iter().rposition(|&b| b == b'\n') else { continue };
+            let rest = followed.partial.split_off(last_newline + 1);
+            let complete = std::mem::replace(&mut followed.partial, rest);
+            followed.events.extend(
+                complete.split(|&b| b == b'\n').filter_map(|line| serde_json::from_slice::<WireEvent>(line).ok()),
+            );
+        }
+        before
+    }
+
+    /// Every event read so far, per connection.
+    pub fn connections(&self) -> impl Iterator<Item = &[WireEvent]> {
+        self.connections.iter().map(|c| c.events.as_slice())
+    }
+}
+
 /// Claims the next connection number in a run directory (1, 2, …), atomically across
 /// processes: a respawned stdio mock learns which part of the script is its own.
 pub fn claim_connection(run_dir: &Path) -> Result<usize, MockError> {
@@ -111,5 +164,27 @@ mod tests {
         let r = Recorder::create(&record_path(dir.path(), 1)).expect("create");
         r.record(&WireEvent::StdinEof { t_us: 1 });
         assert_eq!(read_run(dir.path()), vec![vec![WireEvent::StdinEof { t_us: 1 }]]);
+    }
+
+    #[test]
+    fn a_follower_reads_only_what_was_appended_and_waits_for_whole_lines() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = record_path(dir.path(), 1);
+        let mut follower = RunFollower::default();
+        assert_eq!(follower.update(dir.path()), Vec::<usize>::new());
+        let r = Recorder::create(&path).expect("create");
+        r.record(&WireEvent::StdinEof { t_us: 1 });
+        assert_eq!(follower.update(dir.path()), vec![0]);
+        // Half a line (a writer caught mid-write) is kept until its end arrives.
+        let line = serde_json::to_vec(&WireEvent::StdinEof { t_us: 2 }).expect("json");
+        let mut file = OpenOptions::new().append(true).open(&path).expect("open");
+        file.write_all(&line[..5]).expect("write");
+        assert_eq!(follower.update(dir.path()), vec![1]);
+        file.write_all(&line[5..]).expect("write");
+        file.write_all(b"\n").expect("write");
+        assert_eq!(follower.update(dir.path()), vec![1]);
+        let events: Vec<Vec<WireEvent>> = follower.connections().map(<[WireEvent]>::to_vec).collect();
+        assert_eq!(events, vec![vec![WireEvent::StdinEof { t_us: 1 }, WireEvent::StdinEof { t_us: 2 }]]);
+        assert_eq!(events, read_run(dir.path()));
     }
 }

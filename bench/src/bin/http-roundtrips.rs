@@ -25,16 +25,19 @@ fn main() {
 
 fn run(cli: &Cli) -> Result<f64, String> {
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
-    runtime.block_on(async {
+    let (url, n) = (cli.url.clone(), cli.n);
+    // On a worker, as the harness runs each scenario (see stdio-roundtrips).
+    let run = runtime.spawn(async move {
         let config = TransportConfig {
             kind: TransportKind::Http,
-            url: cli.url.clone(),
+            url,
             protocol_version: "2025-11-25".into(),
             ..Default::default()
         };
         let transport = create_transport(&config, Handlers::default()).await.map_err(|e| e.to_string())?;
-        let rate = time_calls(transport.as_ref(), cli.n).await;
+        let rate = time_calls(transport.as_ref(), n).await;
         transport.close().await;
         rate
-    })
+    });
+    runtime.block_on(run).map_err(|e| e.to_string())?
 }

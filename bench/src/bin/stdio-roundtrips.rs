@@ -48,23 +48,27 @@ fn main() {
 
 fn bundled(cli: &Cli) -> Result<f64, String> {
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
-    runtime.block_on(async {
-        let (command, args) = cli.server.split_first().ok_or("no server command")?;
+    let (command, args) = cli.server.split_first().ok_or("no server command")?;
+    let (command, args, handshake_first, n) = (command.clone(), args.to_vec(), cli.handshake, cli.n);
+    // On a worker, as the harness runs each scenario (runner.rs spawns them): a future
+    // under block_on lives on the main thread, so every wake-up would cross threads.
+    let run = runtime.spawn(async move {
         let config = TransportConfig {
             kind: TransportKind::Stdio,
-            command: command.clone(),
-            args: args.to_vec(),
+            command,
+            args,
             protocol_version: "2025-11-25".into(),
             ..Default::default()
         };
         let transport = create_transport(&config, Handlers::default()).await.map_err(|e| e.to_string())?;
-        if cli.handshake {
+        if handshake_first {
             handshake(transport.as_ref(), &ClientOptions::default()).await.map_err(|e| e.to_string())?;
         }
-        let rate = time_calls(transport.as_ref(), cli.n).await;
+        let rate = time_calls(transport.as_ref(), n).await;
         transport.close().await;
         rate
-    })
+    });
+    runtime.block_on(run).map_err(|e| e.to_string())?
 }
 
 fn blocking(cli: &Cli) -> Result<f64, String> {
