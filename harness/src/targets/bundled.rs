@@ -252,10 +252,17 @@ async fn run_plan(
                         }
                         .for_params(params.as_ref());
                         let method = method.clone();
-                        let task: Pending = tokio::spawn(async move {
+                        let mut call = Box::pin(async move {
                             let r = sender.request(&method, params, options).await;
                             (r, Instant::now())
                         });
+                        // Polled once here, so the request is issued (id taken, line queued)
+                        // before the plan's next step: a task spawned on a loaded machine may
+                        // first run after a `wait` and a `close` that follow it.
+                        let task: Pending = match futures::poll!(&mut call) {
+                            std::task::Poll::Ready(done) => tokio::spawn(async move { done }),
+                            std::task::Poll::Pending => tokio::spawn(call),
+                        };
                         if *bg {
                             let label = label.clone().unwrap_or_default();
                             started_at.insert(label.clone(), started);
