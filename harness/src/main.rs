@@ -95,7 +95,10 @@ enum Command {
         #[command(flatten)]
         filters: Filters,
         /// How many runs at once (default: 4 per core for bundled, whose runs mostly wait on
-        /// timers; 1 per core for cmd: targets, which spend CPU starting their runtime).
+        /// timers; 1 per core for cmd: targets, which spend CPU starting their runtime; 3 per
+        /// core for cmd+persistent:, whose interpreters start once). Observation windows
+        /// (plans with waits of a second or more) run on top of these, in their own slots
+        /// (4 per core for bundled, 3 for cmd+persistent:, none for cmd:).
         #[arg(short = 'j', long)]
         jobs: Option<usize>,
         /// Write snapshots instead of comparing them.

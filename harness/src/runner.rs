@@ -71,7 +71,8 @@ pub fn jobs(scenarios: Vec<(PathBuf, Scenario)>, target: &Target) -> Vec<Job> {
 /// plan mostly waits on purpose (an observation window of a second or more) takes its slot
 /// from a second pool of `windows` when there is one: a window idles, so it overlaps the
 /// short runs instead of holding one of their slots. Each pool keeps the file order
-/// (starting the longest runs first bunched the heavy ones and made order races surface).
+/// (starting the longest runs first bunched the heavy ones and made order races surface),
+/// except that the few runs with a deadline of [`LONG_DEADLINE_MS`] or more go first.
 ///
 /// `done` is called with each result as its run ends (a progress bar, plain lines).
 pub async fn run_all(
@@ -81,8 +82,15 @@ pub async fn run_all(
     windows: usize,
     done: Progress,
 ) -> Vec<RunResult> {
-    let (windowed, short): (Vec<usize>, Vec<usize>) =
+    let (mut windowed, mut short): (Vec<usize>, Vec<usize>) =
         (0..jobs.len()).partition(|&i| windows > 0 && planned_wait_ms(&jobs[i].scenario) >= WINDOW_MS);
+    // A run that may wait out a client's own default timeout (tens of seconds) starts first:
+    // started last, it alone would add its whole wait to the pass.
+    for pool in [&mut windowed, &mut short] {
+        pool.sort_by_key(|&i| jobs[i].scenario.deadline_ms < LONG_DEADLINE_MS);
+    }
+    let slots = windowed.len().min(windows) + short.len().min(parallel);
+    config.target.warm_up(slots).await;
     let jobs: Vec<Arc<Job>> = jobs.into_iter().map(Arc::new).collect();
     let stop = Arc::new(AtomicBool::new(false));
     let (a, b) = tokio::join!(
@@ -171,6 +179,10 @@ fn blank(job: &Job, config: &RunConfig) -> RunResult {
 /// A plan that pauses this long on purpose is an observation window (scenarios/README.md,
 /// "Observing an absence"), run from the windows' pool.
 const WINDOW_MS: u64 = 1000;
+
+/// A scenario deadline this long (the default is 3 s) is there to outwait a client's own
+/// default timeout; such runs start first.
+const LONG_DEADLINE_MS: u64 = 30_000;
 
 /// How long a scenario's plan pauses on purpose (its `wait` steps), in ms.
 fn planned_wait_ms(scenario: &Scenario) -> u64 {

@@ -88,6 +88,12 @@ pub trait Client: fmt::Debug + Send + Sync {
     /// `hung` says whether the deadline cut the run short.
     fn run<'a>(&'a self, run: ClientRun<'a>) -> BoxFuture<'a, ClientOutcome>;
 
+    /// Called once before the runs with how many may run at once: starts what the target
+    /// keeps between runs (persistent drivers), so no run's mock waits on a start-up.
+    fn warm_up(&self, _slots: usize) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+
     /// Called once the runs are over: ends whatever the target keeps between runs (a
     /// persistent driver). Runs after it start afresh.
     fn finish(&self) {}
