@@ -400,20 +400,46 @@ impl Shared {
 
     /// Writes bytes on a stream, recorded. A stream the client left takes nothing more.
     pub fn write(&self, conn: usize, stream: &StreamHandle, bytes: Vec<u8>, why: &str) {
+        if self.record_write(conn, stream, &bytes, why) {
+            let _ = stream.tx.send(Piece::Data(Bytes::from(bytes)));
+        }
+    }
+
+    /// Records a write on a stream; false (and a note) when the stream has ended.
+    fn record_write(&self, conn: usize, stream: &StreamHandle, bytes: &[u8], why: &str) -> bool {
         if stream.watch.ended.load(Ordering::SeqCst) {
             self.note(conn, format!("{why}: stream #{} has ended; nothing written", stream.exchange));
-            return;
+            return false;
         }
         self.record(
             conn,
             &WireEvent::StreamWrite {
                 t_us: self.journal.now_us(),
                 exchange: stream.exchange,
-                bytes: Recorded::of(&bytes),
+                bytes: Recorded::of(bytes),
                 why: why.into(),
             },
         );
+        true
+    }
+
+    /// Writes a stream's last bytes and ends it cleanly, both recorded before either goes
+    /// out; the `end_stream` step after it then finds the stream ended and records nothing.
+    pub fn write_and_end(&self, conn: usize, stream: &StreamHandle, bytes: Vec<u8>, why: &str) {
+        if !self.record_write(conn, stream, &bytes, why) {
+            return;
+        }
+        let ended = stream.watch.end();
+        if ended {
+            self.record(
+                conn,
+                &WireEvent::StreamEnd { t_us: self.journal.now_us(), exchange: stream.exchange, how: "clean".into() },
+            );
+        }
         let _ = stream.tx.send(Piece::Data(Bytes::from(bytes)));
+        if ended {
+            let _ = stream.tx.send(Piece::End(StreamEnd::Clean));
+        }
     }
 
     /// Ends a stream the way the script says, recorded. `stall` leaves it open.
