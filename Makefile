@@ -119,7 +119,7 @@ bench: nginx
 	@rt="$${MCP_RMCP_TARGET_DIR:-$$([ -d /work ] && echo /work/target-rmcp || echo clients/rmcp/target)}"; \
 	  if [ -x "$$rt/release/mcp-driver-rmcp" ]; then \
 	    CARGO_TARGET_DIR="$$rt" $(CARGO) build --release --manifest-path bench/rmcp/Cargo.toml; fi
-	BENCH_CLIENTS="$(bench_clients)" bash bench/run.sh
+	BENCH_CLIENTS="$(bench_clients)" BENCH_MODES="$(foreach c,$(bench_clients),$(c)=$(client_mode_$(c)))" bash bench/run.sh
 
 ## Regenerate scenarios/schema.json from the format's Rust types.
 schema: build

@@ -8,6 +8,8 @@
 #   BENCH_REPS=5          rounds of the bundled library and of every micro-benchmark
 #   BENCH_DRIVER_REPS=1   rounds of each third-party driver's library pass (minutes each)
 #   BENCH_CLIENTS=""      drivers to time besides bundled (make bench CLIENTS="rmcp python-v2")
+#   BENCH_MODES=""        each driver's target kind, "name=cmd+persistent …" (make bench passes
+#                         the Makefile's; a driver not named runs one-shot, cmd:)
 #   BENCH_RT=20000        sequential round trips per stdio / HTTP client run
 #   BENCH_WRK=5s          duration of each wrk run
 #   BENCH_LONG=1M         requests of the long HTTP mock run (RSS and rate every fifth)
@@ -81,7 +83,11 @@ library_targets=(bundled)
 declare -A launcher=([bundled]=bundled)
 for c in "${CLIENT_LIST[@]}"; do
     l=$(installed "$c" || true)
-    if [ -n "$l" ]; then library_targets+=("$c"); launcher[$c]="cmd:$l"; else launcher[$c]=""; fi
+    # The mode `make validate` uses: `make bench` passes the Makefile's client_mode_* in
+    # BENCH_MODES ("typescript=cmd+persistent …"); `cmd` when not given.
+    mode=cmd
+    for m in ${BENCH_MODES:-}; do [ "${m%%=*}" = "$c" ] && mode=${m#*=}; done
+    if [ -n "$l" ]; then library_targets+=("$c"); launcher[$c]="$mode:$l"; else launcher[$c]=""; fi
 done
 if want library; then
     echo
