@@ -57,6 +57,18 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread().worker_threads(cores.min(4)).enable_all().build()
 }
 
+/// Runs a round-trip client on a fresh runtime's worker, as the harness runs each scenario
+/// (its runner spawns them): a future under `block_on` lives on the main thread, so every
+/// wake-up would cross threads.
+pub fn on_worker<F>(client: F) -> Result<f64, String>
+where
+    F: std::future::Future<Output = Result<f64, String>> + Send + 'static,
+{
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    let run = runtime.spawn(client);
+    runtime.block_on(run).map_err(|e| e.to_string())?
+}
+
 /// Times `n` sequential `tools/call` round trips through `transport` (each waits for its
 /// reply); any error ends the run. Returns round trips per second.
 pub async fn time_calls(transport: &dyn mcp_transports::Transport, n: u64) -> Result<f64, String> {

@@ -133,11 +133,12 @@ pub struct Live {
     /// The record read so far and the connections whose end of script was announced; held
     /// while refreshing, so refreshes never overlap (each reads the record inside the lock:
     /// the last one to write `FILE` has read at least as much as any before it).
-    followed: Mutex<Followed>,
+    followed: Mutex<Progress>,
 }
 
+/// What [`Live::refresh`] keeps between refreshes.
 #[derive(Default)]
-struct Followed {
+struct Progress {
     record: RunFollower,
     announced: BTreeSet<usize>,
 }
@@ -196,7 +197,7 @@ impl Live {
     /// that order: whoever reads the note finds the script's events in `FILE`).
     pub fn refresh(&self) -> Result<(), MockError> {
         let mut followed = lock(&self.followed);
-        let Followed { record, announced } = &mut *followed;
+        let Progress { record, announced } = &mut *followed;
         let known_before = record.update(&self.run_dir);
         // Only the new events: an end of script already seen was announced then.
         let over: Vec<(usize, usize)> = record

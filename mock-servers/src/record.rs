@@ -78,12 +78,9 @@ pub fn record_path(run_dir: &Path, connection: usize) -> PathBuf {
 /// Reads every connection's events, in connection order. A torn last line (the mock was
 /// killed mid-write) is skipped.
 pub fn read_run(run_dir: &Path) -> Vec<Vec<WireEvent>> {
-    let mut connections = Vec::new();
-    for n in 1.. {
-        let Ok(text) = std::fs::read_to_string(record_path(run_dir, n)) else { break };
-        connections.push(text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect());
-    }
-    connections
+    let mut follower = RunFollower::default();
+    follower.update(run_dir);
+    follower.connections().map(<[WireEvent]>::to_vec).collect()
 }
 
 /// Follows a run directory's record files as they grow: each [`RunFollower::update`] reads

@@ -3,7 +3,7 @@
 //! handshake: the peers (the mock's bench scenario, bare hyper) keep no session.
 
 use clap::Parser;
-use mcp_bench::{print_rate, time_calls};
+use mcp_bench::{on_worker, print_rate, time_calls};
 use mcp_transports::client::create_transport;
 use mcp_transports::config::TransportKind;
 use mcp_transports::{Handlers, TransportConfig};
@@ -24,10 +24,8 @@ fn main() {
 }
 
 fn run(cli: &Cli) -> Result<f64, String> {
-    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     let (url, n) = (cli.url.clone(), cli.n);
-    // On a worker, as the harness runs each scenario (see stdio-roundtrips).
-    let run = runtime.spawn(async move {
+    on_worker(async move {
         let config = TransportConfig {
             kind: TransportKind::Http,
             url,
@@ -38,6 +36,5 @@ fn run(cli: &Cli) -> Result<f64, String> {
         let rate = time_calls(transport.as_ref(), n).await;
         transport.close().await;
         rate
-    });
-    runtime.block_on(run).map_err(|e| e.to_string())?
+    })
 }

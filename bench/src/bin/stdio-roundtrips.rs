@@ -5,7 +5,7 @@
 //! is a plain std client (write a line, read a line), the ceiling against `stdio-echo`.
 
 use clap::{Parser, ValueEnum};
-use mcp_bench::{print_rate, time_calls, tools_call};
+use mcp_bench::{on_worker, print_rate, time_calls, tools_call};
 use mcp_transports::client::{ClientOptions, create_transport, handshake};
 use mcp_transports::config::TransportKind;
 use mcp_transports::{Handlers, TransportConfig};
@@ -47,12 +47,9 @@ fn main() {
 }
 
 fn bundled(cli: &Cli) -> Result<f64, String> {
-    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     let (command, args) = cli.server.split_first().ok_or("no server command")?;
     let (command, args, handshake_first, n) = (command.clone(), args.to_vec(), cli.handshake, cli.n);
-    // On a worker, as the harness runs each scenario (runner.rs spawns them): a future
-    // under block_on lives on the main thread, so every wake-up would cross threads.
-    let run = runtime.spawn(async move {
+    on_worker(async move {
         let config = TransportConfig {
             kind: TransportKind::Stdio,
             command,
@@ -67,8 +64,7 @@ fn bundled(cli: &Cli) -> Result<f64, String> {
         let rate = time_calls(transport.as_ref(), n).await;
         transport.close().await;
         rate
-    });
-    runtime.block_on(run).map_err(|e| e.to_string())?
+    })
 }
 
 fn blocking(cli: &Cli) -> Result<f64, String> {

@@ -386,10 +386,7 @@ impl Shared {
         let me = Arc::downgrade(self);
         let watch = StreamWatch::new(move || {
             if let Some(me) = me.upgrade() {
-                me.record(
-                    conn,
-                    &WireEvent::StreamEnd { t_us: me.journal.now_us(), exchange, how: "client went away".into() },
-                );
+                me.record_end(conn, exchange, "client went away");
             }
         });
         lock(&self.open_streams).push((conn, exchange, Arc::downgrade(&watch)));
@@ -431,10 +428,7 @@ impl Shared {
         }
         let ended = stream.watch.end();
         if ended {
-            self.record(
-                conn,
-                &WireEvent::StreamEnd { t_us: self.journal.now_us(), exchange: stream.exchange, how: "clean".into() },
-            );
+            self.record_end(conn, stream.exchange, "clean");
         }
         let _ = stream.tx.send(Piece::Data(Bytes::from(bytes)));
         if ended {
@@ -456,12 +450,14 @@ impl Shared {
         let ended =
             if how == StreamEnd::Stall { !stream.watch.ended.load(Ordering::SeqCst) } else { stream.watch.end() };
         if ended {
-            self.record(
-                conn,
-                &WireEvent::StreamEnd { t_us: self.journal.now_us(), exchange: stream.exchange, how: name.into() },
-            );
+            self.record_end(conn, stream.exchange, name);
             let _ = stream.tx.send(Piece::End(how));
         }
+    }
+
+    /// Records that the stream of `exchange` ended, and how.
+    pub fn record_end(&self, conn: usize, exchange: u64, how: &str) {
+        self.record(conn, &WireEvent::StreamEnd { t_us: self.journal.now_us(), exchange, how: how.into() });
     }
 
     /// Waits (at most `grace`) until no stream is open. A client that closed its streams

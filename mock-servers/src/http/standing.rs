@@ -10,7 +10,6 @@ use super::shared::Shared;
 use crate::sync::lock;
 use http::Response;
 use mcp_scenario::script::StreamEnd;
-use mcp_scenario::wire::WireEvent;
 use std::sync::Arc;
 
 /// The standing `respond` answer for an unscripted request with `method`, if the
@@ -76,8 +75,7 @@ pub fn respond(
         Shape::EndedStream | Shape::Plain => {
             let response = shared.respond(n, exchange, answer.status, &answer.headers, answer.body.clone(), why);
             if answer.shape == Shape::EndedStream {
-                shared
-                    .record(n, &WireEvent::StreamEnd { t_us: shared.journal.now_us(), exchange, how: "clean".into() });
+                shared.record_end(n, exchange, "clean");
             }
             (response, None)
         }
