@@ -36,7 +36,8 @@ pub fn binary() -> Option<PathBuf> {
 }
 
 /// The generated `nginx.conf`: listens on 127.0.0.1:`port`, proxies to `upstreams` (one
-/// peer per entry, round-robin, never marked down), everything nginx writes under `dir`.
+/// peer per entry, POSTs round-robin, never marked down; other methods to the first), everything
+/// nginx writes under `dir`.
 pub fn config(settings: &Nginx, port: u16, upstreams: &[SocketAddr], dir: &Path, as_root: bool) -> String {
     let d = dir.display();
     let mut c = String::new();
@@ -56,9 +57,22 @@ pub fn config(settings: &Nginx, port: u16, upstreams: &[SocketAddr], dir: &Path,
     for u in upstreams {
         let _ = writeln!(c, "    server {u} max_fails=0;");
     }
-    let _ = writeln!(c, "  }}\n  server {{\n    listen 127.0.0.1:{port};");
+    let _ = writeln!(c, "  }}");
+    // Only POSTs take round-robin turns; GETs (the listener) and DELETEs (the session's end)
+    // always go to the first peer. A client may send those concurrently with its POSTs (MCP
+    // orders none of them), and that order must not decide which instance a POST reaches.
+    let pool = match upstreams.first() {
+        Some(first) if upstreams.len() > 1 => {
+            let _ = writeln!(c, "  upstream mcp_first {{\n    server {first} max_fails=0;\n  }}");
+            let _ =
+                writeln!(c, "  map $request_method $mcp_pool {{\n    POST mcp_upstream;\n    default mcp_first;\n  }}");
+            "$mcp_pool"
+        }
+        _ => "mcp_upstream",
+    };
+    let _ = writeln!(c, "  server {{\n    listen 127.0.0.1:{port};");
     let _ = writeln!(c, "    location / {{");
-    let _ = writeln!(c, "      proxy_pass http://mcp_upstream;");
+    let _ = writeln!(c, "      proxy_pass http://{pool};");
     let _ = writeln!(c, "      proxy_http_version 1.1;");
     let _ = writeln!(c, "      proxy_set_header Connection \"\";");
     let _ = writeln!(c, "      proxy_set_header Host $http_host;");
@@ -236,5 +250,21 @@ mod tests {
             assert!(c.contains(line), "{line} not in\n{c}");
         }
         assert!(!c.contains("user root"));
+    }
+
+    #[test]
+    fn only_posts_take_round_robin_turns() {
+        let settings: Nginx = serde_json::from_value(serde_json::json!({})).expect("settings");
+        let (a, b) = (SocketAddr::from(([127, 0, 0, 1], 9)), SocketAddr::from(([127, 0, 0, 1], 10)));
+        let two = config(&settings, 8, &[a, b], Path::new("/run/x"), false);
+        for line in [
+            "upstream mcp_first {\n    server 127.0.0.1:9 max_fails=0;\n  }",
+            "POST mcp_upstream;\n    default mcp_first;",
+            "proxy_pass http://$mcp_pool;",
+        ] {
+            assert!(two.contains(line), "{line} not in\n{two}");
+        }
+        let one = config(&settings, 8, &[a], Path::new("/run/x"), false);
+        assert!(one.contains("proxy_pass http://mcp_upstream;") && !one.contains("mcp_first"), "{one}");
     }
 }

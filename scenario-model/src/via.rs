@@ -55,7 +55,10 @@ pub struct Nginx {
     pub retry_post: bool,
     /// A second mock instance behind the same upstream group, running this script (it
     /// shares nothing with the first: sessions one issued are unknown to the other). nginx
-    /// balances requests round-robin between the two, without sticky sessions. Its records
+    /// balances POSTs round-robin between the two, without sticky sessions; GETs (the
+    /// listener) and DELETEs always go to the first and take no turn, so a client sending them
+    /// concurrently with its POSTs (MCP orders none of them) cannot change which instance a
+    /// POST reaches. Its records
     /// follow the first mock's connections in the transcript, headed `(upstream 2)`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub second_upstream: Option<Vec<ServerStep>>,
