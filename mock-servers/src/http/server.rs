@@ -63,6 +63,29 @@ pub async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     }
 }
 
+/// A request whose body never ended: the client closed the connection mid-body (a send it
+/// cancelled). No message arrived, so none is recorded as one, routed or judged; a note
+/// keeps the attempt in the transcript. The answer goes unrecorded: nobody is there to read it.
+fn cut_off(
+    shared: &Arc<Shared>,
+    exchange: u64,
+    parts: &http::request::Parts,
+    e: &dyn std::fmt::Display,
+) -> Response<MockBody> {
+    let n = shared.latest().index;
+    shared.note(
+        n,
+        format!(
+            "#{exchange} {} {}: the client closed the connection before the body ended ({e}); not read as a message",
+            parts.method,
+            parts.uri.path()
+        ),
+    );
+    let mut r = Response::new(MockBody::empty());
+    *r.status_mut() = http::StatusCode::BAD_REQUEST;
+    r
+}
+
 /// A parsed request, ready to record and route.
 struct Incoming_ {
     exchange: u64,
@@ -80,7 +103,8 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
     let (parts, body) = req.into_parts();
     let (body, too_big) = match Limited::new(body, MAX_REQUEST_BYTES).collect().await {
         Ok(c) => (c.to_bytes(), false),
-        Err(e) => (Bytes::new(), e.downcast_ref::<http_body_util::LengthLimitError>().is_some()),
+        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => (Bytes::new(), true),
+        Err(e) => return cut_off(&shared, exchange, &parts, &e),
     };
     let read = super::request::read(&parts, &body, |credential| shared.redact_credential(credential));
     let super::request::ReadRequest { headers, authorization, session, json, path } = read;

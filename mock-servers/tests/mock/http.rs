@@ -2,14 +2,15 @@
 //! with reqwest for ordinary exchanges and raw TCP for the faults, stopped through their
 //! [`mcp_mock::Shutdown`], their record read back.
 
-use crate::support::{BOUND, Http, head, init, post, raw_post, raw_send, read_until, request};
+use crate::support::{BOUND, Http, bounded, head, init, post, raw_post, raw_send, read_until, request};
 use mcp_mock::ExitReason;
 use mcp_mock::http::Flavour;
 use mcp_scenario::WireEvent;
 use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 use std::time::Duration;
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 #[tokio::test]
 async fn json_reply_sessions_and_defaults() {
@@ -452,4 +453,33 @@ async fn a_repeated_respond_answers_every_later_request_with_its_method() {
         })
         .collect();
     assert_eq!(whys, ["respond", "respond (repeat)", "respond (repeat)"]);
+}
+
+#[tokio::test]
+async fn a_body_the_client_cut_off_is_a_note_not_a_message() {
+    let mock = Http::streamable("  - op: expect\n    method: tools/list\n  - op: reply\n    result: {}\n").await;
+    let mut s = TcpStream::connect(&mock.addr).await.expect("connect");
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n",
+        mock.addr
+    );
+    s.write_all(format!("{head}{{\"jsonrpc\"").as_bytes()).await.expect("write");
+    s.shutdown().await.expect("half-close");
+    // The mock closes the connection only once the handler is done with the request.
+    let mut got = Vec::new();
+    let _ = bounded("the connection closes", s.read_to_end(&mut got)).await;
+    let run = mock.stop().await;
+    let events = &run[0];
+    let note = events.iter().find_map(|e| match e {
+        WireEvent::Note { text, .. } => Some(text.as_str()),
+        _ => None,
+    });
+    assert!(
+        note.is_some_and(|t| t.contains("#1 POST /mcp: the client closed the connection before the body ended")),
+        "{events:#?}"
+    );
+    assert!(
+        !events.iter().any(|e| matches!(e, WireEvent::HttpRequest { .. } | WireEvent::HttpResponse { .. })),
+        "{events:#?}"
+    );
 }

@@ -39,7 +39,7 @@ fn scenario(text: &str) -> mcp_scenario::Scenario {
     mcp_mock::load::parse(Path::new("s.yaml"), text).unwrap_or_else(|e| panic!("{e}"))
 }
 
-async fn bounded<T>(what: &str, f: impl Future<Output = T>) -> T {
+pub async fn bounded<T>(what: &str, f: impl Future<Output = T>) -> T {
     tokio::time::timeout(BOUND, f).await.unwrap_or_else(|_| panic!("{what} in time"))
 }
 
