@@ -42,6 +42,12 @@ const START_LIMIT: Duration = Duration::from_secs(30);
 /// Characters of an offending line quoted in a framing error.
 const QUOTED: usize = 200;
 
+/// How long what a driver started for a run (its mock), still alive when it says `done`, may
+/// take to end by itself before the record is read (see [`settle_group`]).
+const MOCK_SETTLE: Duration = Duration::from_secs(1);
+/// How often [`settle_group`] looks: the mock is not our child, so there is no exit to await.
+const SETTLE_POLL: Duration = Duration::from_millis(5);
+
 /// An external client program serving many plans (`cmd+persistent:<command line>`).
 #[derive(Debug)]
 pub struct Persistent {
@@ -431,6 +437,7 @@ impl Persistent {
                 // Whoever is left in the group beside the driver is the run's leftover, as for a
                 // one-shot driver that exited; a driver that leaves anything but its mock is
                 // not trusted with another plan.
+                settle_group(driver.pgid, MOCK_SETTLE.min(until.saturating_duration_since(Deadline::now()))).await;
                 let mocks: Vec<u32> = Transcript::new(mcp_mock::record::read_run(run_dir)).mock_pids().collect();
                 let leftovers: Vec<Leftover> =
                     process_group::members(driver.pgid).into_iter().filter(|l| l.pid != driver.pgid).collect();
@@ -485,5 +492,18 @@ mod tests {
         assert_eq!(frame(br#"{"done":"x"}"#), Frame::Other);
         assert_eq!(frame(br#"{"persistent":2}"#), Frame::Other);
         assert_eq!(frame(b"not json"), Frame::Other);
+    }
+}
+
+/// Waits (at most `bound`) until nothing but the driver is left in its group. A driver whose
+/// SDK closed the mock's stdin without waiting for it to exit says `done` while the mock may
+/// still be reading the client's last lines, or not have recorded its start yet (seen under
+/// `make soak`: a `notifications/cancelled` written just before the close went unrecorded,
+/// and the run passed a check it fails). A process that does not end by itself costs this
+/// bound once, and is then the run's leftover.
+async fn settle_group(pgid: u32, bound: Duration) {
+    let since = Instant::now();
+    while process_group::members(pgid).iter().any(|l| l.pid != pgid) && since.elapsed() < bound {
+        tokio::time::sleep(SETTLE_POLL).await;
     }
 }

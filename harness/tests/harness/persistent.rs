@@ -15,9 +15,11 @@ use std::time::{Duration, Instant};
 const DEADLINE_MS: u64 = 500;
 
 /// The fake persistent driver. Its behaviour comes from the scenario's name: `crash` exits 3
-/// after step 1, `hang` stops after step 1, `chatty` writes a line after its `done`.
+/// after step 1, `hang` stops after step 1, `chatty` writes a line after its `done`,
+/// `unwaited` (stdio) spawns the mock stopped, writes a request, closes the mock's stdin and
+/// says `done` without waiting for it (the mock resumes 300 ms later: a loaded machine).
 const FAKE_DRIVER: &str = r#"
-import json, os, sys, time
+import json, os, signal, subprocess, sys, threading, time
 def emit(o):
     sys.stdout.write(json.dumps(o) + "\n"); sys.stdout.flush()
 if os.environ.get("MCP_HARNESS_PERSISTENT") != "1":
@@ -32,6 +34,13 @@ for line in sys.stdin:
     served += 1
     name = job["env"]["MCP_CONFORMANCE_SCENARIO"]
     plan = json.load(open(job["env"]["MCP_HARNESS_PLAN_FILE"]))
+    if "unwaited" in name:
+        mock = subprocess.Popen(json.loads(job["env"]["MCP_HARNESS_SERVER_COMMAND"]), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+        os.kill(mock.pid, signal.SIGSTOP)
+        mock.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n'); mock.stdin.close()
+        def resume(m=mock):
+            time.sleep(0.3); os.kill(m.pid, signal.SIGCONT); m.wait()
+        threading.Thread(target=resume, daemon=True).start()
     for i in range(len(plan)):
         emit({"step": i + 1, "ok": True, "result": {"pid": os.getpid(), "served": served}})
         if i == 0 and "crash" in name:
@@ -158,6 +167,21 @@ async fn a_driver_that_writes_after_done_is_not_reused() {
     let (first, _) = served_by(&chatty, 2);
     let after = next_run_has_a_fresh_driver(&fake, first).await;
     assert!(after.client.as_ref().is_some_and(|c| c.other_stdout.is_empty()), "{:?}", after.client);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mock_still_reading_at_done_is_waited_for_before_the_record_is_read() {
+    let fake = Fake::new("");
+    let path = fake.dir.path().join("unwaited.yaml");
+    let yaml = format!(
+        "name: unwaited\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\ndeadline_ms: 3000\nclient:\n  - op: connect\n    handshake: false\nserver:\n  - op: expect\n    method: tools/list\n  - op: reply\n    result: {{}}\n"
+    );
+    std::fs::write(&path, yaml).expect("write scenario");
+    let scenario = mcp_harness::load(&path).expect("loads");
+    let job = runner::jobs(vec![(path, scenario)], &fake.config.target).remove(0);
+    let r = runner::run_one(&job, &fake.config).await;
+    assert_eq!(r.status, Status::Passed, "the request the mock read after `done` is in the record: {:?}", r.failures);
+    fake.config.target.finish();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
