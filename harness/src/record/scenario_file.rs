@@ -731,7 +731,7 @@ impl Plan {
             self.steps.push(PlanStep::Close);
         }
         // No initialize at all (2026-07-28): connecting put nothing on the wire and succeeded.
-        let init_ok = f.reqs.iter().find(|r| r.method == "initialize").map_or(true, |r| r.answered == Some(true));
+        let init_ok = f.reqs.iter().find(|r| r.method == "initialize").is_none_or(|r| r.answered == Some(true));
         self.outcomes.push((1, init_ok));
         for (n, s) in self.steps.iter().enumerate() {
             match s {

@@ -480,6 +480,19 @@ impl Persistent {
     }
 }
 
+/// Waits (at most `bound`) until nothing but the driver is left in its group. A driver whose
+/// SDK closed the mock's stdin without waiting for it to exit says `done` while the mock may
+/// still be reading the client's last lines, or not have recorded its start yet (seen under
+/// `make soak`: a `notifications/cancelled` written just before the close went unrecorded,
+/// and the run passed a check it fails). A process that does not end by itself costs this
+/// bound once, and is then the run's leftover.
+async fn settle_group(pgid: u32, bound: Duration) {
+    let since = Instant::now();
+    while process_group::members(pgid).iter().any(|l| l.pid != pgid) && since.elapsed() < bound {
+        tokio::time::sleep(SETTLE_POLL).await;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -492,18 +505,5 @@ mod tests {
         assert_eq!(frame(br#"{"done":"x"}"#), Frame::Other);
         assert_eq!(frame(br#"{"persistent":2}"#), Frame::Other);
         assert_eq!(frame(b"not json"), Frame::Other);
-    }
-}
-
-/// Waits (at most `bound`) until nothing but the driver is left in its group. A driver whose
-/// SDK closed the mock's stdin without waiting for it to exit says `done` while the mock may
-/// still be reading the client's last lines, or not have recorded its start yet (seen under
-/// `make soak`: a `notifications/cancelled` written just before the close went unrecorded,
-/// and the run passed a check it fails). A process that does not end by itself costs this
-/// bound once, and is then the run's leftover.
-async fn settle_group(pgid: u32, bound: Duration) {
-    let since = Instant::now();
-    while process_group::members(pgid).iter().any(|l| l.pid != pgid) && since.elapsed() < bound {
-        tokio::time::sleep(SETTLE_POLL).await;
     }
 }

@@ -173,9 +173,7 @@ async fn a_driver_that_writes_after_done_is_not_reused() {
 async fn a_mock_still_reading_at_done_is_waited_for_before_the_record_is_read() {
     let fake = Fake::new("");
     let path = fake.dir.path().join("unwaited.yaml");
-    let yaml = format!(
-        "name: unwaited\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\ndeadline_ms: 3000\nclient:\n  - op: connect\n    handshake: false\nserver:\n  - op: expect\n    method: tools/list\n  - op: reply\n    result: {{}}\n"
-    );
+    let yaml = "name: unwaited\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\ndeadline_ms: 3000\nclient:\n  - op: connect\n    handshake: false\nserver:\n  - op: expect\n    method: tools/list\n  - op: reply\n    result: {}\n";
     std::fs::write(&path, yaml).expect("write scenario");
     let scenario = mcp_harness::load(&path).expect("loads");
     let job = runner::jobs(vec![(path, scenario)], &fake.config.target).remove(0);
