@@ -437,10 +437,9 @@ impl Persistent {
                 // Whoever is left in the group beside the driver is the run's leftover, as for a
                 // one-shot driver that exited; a driver that leaves anything but its mock is
                 // not trusted with another plan.
-                settle_group(driver.pgid, MOCK_SETTLE.min(until.saturating_duration_since(Deadline::now()))).await;
+                let leftovers =
+                    settle_group(driver.pgid, MOCK_SETTLE.min(until.saturating_duration_since(Deadline::now()))).await;
                 let mocks: Vec<u32> = Transcript::new(mcp_mock::record::read_run(run_dir)).mock_pids().collect();
-                let leftovers: Vec<Leftover> =
-                    process_group::members(driver.pgid).into_iter().filter(|l| l.pid != driver.pgid).collect();
                 if leftovers.iter().all(|l| mocks.contains(&l.pid)) {
                     lock(&self.idle).push(driver);
                 }
@@ -485,10 +484,14 @@ impl Persistent {
 /// still be reading the client's last lines, or not have recorded its start yet (seen under
 /// `make soak`: a `notifications/cancelled` written just before the close went unrecorded,
 /// and the run passed a check it fails). A process that does not end by itself costs this
-/// bound once, and is then the run's leftover.
-async fn settle_group(pgid: u32, bound: Duration) {
+/// bound once. Returns what is still left beside the driver: the run's leftovers.
+async fn settle_group(pgid: u32, bound: Duration) -> Vec<Leftover> {
     let since = Instant::now();
-    while process_group::members(pgid).iter().any(|l| l.pid != pgid) && since.elapsed() < bound {
+    loop {
+        let left: Vec<Leftover> = process_group::members(pgid).into_iter().filter(|l| l.pid != pgid).collect();
+        if left.is_empty() || since.elapsed() >= bound {
+            return left;
+        }
         tokio::time::sleep(SETTLE_POLL).await;
     }
 }
