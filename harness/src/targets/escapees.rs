@@ -108,12 +108,21 @@ mod tests {
     fn finds_a_process_outside_the_group_by_its_environment_or_a_held_pipe_and_kills_it() {
         let dir = tempfile::tempdir().expect("tempdir");
         // By environment: its own group (as after setsid), the run directory in its env.
-        let mut by_env = std::process::Command::new("sleep")
-            .arg("30")
+        // `spawn` can return while the child is still inside `execve`, where its
+        // `/proc/<pid>/environ` reads empty: so the child says `ready` once it runs, and then
+        // waits on its stdin without exec'ing anything else.
+        let mut by_env = std::process::Command::new("sh")
+            .args(["-c", "echo ready; read _"])
             .env("MCP_HARNESS_RUN_DIR", dir.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
             .process_group(0)
             .spawn()
-            .expect("spawn sleep");
+            .expect("spawn sh");
+        let mut ready = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(by_env.stdout.as_mut().expect("piped")), &mut ready)
+            .expect("read ready");
+        assert_eq!(ready, "ready\n");
         // By pipe: no marker, but it holds the write end of a pipe we read.
         let mut by_pipe = std::process::Command::new("sleep")
             .arg("31")
