@@ -517,8 +517,7 @@ async fn run_program(command_line: &str, run: ClientRun<'_>) -> ClientOutcome {
     // Whatever is still alive with a trace of this run is outside the group (the kill above
     // reached everyone inside): a pipe still held after the group died means a holder is
     // out there, worth reading every process's open files for.
-    let escaped = traces.find(pgid, !drained);
-    escapees::kill(&escaped);
+    let escaped = traces.sweep(pgid, !drained).await;
     // Stop reading (dropping the read ends, so a writer that survived even that gets EPIPE
     // rather than blocking forever).
     for a in aborts {

@@ -31,11 +31,12 @@ fn failure<'a>(result: &'a RunResult, check: &str) -> &'a str {
     result.failures.iter().find(|f| f.check.contains(check)).map(|f| f.message.as_str()).unwrap_or_default()
 }
 
-/// Starts `sh -c '<inner>'` in a session of its own with `redirect`, and waits (on a fifo,
-/// no sleep) until it has left the client's group, so the client's exit cannot race it.
+/// Starts `sh -c '<inner> & …; wait'` in a session of its own with `redirect`, and waits (on
+/// a fifo, no sleep) until it has left the client's group and forked `<inner>`: two
+/// processes outside the group when the client exits, whatever the scheduler does next.
 fn escape(inner: &str, redirect: &str) -> String {
     format!(
-        "f=\"$(dirname \"$0\")/ready\"; mkfifo \"$f\"\nsetsid sh -c 'echo > \"$1\"; {inner}; :' \"$0\" \"$f\" {redirect} &\nread _ < \"$f\""
+        "f=\"$(dirname \"$0\")/ready\"; mkfifo \"$f\"\nsetsid sh -c '{inner} & echo > \"$1\"; wait' \"$0\" \"$f\" {redirect} &\nread _ < \"$f\""
     )
 }
 
@@ -81,7 +82,7 @@ async fn a_process_that_left_the_group_is_reported_and_killed_however_it_hides()
         let left = failure(&result, "client process ends cleanly");
         assert!(
             left.starts_with("client exited 0 but left 2 process(es) running outside its process group")
-                // The escapee may still be the `sh` about to start `sleep` when it is found.
+                // The forked escapee may not have exec'd `sleep` yet when it is found.
                 && left.contains("sleep 72")
                 && left.contains(&format!("` ({how})"))
                 && left.ends_with("a client ends what it started before it exits"),
