@@ -1,7 +1,7 @@
 //! JSON-RPC 2.0 message shapes and the classification of inbound values (SPEC §2 dispatch).
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::fmt;
 
 /// A request id. `1` and `"1"` are different ids (SPEC §2).
@@ -136,38 +136,49 @@ pub enum Malformed {
 impl Inbound {
     /// Classifies one parsed JSON value. Never panics; anything odd is [`Inbound::Invalid`].
     pub fn classify(v: &Value) -> Inbound {
-        let Some(obj) = v.as_object() else {
-            return Inbound::Invalid(match v {
-                Value::Array(_) => Malformed::Batch,
-                _ => Malformed::NotAnObject,
-            });
+        Self::from_value(v.clone())
+    }
+
+    /// [`Self::classify`], taking the value: the result, params and method move into the
+    /// message instead of being copied (every reply a transport routes goes this way).
+    pub fn from_value(v: Value) -> Inbound {
+        let mut obj = match v {
+            Value::Object(obj) => obj,
+            Value::Array(_) => return Inbound::Invalid(Malformed::Batch),
+            _ => return Inbound::Invalid(Malformed::NotAnObject),
         };
         if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
             return Inbound::Invalid(Malformed::WrongVersion);
         }
-        let params = |o: &Map<String, Value>| o.get("params").cloned().unwrap_or_else(|| json!({}));
         let id = obj.get("id");
         if let Some(method) = obj.get("method") {
             let Some(method) = method.as_str() else {
                 return Inbound::Invalid(Malformed::MethodNotString);
             };
-            return match id {
-                None => Inbound::Notification { method: method.into(), params: params(obj) },
-                Some(Value::Null) => Inbound::Invalid(Malformed::NullRequestId),
+            let method = method.to_string();
+            let id = match id {
+                None => None,
+                Some(Value::Null) => return Inbound::Invalid(Malformed::NullRequestId),
                 Some(raw) => match RequestId::from_value(raw) {
-                    Some(id) => Inbound::Request { id, method: method.into(), params: params(obj) },
-                    None => Inbound::Invalid(Malformed::BadRequestId),
+                    Some(id) => Some(id),
+                    None => return Inbound::Invalid(Malformed::BadRequestId),
                 },
             };
+            let params = obj.remove("params").unwrap_or_else(|| json!({}));
+            return match id {
+                None => Inbound::Notification { method, params },
+                Some(id) => Inbound::Request { id, method, params },
+            };
         }
-        match (obj.get("result"), obj.get("error")) {
+        let id = id.and_then(RequestId::from_value);
+        match (obj.remove("result"), obj.remove("error")) {
             (Some(_), Some(_)) => Inbound::Invalid(Malformed::ResultAndError),
-            (Some(result), None) => match id.and_then(RequestId::from_value) {
-                Some(id) => Inbound::Response { id, result: result.clone() },
+            (Some(result), None) => match id {
+                Some(id) => Inbound::Response { id, result },
                 None => Inbound::Invalid(Malformed::NoUsableId),
             },
-            (None, Some(err)) => match serde_json::from_value::<RpcError>(err.clone()) {
-                Ok(error) => Inbound::ErrorResponse { id: id.and_then(RequestId::from_value), error },
+            (None, Some(err)) => match serde_json::from_value::<RpcError>(err) {
+                Ok(error) => Inbound::ErrorResponse { id, error },
                 Err(_) => Inbound::Invalid(Malformed::BadErrorObject),
             },
             (None, None) => Inbound::Invalid(Malformed::Empty),
@@ -175,9 +186,23 @@ impl Inbound {
     }
 }
 
-/// Builds a request object. `params` defaults to `{}` (SPEC §2: every message carries params).
-pub fn request(id: &RequestId, method: &str, params: Option<Value>) -> Value {
-    json!({"jsonrpc": "2.0", "id": id.to_value(), "method": method, "params": params.unwrap_or_else(|| json!({}))})
+/// A request's JSON text (one line: serde_json escapes control characters). `params`
+/// defaults to `{}` (SPEC §2: every message carries params). Written straight from its
+/// parts, never built as a [`Value`] first: every request a client sends comes through here.
+pub fn request(id: &RequestId, method: &str, params: Option<&Value>) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Request<'a> {
+        jsonrpc: &'static str,
+        id: &'a RequestId,
+        method: &'a str,
+        params: &'a Value,
+    }
+    let empty = Value::Object(serde_json::Map::new());
+    let request = Request { jsonrpc: "2.0", id, method, params: params.unwrap_or(&empty) };
+    let mut text = Vec::with_capacity(128);
+    // Writing into a Vec cannot fail, and every part serialises (ids, strings, Values).
+    let _ = serde_json::to_writer(&mut text, &request);
+    text
 }
 
 /// Builds a notification object with `params` defaulting to `{}`.
@@ -201,6 +226,20 @@ pub fn response(id: &RequestId, outcome: Result<Value, RpcError>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_is_written_in_member_order_with_params_defaulting_to_an_object() {
+        let text = |id, params| String::from_utf8(request(&id, "tools/call", params)).expect("utf8");
+        let params = json!({"b": 1, "a": "x\ny"});
+        assert_eq!(
+            text(RequestId::Number(7), Some(&params)),
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"b":1,"a":"x\ny"}}"#
+        );
+        assert_eq!(
+            text(RequestId::String("7".into()), None),
+            r#"{"jsonrpc":"2.0","id":"7","method":"tools/call","params":{}}"#
+        );
+    }
 
     #[test]
     fn string_and_number_ids_differ() {

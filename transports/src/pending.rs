@@ -142,8 +142,8 @@ impl Correlator {
     }
 
     /// Routes one parsed inbound value by SPEC §2's rules. Never panics, never closes.
-    pub fn route(&self, value: &Value) -> Routed {
-        match Inbound::classify(value) {
+    pub fn route(&self, value: Value) -> Routed {
+        match Inbound::from_value(value) {
             Inbound::Response { id, result } => self.settle(id, Ok(result)),
             Inbound::ErrorResponse { id: Some(id), error } => self.settle(id, Err(TransportError::Rpc(error))),
             Inbound::ErrorResponse { id: None, error } => {
@@ -291,7 +291,14 @@ pub async fn wait_reply(
     timeout: Option<Duration>,
     options: &RequestOptions,
 ) -> Result<Reply, GaveUp> {
-    let cancel = options.cancel.clone().unwrap_or_default();
+    // No token, no cancellation: nothing to allocate per request.
+    let cancelled = async {
+        match &options.cancel {
+            Some(token) => token.cancelled().await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(cancelled);
     let started = tokio::time::Instant::now();
     let total = options.max_total_timeout_ms.map(|ms| (ms, started + Duration::from_millis(ms)));
     let watch = ProgressWatch {
@@ -328,7 +335,7 @@ pub async fn wait_reply(
         tokio::select! {
             biased;
             reply = &mut rx => return Ok(reply.unwrap_or(Err(TransportError::Closed { reason: None }))),
-            _ = cancel.cancelled() => {
+            _ = &mut cancelled => {
                 correlator.forget(id, true);
                 return Err(GaveUp::Cancelled);
             }
@@ -373,20 +380,20 @@ mod tests {
         let c = Correlator::new(Handlers::default(), false);
         let id = c.next_id();
         let rx = c.register(id.clone());
-        assert_eq!(c.route(&json!({"jsonrpc":"2.0","id":"1","result":{}})), Routed::Dropped);
-        assert_eq!(c.route(&json!({"jsonrpc":"2.0","id":1,"result":{"ok":true}})), Routed::Settled);
+        assert_eq!(c.route(json!({"jsonrpc":"2.0","id":"1","result":{}})), Routed::Dropped);
+        assert_eq!(c.route(json!({"jsonrpc":"2.0","id":1,"result":{"ok":true}})), Routed::Settled);
         assert_eq!(rx.await.expect("sent").expect("ok"), json!({"ok": true}));
         let id2 = c.next_id();
         let _rx2 = c.register(id2.clone());
         c.forget(&id2, true);
-        assert_eq!(c.route(&json!({"jsonrpc":"2.0","id":2,"result":{}})), Routed::Dropped);
+        assert_eq!(c.route(json!({"jsonrpc":"2.0","id":2,"result":{}})), Routed::Dropped);
         let d = c.diagnostics();
         assert_eq!((d.late_responses, d.unknown_responses), (1, 1));
     }
 
     fn progress(c: &Correlator, token: i64) {
         c.route(
-            &json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":token,"progress":1}}),
+            json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":token,"progress":1}}),
         );
     }
 

@@ -1,11 +1,15 @@
 //! Newline-delimited JSON-RPC over a child process (SPEC §3).
 //!
-//! Four tasks serve one child: a *writer* that owns stdin and writes whole lines one at a
+//! Four tasks serve one child: a *writer* that writes queued lines to stdin whole, one at a
 //! time (so a caller that gives up never leaves half a line on the wire), a *reader* that
 //! frames stdout into lines without ever buffering more than the size cap, a *stderr
 //! capture* into a bounded ring, and a *reaper* that owns the [`Child`] and notices its
 //! exit. Only [`StdioTransport::close`] (or dropping the transport unclosed) signals the
 //! process group; the transport never restarts its child and never outlives it.
+//!
+//! A line sent while nothing is queued is written by its caller at once, without waiting
+//! (the [`Lane`]'s fast path): a sequential client then pays no hand-off to the writer per
+//! message. Whatever the pipe does not take at once goes to the writer, in order.
 
 use crate::config::TransportConfig;
 use crate::error::TransportError;
@@ -21,7 +25,7 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{OnceCell, mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
@@ -56,7 +60,6 @@ impl Default for CloseGrace {
 /// A JSON Lines transport over a spawned child in its own process group (SPEC §3).
 pub struct StdioTransport {
     shared: Arc<Shared>,
-    outbox: mpsc::UnboundedSender<Outgoing>,
     stderr: Arc<Mutex<VecDeque<u8>>>,
     timeout: Option<Duration>,
     pid: u32,
@@ -71,6 +74,8 @@ struct Shared {
     connected: AtomicBool,
     /// Stops the writer (closing stdin) and the reader.
     stop: CancellationToken,
+    /// The way to stdin.
+    lane: Lane,
 }
 
 impl Shared {
@@ -147,31 +152,25 @@ impl StdioTransport {
             return Err(SpawnError::NoPipes.for_command(config));
         };
 
+        let (outbox, inbox) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             correlator: Correlator::new(handlers, config.string_ids),
             connected: AtomicBool::new(true),
             stop: CancellationToken::new(),
+            lane: Lane { pipe: Mutex::new(Pipe { stdin: Some(stdin), queued: 0 }), outbox },
         });
-        let (outbox, inbox) = mpsc::unbounded_channel();
         let (exited_tx, exited) = watch::channel(false);
         let reader_done = CancellationToken::new();
         let reaped = CancellationToken::new();
         let ring = Arc::new(Mutex::new(VecDeque::new()));
 
-        tokio::spawn(write_loop(stdin, inbox, shared.clone()));
-        tokio::spawn(read_loop(
-            stdout,
-            shared.clone(),
-            outbox.clone(),
-            config.max_message_bytes(),
-            reader_done.clone(),
-        ));
+        tokio::spawn(write_loop(inbox, shared.clone()));
+        tokio::spawn(read_loop(stdout, shared.clone(), config.max_message_bytes(), reader_done.clone()));
         tokio::spawn(capture_stderr(stderr, ring.clone(), reaped.clone()));
         tokio::spawn(reap(child, exited_tx, shared.clone(), reader_done, reaped));
 
         Ok(Arc::new(StdioTransport {
             shared,
-            outbox,
             stderr: ring,
             timeout: config.timeout(),
             pid,
@@ -187,9 +186,9 @@ impl StdioTransport {
         (!*self.exited.borrow()).then_some(self.pid)
     }
 
-    /// Queues one message for the writer; fails only when the writer has stopped.
+    /// Sends one message (see [`Lane::send`]); fails only when the writer has stopped.
     fn enqueue(&self, value: &Value, done: Done) -> Result<Arc<AtomicU8>, TransportError> {
-        enqueue(&self.outbox, value, done).ok_or(TransportError::NotConnected)
+        enqueue(&self.shared, value, done).ok_or(TransportError::NotConnected)
     }
 
     /// Tells the server we gave up on `id` (SPEC §2); fire and forget, so a server that
@@ -243,13 +242,15 @@ impl Transport for StdioTransport {
         }
         let correlator = &self.shared.correlator;
         let (id, rx) = correlator.open_request()?;
-        let state = match self.enqueue(&message::request(&id, method, params), Done::Request(id.clone())) {
-            Ok(state) => state,
-            Err(e) => {
-                correlator.forget(&id, false);
-                return Err(e);
-            }
-        };
+        let line = message::request(&id, method, params.as_ref());
+        let state =
+            match enqueue_line(&self.shared, line, Done::Request(id.clone())).ok_or(TransportError::NotConnected) {
+                Ok(state) => state,
+                Err(e) => {
+                    correlator.forget(&id, false);
+                    return Err(e);
+                }
+            };
         // The clock covers the write too: a server that stops reading still times out.
         let timeout = pending::effective_timeout(self.timeout, &options);
         match pending::wait_reply(correlator, &id, rx, timeout, &options).await {
@@ -337,18 +338,106 @@ fn spawn_hint(e: &std::io::Error) -> &'static str {
     }
 }
 
-fn enqueue(outbox: &mpsc::UnboundedSender<Outgoing>, value: &Value, done: Done) -> Option<Arc<AtomicU8>> {
+fn enqueue(shared: &Shared, value: &Value, done: Done) -> Option<Arc<AtomicU8>> {
     // serde_json escapes control characters, so the line has no embedded newline.
-    let mut line = value.to_string().into_bytes();
-    line.push(b'\n');
-    let state = Arc::new(AtomicU8::new(QUEUED));
-    outbox.send(Outgoing { line, state: state.clone(), done }).ok()?;
-    Some(state)
+    enqueue_line(shared, value.to_string().into_bytes(), done)
 }
 
-/// Owns stdin: one whole line at a time, in queue order. Ends (closing stdin) on stop,
-/// after writing whatever is queued and writable without blocking.
-async fn write_loop(mut stdin: ChildStdin, mut inbox: mpsc::UnboundedReceiver<Outgoing>, shared: Arc<Shared>) {
+/// Sends one message's JSON text as a line (see [`Lane::send`]).
+fn enqueue_line(shared: &Shared, mut line: Vec<u8>, done: Done) -> Option<Arc<AtomicU8>> {
+    line.push(b'\n');
+    shared.lane.send(shared, line, done)
+}
+
+/// The way to the child's stdin, shared by the callers and the writer task. Lines go out
+/// whole and in the order they were sent: a caller writes its line itself only when nothing
+/// is queued and the pipe takes bytes at once; otherwise the line (or what the pipe did not
+/// take) is queued for the writer, which alone waits on the pipe.
+struct Lane {
+    pipe: Mutex<Pipe>,
+    outbox: mpsc::UnboundedSender<Outgoing>,
+}
+
+/// The pipe and what is queued for it.
+struct Pipe {
+    /// stdin, while no write is waiting on it; the writer takes it for each queued line, and
+    /// drops it (closing the pipe) when it stops.
+    stdin: Option<ChildStdin>,
+    /// Lines queued for the writer and not yet done with.
+    queued: usize,
+}
+
+impl Lane {
+    /// Sends `line`: written now when nothing is queued and the pipe takes it at once, else
+    /// (or for the rest the pipe did not take) queued for the writer. `None` once the writer
+    /// has stopped.
+    fn send(&self, shared: &Shared, line: Vec<u8>, done: Done) -> Option<Arc<AtomicU8>> {
+        let mut pipe = lock(&self.pipe);
+        let (line, state) = match (pipe.queued, pipe.stdin.as_mut()) {
+            (0, Some(stdin)) if !shared.stop.is_cancelled() => {
+                let state = Arc::new(AtomicU8::new(WRITING));
+                // One poll, never a wait: `Pending` (a full pipe, a pipe the runtime has not
+                // seen writable yet, or the task's budget spent) leaves the whole line to the
+                // writer, whose own poll then registers its waker. The no-op waker this poll
+                // leaves behind displaces nobody's: with nothing queued the writer is not
+                // waiting on the pipe (it holds stdin while it is).
+                let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                match std::pin::Pin::new(stdin).poll_write(&mut cx, &line) {
+                    std::task::Poll::Ready(Ok(n)) if n == line.len() => {
+                        drop(pipe);
+                        settle(shared, done, Ok(()));
+                        return Some(state);
+                    }
+                    // Begun: the rest is the writer's, and can no longer be abandoned.
+                    std::task::Poll::Ready(Ok(n)) => (line[n..].to_vec(), state),
+                    std::task::Poll::Ready(Err(e)) => {
+                        drop(pipe);
+                        settle(shared, done, Err(TransportError::Write { message: e.to_string() }));
+                        return Some(state);
+                    }
+                    std::task::Poll::Pending => (line, Arc::new(AtomicU8::new(QUEUED))),
+                }
+            }
+            _ => (line, Arc::new(AtomicU8::new(QUEUED))),
+        };
+        self.outbox.send(Outgoing { line, state: state.clone(), done }).ok()?;
+        pipe.queued += 1;
+        Some(state)
+    }
+
+    /// The writer takes stdin for one queued line.
+    fn take(&self) -> Option<ChildStdin> {
+        lock(&self.pipe).stdin.take()
+    }
+
+    /// The writer is done with one queued line, and gives stdin back (`None`: it stopped).
+    fn done(&self, stdin: Option<ChildStdin>) {
+        let mut pipe = lock(&self.pipe);
+        pipe.queued = pipe.queued.saturating_sub(1);
+        pipe.stdin = stdin;
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Tells whoever waits on a line how its write went.
+fn settle(shared: &Shared, done: Done, result: Result<(), TransportError>) {
+    match (done, result) {
+        (Done::Request(id), Err(err)) => shared.correlator.fail(&id, err),
+        (Done::Ack(tx), result) => {
+            let _ = tx.send(result);
+        }
+        (Done::Report, Err(err)) => shared.correlator.report(&err),
+        (Done::Request(_) | Done::Report, Ok(())) => {}
+    }
+}
+
+/// Writes the queued lines, whole, in queue order. Ends on stop, after writing whatever is
+/// queued and writable without blocking; then stdin is dropped, and the server sees EOF.
+async fn write_loop(mut inbox: mpsc::UnboundedReceiver<Outgoing>, shared: Arc<Shared>) {
+    let lane = &shared.lane;
     loop {
         let item = tokio::select! {
             biased;
@@ -358,45 +447,35 @@ async fn write_loop(mut stdin: ChildStdin, mut inbox: mpsc::UnboundedReceiver<Ou
             },
             _ = shared.stop.cancelled() => break,
         };
-        if item.state.compare_exchange(QUEUED, WRITING, Ordering::SeqCst, Ordering::SeqCst).is_err() {
-            continue; // the caller gave up before a byte went out
+        // The caller gave up before a byte went out: skip it. A line the caller began
+        // itself is already WRITING.
+        if item.state.compare_exchange(QUEUED, WRITING, Ordering::SeqCst, Ordering::SeqCst) == Err(ABANDONED) {
+            lane.done(lane.take());
+            continue;
         }
+        let Some(mut stdin) = lane.take() else { break };
         let (result, stopped) = tokio::select! {
             biased;
             r = stdin.write_all(&item.line) => (r.map_err(|e| TransportError::Write { message: e.to_string() }), false),
             _ = shared.stop.cancelled() => (Err(TransportError::Closed { reason: None }), true),
         };
-        if let Err(err) = result {
-            match item.done {
-                Done::Request(id) => shared.correlator.fail(&id, err),
-                Done::Ack(tx) => {
-                    let _ = tx.send(Err(err));
-                }
-                Done::Report => shared.correlator.report(&err),
-            }
-        } else if let Done::Ack(tx) = item.done {
-            let _ = tx.send(Ok(()));
-        }
+        settle(&shared, item.done, result);
         if stopped {
             break;
         }
+        lane.done(Some(stdin));
     }
-    // Dropping stdin here closes the pipe: the server sees EOF.
+    // Stopped: no caller may write any more, and dropping stdin closes the pipe.
+    drop(lock(&lane.pipe).stdin.take());
 }
 
 /// Frames stdout and dispatches each message. On EOF (or a read error) the transport
 /// closes, minus the signals.
-async fn read_loop(
-    mut stdout: impl AsyncRead + Unpin,
-    shared: Arc<Shared>,
-    outbox: mpsc::UnboundedSender<Outgoing>,
-    max: usize,
-    done: CancellationToken,
-) {
+async fn read_loop(mut stdout: impl AsyncRead + Unpin, shared: Arc<Shared>, max: usize, done: CancellationToken) {
     let mut framer = Framer::new(max);
     let mut buf = vec![0u8; CHUNK];
     let mut on_frame = |frame: Frame<'_>| match frame {
-        Frame::Line(line) => dispatch(&shared, &outbox, line),
+        Frame::Line(line) => dispatch(&shared, line),
         Frame::Oversize => shared.correlator.oversize(max),
     };
     loop {
@@ -424,7 +503,7 @@ async fn read_loop(
 
 /// Parses and routes one line; anything that is not a JSON-RPC message is dropped and
 /// reported, never fatal.
-fn dispatch(shared: &Arc<Shared>, outbox: &mpsc::UnboundedSender<Outgoing>, line: &[u8]) {
+fn dispatch(shared: &Arc<Shared>, line: &[u8]) {
     let correlator = &shared.correlator;
     let Ok(text) = std::str::from_utf8(line) else {
         correlator.violation(format!("line is not valid UTF-8: {}", snippet(line)));
@@ -437,14 +516,13 @@ fn dispatch(shared: &Arc<Shared>, outbox: &mpsc::UnboundedSender<Outgoing>, line
             return;
         }
     };
-    if let Routed::ServerRequest { id, method, params } = correlator.route(&value) {
+    if let Routed::ServerRequest { id, method, params } = correlator.route(value) {
         let shared = shared.clone();
-        let outbox = outbox.clone();
         tokio::spawn(async move {
             // A handler that never returns must not outlive the transport.
             tokio::select! {
                 answer = shared.correlator.answer(&id, method, params) => {
-                    let _ = enqueue(&outbox, &answer, Done::Report);
+                    let _ = enqueue(&shared, &answer, Done::Report);
                 }
                 _ = shared.stop.cancelled() => {}
             }

@@ -126,7 +126,7 @@ impl Inner {
             && matches!(Inbound::classify(&value), Inbound::ErrorResponse { id: Some(got), error }
                 if &got == id && crate::stateless::is_modern_error(error.code, Some(status)))
         {
-            self.core.correlator.route(&value);
+            self.core.correlator.route(value);
             return Ok(());
         }
         let body = String::from_utf8_lossy(&bytes).into_owned();
@@ -170,7 +170,7 @@ impl Inner {
             };
         }
         check_response(&value, id)?;
-        self.core.correlator.route(&value);
+        self.core.correlator.route(value);
         Ok(())
     }
 }

@@ -155,7 +155,7 @@ pub(crate) async fn request<K: HttpKind>(
         return Err(TransportError::NotConnected);
     }
     let (id, rx) = core.correlator.open_request()?;
-    let body = Bytes::from(message::request(&id, method, params).to_string());
+    let body = Bytes::from(message::request(&id, method, params.as_ref()));
     let is_init = method == "initialize";
     let task = {
         let (inner, id) = (inner.clone(), id.clone());
@@ -185,7 +185,7 @@ pub(crate) async fn notify<K: HttpKind>(inner: &K, method: &str, params: Option<
 
 /// Routes one inbound message; server requests are answered by POST in the background.
 pub(crate) fn route<K: HttpKind>(inner: &Arc<K>, value: Value) {
-    if let Routed::ServerRequest { id, method, params } = inner.core().correlator.route(&value) {
+    if let Routed::ServerRequest { id, method, params } = inner.core().correlator.route(value) {
         let inner = inner.clone();
         tokio::spawn(async move {
             let core = inner.core();

@@ -290,6 +290,45 @@ async fn a_server_that_stops_reading_blocks_writes_but_not_timeouts() {
     assert_gone(pid).await;
 }
 
+/// A line the pipe takes only part of at once, and the lines sent after it while the pipe
+/// is full, reach the server whole and in the order they were sent.
+#[tokio::test]
+async fn lines_sent_while_the_pipe_is_full_arrive_whole_and_in_order() {
+    let (dir, log) = temp_log("in");
+    let gate = dir.path().join("gate");
+    assert!(std::process::Command::new("mkfifo").arg(&gate).status().expect("mkfifo").success());
+    // The server reads nothing until the gate opens, then logs every line.
+    let t = connect(&sh(&format!(
+        "read -r _ < '{}'; while IFS= read -r l; do printf '%s\\n' \"$l\" >> '{}'; done",
+        gate.display(),
+        log.display()
+    )))
+    .await;
+    // Once a line is written the runtime knows the pipe is writable, so the next one's
+    // first write goes out at once: past the 64 KiB a pipe holds, it takes part of it.
+    timeout(BOUND, t.notify("warm", None)).await.expect("notify hung").expect("written");
+    let blob = "x".repeat(100 * 1024);
+    let mut call = Box::pin(t.request("tools/call", Some(json!({"blob": blob})), RequestOptions::default()));
+    assert!(futures::poll!(&mut call).is_pending());
+    let names = ["n0", "n1", "n2", "n3", "n4"];
+    let mut notes = Vec::new();
+    for name in names {
+        let mut note = Box::pin(t.notify(name, None));
+        assert!(futures::poll!(&mut note).is_pending(), "{name} went out with the pipe full");
+        notes.push(note);
+    }
+    tokio::task::spawn_blocking(move || std::fs::write(gate, "go\n")).await.expect("join").expect("open the gate");
+    for note in notes {
+        timeout(BOUND, note).await.expect("notify hung").expect("written");
+    }
+    let lines = wait_for_line(&log, |v| v["method"] == "n4").await;
+    let methods: Vec<&str> = lines.iter().filter_map(|v| v["method"].as_str()).collect();
+    assert_eq!(methods, ["warm", "tools/call", "n0", "n1", "n2", "n3", "n4"]);
+    assert_eq!(lines[1]["params"]["blob"].as_str().map(str::len), Some(100 * 1024));
+    drop(call);
+    t.close().await;
+}
+
 #[tokio::test]
 async fn caller_cancellation_rejects_and_tells_the_server() {
     let (_dir, log, t) = logging_server(5_000).await;
