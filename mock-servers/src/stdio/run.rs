@@ -197,13 +197,11 @@ impl Mock {
     pub async fn on_line(&self, line: &[u8], terminated: bool) {
         let trimmed = line.strip_suffix(b"\r").unwrap_or(line);
         let json: Option<Value> = serde_json::from_slice(trimmed).ok();
-        self.recorder.record(&WireEvent::FromClient {
-            t_us: self.recorder.now_us(),
-            bytes: Recorded::of(line),
-            json: json.clone(),
-            terminated,
-        });
-        let Some(json @ Value::Object(obj)) = &json else { return };
+        let event = WireEvent::FromClient { t_us: self.recorder.now_us(), bytes: Recorded::of(line), json, terminated };
+        self.recorder.record(&event);
+        // The message is read from the recorded event, not copied for it.
+        let WireEvent::FromClient { json: Some(json @ Value::Object(_)), .. } = &event else { return };
+        let Value::Object(obj) = json else { return };
         match (obj.get("method").and_then(Value::as_str), obj.get("id")) {
             (Some(method), id) => {
                 let rules = lock(&self.stateless).clone();
@@ -223,15 +221,10 @@ impl Mock {
                     let bytes = payload::reply_line(id.clone(), Some(&result), None, None, LineEnd::Lf);
                     self.write(&bytes, "auto server/discover").await;
                 } else if let Some(id) = id.filter(|id| !id.is_null()) {
-                    let rule = lock(&self.rules).get(method).cloned();
-                    if let Some(answer) = rule {
-                        let bytes = payload::reply_line(
-                            id.clone(),
-                            answer.get("result"),
-                            answer.get("error"),
-                            None,
-                            LineEnd::Lf,
-                        );
+                    let rule = lock(&self.rules).get(method).map(|answer| {
+                        payload::reply_line(id.clone(), answer.get("result"), answer.get("error"), None, LineEnd::Lf)
+                    });
+                    if let Some(bytes) = rule {
                         self.write(&bytes, "reply_always").await;
                         return;
                     }
