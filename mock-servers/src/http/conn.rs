@@ -4,6 +4,7 @@
 //! standing answers the script leaves for messages no step consumes).
 
 use super::body::{MockBody, Piece, StreamWatch};
+use super::outbox;
 use super::raw::SocketControl;
 use crate::budget::Budget;
 use crate::inbox::{Answers, Inbox};
@@ -41,7 +42,25 @@ pub struct Inbound {
     /// The TCP connection that carried it.
     pub socket: Arc<SocketControl>,
     /// Where the HTTP response goes; `None` once answered.
-    pub reply: Option<oneshot::Sender<Response<MockBody>>>,
+    pub reply: Option<ReplyTx>,
+}
+
+/// The way to a held request's HTTP response.
+pub struct ReplyTx(oneshot::Sender<Response<MockBody>>);
+
+impl ReplyTx {
+    /// Wraps the handler's end of the response channel.
+    pub fn new(tx: oneshot::Sender<Response<MockBody>>) -> Self {
+        ReplyTx(tx)
+    }
+
+    /// Sends the response: when the engine yields, if the engine sends it (see
+    /// [`super::outbox`]). A handler that gave up on it drops it.
+    pub fn send(self, response: Response<MockBody>) {
+        outbox::send(move || {
+            let _ = self.0.send(response);
+        });
+    }
 }
 
 /// The script's handle on one open stream.
@@ -57,6 +76,17 @@ pub struct StreamHandle {
     pub label: String,
     /// Whether it answers a GET (those stay open when the script ends).
     pub is_get: bool,
+}
+
+impl StreamHandle {
+    /// Hands a piece to the stream's body: when the engine yields, if the engine sends it
+    /// (see [`super::outbox`]). A body already gone drops it.
+    pub fn push(&self, piece: Piece) {
+        let tx = self.tx.clone();
+        outbox::send(move || {
+            let _ = tx.send(piece);
+        });
+    }
 }
 
 /// One connection: a part of the script (a session over Streamable HTTP, a GET stream over

@@ -13,9 +13,10 @@ use mcp_scenario::ServerStep;
 use mcp_scenario::script::StreamEnd;
 use std::sync::Arc;
 
-/// The [`super::shared::Engine`] the mock runs each connection's script with.
+/// The [`super::shared::Engine`] the mock runs each connection's script with; what it
+/// sends goes out each time it yields ([`super::outbox`]).
 pub fn start(shared: Arc<Shared>, conn: Arc<Conn>, steps: Vec<ServerStep>) -> BoxFuture<'static, ()> {
-    Box::pin(run(shared, conn, steps))
+    Box::pin(super::outbox::held_until_yield(run(shared, conn, steps)))
 }
 
 /// Runs connection `conn`'s steps, then parks (holding unanswered requests and open GET

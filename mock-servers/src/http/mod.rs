@@ -24,6 +24,8 @@
 //! - [`request`] — what the handler reads from a request (headers, credential, body, path).
 //! - [`run`] — what an op's `run_http` works with: a connection's script state.
 //! - [`engine`] — runs one connection's script, each step by its op.
+//! - [`outbox`] — the engine's sends, held until it yields, so a burst of steps is recorded
+//!   before the client sees any of it.
 //! - [`standing`] — the answers a connection keeps for GETs and requests no step consumes (`repeat`).
 //! - [`body`] — response bodies: whole, or a scripted stream with its faults.
 //! - [`raw`] — the socket wrapper for what hyper cannot do (RST, raw bytes, stalls).
@@ -35,6 +37,7 @@ pub mod conn;
 pub mod engine;
 pub mod flavour;
 pub mod journal;
+pub mod outbox;
 pub mod raw;
 pub mod request;
 pub mod run;

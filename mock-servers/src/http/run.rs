@@ -106,7 +106,7 @@ impl HttpRun {
             && !answered_next
             && let Some(tx) = inbound.reply.take()
         {
-            let _ = tx.send(self.shared.respond(self.n(), inbound.exchange, 202, &[], Bytes::new(), "accepted"));
+            tx.send(self.shared.respond(self.n(), inbound.exchange, 202, &[], Bytes::new(), "accepted"));
         }
         if let (Some(l), Some(id)) = (&label, inbound.message.get("id")) {
             self.record(&WireEvent::Labelled { label: l.clone(), id: id.clone(), method: key.to_string() });
@@ -200,7 +200,7 @@ impl HttpRun {
         }
         let held = &mut self.held[index];
         if let Some(tx) = held.inbound.reply.take() {
-            let _ = tx.send(self.shared.respond_json(n, held.inbound.exchange, 200, message, extra, why));
+            tx.send(self.shared.respond_json(n, held.inbound.exchange, 200, message, extra, why));
             return;
         }
         self.send_message(None, message, why);
@@ -213,4 +213,4 @@ impl HttpRun {
 }
 
 /// Where a held message's HTTP response goes.
-pub type ReplyTx = tokio::sync::oneshot::Sender<http::Response<super::body::MockBody>>;
+pub use super::conn::ReplyTx;

@@ -316,7 +316,13 @@ async fn hand_over(
     socket: Arc<SocketControl>,
 ) -> Response<MockBody> {
     let (tx, rx) = oneshot::channel();
-    conn.deliver(Inbound { key: key.to_string(), message, exchange, socket, reply: Some(tx) });
+    conn.deliver(Inbound {
+        key: key.to_string(),
+        message,
+        exchange,
+        socket,
+        reply: Some(super::conn::ReplyTx::new(tx)),
+    });
     match rx.await {
         Ok(r) => r,
         Err(_) => std::future::pending().await,

@@ -398,7 +398,7 @@ impl Shared {
     /// Writes bytes on a stream, recorded. A stream the client left takes nothing more.
     pub fn write(&self, conn: usize, stream: &StreamHandle, bytes: Vec<u8>, why: &str) {
         if self.record_write(conn, stream, &bytes, why) {
-            let _ = stream.tx.send(Piece::Data(Bytes::from(bytes)));
+            stream.push(Piece::Data(Bytes::from(bytes)));
         }
     }
 
@@ -420,22 +420,6 @@ impl Shared {
         true
     }
 
-    /// Writes a stream's last bytes and ends it cleanly, both recorded before either goes
-    /// out; the `end_stream` step after it then finds the stream ended and records nothing.
-    pub fn write_and_end(&self, conn: usize, stream: &StreamHandle, bytes: Vec<u8>, why: &str) {
-        if !self.record_write(conn, stream, &bytes, why) {
-            return;
-        }
-        let ended = stream.watch.end();
-        if ended {
-            self.record_end(conn, stream.exchange, "clean");
-        }
-        let _ = stream.tx.send(Piece::Data(Bytes::from(bytes)));
-        if ended {
-            let _ = stream.tx.send(Piece::End(StreamEnd::Clean));
-        }
-    }
-
     /// Ends a stream the way the script says, recorded. `stall` leaves it open.
     pub fn end_stream(&self, conn: usize, stream: &StreamHandle, how: StreamEnd, partial: Option<&str>) {
         if let (StreamEnd::MidEvent, Some(p)) = (how, partial) {
@@ -451,7 +435,7 @@ impl Shared {
             if how == StreamEnd::Stall { !stream.watch.ended.load(Ordering::SeqCst) } else { stream.watch.end() };
         if ended {
             self.record_end(conn, stream.exchange, name);
-            let _ = stream.tx.send(Piece::End(how));
+            stream.push(Piece::End(how));
         }
     }
 

@@ -29,10 +29,6 @@ impl Op for step::EndStream {
         cx.placeholders("partial", self.partial.as_deref().is_some_and(placeholder::in_text))
     }
 
-    fn ends_stream_cleanly(&self) -> Option<Option<&str>> {
-        (self.how == mcp_scenario::script::StreamEnd::Clean).then_some(self.stream.as_deref())
-    }
-
     fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             let Some(s) = run.stream(self.stream.as_deref()) else {

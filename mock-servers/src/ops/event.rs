@@ -52,7 +52,7 @@ impl Op for step::Event {
         cx.placeholders("json", self.json.as_ref().is_some_and(placeholder::in_json))
     }
 
-    fn run_http<'a>(&'a self, run: &'a mut HttpRun, next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
+    fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             let Some(s) = run.stream_for("event", self.stream.as_deref()) else { return };
             let request = run.latest_request();
@@ -69,18 +69,9 @@ impl Op for step::Event {
                 retry: self.retry,
                 data: data.as_deref().or(json_text.as_deref()),
             };
-            let bytes = sse::event(&e, self.line_end);
-            // Followed at once by a clean end of this stream: both are recorded before the
-            // bytes go out, so a client reacting to the event (its next request) can never be
-            // recorded between them (`make soak` caught that order changing under load).
-            let ends_it = next
-                .and_then(|n| n.ends_stream_cleanly())
-                .is_some_and(|name| run.stream(name).is_some_and(|t| t.exchange == s.exchange));
-            if ends_it {
-                run.shared.write_and_end(run.n(), &s, bytes, "event");
-            } else {
-                run.shared.write(run.n(), &s, bytes, "event");
-            }
+            // An `end_stream` right after it is recorded before these bytes go out
+            // (the engine's sends wait for its next yield: `http::outbox`).
+            run.shared.write(run.n(), &s, sse::event(&e, self.line_end), "event");
         })
     }
 }

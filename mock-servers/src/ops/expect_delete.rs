@@ -41,7 +41,7 @@ impl Op for step::ExpectDelete {
             let held = &mut run.held[i];
             if let Some(tx) = held.inbound.reply.take() {
                 let exchange = held.inbound.exchange;
-                let _ = tx.send(run.shared.respond(n, exchange, self.status, &[], Bytes::new(), "expect_delete"));
+                tx.send(run.shared.respond(n, exchange, self.status, &[], Bytes::new(), "expect_delete"));
             }
             if (200..300).contains(&self.status) {
                 run.shared.expire_session(&run.conn, None);

@@ -92,7 +92,7 @@ impl Op for step::ExpectGet {
             let socket = run.held[i].inbound.socket.clone();
             let (response, handle) =
                 standing::respond(&run.shared, n, exchange, socket, &answer, "expect_get", false);
-            let _ = tx.send(response);
+            tx.send(response);
             if let Some(handle) = handle {
                 run.add_stream(handle);
             }

@@ -76,13 +76,6 @@ pub trait Op: Sync {
         false
     }
 
-    /// HTTP: the step ends a stream cleanly and does nothing else first: the stream it ends
-    /// (`Some(None)` for the current one). The step before it may then send its last
-    /// bytes together with the end. Default: `None`.
-    fn ends_stream_cleanly(&self) -> Option<Option<&str>> {
-        None
-    }
-
     /// HTTP: the step answers the message the step before it consumed (labelled `label`),
     /// so that message must not be accepted with `202` first. Default: false.
     fn answers(&self, label: Option<&str>) -> bool {

@@ -47,7 +47,7 @@ impl Op for step::OpenStream {
             );
             run.held[i].stream = Some(name);
             run.held[i].keep_open = self.keep_open;
-            let _ = tx.send(response);
+            tx.send(response);
             run.add_stream(handle);
         })
     }

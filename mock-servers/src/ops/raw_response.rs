@@ -73,7 +73,7 @@ impl Op for step::RawResponse {
             let delay = Duration::from_millis(self.chunk_delay_ms);
             run.held[i].inbound.socket.arm(RawPlan { pieces, delay, then: self.then });
             // Hyper writes this placeholder; the socket wrapper swallows it.
-            let _ = tx.send(http::Response::new(MockBody::empty()));
+            tx.send(http::Response::new(MockBody::empty()));
         })
     }
 }

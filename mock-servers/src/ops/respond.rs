@@ -75,7 +75,7 @@ impl Op for step::Respond {
                 let again = StandingResponse { status: self.status, headers: hs.clone(), body: body.clone() };
                 lock(&run.conn.standing_responses).insert(run.held[i].inbound.key.clone(), again);
             }
-            let _ = tx.send(run.shared.respond(run.n(), exchange, self.status, &hs, body, "respond"));
+            tx.send(run.shared.respond(run.n(), exchange, self.status, &hs, body, "respond"));
         })
     }
 }
