@@ -189,6 +189,9 @@ fn planned_wait_ms(scenario: &Scenario) -> u64 {
     scenario.client.iter().map(|s| if let mcp_scenario::ClientStep::Wait { ms } = s { *ms } else { 0 }).sum()
 }
 
+/// How long after a run's deadline the mock's own deadline falls (see [`run_one`]).
+const MOCK_DEADLINE_MARGIN_MS: u64 = 10_000;
+
 /// Runs one job: mock + client under the scenario's deadline, then checks and snapshot.
 pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
     let started = Instant::now();
@@ -210,7 +213,13 @@ pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
     };
     let deadline =
         Deadline { scenario_ms: scenario.deadline_ms, startup_ms: target.startup_allowance().as_millis() as u64 };
-    let mock_deadline_ms = scenario.deadline_ms + 2000;
+    // The mock's own deadline is only a backstop for a harness that died, so it falls well
+    // after the run's: a hung client is always ended by the run deadline, and the mock
+    // stopped by the harness. It used to be the scenario's deadline + 2 s, the same moment
+    // as an external client's run deadline (whose clock starts later still when a persistent
+    // driver is being restarted). Whichever fired first then decided the transcript, and,
+    // for a client whose close waited on the mock, whether the run finished.
+    let mock_deadline_ms = deadline.total().as_millis() as u64 + MOCK_DEADLINE_MARGIN_MS;
     let client_run =
         |endpoint| ClientRun { scenario, transport: job.transport, endpoint, deadline, run_dir: run_dir.path() };
     let (outcome, transcript) = if job.transport == TransportName::Stdio {
