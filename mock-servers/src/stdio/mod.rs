@@ -52,41 +52,58 @@ impl Pipes {
     }
 }
 
-/// The process's stdin in a form `close_stdin` can really close. A pipe (the normal case: a
-/// client spawned the mock) is moved off fd 0, which becomes `/dev/null`, and read through
-/// the reactor, so dropping the reader closes the client's pipe and its next write fails
-/// with EPIPE. tokio's own `stdin()` reads on a blocking thread that keeps the pipe open
-/// (and may swallow one more write), so it is only the fallback for a terminal or a file.
+/// The process's stdin in a form `close_stdin` can really close. A pipe or a socket (the
+/// normal case: a client spawned the mock; Node's child processes get socket pairs) is
+/// moved off fd 0, which becomes `/dev/null`, and read through the reactor, so dropping
+/// the reader closes the client's end and its next write fails with EPIPE. tokio's own
+/// `stdin()` reads on a blocking thread that keeps the pipe open (and may swallow one more
+/// write), so it is only the fallback for a terminal or a file.
 fn process_stdin() -> Box<dyn AsyncRead + Send + Unpin> {
     use std::os::fd::AsFd;
-    let moved = || -> std::io::Result<tokio::net::unix::pipe::Receiver> {
+    let moved = || -> std::io::Result<Box<dyn AsyncRead + Send + Unpin>> {
         let fd = std::io::stdin().as_fd().try_clone_to_owned()?;
-        // Refuses anything but a FIFO, before fd 0 is touched.
-        let receiver = tokio::net::unix::pipe::Receiver::from_owned_fd(fd)?;
+        // Refuses anything but a FIFO or a socket, before fd 0 is touched.
+        let reader: Box<dyn AsyncRead + Send + Unpin> = match unix_socket(fd)? {
+            Ok(socket) => Box::new(socket),
+            Err(fd) => Box::new(tokio::net::unix::pipe::Receiver::from_owned_fd(fd)?),
+        };
         let null = std::fs::File::open("/dev/null")?;
         nix::unistd::dup2_stdin(&null).map_err(std::io::Error::from)?;
-        Ok(receiver)
+        Ok(reader)
     };
-    match moved() {
-        Ok(receiver) => Box::new(receiver),
-        Err(_) => Box::new(tokio::io::stdin()),
-    }
+    moved().unwrap_or_else(|_| Box::new(tokio::io::stdin()))
 }
 
-/// The process's stdout, written through the reactor when it is a pipe (the normal case):
-/// tokio's own `stdout()` hands every write and flush to a blocking thread, a thread hop
-/// per reply that capped stdio round trips (`make bench`). The pipe is made non-blocking;
-/// nothing else ever writes to our stdout. A terminal or a file falls back to `stdout()`.
+/// The process's stdout, written through the reactor when it is a pipe or a socket (the
+/// normal case): tokio's own `stdout()` hands every write and flush to a blocking thread,
+/// a thread hop per reply that capped stdio round trips (`make bench`) and, since each
+/// write then yields, let the stdin reader record the client's next move between two
+/// replies the script writes back to back (`make soak` with the TypeScript SDK, whose
+/// child processes get socket pairs). The descriptor is made non-blocking; nothing else
+/// ever writes to our stdout. A terminal or a file falls back to `stdout()`.
 fn process_stdout() -> Box<dyn AsyncWrite + Send + Unpin> {
     use std::os::fd::AsFd;
-    let pipe = || -> std::io::Result<tokio::net::unix::pipe::Sender> {
+    let reactor = || -> std::io::Result<Box<dyn AsyncWrite + Send + Unpin>> {
         let fd = std::io::stdout().as_fd().try_clone_to_owned()?;
-        tokio::net::unix::pipe::Sender::from_owned_fd(fd)
+        Ok(match unix_socket(fd)? {
+            Ok(socket) => Box::new(socket),
+            Err(fd) => Box::new(tokio::net::unix::pipe::Sender::from_owned_fd(fd)?),
+        })
     };
-    match pipe() {
-        Ok(sender) => Box::new(sender),
-        Err(_) => Box::new(tokio::io::stdout()),
+    reactor().unwrap_or_else(|_| Box::new(tokio::io::stdout()))
+}
+
+/// `fd` as a non-blocking stream the reactor drives when it is a Unix socket; else the fd
+/// back, for the pipe path (which refuses what is not a FIFO).
+fn unix_socket(fd: std::os::fd::OwnedFd) -> std::io::Result<Result<tokio::net::UnixStream, std::os::fd::OwnedFd>> {
+    use std::os::unix::fs::FileTypeExt;
+    let file = std::fs::File::from(fd);
+    if !file.metadata()?.file_type().is_socket() {
+        return Ok(Err(file.into()));
     }
+    let socket = std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(file));
+    socket.set_nonblocking(true)?;
+    Ok(Ok(tokio::net::UnixStream::from_std(socket)?))
 }
 
 /// Serves the scenario's script for the next connection in `run_dir` (a respawned mock

@@ -69,6 +69,36 @@ async fn stdin_eof_exits_0_and_an_exit_step_with_its_code() {
     }
 }
 
+/// A client whose pipes are Unix socket pairs (as Node gives its child processes) gets the
+/// same stdio as one with pipes: the mock writes through the socket, and `close_stdin`
+/// really closes it, so the client's next write fails. (Read on a blocking thread, as
+/// tokio's `stdin()` does, the socket stayed open and took the write.)
+#[tokio::test]
+async fn stdio_over_socket_pairs_writes_and_really_closes_stdin() {
+    use std::io::{BufRead, Write};
+    use std::os::unix::net::UnixStream;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = "server:\n  - op: close_stdin\n  - op: send\n    text: \"closed\\n\"\n  - op: stall\n";
+    let path = scenario(&dir, &(head("2025-11-25", "stdio") + server));
+    let run = dir.path().join("run");
+    let (mut to_mock, mock_stdin) = UnixStream::pair().expect("socketpair");
+    let (from_mock, mock_stdout) = UnixStream::pair().expect("socketpair");
+    let mut child = mock("stdio", &path, &run)
+        .stdin(Stdio::from(std::os::fd::OwnedFd::from(mock_stdin)))
+        .stdout(Stdio::from(std::os::fd::OwnedFd::from(mock_stdout)))
+        .spawn()
+        .expect("spawn");
+    let line = tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        std::io::BufReader::new(from_mock).read_line(&mut line).map(|_| line)
+    });
+    let line = tokio::time::timeout(BOUND, line).await.expect("a line in time").expect("join").expect("read");
+    assert_eq!(line, "closed\n", "the line the script sends once stdin is closed");
+    let written = to_mock.write_all(b"{}\n");
+    assert!(written.is_err(), "a write after close_stdin reached an open socket");
+    child.kill().await.expect("kill");
+}
+
 #[tokio::test]
 async fn port_in_use_is_a_clear_error() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
