@@ -6,12 +6,15 @@ A run (scenario file x transport) differs when its status or the checks it faile
 not the same as in repetition 1; a transcript (DIR/<i>/transcripts/..., one file per run)
 differs when its text is not. Prints
 each differing run with the repetitions it differed in and the first differing line, and
-exits 1 when there was any.
+exits 1 when there was any. A transcript whose lines are the same but in another order
+(exchange numbers aside) is marked so: most often the client sent two messages at once and
+they arrived the other way round, which is still a difference, but one to read as such.
 
     soak/compare.py DIR
 """
 import difflib
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -39,6 +42,12 @@ def first_difference(a: str, b: str) -> str:
         if line.startswith(("-", "+")) and not line.startswith(("---", "+++")):
             return line
     return "(whitespace only)"
+
+
+def same_lines_reordered(a: str, b: str) -> bool:
+    """The two texts hold the same lines, exchange numbers (#4) aside, in another order."""
+    norm = lambda t: sorted(re.sub(r"#\d+", "#n", line) for line in t.splitlines())
+    return a != b and norm(a) == norm(b)
 
 
 def main() -> int:
@@ -69,7 +78,12 @@ def main() -> int:
         for name in sorted(set(first_texts) | set(texts)):
             a, b = first_texts.get(name), texts.get(name)
             if a != b:
-                why = "transcript: " + (first_difference(a, b) if a is not None and b is not None else "written in only one of the two")
+                if a is None or b is None:
+                    why = "transcript: written in only one of the two"
+                elif same_lines_reordered(a, b):
+                    why = "transcript (same lines, another order): " + first_difference(a, b)
+                else:
+                    why = "transcript: " + first_difference(a, b)
                 differing.setdefault(("transcripts/" + name, ""), []).append((rep.name, why))
     total = len(first)
     if not differing:
