@@ -389,8 +389,17 @@ impl Stateless {
                         tracing::debug!(
                             "tools/call refused with HeaderMismatch: listing tools again, then retrying once"
                         );
-                        if Box::pin(self.relist_tools(&options)).await.is_ok() {
-                            continue;
+                        match Box::pin(self.relist_tools(&options)).await {
+                            Ok(()) => continue,
+                            // The caller gave up, or the call's time ran out, while re-listing:
+                            // that ends the call, as it would have during the call itself.
+                            Err(
+                                err @ (TransportError::Cancelled { .. }
+                                | TransportError::Timeout { .. }
+                                | TransportError::TotalTimeout { .. }),
+                            ) => return Err(err),
+                            // The listing itself failed: the retry cannot be made.
+                            Err(_) => {}
                         }
                     }
                     return Err(e);
