@@ -57,6 +57,99 @@ from pydantic import TypeAdapter  # noqa: E402  (after the version switch on pur
 #: Strings in results longer than this are shortened, so a large reply cannot flood stdout.
 MAX_STRING = 4096
 
+#: How long a step after the first, and a close, wait for the SDK's own notification POSTs to
+#: be answered (clients/README.md, "Notifications an SDK POSTs on its own").
+SETTLE_S = 0.3
+
+
+def only_notifications(body: bytes) -> bool:
+    """A JSON-RPC body that holds notifications only (messages with a method and no id)."""
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return False
+    messages = parsed if isinstance(parsed, list) else [parsed]
+    return bool(messages) and all(isinstance(m, dict) and "method" in m and "id" not in m for m in messages)
+
+
+class NotificationPosts:
+    """The SDK's notification POSTs not answered yet. The SDK hands a notification to its
+    transport's writer task and returns at once (notifications/cancelled after a cancel or a
+    timeout, notifications/initialized); the POST follows later, so the plan's next step (or
+    its close, the DELETE) raced it and the server saw the two in either order. Counted up as
+    a notification enters the transport's write stream, down as an HTTP request carrying only
+    notifications ends, answered or not."""
+
+    def __init__(self) -> None:
+        self.pending = 0
+        self.idle = anyio.Event()
+        self.idle.set()
+
+    def up(self) -> None:
+        self.pending += 1
+        if self.idle.is_set():
+            self.idle = anyio.Event()
+
+    def down(self) -> None:
+        self.pending = max(0, self.pending - 1)
+        if self.pending == 0:
+            self.idle.set()
+
+    async def settle(self) -> None:
+        with anyio.move_on_after(SETTLE_S):
+            await self.idle.wait()
+
+
+class CountingWriteStream:
+    """The transport's write stream, counting the notifications the SDK sends through it."""
+
+    def __init__(self, inner: Any, posts: NotificationPosts) -> None:
+        self.inner = inner
+        self.posts = posts
+
+    async def send(self, item: Any) -> None:
+        message = getattr(item, "message", item)
+        root = getattr(message, "root", message)
+        if getattr(root, "method", None) is not None and getattr(root, "id", None) is None:
+            self.posts.up()
+        await self.inner.send(item)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def __aenter__(self) -> "CountingWriteStream":
+        await self.inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self.inner.__aexit__(*exc)
+
+
+class CountingTransport:
+    """An httpx transport that counts down each notification-only POST as it ends."""
+
+    def __init__(self, inner: Any, posts: NotificationPosts) -> None:
+        self.inner = inner
+        self.posts = posts
+
+    async def handle_async_request(self, request: Any) -> Any:
+        try:
+            body = request.content
+        except Exception:  # a streamed body not read yet (a redirected POST re-sends it)
+            body = b""
+        counted = request.method == "POST" and only_notifications(body)
+        try:
+            return await self.inner.handle_async_request(request)
+        finally:
+            if counted:
+                self.posts.down()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
 RESULT_TYPES: dict[str, Any] = {
     "ping": types.EmptyResult,
     "tools/list": types.ListToolsResult,
@@ -192,6 +285,7 @@ class Driver:
         self.background: dict[str, dict[str, Any]] = {}
         self.task_group: Any = None
         self.headers: dict[str, str] = {}
+        self.posts = NotificationPosts()
 
     def own(self, client: Any) -> Any:
         """Closes an httpx client the driver made when the session stack closes."""
@@ -219,7 +313,26 @@ class Driver:
         self.notified.set()
         self.notified = anyio.Event()
 
+    def counted(self, client: Any) -> Any:
+        """An httpx client of the SDK's whose notification POSTs are counted down."""
+        client._transport = CountingTransport(client._transport, self.posts)
+        return client
+
+    def client_factory(self, **kwargs: Any) -> Any:
+        """The SDK's own httpx client factory, counted (the 1.x transports take a factory)."""
+        return self.counted(create_mcp_http_client(**kwargs))
+
     def transport_cm(self) -> Any:
+        """The SDK transport; over HTTP its write stream counts notifications (over stdio
+        nothing is POSTed, and the SDK's own context manager is used as it is)."""
+        return self.sdk_transport_cm() if self.transport == "stdio" else self.counting_cm()
+
+    @contextlib.asynccontextmanager
+    async def counting_cm(self) -> Any:
+        async with self.sdk_transport_cm() as streams:
+            yield (streams[0], CountingWriteStream(streams[1], self.posts), *streams[2:])
+
+    def sdk_transport_cm(self) -> Any:
         if self.transport == "stdio":
             if not self.server_command:
                 raise RuntimeError("MCP_HARNESS_SERVER_COMMAND is missing or empty")
@@ -233,10 +346,10 @@ class Driver:
                 # 2.x takes headers only through an httpx client of the caller's; the SDK's own
                 # factory gives it the transports' default timeouts. The transport does not close
                 # a client it was given, so it is closed with the rest of the stack.
-                return http_client(self.url, http_client=self.own(create_mcp_http_client(headers=headers)))
-            return http_client(self.url, headers=headers)
+                return http_client(self.url, http_client=self.own(self.counted(create_mcp_http_client(headers=headers))))
+            return http_client(self.url, headers=headers, httpx_client_factory=self.client_factory)
         if self.transport == "legacy-sse":
-            return sse_client(self.url, headers=headers)
+            return sse_client(self.url, headers=headers, httpx_client_factory=self.client_factory)
         raise Unsupported(f"unknown transport {self.transport!r}")
 
     async def connect(self, step: dict[str, Any]) -> None:
@@ -488,6 +601,7 @@ class Driver:
         return None, None
 
     async def close(self) -> None:
+        await self.posts.settle()
         for entry in self.background.values():
             entry["scope"].cancel()
         self.closed = True
@@ -498,6 +612,8 @@ class Driver:
             self.task_group = tg
             for i, step in enumerate(self.plan):
                 n = i + 1
+                if i > 0:
+                    await self.posts.settle()
                 started = time.monotonic()
                 try:
                     value, elapsed = await self.run_step(step)
