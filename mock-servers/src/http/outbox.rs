@@ -23,16 +23,9 @@ tokio::task_local! {
 
 /// Runs `send` when the engine's current poll returns, or now outside the engine.
 pub fn send(send: impl FnOnce() + std::marker::Send + 'static) {
-    let mut send = Some(send);
-    let held = HELD.try_with(|held| {
-        if let Some(send) = send.take() {
-            lock(held).push(Box::new(send));
-        }
-    });
-    if held.is_err()
-        && let Some(send) = send.take()
-    {
-        send();
+    match HELD.try_with(Arc::clone) {
+        Ok(held) => lock(&held).push(Box::new(send)),
+        Err(_) => send(),
     }
 }
 

@@ -3,7 +3,7 @@
 //! server-to-client request ids — and the moves ops are made of: consume a message, find
 //! the one to answer, answer it, write on a stream.
 
-use super::conn::{Conn, DELETE, GET, Inbound, StreamHandle};
+use super::conn::{Conn, DELETE, GET, Inbound, ReplyTx, StreamHandle};
 use super::flavour::Flavour;
 use super::shared::Shared;
 use super::sse;
@@ -211,6 +211,3 @@ impl HttpRun {
         headers.iter().map(|(k, v)| (k.clone(), self.expand(v))).collect()
     }
 }
-
-/// Where a held message's HTTP response goes.
-pub use super::conn::ReplyTx;

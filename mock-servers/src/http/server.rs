@@ -7,7 +7,7 @@
 //! `405` (unless the script keeps a standing GET answer), a DELETE `200`.
 
 use super::body::MockBody;
-use super::conn::{Conn, DELETE, GET, Inbound, Route};
+use super::conn::{Conn, DELETE, GET, Inbound, ReplyTx, Route};
 use super::flavour::Flavour;
 use super::raw::{FaultIo, SocketControl};
 use super::shared::Shared;
@@ -316,13 +316,7 @@ async fn hand_over(
     socket: Arc<SocketControl>,
 ) -> Response<MockBody> {
     let (tx, rx) = oneshot::channel();
-    conn.deliver(Inbound {
-        key: key.to_string(),
-        message,
-        exchange,
-        socket,
-        reply: Some(super::conn::ReplyTx::new(tx)),
-    });
+    conn.deliver(Inbound { key: key.to_string(), message, exchange, socket, reply: Some(ReplyTx::new(tx)) });
     match rx.await {
         Ok(r) => r,
         Err(_) => std::future::pending().await,
