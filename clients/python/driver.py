@@ -176,11 +176,12 @@ class Unsupported(Exception):
 #: driver as an unknown key until someone maps it onto the SDK.
 IMPLEMENTED: dict[str, set[str]] = {
     # Listed but refused with their own reason: auth_refresh, managed, reset_timeout_on_progress,
-    # max_total_timeout_ms.
+    # max_total_timeout_ms, and the op abandon.
     "connect": {"handshake", "timeout_ms", "env", "max_message_bytes", "string_ids", "roots", "headers", "auth_refresh", "managed", "protocol_version"},
     "request": {"method", "params", "timeout_ms", "background", "as", "pad_params", "reset_timeout_on_progress", "max_total_timeout_ms"},
     "await": {"request"},
     "cancel": {"request"},
+    "abandon": {"request"},
     "notify": {"method", "params"},
     "wait": {"ms"},
     "wait_notification": {"method", "timeout_ms"},
@@ -565,6 +566,11 @@ class Driver:
             entry = self.background.get(step["request"])
             if entry is not None:
                 entry["scope"].cancel()
+        elif op == "abandon":
+            raise Unsupported(
+                "a Python caller stops waiting by cancelling the task's scope, which is the `cancel` op; "
+                "the driver has no separate way to drop a request"
+            )
         elif op == "notify":
             session = self.need_session()
             if step["method"] == "notifications/roots/list_changed":

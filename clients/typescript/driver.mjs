@@ -134,6 +134,7 @@ const IMPLEMENTED = {
   request: ["method", "params", "timeout_ms", "background", "as", "pad_params", "reset_timeout_on_progress", "max_total_timeout_ms"],
   await: ["request"],
   cancel: ["request"],
+  abandon: ["request"],
   notify: ["method", "params"],
   wait: ["ms"],
   wait_notification: ["method", "timeout_ms"],
@@ -496,6 +497,8 @@ async function runStep(step) {
       if (entry) entry.controller.abort("cancelled by the plan");
       return undefined;
     }
+    case "abandon":
+      throw new Unsupported("a JavaScript caller cannot drop a pending request: the SDK stops one only through its AbortSignal, which is the `cancel` op");
     case "notify":
       await requireClient().notification(step.params === undefined ? { method: step.method } : { method: step.method, params: step.params });
       return undefined;

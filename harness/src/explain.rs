@@ -109,6 +109,7 @@ pub fn step_words(step: &ClientStep) -> String {
         }
         ClientStep::Await { request } => format!("wait for the outcome of `{request}`"),
         ClientStep::Cancel { request } => format!("cancel `{request}`"),
+        ClientStep::Abandon { request } => format!("stop waiting for `{request}` without cancelling it"),
         ClientStep::Notify { method, .. } => format!("send the notification `{method}`"),
         ClientStep::Wait { ms } => format!("pause {ms}ms"),
         ClientStep::WaitSent { method, http_method, count, timeout_ms } => {

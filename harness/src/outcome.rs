@@ -17,6 +17,7 @@ pub fn describe_step(step: &ClientStep) -> String {
         ClientStep::Request { method, .. } => format!("request {method}"),
         ClientStep::Await { request } => format!("await {request}"),
         ClientStep::Cancel { request } => format!("cancel {request}"),
+        ClientStep::Abandon { request } => format!("abandon {request}"),
         ClientStep::Notify { method, .. } => format!("notify {method}"),
         ClientStep::Wait { ms } => format!("wait {ms}ms"),
         ClientStep::WaitSent { method, http_method, .. } => match (http_method, method) {

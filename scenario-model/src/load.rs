@@ -204,6 +204,7 @@ impl Validator<'_> {
         // Each op's own rules come from the caller.
         (self.server_rules)(s, &self.at)?;
         let mut plan_labels = HashSet::new();
+        let mut abandoned = HashSet::new();
         for (i, step) in s.client.iter().enumerate() {
             let err = |m: String| self.at.client_step(i, m);
             match step {
@@ -213,8 +214,21 @@ impl Validator<'_> {
                 ClientStep::Request { background: true, label: None, .. } => {
                     return Err(err("field `as`: a background request needs a label".into()));
                 }
-                ClientStep::Await { request } | ClientStep::Cancel { request } if !plan_labels.contains(request) => {
+                ClientStep::Await { request } | ClientStep::Cancel { request } | ClientStep::Abandon { request }
+                    if !plan_labels.contains(request) =>
+                {
                     return Err(err(format!("field `request`: no earlier request is labelled {request:?}")));
+                }
+                ClientStep::Await { request } | ClientStep::Cancel { request } | ClientStep::Abandon { request }
+                    if abandoned.contains(request) =>
+                {
+                    return Err(err(format!(
+                        "field `request`: {request:?} was abandoned by an earlier step, so nothing is left to act on; \
+                         drop this step, or `cancel` / `await` it before the `abandon`"
+                    )));
+                }
+                ClientStep::Abandon { request } => {
+                    abandoned.insert(request.clone());
                 }
                 _ => {}
             }
@@ -274,6 +288,16 @@ mod tests {
         assert_eq!(e, "x.yaml:16:5: check 1: field `step`: wrong");
         let e = Locator::new(Path::new("x.yaml"), GOOD).check(3, "unknown place").to_string();
         assert_eq!(e, "x.yaml:0:0: check 4: unknown place");
+    }
+
+    #[test]
+    fn an_abandoned_request_cannot_be_acted_on_again() {
+        let plan = "client:\n  - op: connect\n  - op: request\n    method: tools/call\n    background: true\n    as: c\n  - op: abandon\n    request: c\n  - op: await\n    request: c\nserver";
+        let e = err(&GOOD.replace("client:\n  - op: connect\n  - op: request\n    method: tools/list\nserver", plan));
+        assert!(e.starts_with("x.yaml:13:5: client step 4: field `request`: \"c\" was abandoned"), "{e}");
+        let e = err(&GOOD
+            .replace("client:\n  - op: connect\n", "client:\n  - op: connect\n  - op: abandon\n    request: nobody\n"));
+        assert!(e.contains("field `request`: no earlier request is labelled \"nobody\""), "{e}");
     }
 
     #[test]

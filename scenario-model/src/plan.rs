@@ -52,6 +52,15 @@ pub enum ClientStep {
         /// The label of the background request.
         request: String,
     },
+    /// Stop waiting for a background request without cancelling it: the caller drops it
+    /// (the bundled client drops the request's future, as a Rust caller does when it wraps
+    /// a call in its own timeout or `select!`). What goes on the wire then is the client's
+    /// own doing; nothing is left to `await`. Drivers whose language has no such thing say
+    /// `unsupported`.
+    Abandon {
+        /// The label of the background request.
+        request: String,
+    },
     /// Send a notification.
     Notify {
         /// The method.

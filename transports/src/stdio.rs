@@ -234,6 +234,34 @@ impl Drop for StdioTransport {
     }
 }
 
+/// A request whose caller stopped waiting for it: its future was dropped (the caller's own
+/// timeout or `select!`), which is how a Rust caller cancels. It is given up like a cancelled
+/// request (SPEC §2): a line still queued is never written, a sent one is followed by
+/// `notifications/cancelled` (never for `initialize`), and a late reply counts as late.
+/// Without this the pending entry stayed for the connection's life and the server kept
+/// working on a request nobody waited for (the HTTP transports' `AbandonGuard` does the same).
+struct Abandoned<'a> {
+    transport: &'a StdioTransport,
+    id: &'a RequestId,
+    state: &'a AtomicU8,
+    method: &'a str,
+    /// Cleared once the request ended while its caller still waited.
+    armed: bool,
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let sent = self.state.compare_exchange(QUEUED, ABANDONED, Ordering::SeqCst, Ordering::SeqCst).is_err();
+        self.transport.shared.correlator.forget(self.id, true);
+        if sent && self.method != "initialize" {
+            self.transport.send_cancelled(self.id, "request abandoned by the caller");
+        }
+    }
+}
+
 #[async_trait::async_trait]
 impl Transport for StdioTransport {
     async fn request(&self, method: &str, params: Option<Value>, options: RequestOptions) -> Reply {
@@ -251,9 +279,12 @@ impl Transport for StdioTransport {
                     return Err(e);
                 }
             };
+        let mut abandoned = Abandoned { transport: self, id: &id, state: &state, method, armed: true };
         // The clock covers the write too: a server that stops reading still times out.
         let timeout = pending::effective_timeout(self.timeout, &options);
-        match pending::wait_reply(correlator, &id, rx, timeout, &options).await {
+        let outcome = pending::wait_reply(correlator, &id, rx, timeout, &options).await;
+        abandoned.armed = false;
+        match outcome {
             Ok(reply) => reply,
             Err(gave_up) => {
                 // Still queued → the writer will skip it and the server never sees it.

@@ -409,6 +409,9 @@ impl Driver {
                     Err(e) => Outcome::Err(e.to_string(), None),
                 }
             }
+            ClientStep::Abandon { .. } => Outcome::Unsupported(
+                "the driver keeps rmcp's RequestHandle so that `await` can read the outcome; dropping it is not mapped".into(),
+            ),
             ClientStep::Notify { method, params } => {
                 let client = match self.client() {
                     Ok(c) => c,

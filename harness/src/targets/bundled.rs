@@ -284,6 +284,14 @@ async fn run_plan(
                 }
                 Ok(None)
             }
+            // Aborting the task drops the request's future where it waits: what a Rust caller's
+            // own timeout or `select!` does.
+            ClientStep::Abandon { request } => {
+                if let Some((task, _)) = background.remove(request) {
+                    task.abort();
+                }
+                Ok(None)
+            }
             ClientStep::Notify { method, params } => {
                 match managed.as_ref().and_then(|m| m.transport()).or(conn.clone()) {
                     None => Err(TransportError::NotConnected.into()),
