@@ -25,6 +25,8 @@ const RUN_EXAMPLES: &str = "Examples:
   mcp-harness run scenarios/http --filter 'sse-*'      a folder, names matching a glob
   mcp-harness run --transport http --revision 2025-11-25 -t cmd:\"clients/python/run-v2\"
   mcp-harness run bug.yaml --no-snapshots              a one-off reproduction: checks only
+  mcp-harness run --tag '!slow'                       a quick pass: no run that waits out a
+                                                      client's default timeout (30-60 s)
   mcp-harness run --keep-going --fail-fast --format json > results.json";
 
 const LIST_EXAMPLES: &str = "Examples:
@@ -34,7 +36,8 @@ const LIST_EXAMPLES: &str = "Examples:
 
 Each line: name  [transports]  revision  tags  (PENDING: reason). Tags are derived: the
 area folder (stdio, http, regressions, ...), the bases the checks rest on (must, should,
-project, driver, unclassified) and pending.";
+project, driver, unclassified), pending, and slow (a run deadline of 30 s or more: the
+scenario waits out a client's own default timeout). `--tag '!slow'` keeps the others.";
 
 const EXPLAIN_EXAMPLES: &str = "Examples:
   mcp-harness explain scenarios/stdio/malformed-line-is-skipped.yaml
@@ -69,8 +72,9 @@ struct Filters {
     /// Default: all.
     #[arg(long, value_name = "REVISION", value_delimiter = ',', value_parser = Revision::parse)]
     revision: Vec<Revision>,
-    /// Only scenarios carrying every one of these tags (area folder, basis level, pending;
-    /// see `mcp-harness list --help`). Default: no tag filter.
+    /// Only scenarios carrying every one of these tags (area folder, basis level, pending,
+    /// slow; see `mcp-harness list --help`); `!TAG` keeps those without it, e.g.
+    /// `--tag '!slow'` for a quick pass. Default: no tag filter.
     #[arg(long, value_name = "TAG", value_delimiter = ',')]
     tag: Vec<String>,
 }

@@ -3,12 +3,19 @@
 //!
 //! A scenario has no `tags:` field: its tags are derived, so they can never drift from the
 //! file — the area folder it lives in (`stdio`, `http`, `regressions`, …), the bases its
-//! checks rest on (`must`, `should`, `project`, `driver`, `unclassified`) and `pending` when
-//! it is marked so.
+//! checks rest on (`must`, `should`, `project`, `driver`, `unclassified`), `pending` when
+//! it is marked so, and `slow` when its run deadline is [`SLOW_DEADLINE_MS`] or more. A tag
+//! filter `!tag` keeps the scenarios *without* that tag (`--tag '!slow'`: a quick pass).
 
 use mcp_scenario::{Revision, Scenario, TransportName};
 use std::collections::BTreeSet;
 use std::path::Path;
+
+/// A scenario whose run deadline is this long or longer is tagged `slow`: it is given that
+/// long because it waits out a client's own default timeout (stdio/no-timeout-given-default-bounds:
+/// 30 s for the bundled client, 60 s for the TypeScript SDK), and one such run sets the
+/// wall time of a whole pass. Every other scenario's deadline is seconds.
+pub const SLOW_DEADLINE_MS: u64 = 30_000;
 
 /// Which scenarios (and which of their transports) to keep; every given filter must match.
 #[derive(Debug, Clone, Default)]
@@ -22,7 +29,7 @@ pub struct Selection {
     pub transports: Vec<TransportName>,
     /// Only scenarios speaking one of these revisions.
     pub revisions: Vec<Revision>,
-    /// Only scenarios carrying every one of these tags.
+    /// Only scenarios carrying every one of these tags; `!tag`: only those without it.
     pub tags: Vec<String>,
 }
 
@@ -37,7 +44,11 @@ impl Selection {
             return false;
         }
         let tags = tags(path, scenario);
-        if !self.tags.iter().all(|t| tags.contains(t)) {
+        let wanted = |t: &String| match t.strip_prefix('!') {
+            Some(without) => !tags.contains(without),
+            None => tags.contains(t),
+        };
+        if !self.tags.iter().all(wanted) {
             return false;
         }
         match &self.filter {
@@ -81,6 +92,9 @@ pub fn tags(path: &Path, scenario: &Scenario) -> BTreeSet<String> {
     }
     if scenario.pending.is_some() {
         tags.insert("pending".into());
+    }
+    if scenario.deadline_ms >= SLOW_DEADLINE_MS {
+        tags.insert("slow".into());
     }
     tags
 }
@@ -147,9 +161,22 @@ mod tests {
         assert!(!sel(|s| s.transports = vec![TransportName::LegacySse]));
         assert!(sel(|s| s.tags = vec!["http".into(), "must".into()]));
         assert!(!sel(|s| s.tags = vec!["should".into()]));
+        assert!(sel(|s| s.tags = vec!["!should".into(), "http".into()]));
+        assert!(!sel(|s| s.tags = vec!["!http".into()]));
         assert!(!sel(|s| s.revisions = vec![Revision::R2024_11_05]));
         let only_http = Selection { transports: vec![TransportName::Http], ..Selection::default() };
         assert_eq!(only_http.transports_of(&s), [TransportName::Http]);
+    }
+
+    #[test]
+    fn a_scenario_given_a_client_default_timeout_to_wait_out_is_slow() {
+        let mut s = scenario("a", "stdio", "  - sent: {method: initialize}\n    project: \"x\"\n");
+        let p = Path::new("scenarios/stdio/a.yaml");
+        assert!(!tags(p, &s).contains("slow"));
+        s.deadline_ms = SLOW_DEADLINE_MS;
+        assert!(tags(p, &s).contains("slow"));
+        let quick = Selection { tags: vec!["!slow".into()], ..Selection::default() };
+        assert!(!quick.matches(p, &s));
     }
 
     #[test]
