@@ -10,6 +10,7 @@
 #   BENCH_CLIENTS=""      drivers to time besides bundled (make bench CLIENTS="rmcp python-v2")
 #   BENCH_MODES=""        each driver's target kind, "name=cmd+persistent …" (make bench passes
 #                         the Makefile's; a driver not named runs one-shot, cmd:)
+#   BENCH_JOBS=""         runs at once per driver where the Makefile sets one, "rmcp=8 …"
 #   BENCH_RT=20000        sequential round trips per stdio / HTTP client run
 #   BENCH_WRK=5s          duration of each wrk run
 #   BENCH_LONG=1M         requests of the long HTTP mock run (RSS and rate every fifth)
@@ -80,13 +81,15 @@ installed() { # driver name → its launcher, or nothing when it is not installe
     esac
 }
 library_targets=(bundled)
-declare -A launcher=([bundled]=bundled)
+declare -A launcher=([bundled]=bundled) jobs_of=()
 for c in "${CLIENT_LIST[@]}"; do
     l=$(installed "$c" || true)
     # The mode `make validate` uses: `make bench` passes the Makefile's client_mode_* in
     # BENCH_MODES ("typescript=cmd+persistent …"); `cmd` when not given.
     mode=cmd
     for m in ${BENCH_MODES:-}; do [ "${m%%=*}" = "$c" ] && mode=${m#*=}; done
+    jobs_of[$c]=""
+    for m in ${BENCH_JOBS:-}; do [ "${m%%=*}" = "$c" ] && jobs_of[$c]=${m#*=}; done
     if [ -n "$l" ]; then library_targets+=("$c"); launcher[$c]="$mode:$l"; else launcher[$c]=""; fi
 done
 if want library; then
@@ -102,6 +105,7 @@ if want library; then
             for pass in whole quick; do
                 dir=$work/library-$t-$pass-$round
                 only=(); [ "$pass" = quick ] && only=(--tag '!slow')
+                [ -n "${jobs_of[$t]:-}" ] && only+=(-j "${jobs_of[$t]}")
                 "$HARNESS" run scenarios "${only[@]}" --target "${launcher[$t]}" --reports "$dir" --quiet >/dev/null 2>&1 || true
                 [ -s "$dir/results.json" ] || { echo "round $round $t ($pass): no results.json (see make run)"; continue; }
                 wall=$(jq '.wall_ms' "$dir/results.json")
