@@ -349,6 +349,23 @@ async fn caller_cancellation_rejects_and_tells_the_server() {
 }
 
 #[tokio::test]
+async fn a_dropped_request_is_given_up_like_a_cancelled_one() {
+    let (_dir, log, t) = logging_server(5_000).await;
+    let call = {
+        let t = t.clone();
+        tokio::spawn(async move { t.request("tools/call", None, RequestOptions::default()).await })
+    };
+    wait_for_line(&log, |v| v["method"] == "tools/call").await;
+    // The caller's own timeout or select! drops the future where it waits.
+    call.abort();
+    let lines = wait_for_line(&log, |v| v["method"] == "notifications/cancelled").await;
+    let note = lines.iter().find(|v| v["method"] == "notifications/cancelled").expect("note");
+    assert_eq!(note["params"]["requestId"], json!(1));
+    assert_eq!(note["params"]["reason"], json!("request abandoned by the caller"));
+    t.close().await;
+}
+
+#[tokio::test]
 async fn child_exit_rejects_pending_and_later_calls_fail_fast() {
     let closes = Arc::new(AtomicUsize::new(0));
     let (tx, rx) = oneshot::channel();
