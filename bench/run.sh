@@ -88,7 +88,6 @@ for c in "${CLIENT_LIST[@]}"; do
     # BENCH_MODES ("typescript=cmd+persistent …"); `cmd` when not given.
     mode=cmd
     for m in ${BENCH_MODES:-}; do [ "${m%%=*}" = "$c" ] && mode=${m#*=}; done
-    jobs_of[$c]=""
     for m in ${BENCH_JOBS:-}; do [ "${m%%=*}" = "$c" ] && jobs_of[$c]=${m#*=}; done
     if [ -n "$l" ]; then library_targets+=("$c"); launcher[$c]="$mode:$l"; else launcher[$c]=""; fi
 done

@@ -197,6 +197,14 @@ impl StdioTransport {
         let _ = self.enqueue(&message::cancelled(id, reason), Done::Report);
     }
 
+    /// After giving up a request that was `sent` (see [`withdraw`]): tells the server,
+    /// never for `initialize` (SPEC §2).
+    fn cancel_if_sent(&self, id: &RequestId, method: &str, sent: bool, reason: &str) {
+        if sent && method != "initialize" {
+            self.send_cancelled(id, reason);
+        }
+    }
+
     /// Process cleanup of close(): stdin is already closed; wait, SIGTERM the group, wait,
     /// SIGKILL, then sweep the group so nothing the server started survives it.
     async fn terminate(&self, exited_before: bool) {
@@ -234,6 +242,12 @@ impl Drop for StdioTransport {
     }
 }
 
+/// Takes back a line still queued, so the writer skips it and the server never sees it;
+/// true when it was already written.
+fn withdraw(state: &AtomicU8) -> bool {
+    state.compare_exchange(QUEUED, ABANDONED, Ordering::SeqCst, Ordering::SeqCst).is_err()
+}
+
 /// A request whose caller stopped waiting for it: its future was dropped (the caller's own
 /// timeout or `select!`), which is how a Rust caller cancels. It is given up like a cancelled
 /// request (SPEC §2): a line still queued is never written, a sent one is followed by
@@ -254,11 +268,9 @@ impl Drop for Abandoned<'_> {
         if !self.armed {
             return;
         }
-        let sent = self.state.compare_exchange(QUEUED, ABANDONED, Ordering::SeqCst, Ordering::SeqCst).is_err();
+        let sent = withdraw(self.state);
         self.transport.shared.correlator.forget(self.id, true);
-        if sent && self.method != "initialize" {
-            self.transport.send_cancelled(self.id, "request abandoned by the caller");
-        }
+        self.transport.cancel_if_sent(self.id, self.method, sent, "request abandoned by the caller");
     }
 }
 
@@ -287,12 +299,9 @@ impl Transport for StdioTransport {
         match outcome {
             Ok(reply) => reply,
             Err(gave_up) => {
-                // Still queued → the writer will skip it and the server never sees it.
-                let sent = state.compare_exchange(QUEUED, ABANDONED, Ordering::SeqCst, Ordering::SeqCst).is_err();
+                let sent = withdraw(&state);
                 let err = gave_up.into_error(sent);
-                if sent && method != "initialize" {
-                    self.send_cancelled(&id, &err.to_string());
-                }
+                self.cancel_if_sent(&id, method, sent, &err.to_string());
                 Err(err)
             }
         }
@@ -311,7 +320,7 @@ impl Transport for StdioTransport {
         match tokio::time::timeout(limit, written).await {
             Ok(result) => result,
             Err(_) => {
-                let sent = state.compare_exchange(QUEUED, ABANDONED, Ordering::SeqCst, Ordering::SeqCst).is_err();
+                let sent = withdraw(&state);
                 Err(TransportError::Timeout { ms: limit.as_millis() as u64, sent })
             }
         }
