@@ -56,4 +56,4 @@ pub mod transport;
 pub use config::{TransportConfig, resolve_timeout};
 pub use error::{Acceptance, ErrorKind, TransportError};
 pub use message::{Inbound, RequestId, RpcError};
-pub use transport::{Diagnostics, Handlers, Reply, RequestOptions, Transport};
+pub use transport::{Diagnostics, Handlers, Reply, RequestOptions, SentId, Transport};

@@ -168,12 +168,13 @@ impl Stateless {
     async fn listen(&self, params: Option<Value>, options: RequestOptions) -> Reply {
         let mut attempt = 0;
         loop {
-            let before = self.subscriptions.listen_started();
-            let outcome = self.call(LISTEN, params.clone(), options.clone()).await;
-            if self.subscriptions.acknowledged_since(&before) {
+            let sent = self.subscriptions.listen_started(options.sent_id.clone().unwrap_or_default());
+            let this_attempt = RequestOptions { sent_id: Some(sent.clone()), ..options.clone() };
+            let outcome = self.call(LISTEN, params.clone(), this_attempt).await;
+            if self.subscriptions.acknowledged(&sent) {
                 attempt = 0;
             }
-            self.subscriptions.listen_ended(&before);
+            self.subscriptions.listen_ended(&sent);
             let err = match outcome {
                 Err(e) if subscriptions::dropped(&e) => e,
                 other => return other,

@@ -282,6 +282,7 @@ impl Transport for StdioTransport {
         }
         let correlator = &self.shared.correlator;
         let (id, rx) = correlator.open_request()?;
+        options.announce(&id);
         let line = message::request(&id, method, params.as_ref());
         let state =
             match enqueue_line(&self.shared, line, Done::Request(id.clone())).ok_or(TransportError::NotConnected) {

@@ -5,22 +5,22 @@
 //! [`Subscriptions`] sits in front of the caller's notification handler: a change
 //! notification (the `notifications/subscriptions/acknowledged` first, then
 //! `…/list_changed`, `resources/updated`) is delivered only when it carries the id of a
-//! subscription that was acknowledged while a listen request was in flight; one without an
-//! id, or for an unknown subscription, is dropped and reported. Request-scoped
-//! notifications (progress, logging) pass through untouched.
+//! listen request still in flight whose subscription was acknowledged; one without an id,
+//! or for any other id, is dropped and reported. Each listen's subscription ends with that
+//! listen alone: others stay open. Request-scoped notifications (progress, logging) pass
+//! through untouched.
 //!
 //! The listen loop itself ([`crate::stateless::Stateless`]) re-sends a listen whose stream
 //! dropped (the stream ended with no response), with the same filter after a short
 //! backoff, reporting the possibly-missed window; a response ends the subscription cleanly.
 
 use crate::error::TransportError;
+use crate::message::RequestId;
 use crate::pending::lock;
-use crate::transport::{ErrorHandler, NotificationHandler};
+use crate::transport::{ErrorHandler, NotificationHandler, SentId};
 use serde_json::Value;
-use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// The `_meta` key of a notification's subscription.
@@ -42,12 +42,17 @@ pub const RELISTEN_BACKOFF_MS: &[u64] = &[20, 50, 100, 200, 400];
 /// The subscriptions of one connection (see the module docs).
 #[derive(Default)]
 pub struct Subscriptions {
-    /// Acknowledged subscription ids (their JSON text: `1` and `"1"` differ).
-    active: Mutex<BTreeSet<String>>,
-    /// Listen requests in flight: an acknowledgement is only believed while one is.
-    listening: AtomicUsize,
+    /// Listen requests in flight, each with the id it went out with and whether the
+    /// server acknowledged its subscription.
+    listens: Mutex<Vec<Listen>>,
     deliver: Option<NotificationHandler>,
     report: Option<ErrorHandler>,
+}
+
+/// One listen request in flight.
+struct Listen {
+    sent: SentId,
+    acknowledged: bool,
 }
 
 impl Subscriptions {
@@ -64,17 +69,24 @@ impl Subscriptions {
 
     fn on_notification(&self, method: &str, params: &Value) {
         if CHANGE_NOTIFICATIONS.contains(&method) {
-            let id = params.get("_meta").and_then(|m| m.get(META_SUBSCRIPTION_ID)).filter(|v| !v.is_null());
-            let Some(id) = id.map(Value::to_string) else {
+            let id = params.get("_meta").and_then(|m| m.get(META_SUBSCRIPTION_ID));
+            let Some(id) = id.and_then(RequestId::from_value) else {
                 return self.drop_it(format!("{method} without _meta[\"{META_SUBSCRIPTION_ID}\"] dropped"));
             };
-            if method == ACKNOWLEDGED {
-                if self.listening.load(Ordering::SeqCst) == 0 {
-                    return self.drop_it(format!("{method} for subscription {id} while no listen is open dropped"));
+            let mut listens = lock(&self.listens);
+            let listen = listens.iter_mut().find(|l| l.sent.get().as_ref() == Some(&id));
+            let shown = id.to_value();
+            match listen {
+                None => {
+                    drop(listens);
+                    return self.drop_it(format!("{method} for subscription {shown}, no open listen request, dropped"));
                 }
-                lock(&self.active).insert(id);
-            } else if !lock(&self.active).contains(&id) {
-                return self.drop_it(format!("{method} for unacknowledged subscription {id} dropped"));
+                Some(listen) if method == ACKNOWLEDGED => listen.acknowledged = true,
+                Some(listen) if !listen.acknowledged => {
+                    drop(listens);
+                    return self.drop_it(format!("{method} for unacknowledged subscription {shown} dropped"));
+                }
+                Some(_) => {}
             }
         }
         if let Some(deliver) = &self.deliver {
@@ -94,29 +106,25 @@ impl Subscriptions {
         }
     }
 
-    /// A listen request is about to be sent; returns the ids acknowledged so far, so
-    /// [`Self::listen_ended`] can retire the ones this listen added.
-    pub fn listen_started(&self) -> BTreeSet<String> {
-        self.listening.fetch_add(1, Ordering::SeqCst);
-        lock(&self.active).clone()
+    /// A listen request is about to be sent: its notifications are let through once the
+    /// transport fills `sent` (give it as [`RequestOptions::sent_id`]) and the server
+    /// acknowledges that id.
+    ///
+    /// [`RequestOptions::sent_id`]: crate::RequestOptions::sent_id
+    pub fn listen_started(&self, sent: SentId) -> SentId {
+        lock(&self.listens).push(Listen { sent: sent.clone(), acknowledged: false });
+        sent
     }
 
-    /// Whether a subscription was acknowledged since [`Self::listen_started`] returned
-    /// `before`.
-    pub fn acknowledged_since(&self, before: &BTreeSet<String>) -> bool {
-        lock(&self.active).iter().any(|id| !before.contains(id))
+    /// Whether the listen sent through `sent` has had its subscription acknowledged.
+    pub fn acknowledged(&self, sent: &SentId) -> bool {
+        lock(&self.listens).iter().any(|l| l.sent.same_slot(sent) && l.acknowledged)
     }
 
-    /// A listen request ended (response, error or drop): the subscriptions it opened end.
-    pub fn listen_ended(&self, before: &BTreeSet<String>) {
-        self.listening.fetch_sub(1, Ordering::SeqCst);
-        let only_one = self.listening.load(Ordering::SeqCst) == 0;
-        let mut active = lock(&self.active);
-        if only_one {
-            active.clear();
-        } else {
-            active.retain(|id| before.contains(id));
-        }
+    /// The listen sent through `sent` ended (response, error or drop): its subscription
+    /// ends; the other listens' stay.
+    pub fn listen_ended(&self, sent: &SentId) {
+        lock(&self.listens).retain(|l| !l.sent.same_slot(sent));
     }
 }
 
@@ -136,8 +144,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    #[test]
-    fn change_notifications_need_an_acknowledged_subscription() {
+    type Seen = Arc<Mutex<Vec<String>>>;
+
+    fn gate() -> (Arc<Subscriptions>, Seen, Seen) {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let reports = Arc::new(Mutex::new(Vec::new()));
         let (s, r) = (seen.clone(), reports.clone());
@@ -145,18 +154,47 @@ mod tests {
             Some(Arc::new(move |m: &str, _: &Value| lock(&s).push(m.to_owned()))),
             Some(Arc::new(move |e: &TransportError| lock(&r).push(e.to_string()))),
         );
+        (gate, seen, reports)
+    }
+
+    fn with_id(id: Value) -> Value {
+        json!({"_meta": {META_SUBSCRIPTION_ID: id}})
+    }
+
+    #[test]
+    fn change_notifications_need_an_acknowledged_subscription() {
+        let (gate, seen, reports) = gate();
         let h = gate.handler();
-        let with_id = |id: Value| json!({"_meta": {META_SUBSCRIPTION_ID: id}});
         h("notifications/tools/list_changed", &with_id(json!(1)));
-        let before = gate.listen_started();
+        let listen = gate.listen_started(SentId::default());
+        listen.set(&RequestId::Number(1));
+        h("notifications/tools/list_changed", &with_id(json!(1)));
+        h(ACKNOWLEDGED, &with_id(json!(2)));
         h(ACKNOWLEDGED, &with_id(json!(1)));
+        assert!(gate.acknowledged(&listen));
         h("notifications/tools/list_changed", &with_id(json!(1)));
         h("notifications/tools/list_changed", &with_id(json!("1")));
         h("notifications/tools/list_changed", &json!({}));
         h("notifications/progress", &json!({}));
-        gate.listen_ended(&before);
+        gate.listen_ended(&listen);
         h("notifications/tools/list_changed", &with_id(json!(1)));
         assert_eq!(*lock(&seen), [ACKNOWLEDGED, "notifications/tools/list_changed", "notifications/progress"]);
-        assert_eq!(lock(&reports).len(), 4);
+        assert_eq!(lock(&reports).len(), 6, "{:?}", lock(&reports));
+    }
+
+    #[test]
+    fn a_listen_ending_ends_only_its_own_subscription() {
+        let (gate, seen, _) = gate();
+        let h = gate.handler();
+        let (first, second) = (gate.listen_started(SentId::default()), gate.listen_started(SentId::default()));
+        first.set(&RequestId::Number(1));
+        second.set(&RequestId::Number(2));
+        h(ACKNOWLEDGED, &with_id(json!(1)));
+        h(ACKNOWLEDGED, &with_id(json!(2)));
+        gate.listen_ended(&first);
+        h("notifications/resources/updated", &with_id(json!(2)));
+        h("notifications/tools/list_changed", &with_id(json!(1)));
+        assert_eq!(*lock(&seen), [ACKNOWLEDGED, ACKNOWLEDGED, "notifications/resources/updated"]);
+        assert!(gate.acknowledged(&second) && !gate.acknowledged(&first));
     }
 }

@@ -2,10 +2,10 @@
 //! through which it reports what it cannot return to a caller.
 
 use crate::error::TransportError;
-use crate::message::RpcError;
+use crate::message::{RequestId, RpcError};
 use futures::future::BoxFuture;
 use serde_json::Value;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use tokio_util::sync::CancellationToken;
 
 /// What a request resolves to: the response's `result`, or why there is none.
@@ -60,6 +60,30 @@ pub struct RequestOptions {
     pub reset_timeout_on_progress: bool,
     /// A bound on the whole request that progress never extends (`None`: no bound).
     pub max_total_timeout_ms: Option<u64>,
+    /// Filled with the request's id before it is sent (each attempt overwrites it).
+    pub sent_id: Option<SentId>,
+}
+
+/// Where a caller learns the JSON-RPC id its request went out with. Needed where a server
+/// refers back to the request by id: a `subscriptions/listen`'s notifications carry it as
+/// their subscription id.
+#[derive(Debug, Clone, Default)]
+pub struct SentId(Arc<Mutex<Option<RequestId>>>);
+
+impl SentId {
+    /// The id of the latest attempt, once one was sent.
+    pub fn get(&self) -> Option<RequestId> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Whether `other` is this very slot (not merely one holding the same id).
+    pub fn same_slot(&self, other: &SentId) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    pub(crate) fn set(&self, id: &RequestId) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(id.clone());
+    }
 }
 
 impl RequestOptions {
@@ -67,6 +91,13 @@ impl RequestOptions {
     pub fn for_params(mut self, params: Option<&Value>) -> Self {
         self.progress_token = params.and_then(|p| p.pointer("/_meta/progressToken")).cloned();
         self
+    }
+
+    /// Tells [`Self::sent_id`], if any, that the request goes out as `id`.
+    pub(crate) fn announce(&self, id: &RequestId) {
+        if let Some(slot) = &self.sent_id {
+            slot.set(id);
+        }
     }
 }
 

@@ -155,6 +155,7 @@ pub(crate) async fn request<K: HttpKind>(
         return Err(TransportError::NotConnected);
     }
     let (id, rx) = core.correlator.open_request()?;
+    options.announce(&id);
     let body = Bytes::from(message::request(&id, method, params.as_ref()));
     let is_init = method == "initialize";
     let task = {
