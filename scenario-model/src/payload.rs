@@ -14,6 +14,10 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 use std::time::Duration;
 
+/// The `_meta` key naming a notification's or a listen result's subscription (2026-07-28):
+/// the `subscriptions/listen` request's id.
+pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
 /// What is wrong with a step's payload fields; the message names the field (or the op and
 /// the fields it takes).
 #[derive(Debug, thiserror::Error)]

@@ -11,12 +11,10 @@ use super::rules::{self, Problem, Validation};
 use crate::http::run::HttpRun;
 use crate::stdio::run::StdioRun;
 use futures::future::BoxFuture;
-use mcp_scenario::payload;
+use mcp_scenario::payload::{self, META_SUBSCRIPTION_ID};
 use mcp_scenario::script::{LineEnd, step};
 use serde_json::Value;
 
-/// The `_meta` key naming a listen stream's subscription.
-const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// The reply line answering `request`.
 fn line(step: &step::Reply, request: Option<&Value>, end: LineEnd) -> Vec<u8> {

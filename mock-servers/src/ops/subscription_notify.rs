@@ -9,12 +9,10 @@ use super::transports::Transports;
 use crate::http::run::HttpRun;
 use crate::stdio::run::StdioRun;
 use futures::future::BoxFuture;
-use mcp_scenario::payload;
+use mcp_scenario::payload::{self, META_SUBSCRIPTION_ID};
 use mcp_scenario::script::{LineEnd, step};
 use serde_json::{Value, json};
 
-/// The `_meta` key of a notification's subscription.
-const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// The notification for the listen request whose id is `id`.
 fn message(step: &step::SubscriptionNotify, id: &Value) -> Value {

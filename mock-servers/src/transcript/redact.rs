@@ -13,6 +13,7 @@
 //!   (reports too: `results.json`, JUnit). The mock itself already records Authorization
 //!   headers as `<redacted:N>`.
 
+use mcp_scenario::payload::META_SUBSCRIPTION_ID;
 use mcp_scenario::wire::WireEvent;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -139,8 +140,8 @@ impl Redactor {
         }
     }
 
-    /// A JSON-RPC message with its request ids (`id`, `params.requestId`) in normal form and
-    /// the client's version masked.
+    /// A JSON-RPC message with its request ids (`id`, `params.requestId`, a subscription id
+    /// in `_meta`) in normal form and the client's version masked.
     pub fn json(&self, v: &Value) -> Value {
         let mut v = v.clone();
         if let Some(obj) = v.as_object_mut() {
@@ -151,6 +152,14 @@ impl Redactor {
                 && let Some(p) = obj.get_mut("params").and_then(Value::as_object_mut)
             {
                 p.insert("requestId".into(), self.id(&rid));
+            }
+            // A subscription's id is its listen request's id (2026-07-28).
+            for part in ["params", "result"] {
+                if let Some(sid) =
+                    obj.get_mut(part).and_then(|p| p.get_mut("_meta")).and_then(|m| m.get_mut(META_SUBSCRIPTION_ID))
+                {
+                    *sid = self.id(sid);
+                }
             }
             if let Some(version) =
                 obj.get_mut("params").and_then(|p| p.get_mut("clientInfo")).and_then(|c| c.get_mut("version"))
@@ -278,6 +287,18 @@ mod tests {
         assert_eq!(r.learn(&Value::from("x")), Value::from("id-1"));
         assert_eq!(r.learn(&Value::from(7)), Value::from(1));
         assert_eq!(r.id(&Value::from(99)), Value::from(99));
+    }
+
+    #[test]
+    fn a_subscription_id_is_renumbered_like_its_listen_request() {
+        let mut r = Redactor::default();
+        r.learn_request_ids(&serde_json::json!({"id": "listen-7", "method": "subscriptions/listen"}));
+        let note = serde_json::json!({"method": "m", "params": {"_meta": {META_SUBSCRIPTION_ID: "listen-7"}}});
+        let end = serde_json::json!({"id": "listen-7", "result": {"_meta": {META_SUBSCRIPTION_ID: "listen-7"}}});
+        let stranger = serde_json::json!({"method": "m", "params": {"_meta": {META_SUBSCRIPTION_ID: "other"}}});
+        assert_eq!(r.json(&note)["params"]["_meta"][META_SUBSCRIPTION_ID], "id-1");
+        assert_eq!(r.json(&end)["result"]["_meta"][META_SUBSCRIPTION_ID], "id-1");
+        assert_eq!(r.json(&stranger)["params"]["_meta"][META_SUBSCRIPTION_ID], "other");
     }
 
     #[test]
