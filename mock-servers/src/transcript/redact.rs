@@ -153,12 +153,9 @@ impl Redactor {
             {
                 p.insert("requestId".into(), self.id(&rid));
             }
-            // A subscription's id is its listen request's id (2026-07-28).
             for part in ["params", "result"] {
-                if let Some(sid) =
-                    obj.get_mut(part).and_then(|p| p.get_mut("_meta")).and_then(|m| m.get_mut(META_SUBSCRIPTION_ID))
-                {
-                    *sid = self.id(sid);
+                if let Some(part) = obj.get_mut(part) {
+                    self.subscription_id(part);
                 }
             }
             if let Some(version) =
@@ -168,6 +165,14 @@ impl Redactor {
             }
         }
         v
+    }
+
+    /// A notification's or a result's `_meta` subscription id in normal form (it is the
+    /// id of the listen request that opened the subscription, 2026-07-28); returns it.
+    pub fn subscription_id(&self, params: &mut Value) -> Option<Value> {
+        let sid = params.get_mut("_meta").and_then(|m| m.get_mut(META_SUBSCRIPTION_ID))?;
+        *sid = self.id(sid);
+        Some(sid.clone())
     }
 
     /// Learns a client request id (first appearance wins) and returns its normal form,

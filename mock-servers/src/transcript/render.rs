@@ -58,7 +58,7 @@ pub fn transcript(
         render_lane(&mut s, &main, &mut redactor);
         if !listener.is_empty() {
             s.push_str("·· GET listener ··\n");
-            render_lane(&mut s, &listener, &mut redactor);
+            render_lane(&mut s, &unscripted_once(&listener), &mut redactor);
         }
         // An HTTP mock is always stopped by the harness; that is not the client's doing.
         if transport == TransportName::Stdio && !events.iter().any(|e| matches!(e, WireEvent::Exit { .. })) {
@@ -116,7 +116,7 @@ pub fn transcript(
     }
     if !outcome.notifications.is_empty() {
         s.push_str("── notifications seen by the client ──\n");
-        for (method, params) in &outcome.notifications {
+        for (method, params) in seen_notifications(&outcome.notifications, &redactor) {
             let _ = writeln!(s, "{method} {}", shorten(&params.to_string()));
         }
     }
@@ -151,6 +151,24 @@ pub fn transcript(
         );
     }
     redactor.text(&s)
+}
+
+/// The notifications a client reported, subscription ids in normal form, grouped by
+/// subscription: first those of none, then each subscription's, by id, each group in the
+/// order the client saw it. Order is defined per subscription, not across them (2026-07-28
+/// `basic/patterns/subscriptions.mdx`, Acknowledgment), and a client may read concurrent
+/// subscriptions from separate queues, so their interleaving is not the client's to keep.
+fn seen_notifications(notifications: &[(String, Value)], redactor: &Redactor) -> Vec<(String, Value)> {
+    let mut seen: Vec<(Option<String>, String, Value)> = notifications
+        .iter()
+        .map(|(method, params)| {
+            let mut params = params.clone();
+            let sid = redactor.subscription_id(&mut params).map(|id| id.to_string());
+            (sid, method.clone(), params)
+        })
+        .collect();
+    seen.sort_by(|a, b| a.0.cmp(&b.0));
+    seen.into_iter().map(|(_, method, params)| (method, params)).collect()
 }
 
 /// Renders one lane. A stream the client abandoned is noticed by the mock whenever the
@@ -250,6 +268,36 @@ fn http_lanes(events: &[WireEvent], transport: TransportName) -> (Vec<&WireEvent
         })
         .collect();
     events.iter().partition(|e| exchange_of(e).is_none_or(|x| !gets.contains(&x)))
+}
+
+/// The listener lane with each unscripted answer to a listener GET shown once (resumption
+/// GETs, with `Last-Event-ID`, are all kept): a client that retries its
+/// GET listener after the mock's 405 (or other unscripted answer) sends as many GETs as its
+/// retry delay fits before the run ends, a count that depends on timing (two one-second
+/// timers racing, seen with one SDK). Where the count matters a check counts the GETs.
+fn unscripted_once<'e>(listener: &[&'e WireEvent]) -> Vec<&'e WireEvent> {
+    let mut requests = std::collections::HashMap::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut repeats = std::collections::HashSet::new();
+    for e in listener {
+        match e {
+            // A resumption (`Last-Event-ID`) is not the listener: its attempts are kept.
+            WireEvent::HttpRequest { exchange, http_method, path, headers, .. }
+                if !headers.contains_key("last-event-id") =>
+            {
+                requests.insert(*exchange, (http_method, path, headers));
+            }
+            WireEvent::HttpResponse { exchange, status, headers, why, .. } if why.starts_with("unscripted") => {
+                if let Some(request) = requests.get(exchange)
+                    && !seen.insert((request.clone(), *status, headers, why))
+                {
+                    repeats.insert(*exchange);
+                }
+            }
+            _ => {}
+        }
+    }
+    listener.iter().copied().filter(|e| exchange_of(e).is_none_or(|x| !repeats.contains(&x))).collect()
 }
 
 fn exchange_of(e: &WireEvent) -> Option<u64> {
@@ -480,5 +528,55 @@ mod tests {
     fn escapes_invalid_utf8_and_controls() {
         assert_eq!(escape(b"a\xffb\r\n"), "a\\xffb\\r\\n");
         assert_eq!(escape("\u{feff}{}".as_bytes()), "\\u{feff}{}");
+    }
+
+    #[test]
+    fn a_repeated_unscripted_get_answer_is_shown_once() {
+        let get = |exchange: u64| WireEvent::HttpRequest {
+            t_us: exchange,
+            exchange,
+            http_method: "GET".into(),
+            path: "/mcp".into(),
+            headers: Default::default(),
+            body: None,
+            json: None,
+        };
+        let answer = |exchange: u64, status: u16, why: &str| WireEvent::HttpResponse {
+            t_us: exchange,
+            exchange,
+            status,
+            headers: Default::default(),
+            body: None,
+            json: None,
+            why: why.into(),
+        };
+        let events = [get(1), answer(1, 405, "unscripted GET"), get(2), answer(2, 405, "unscripted GET")];
+        let resume = |exchange: u64| match get(exchange) {
+            WireEvent::HttpRequest { mut headers, t_us, exchange, http_method, path, body, json } => {
+                headers.insert("last-event-id".into(), "s-1".into());
+                WireEvent::HttpRequest { t_us, exchange, http_method, path, headers, body, json }
+            }
+            other => other,
+        };
+        let more = [get(3), answer(3, 200, "open_stream"), get(4), answer(4, 200, "open_stream")];
+        let resumed = [resume(5), answer(5, 405, "unscripted GET"), resume(6), answer(6, 405, "unscripted GET")];
+        let events = [&events[..], &more, &resumed].concat();
+        let lane: Vec<&WireEvent> = events.iter().collect();
+        let kept: Vec<u64> = unscripted_once(&lane).into_iter().filter_map(exchange_of).collect();
+        assert_eq!(kept, [1, 1, 3, 3, 4, 4, 5, 5, 6, 6]);
+    }
+
+    #[test]
+    fn seen_notifications_keep_order_within_a_subscription_only() {
+        use mcp_scenario::payload::META_SUBSCRIPTION_ID;
+        use serde_json::json;
+        let mut r = Redactor::default();
+        r.learn_request_ids(&json!({"id": 8, "method": "subscriptions/listen"}));
+        r.learn_request_ids(&json!({"id": 9, "method": "subscriptions/listen"}));
+        let on = |sid: u64, n: u64| (format!("m{n}"), json!({"_meta": {META_SUBSCRIPTION_ID: sid}}));
+        let plain = |n: u64| (format!("m{n}"), json!({}));
+        let seen = seen_notifications(&[on(9, 1), on(8, 2), plain(3), on(9, 4), on(8, 5)], &r);
+        let order: Vec<String> = seen.iter().map(|(m, p)| format!("{m}{}", p["_meta"][META_SUBSCRIPTION_ID])).collect();
+        assert_eq!(order, ["m3null", "m21", "m51", "m12", "m42"]);
     }
 }
