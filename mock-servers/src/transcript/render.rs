@@ -289,7 +289,7 @@ fn unscripted_once<'e>(listener: &[&'e WireEvent]) -> Vec<&'e WireEvent> {
             }
             WireEvent::HttpResponse { exchange, status, headers, why, .. } if why.starts_with("unscripted") => {
                 if let Some(request) = requests.get(exchange)
-                    && !seen.insert((request.clone(), *status, headers, why))
+                    && !seen.insert((*request, *status, headers, why))
                 {
                     repeats.insert(*exchange);
                 }
