@@ -60,7 +60,8 @@ pub struct RequestOptions {
     pub reset_timeout_on_progress: bool,
     /// A bound on the whole request that progress never extends (`None`: no bound).
     pub max_total_timeout_ms: Option<u64>,
-    /// Filled with the request's id before it is sent (each attempt overwrites it).
+    /// Filled with the request's id before it is sent (each attempt overwrites it); one slot
+    /// per request.
     pub sent_id: Option<SentId>,
 }
 
