@@ -7,11 +7,13 @@
 //!
 //! - [`Transcript`], [`Connection`] (this file) — what the mock recorded, per connection,
 //!   plus a JSON-RPC view of HTTP records, so checks read every transport alike.
-//! - [`render`] — the readable, normalised text that snapshots hold.
+//! - [`render`] — the readable, normalised text that snapshots hold; `lanes` — how a
+//!   connection's events split into lanes, and which are left out as timing.
 //! - [`redact`] — [`Redactor`], the one place that makes text stable across runs and
 //!   machines (ports, session ids, the run's temp dir, request ids, exchange numbers,
 //!   client versions) and free of secrets (bearer and OAuth tokens).
 
+mod lanes;
 pub mod redact;
 pub mod render;
 

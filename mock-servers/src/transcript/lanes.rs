@@ -1,0 +1,163 @@
+//! The lanes of a connection's events, as a transcript lists them, and the events left out
+//! because whether they happen at all is timing, not the client's behaviour: the Streamable
+//! HTTP GET listener apart from the POSTs; within it, retries shown once and listener GETs
+//! before resumption GETs; on stdio, a stdin EOF that only raced the script's exit.
+
+use mcp_scenario::TransportName;
+use mcp_scenario::wire::WireEvent;
+
+/// Splits an HTTP connection's events into the main lane and the GET listener lane
+/// (Streamable HTTP only; legacy SSE's GET stream is causally ordered with its POSTs).
+pub(super) fn http_lanes(events: &[WireEvent], transport: TransportName) -> (Vec<&WireEvent>, Vec<&WireEvent>) {
+    if transport != TransportName::Http {
+        return (events.iter().collect(), Vec::new());
+    }
+    let gets: std::collections::HashSet<u64> = events
+        .iter()
+        .filter_map(|e| match e {
+            WireEvent::HttpRequest { exchange, http_method, .. } if http_method == "GET" => Some(*exchange),
+            _ => None,
+        })
+        .collect();
+    events.iter().partition(|e| exchange_of(e).is_none_or(|x| !gets.contains(&x)))
+}
+
+/// When the client sent its DELETE (ending the session), if it did.
+pub(super) fn deleted_at(main: &[&WireEvent]) -> Option<u64> {
+    main.iter().find_map(|e| match e {
+        WireEvent::HttpRequest { t_us, http_method, .. } if http_method == "DELETE" => Some(*t_us),
+        _ => None,
+    })
+}
+
+/// The listener lane without the retries whose number is timing: each unscripted answer to
+/// a listener GET is shown once, and a listener GET sent after the client's own DELETE and
+/// refused as a gone session is not shown. A client that retries its GET listener (after the
+/// mock's 405, say) sends as many GETs as its retry delay fits before the run ends, and its
+/// listener task may fire once more as it shuts down: both seen with the Python SDKs, whose
+/// one-second retry races a one-second request timeout. Resumption GETs (`Last-Event-ID`)
+/// are all kept, after the listener's. Where the count matters a check counts the GETs.
+pub(super) fn listener_retries_once<'e>(listener: &[&'e WireEvent], deleted_at: Option<u64>) -> Vec<&'e WireEvent> {
+    let mut requests = std::collections::HashMap::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut hidden = std::collections::HashSet::new();
+    for e in listener {
+        match e {
+            // A resumption (`Last-Event-ID`) is not the listener: its attempts are kept.
+            WireEvent::HttpRequest { exchange, http_method, path, headers, t_us, .. }
+                if !headers.contains_key("last-event-id") =>
+            {
+                requests.insert(*exchange, ((http_method, path, headers), *t_us));
+            }
+            WireEvent::HttpResponse { exchange, status, headers, why, .. } => {
+                let Some((request, sent)) = requests.get(exchange) else { continue };
+                let after_delete = why == "session expired" && deleted_at.is_some_and(|d| d <= *sent);
+                if after_delete || (why.starts_with("unscripted") && !seen.insert((*request, *status, headers, why))) {
+                    hidden.insert(*exchange);
+                }
+            }
+            _ => {}
+        }
+    }
+    // The listener's GETs, then the resumptions: each kind in its order, but which of two
+    // independent GETs the client sent first is its timing.
+    let shown = listener.iter().copied().filter(|e| exchange_of(e).is_none_or(|x| !hidden.contains(&x)));
+    let (listening, resuming): (Vec<_>, Vec<_>) =
+        shown.partition(|e| exchange_of(e).is_some_and(|x| requests.contains_key(&x)));
+    [listening, resuming].concat()
+}
+
+/// The events without a stdin EOF that only raced the script's own exit: when nothing
+/// crossed the pipes between the client closing stdin and the mock exiting as its script
+/// ends, which came first is a race (a client that ends its plan as the server ends its
+/// script: seen with Python 2.x on `stdio/notify-after-exit`), and the EOF changed nothing.
+/// An EOF the mock answered or exited on (`mock exited 0 (stdin EOF)`) is kept.
+pub(super) fn without_eof_racing_exit(events: Vec<&WireEvent>) -> Vec<&WireEvent> {
+    let racing = |i: usize| {
+        events[i + 1..]
+            .iter()
+            .find(|e| {
+                matches!(
+                    e,
+                    WireEvent::FromClient { .. }
+                        | WireEvent::ToClient { .. }
+                        | WireEvent::Signal { .. }
+                        | WireEvent::Exit { .. }
+                )
+            })
+            .is_some_and(|e| matches!(e, WireEvent::Exit { why, .. } if why == "script"))
+    };
+    events
+        .iter()
+        .enumerate()
+        .filter(|(i, e)| !(matches!(e, WireEvent::StdinEof { .. }) && racing(*i)))
+        .map(|(_, e)| *e)
+        .collect()
+}
+
+pub(super) fn exchange_of(e: &WireEvent) -> Option<u64> {
+    match e {
+        WireEvent::HttpRequest { exchange, .. }
+        | WireEvent::HttpResponse { exchange, .. }
+        | WireEvent::StreamWrite { exchange, .. }
+        | WireEvent::StreamEnd { exchange, .. } => Some(*exchange),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_unscripted_get_answer_is_shown_once() {
+        let get = |exchange: u64| WireEvent::HttpRequest {
+            t_us: exchange,
+            exchange,
+            http_method: "GET".into(),
+            path: "/mcp".into(),
+            headers: Default::default(),
+            body: None,
+            json: None,
+        };
+        let answer = |exchange: u64, status: u16, why: &str| WireEvent::HttpResponse {
+            t_us: exchange,
+            exchange,
+            status,
+            headers: Default::default(),
+            body: None,
+            json: None,
+            why: why.into(),
+        };
+        let events = [get(1), answer(1, 405, "unscripted GET"), get(2), answer(2, 405, "unscripted GET")];
+        let resume = |exchange: u64| match get(exchange) {
+            WireEvent::HttpRequest { mut headers, t_us, exchange, http_method, path, body, json } => {
+                headers.insert("last-event-id".into(), "s-1".into());
+                WireEvent::HttpRequest { t_us, exchange, http_method, path, headers, body, json }
+            }
+            other => other,
+        };
+        let more = [get(3), answer(3, 200, "open_stream"), resume(4), answer(4, 405, "unscripted GET")];
+        let later = [resume(5), answer(5, 405, "unscripted GET"), get(6), answer(6, 200, "open_stream")];
+        let gone = [get(8), answer(8, 404, "session expired")];
+        let events = [&events[..], &more, &later, &gone].concat();
+        let lane: Vec<&WireEvent> = events.iter().collect();
+        let kept = |deleted| -> Vec<u64> {
+            listener_retries_once(&lane, deleted).into_iter().filter_map(exchange_of).collect()
+        };
+        // Repeats of an unscripted answer go, the resumptions stay and come last; a GET
+        // refused after the client's DELETE goes, and only then.
+        assert_eq!(kept(Some(7)), [1, 1, 3, 3, 6, 6, 4, 4, 5, 5]);
+        assert_eq!(kept(Some(9)), [1, 1, 3, 3, 6, 6, 8, 8, 4, 4, 5, 5]);
+    }
+
+    #[test]
+    fn a_stdin_eof_that_only_raced_the_script_exit_is_not_shown() {
+        let eof = WireEvent::StdinEof { t_us: 1 };
+        let exit = |why: &str| WireEvent::Exit { t_us: 2, code: Some(0), signal: None, why: why.into() };
+        let (script, on_eof) = (exit("script"), exit("stdin EOF"));
+        assert!(without_eof_racing_exit(vec![&eof, &script]).len() == 1);
+        assert!(without_eof_racing_exit(vec![&eof, &on_eof]).len() == 2);
+        assert!(without_eof_racing_exit(vec![&eof]).len() == 1);
+    }
+}
