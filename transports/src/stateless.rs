@@ -168,7 +168,8 @@ impl Stateless {
     async fn listen(&self, params: Option<Value>, options: RequestOptions) -> Reply {
         let mut attempt = 0;
         loop {
-            let sent = self.subscriptions.listen_started(options.sent_id.clone().unwrap_or_default());
+            let sent = options.sent_id.clone().unwrap_or_default();
+            self.subscriptions.listen_started(&sent);
             let this_attempt = RequestOptions { sent_id: Some(sent.clone()), ..options.clone() };
             let outcome = self.call(LISTEN, params.clone(), this_attempt).await;
             if self.subscriptions.acknowledged(&sent) {

@@ -73,20 +73,20 @@ impl Subscriptions {
             let Some(id) = id.and_then(RequestId::from_value) else {
                 return self.drop_it(format!("{method} without _meta[\"{META_SUBSCRIPTION_ID}\"] dropped"));
             };
-            let mut listens = lock(&self.listens);
-            let listen = listens.iter_mut().find(|l| l.sent.get().as_ref() == Some(&id));
             let shown = id.to_value();
-            match listen {
-                None => {
-                    drop(listens);
-                    return self.drop_it(format!("{method} for subscription {shown}, no open listen request, dropped"));
+            let refused = match lock(&self.listens).iter_mut().find(|l| l.sent.get().as_ref() == Some(&id)) {
+                None => Some(format!("{method} for subscription {shown}, no open listen request, dropped")),
+                Some(listen) if method == ACKNOWLEDGED => {
+                    listen.acknowledged = true;
+                    None
                 }
-                Some(listen) if method == ACKNOWLEDGED => listen.acknowledged = true,
                 Some(listen) if !listen.acknowledged => {
-                    drop(listens);
-                    return self.drop_it(format!("{method} for unacknowledged subscription {shown} dropped"));
+                    Some(format!("{method} for unacknowledged subscription {shown} dropped"))
                 }
-                Some(_) => {}
+                Some(_) => None,
+            };
+            if let Some(why) = refused {
+                return self.drop_it(why);
             }
         }
         if let Some(deliver) = &self.deliver {
@@ -111,9 +111,8 @@ impl Subscriptions {
     /// acknowledges that id.
     ///
     /// [`RequestOptions::sent_id`]: crate::RequestOptions::sent_id
-    pub fn listen_started(&self, sent: SentId) -> SentId {
+    pub fn listen_started(&self, sent: &SentId) {
         lock(&self.listens).push(Listen { sent: sent.clone(), acknowledged: false });
-        sent
     }
 
     /// Whether the listen sent through `sent` has had its subscription acknowledged.
@@ -166,7 +165,8 @@ mod tests {
         let (gate, seen, reports) = gate();
         let h = gate.handler();
         h("notifications/tools/list_changed", &with_id(json!(1)));
-        let listen = gate.listen_started(SentId::default());
+        let listen = SentId::default();
+        gate.listen_started(&listen);
         listen.set(&RequestId::Number(1));
         h("notifications/tools/list_changed", &with_id(json!(1)));
         h(ACKNOWLEDGED, &with_id(json!(2)));
@@ -186,7 +186,9 @@ mod tests {
     fn a_listen_ending_ends_only_its_own_subscription() {
         let (gate, seen, _) = gate();
         let h = gate.handler();
-        let (first, second) = (gate.listen_started(SentId::default()), gate.listen_started(SentId::default()));
+        let (first, second) = (SentId::default(), SentId::default());
+        gate.listen_started(&first);
+        gate.listen_started(&second);
         first.set(&RequestId::Number(1));
         second.set(&RequestId::Number(2));
         h(ACKNOWLEDGED, &with_id(json!(1)));

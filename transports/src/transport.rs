@@ -78,7 +78,7 @@ impl SentId {
     }
 
     /// Whether `other` is this very slot (not merely one holding the same id).
-    pub fn same_slot(&self, other: &SentId) -> bool {
+    pub(crate) fn same_slot(&self, other: &SentId) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }
 
