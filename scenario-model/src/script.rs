@@ -503,6 +503,13 @@ pub mod step {
         /// non-2xx status, `close`, or a non-stream content type) and no later `expect_get`.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         pub optional: bool,
+        /// Which GETs the step consumes: `true`, only a resumption (a GET carrying
+        /// `Last-Event-ID`); `false`, only a GET without one (the listener); unset, any GET.
+        /// Set it where both kinds can come, so a listener's retry never takes the answer
+        /// meant for a resumption (or the other way round); its `repeat` and `optional`
+        /// then stand for that kind alone, and a GET of the other kind no step consumes is
+        /// answered 405. On one connection, either every `expect_get` sets it or none does.
+        pub resumption: Option<bool>,
     }
 
     /// `op: expect_delete` (see [`ServerStep::ExpectDelete`](super::ServerStep::ExpectDelete)).

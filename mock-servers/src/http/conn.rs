@@ -26,8 +26,64 @@ pub struct Part {
     pub budget: Budget,
 }
 
-/// The budget key of a GET (the listener / legacy stream) in a connection's budget.
+/// The budget key of a GET (the listener / legacy stream) in a connection's budget, for
+/// steps that take any GET.
 pub const GET: &str = "http:GET";
+/// The budget key of a GET without `Last-Event-ID` (`expect_get` with `resumption: false`).
+pub const GET_LISTENER: &str = "http:GET:listener";
+/// The budget key of a GET with `Last-Event-ID` (`expect_get` with `resumption: true`).
+pub const GET_RESUMPTION: &str = "http:GET:resumption";
+
+/// Whether `key` is a GET's or a DELETE's budget key, not a JSON-RPC method's.
+pub fn is_http_only(key: &str) -> bool {
+    [GET, GET_LISTENER, GET_RESUMPTION, DELETE].contains(&key)
+}
+
+/// Which GETs an `expect_get` step consumes (its `resumption` field).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GetKind {
+    /// Any GET.
+    Any,
+    /// Only a GET without `Last-Event-ID`.
+    Listener,
+    /// Only a GET with `Last-Event-ID`.
+    Resumption,
+}
+
+impl GetKind {
+    /// The kind a step's `resumption` field asks for.
+    pub fn of(resumption: Option<bool>) -> Self {
+        match resumption {
+            None => GetKind::Any,
+            Some(false) => GetKind::Listener,
+            Some(true) => GetKind::Resumption,
+        }
+    }
+
+    /// The kind of a GET that arrived, by whether it carries `Last-Event-ID`.
+    pub fn arrived(resuming: bool) -> Self {
+        if resuming { GetKind::Resumption } else { GetKind::Listener }
+    }
+
+    /// The budget key of steps of this kind.
+    pub fn key(self) -> &'static str {
+        match self {
+            GetKind::Any => GET,
+            GetKind::Listener => GET_LISTENER,
+            GetKind::Resumption => GET_RESUMPTION,
+        }
+    }
+
+    /// Whether a step of this kind takes a GET that arrived as `arrived`.
+    pub fn admits(self, arrived: GetKind) -> bool {
+        self == GetKind::Any || self == arrived
+    }
+
+    /// Whether some GET is taken by steps of both kinds.
+    pub fn overlaps(self, other: GetKind) -> bool {
+        self == GetKind::Any || other == GetKind::Any || self == other
+    }
+}
 /// The budget key of a DELETE.
 pub const DELETE: &str = "http:DELETE";
 
@@ -103,8 +159,8 @@ pub struct Conn {
     pub current_stream: Mutex<Option<StreamHandle>>,
     /// The `event:` name of JSON-RPC messages on streams.
     pub message_event: Mutex<String>,
-    /// The answer for GETs no step consumes (`expect_get` with `repeat` / `optional`).
-    pub standing_get: Mutex<Option<StandingGet>>,
+    /// The answers for GETs no step consumes (`expect_get` with `repeat` / `optional`).
+    pub standing_gets: Mutex<StandingGets>,
     /// The answers for requests no step consumes, by method (`respond` with `repeat`).
     pub standing_responses: Mutex<std::collections::HashMap<String, StandingResponse>>,
     /// Set once the script has applied the standing rules it starts with (see
@@ -124,7 +180,7 @@ impl Conn {
             session: Mutex::new(None),
             current_stream: Mutex::new(None),
             message_event: Mutex::new("message".into()),
-            standing_get: Mutex::new(None),
+            standing_gets: Mutex::new(StandingGets::default()),
             standing_responses: Mutex::new(std::collections::HashMap::new()),
             ready: tokio::sync::watch::Sender::new(false),
         }
@@ -154,6 +210,14 @@ impl Conn {
     /// Takes one unit of budget for `key`; false when the message is unscripted.
     pub fn take(&self, key: &str) -> bool {
         lock(&self.budget).take(key)
+    }
+
+    /// The budget key a GET that arrived as `arrived` is consumed under, if the script
+    /// will still consume one: its own kind's, else any GET's (validation keeps the two
+    /// apart on one connection).
+    pub fn get_key(&self, arrived: GetKind) -> Option<&'static str> {
+        let budget = lock(&self.budget);
+        [arrived.key(), GET].into_iter().find(|key| budget.wants(key))
     }
 
     /// Hands a scripted message to the script.
@@ -226,9 +290,38 @@ pub enum Shape {
     Plain,
 }
 
-/// The standing answer a connection keeps.
+/// The standing answers a connection keeps for GETs, at most one per kind.
+#[derive(Default, Debug)]
+pub struct StandingGets(Vec<StandingGet>);
+
+impl StandingGets {
+    /// Keeps `standing`, in place of the one of its kind.
+    pub fn set(&mut self, standing: StandingGet) {
+        self.remove(standing.kind);
+        self.0.push(standing);
+    }
+
+    /// The one of `kind`.
+    pub fn of_kind(&mut self, kind: GetKind) -> Option<&mut StandingGet> {
+        self.0.iter_mut().find(|s| s.kind == kind)
+    }
+
+    /// Drops the one of `kind`.
+    pub fn remove(&mut self, kind: GetKind) {
+        self.0.retain(|s| s.kind != kind);
+    }
+
+    /// The one that answers a GET that arrived as `arrived`.
+    pub fn admitting(&mut self, arrived: GetKind) -> Option<&mut StandingGet> {
+        self.0.iter_mut().find(|s| s.kind.admits(arrived))
+    }
+}
+
+/// The standing answer of one `expect_get`.
 #[derive(Clone, Debug)]
 pub struct StandingGet {
+    /// The GETs it answers.
+    pub kind: GetKind,
     /// The answer.
     pub answer: GetAnswer,
     /// An `optional` step moved on before its GET came: the next GET is that step's.

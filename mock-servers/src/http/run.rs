@@ -3,7 +3,7 @@
 //! server-to-client request ids — and the moves ops are made of: consume a message, find
 //! the one to answer, answer it, write on a stream.
 
-use super::conn::{Conn, DELETE, GET, Inbound, ReplyTx, StreamHandle};
+use super::conn::{Conn, Inbound, ReplyTx, StreamHandle, is_http_only};
 use super::flavour::Flavour;
 use super::shared::Shared;
 use super::sse;
@@ -100,7 +100,7 @@ impl HttpRun {
         let mut inbound = self.conn.next(key).await;
         let is_request =
             inbound.message.get("id").is_some_and(|id| !id.is_null()) && inbound.message.get("method").is_some();
-        let http_message = key != GET && key != DELETE;
+        let http_message = !is_http_only(key);
         if http_message
             && (self.legacy() || !is_request)
             && !answered_next
@@ -120,7 +120,7 @@ impl HttpRun {
     pub fn target(&self, to: Option<&str>) -> Option<usize> {
         match to {
             Some(l) => self.held.iter().rposition(|h| h.label.as_deref() == Some(l)),
-            None => self.held.iter().rposition(|h| h.inbound.key != GET && h.inbound.key != DELETE),
+            None => self.held.iter().rposition(|h| !is_http_only(&h.inbound.key)),
         }
     }
 

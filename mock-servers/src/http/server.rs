@@ -7,7 +7,7 @@
 //! `405` (unless the script keeps a standing GET answer), a DELETE `200`.
 
 use super::body::MockBody;
-use super::conn::{Conn, DELETE, GET, Inbound, ReplyTx, Route};
+use super::conn::{Conn, DELETE, GetKind, Inbound, ReplyTx, Route};
 use super::flavour::Flavour;
 use super::raw::{FaultIo, SocketControl};
 use super::shared::Shared;
@@ -155,10 +155,13 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
     match req.method {
         Method::POST => post(&shared, &conn, socket, req).await,
         Method::GET => {
-            if conn.take(GET) {
-                return hand_over(&conn, GET, Value::Null, exchange, socket).await;
+            let arrived = GetKind::arrived(req.headers.contains_key("last-event-id"));
+            if let Some(key) = conn.get_key(arrived)
+                && conn.take(key)
+            {
+                return hand_over(&conn, key, Value::Null, exchange, socket).await;
             }
-            if let Some(answer) = super::standing::answer(&shared, &conn, exchange, socket) {
+            if let Some(answer) = super::standing::answer(&shared, &conn, arrived, exchange, socket) {
                 return answer;
             }
             shared.respond(n, exchange, 405, &[("allow".into(), "POST, DELETE".into())], Bytes::new(), "unscripted GET")
@@ -196,7 +199,8 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
 /// `session_id` query names, else to the latest.
 fn route_legacy(shared: &Arc<Shared>, req: &Incoming_) -> Arc<Conn> {
     if req.method == Method::GET {
-        return shared.conn_for_new(GET);
+        let arrived = GetKind::arrived(req.headers.contains_key("last-event-id"));
+        return shared.conn_for_new(|conn| conn.get_key(arrived).is_some());
     }
     super::request::legacy_session(&req.path).and_then(|n| shared.conn(n)).unwrap_or_else(|| shared.latest())
 }

@@ -224,11 +224,11 @@ impl Shared {
         lock(&self.conns).clone()
     }
 
-    /// The latest connection if it still wants `key`, else the next one if the script has
-    /// one (a new session / stream), else the latest (where `key` is unscripted).
-    pub fn conn_for_new(self: &Arc<Self>, key: &str) -> Arc<Conn> {
+    /// The latest connection if it still `wants` the message, else the next one if the
+    /// script has one (a new session / stream), else the latest (where it is unscripted).
+    pub fn conn_for_new(self: &Arc<Self>, wants: impl Fn(&Conn) -> bool) -> Arc<Conn> {
         let latest = self.latest();
-        if latest.wants(key) {
+        if wants(&latest) {
             return latest;
         }
         self.start_next().unwrap_or(latest)
@@ -253,11 +253,15 @@ impl Shared {
                 None if self.sessions_issued.load(Ordering::SeqCst) => {
                     Route::Refuse(self.latest(), 404, "unknown session", "Session not found")
                 }
-                None => Route::Conn(if is_initialize { self.conn_for_new("initialize") } else { self.latest() }),
+                None => Route::Conn(if is_initialize {
+                    self.conn_for_new(|c| c.wants("initialize"))
+                } else {
+                    self.latest()
+                }),
             };
         }
         if is_initialize {
-            return Route::Conn(self.conn_for_new("initialize"));
+            return Route::Conn(self.conn_for_new(|c| c.wants("initialize")));
         }
         let latest = self.latest();
         if lock(&latest.session).is_some() {

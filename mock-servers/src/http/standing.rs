@@ -4,7 +4,7 @@
 //! the script did not wait for still gets the scripted answer.
 
 use super::body::MockBody;
-use super::conn::{Conn, GetAnswer, Shape, StreamHandle};
+use super::conn::{Conn, GetAnswer, GetKind, Shape, StreamHandle};
 use super::raw::SocketControl;
 use super::shared::Shared;
 use crate::sync::lock;
@@ -19,24 +19,24 @@ pub fn respond_again(shared: &Shared, conn: &Conn, method: &str, exchange: u64) 
     Some(shared.respond(conn.index, exchange, r.status, &r.headers, r.body, "respond (repeat)"))
 }
 
-/// The standing answer for a GET no step consumes, if the connection keeps one; `None`
-/// leaves the GET to the handler's default.
+/// The standing answer for a GET no step consumes that arrived as `arrived`, if the
+/// connection keeps one; `None` leaves the GET to the handler's default.
 pub fn answer(
     shared: &Arc<Shared>,
     conn: &Conn,
+    arrived: GetKind,
     exchange: u64,
     socket: Arc<SocketControl>,
 ) -> Option<Response<MockBody>> {
     let (answer, why) = {
-        let mut standing = lock(&conn.standing_get);
-        let s = standing.as_mut()?;
+        let mut standing = lock(&conn.standing_gets);
+        let s = standing.admitting(arrived)?;
         let why = if s.first_pending { "expect_get" } else { "expect_get (repeat)" };
         let answer = s.answer.clone();
-        if s.first_pending {
-            s.first_pending = false;
-        }
+        s.first_pending = false;
         if !s.repeat {
-            *standing = None;
+            let kind = s.kind;
+            standing.remove(kind);
         }
         (answer, why)
     };

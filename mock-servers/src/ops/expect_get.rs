@@ -1,14 +1,16 @@
-//! `expect_get` (HTTP): wait for the client's GET (the Streamable HTTP listener, or the
-//! legacy SSE stream) and answer it: an open stream that becomes the current one by
-//! default, else a plain response. With `repeat`, the answer stands for every later GET
-//! (a retry or reconnect loop meets it again, recorded); with `optional`, the script does
-//! not wait for a GET that has not come (the listener is a MAY) and the first one that
-//! comes later gets the answer.
+//! `expect_get` (HTTP): wait for the client's GET (the Streamable HTTP listener, a
+//! resumption, or the legacy SSE stream) and answer it: an open stream that becomes the
+//! current one by default, else a plain response. With `repeat`, the answer stands for every
+//! later GET (a retry or reconnect loop meets it again, recorded); with `optional`, the
+//! script does not wait for a GET that has not come (the listener is a MAY) and the first
+//! one that comes later gets the answer. With `resumption`, the step takes only GETs with
+//! (`true`) or without (`false`) `Last-Event-ID`, and so do its `repeat` and `optional`:
+//! which GET meets which answer is then the script's, not the client's timing.
 
 use super::op::Op;
 use super::rules::{self, Problem, Validation};
 use super::transports::Transports;
-use crate::http::conn::{GET, GetAnswer, Shape, StandingGet};
+use crate::http::conn::{GetAnswer, GetKind, Shape, StandingGet};
 use crate::http::run::HttpRun;
 use crate::http::standing;
 use crate::sync::lock;
@@ -18,16 +20,20 @@ use mcp_scenario::script::step;
 
 impl Op for step::ExpectGet {
     fn explain(&self) -> String {
+        let get = match GetKind::of(self.resumption) {
+            GetKind::Any => "GET",
+            GetKind::Listener => "GET without Last-Event-ID (the listener)",
+            GetKind::Resumption => "resumption GET (with Last-Event-ID)",
+        };
         let mut s = match shape(self) {
             Shape::OpenStream => {
-                "waits for the client's GET and answers with an open SSE stream (the current stream from now on)"
-                    .to_string()
+                format!("waits for the client's {get} and answers with an open SSE stream (the current stream from now on)")
             }
-            Shape::EndedStream => "waits for the client's GET and answers with an SSE stream that ends at once".into(),
-            Shape::Plain => format!("waits for the client's GET and answers {}", self.status),
+            Shape::EndedStream => format!("waits for the client's {get} and answers with an SSE stream that ends at once"),
+            Shape::Plain => format!("waits for the client's {get} and answers {}", self.status),
         };
-        if self.optional { s.push_str("; the GET is optional (a client that sends none is not held to it)"); }
-        if self.repeat { s.push_str("; every later GET is answered the same way"); }
+        if self.optional { s.push_str("; it is optional (a client that sends none is not held to it)"); }
+        if self.repeat { s.push_str("; every later one is answered the same way"); }
         s
     }
 
@@ -45,21 +51,30 @@ impl Op for step::ExpectGet {
                  stream the script never waited for)",
             ));
         }
-        if cx.after_optional_get() {
+        let kind = GetKind::of(self.resumption);
+        let earlier = cx.earlier_gets();
+        if earlier.iter().any(|(k, _)| (*k == GetKind::Any) != (kind == GetKind::Any)) {
+            return Err(Problem::field(
+                "resumption",
+                "an earlier `expect_get` on this connection sets `resumption` and this one does not, or the \
+                 other way round: a GET both could take would go to either; set `resumption` on every \
+                 `expect_get` of the connection (`false` for the listener, `true` for resumptions) or on none",
+            ));
+        }
+        if earlier.iter().any(|(k, optional)| *optional && k.overlaps(kind)) {
             return Err(Problem::Rule(
-                "an `expect_get` after an optional one on the same connection: make the optional one the last"
+                "an `expect_get` after an optional one that takes the same GETs on the same connection: make the \
+                 optional one the last, or tell them apart with `resumption`"
                     .into(),
             ));
         }
-        if self.optional {
-            cx.optional_get();
-        }
+        cx.expects_get(kind, self.optional);
         cx.opens_stream(self.label.as_deref());
         Ok(())
     }
 
     fn consumes(&self) -> Vec<&str> {
-        vec![GET]
+        vec![GetKind::of(self.resumption).key()]
     }
 
     fn describe(&self, name: &'static str) -> String {
@@ -69,23 +84,31 @@ impl Op for step::ExpectGet {
     fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             let answer = answer(self, run);
+            let kind = GetKind::of(self.resumption);
             if self.repeat || self.optional {
                 // Kept before the GET is taken, so no GET ever falls between the two.
-                *lock(&run.conn.standing_get) =
-                    Some(StandingGet { answer: answer.clone(), first_pending: self.optional, repeat: self.repeat });
+                lock(&run.conn.standing_gets).set(StandingGet {
+                    kind,
+                    answer: answer.clone(),
+                    first_pending: self.optional,
+                    repeat: self.repeat,
+                });
             }
             // An optional step whose GET has not come takes its budget itself: the handler
             // then gives the GET, whenever it comes, the standing answer.
-            if self.optional && run.conn.take(GET) {
+            if self.optional && run.conn.take(kind.key()) {
                 return;
             }
-            if let Some(s) = lock(&run.conn.standing_get).as_mut() {
-                s.first_pending = false;
+            {
+                let mut standing = lock(&run.conn.standing_gets);
+                if let Some(s) = standing.of_kind(kind) {
+                    s.first_pending = false;
+                }
+                if self.optional && !self.repeat {
+                    standing.remove(kind);
+                }
             }
-            if self.optional && !self.repeat {
-                *lock(&run.conn.standing_get) = None;
-            }
-            let i = run.consume(GET, None, false).await;
+            let i = run.consume(kind.key(), None, false).await;
             let n = run.n();
             let Some(tx) = run.held[i].inbound.reply.take() else { return };
             let exchange = run.held[i].inbound.exchange;

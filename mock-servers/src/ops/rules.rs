@@ -3,6 +3,7 @@
 //! step's file:line:column (`server step N: <problem>`), inside [`crate::error::MockError`].
 
 use super::transports::Transports;
+use crate::http::conn::GetKind;
 use mcp_scenario::TransportName;
 use mcp_scenario::payload::PayloadError;
 use std::collections::{BTreeMap, HashSet};
@@ -73,8 +74,9 @@ pub struct Validation<'a> {
     expects: HashSet<String>,
     requests: HashSet<String>,
     streams: HashSet<String>,
-    /// An optional `expect_get` came earlier on this connection.
-    optional_get: bool,
+    /// The `expect_get` steps earlier on this connection: the GETs each takes, and whether
+    /// it is optional.
+    gets: Vec<(GetKind, bool)>,
     /// An earlier `expect` on this connection waits for a request: `{id}` has a value.
     answering: bool,
 }
@@ -87,7 +89,7 @@ impl<'a> Validation<'a> {
             expects: HashSet::new(),
             requests: HashSet::new(),
             streams: ["get", "post"].iter().map(|l| l.to_string()).collect(),
-            optional_get: false,
+            gets: Vec::new(),
             answering: false,
         }
     }
@@ -129,10 +131,10 @@ impl<'a> Validation<'a> {
     }
 
     /// A `new_connection`: the steps after it run on the next connection, where no request
-    /// has been expected yet and no optional `expect_get` came.
+    /// has been expected yet and no `expect_get` came.
     pub fn new_connection(&mut self) {
         self.answering = false;
-        self.optional_get = false;
+        self.gets.clear();
     }
 
     /// Whether an earlier `expect` on this connection waits for a request.
@@ -177,14 +179,15 @@ impl<'a> Validation<'a> {
         if self.requests.contains(to) { Ok(()) } else { Err(Problem::NoSuchRequest(to.to_string())) }
     }
 
-    /// Records an optional `expect_get` (it must be its connection's last).
-    pub fn optional_get(&mut self) {
-        self.optional_get = true;
+    /// Records an `expect_get` taking GETs of `kind`.
+    pub fn expects_get(&mut self, kind: GetKind, optional: bool) {
+        self.gets.push((kind, optional));
     }
 
-    /// Whether an optional `expect_get` came earlier on this connection.
-    pub fn after_optional_get(&self) -> bool {
-        self.optional_get
+    /// The `expect_get` steps earlier on this connection: the GETs each takes, and whether
+    /// it is optional.
+    pub fn earlier_gets(&self) -> &[(GetKind, bool)] {
+        &self.gets
     }
 
     /// Records a stream name.

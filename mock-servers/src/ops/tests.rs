@@ -554,8 +554,36 @@ const CASES: &[(&str, &str, &str, Option<&str>)] = &[
         "http",
         "  - op: expect_get\n    close: true\n    optional: true\n  - op: expect_get\n",
         Some(
-            "s.yaml:11:5: server step 2: an `expect_get` after an optional one on the same connection: make the optional one the last",
+            "s.yaml:11:5: server step 2: an `expect_get` after an optional one that takes the same GETs on the same connection: make the optional one the last, or tell them apart with `resumption`",
         ),
+    ),
+    (
+        "get_resumption_after_optional_listener",
+        "http",
+        "  - op: expect_get\n    status: 405\n    optional: true\n    resumption: false\n  - op: expect_get\n    resumption: true\n",
+        None,
+    ),
+    (
+        "get_listener_after_optional_listener",
+        "http",
+        "  - op: expect_get\n    status: 405\n    optional: true\n    resumption: false\n  - op: expect_get\n    resumption: false\n",
+        Some(
+            "s.yaml:12:5: server step 2: an `expect_get` after an optional one that takes the same GETs on the same connection: make the optional one the last, or tell them apart with `resumption`",
+        ),
+    ),
+    (
+        "get_resumption_mixed",
+        "http",
+        "  - op: expect_get\n    status: 405\n  - op: expect_get\n    resumption: true\n",
+        Some(
+            "s.yaml:10:5: server step 2: field `resumption`: an earlier `expect_get` on this connection sets `resumption` and this one does not, or the other way round: a GET both could take would go to either; set `resumption` on every `expect_get` of the connection (`false` for the listener, `true` for resumptions) or on none",
+        ),
+    ),
+    (
+        "get_resumption_per_connection",
+        "http",
+        "  - op: expect_get\n    status: 405\n  - op: new_connection\n  - op: expect_get\n    resumption: true\n",
+        None,
     ),
     (
         "get_optional_per_connection",

@@ -431,6 +431,30 @@ async fn an_optional_get_does_not_hold_the_script_and_still_gets_its_answer() {
 }
 
 #[tokio::test]
+async fn listener_and_resumption_gets_meet_their_own_answers_whatever_the_order() {
+    // The listener is optional and answered 405; resumptions get a stream that ends at
+    // once, repeated. A listener retry that comes between resumptions never takes theirs.
+    let mock = Http::streamable(
+        "  - op: handshake\n  - op: expect_get\n    status: 405\n    optional: true\n    resumption: false\n  \
+         - op: expect_get\n    resumption: true\n    close: true\n    repeat: true\n",
+    )
+    .await;
+    let sid = mock.handshake().await.expect("a session");
+    let get = |resume: bool| {
+        let mut req = mock.client.get(&mock.url).header("mcp-session-id", &sid);
+        if resume {
+            req = req.header("last-event-id", "s-1");
+        }
+        async move { req.send().await.expect("get").status().as_u16() }
+    };
+    let statuses = [get(true).await, get(false).await, get(true).await, get(false).await];
+    assert_eq!(statuses, [200, 405, 200, 405]);
+    let run = mock.stop().await;
+    let want = [(200, "expect_get"), (405, "expect_get"), (200, "expect_get (repeat)"), (405, "unscripted GET")];
+    assert_eq!(get_answers(&run[0]), want.map(|(s, w)| (s, w.to_string())));
+}
+
+#[tokio::test]
 async fn a_repeated_respond_answers_every_later_request_with_its_method() {
     let mock = Http::streamable(
         "  - op: handshake\n  - op: expect\n    method: a\n  - op: respond\n    status: 500\n    text: down\n    repeat: true\n",
