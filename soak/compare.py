@@ -4,7 +4,9 @@
 A run (scenario file x transport) differs when its status or the checks it failed
 (failures, warnings, notes: by check, not by message, since messages may quote timings) is
 not the same as in repetition 1; a transcript (DIR/<i>/transcripts/..., one file per run)
-differs when its text is not. Prints
+differs when its text is not. A run skipped in both (a step the driver cannot do) is compared
+by status alone: its transcript is the client closing after the step it could not do, which
+no check judges and no snapshot keeps. Prints
 each differing run with the repetitions it differed in and the first differing line, and
 exits 1 when there was any. A transcript whose lines are the same but in another order
 (exchange numbers aside) is marked so: most often the client sent two messages at once and
@@ -37,6 +39,15 @@ def transcripts_of(rep: Path):
     return {str(f.relative_to(root)): f.read_text() for f in root.rglob("*.txt")} if root.is_dir() else {}
 
 
+def skipped_transcripts(rep: Path):
+    """The names under transcripts/ of the runs this repetition skipped (`<path
+    without .yaml>.<transport>.txt`, as the harness names them)."""
+    doc = json.loads((rep / "results.json").read_text())
+    return {
+        f"{r['path'].removesuffix('.yaml')}.{r['transport']}.txt" for r in doc["runs"] if r["status"] == "skipped"
+    }
+
+
 def first_difference(a: str, b: str) -> str:
     for line in difflib.unified_diff(a.splitlines(), b.splitlines(), lineterm="", n=0):
         if line.startswith(("-", "+")) and not line.startswith(("---", "+++")):
@@ -61,9 +72,11 @@ def main() -> int:
         print(f"soak: fewer than two repetitions with results under {root}", file=sys.stderr)
         return 2
     first, first_texts = runs_of(reps[0]), transcripts_of(reps[0])
+    first_skipped = skipped_transcripts(reps[0])
     differing = {}
     for rep in reps[1:]:
         other, texts = runs_of(rep), transcripts_of(rep)
+        skipped_in_both = first_skipped & skipped_transcripts(rep)
         for key in sorted(set(first) | set(other)):
             a, b = first.get(key), other.get(key)
             if a == b:
@@ -77,7 +90,7 @@ def main() -> int:
             differing.setdefault(key, []).append((rep.name, why))
         for name in sorted(set(first_texts) | set(texts)):
             a, b = first_texts.get(name), texts.get(name)
-            if a != b:
+            if a != b and name not in skipped_in_both:
                 if a is None or b is None:
                     why = "transcript: written in only one of the two"
                 elif same_lines_reordered(a, b):
