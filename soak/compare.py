@@ -41,10 +41,13 @@ def transcripts_of(rep: Path):
 
 def skipped_transcripts(rep: Path):
     """The names under transcripts/ of the runs this repetition skipped (`<path
-    without .yaml>.<transport>.txt`, as the harness names them)."""
+    without .yaml>.<transport>.txt`, as the harness names them: an absolute path loses its
+    leading `/`)."""
     doc = json.loads((rep / "results.json").read_text())
     return {
-        f"{r['path'].removesuffix('.yaml')}.{r['transport']}.txt" for r in doc["runs"] if r["status"] == "skipped"
+        f"{r['path'].lstrip('/').removesuffix('.yaml')}.{r['transport']}.txt"
+        for r in doc["runs"]
+        if r["status"] == "skipped"
     }
 
 
