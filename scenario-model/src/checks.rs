@@ -141,6 +141,12 @@ pub struct HttpOrderCheck {
     pub first: HttpFilter,
     /// The request that must come after it.
     pub then: HttpFilter,
+    /// `then` must come after the mock answered `first`, not only after `first` arrived:
+    /// for a rule about waiting for that answer. Requests a client sends at once on two
+    /// connections arrive in either order; whether it waited for an answer does not
+    /// (pair it with a held answer, e.g. the handshake's `hold_initialized_ms`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub answered: bool,
 }
 
 /// Which HTTP requests a filter selects; every given field must match.

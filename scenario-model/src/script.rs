@@ -190,6 +190,10 @@ pub mod step {
         pub session: bool,
         /// Streamable HTTP: the session id to issue (default: a fresh random one).
         pub session_id: Option<String>,
+        /// Streamable HTTP: answer the `notifications/initialized` POST (202) only this
+        /// many ms after it arrived, so that whether the client waited for that answer
+        /// before its next request shows in the record (`http_order` with `answered`).
+        pub hold_initialized_ms: Option<u64>,
     }
 
     /// `op: expect` (see [`ServerStep::Expect`](super::ServerStep::Expect)).

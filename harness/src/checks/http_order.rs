@@ -12,8 +12,9 @@ use mcp_scenario::{Scenario, TransportName};
 impl CheckKind for HttpOrderCheck {
     fn explain(&self) -> String {
         format!(
-            "the client's first {} reached the mock before its first {}",
+            "the client's first {} reached the mock{} before its first {}",
             filter_words(&self.first),
+            if self.answered { " and was answered" } else { "" },
             filter_words(&self.then)
         )
     }
@@ -58,9 +59,24 @@ impl CheckKind for HttpOrderCheck {
             (None, _) => Err(Failure::Missing(first)),
             (_, None) => Err(Failure::Missing(then)),
             (Some(a), Some(b)) if a > b => Err(Failure::After { first, a, then, b }),
+            (Some(a), Some(b)) if self.answered && !answered_before(run, a, b) => {
+                Err(Failure::BeforeAnswer { first, a, then, b })
+            }
             _ => Ok(()),
         }
     }
+}
+
+/// Whether the mock's answer to exchange `a` was recorded before request `b` arrived.
+fn answered_before(run: &Run<'_>, a: u64, b: u64) -> bool {
+    for e in run.transcript.events() {
+        match e {
+            WireEvent::HttpResponse { exchange, .. } if *exchange == a => return true,
+            WireEvent::HttpRequest { exchange, .. } if *exchange == b => return false,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// An `http_order` check the loader rejects.
@@ -95,10 +111,90 @@ pub enum Failure {
         /// Its exchange.
         b: u64,
     },
+    /// `answered`: the `then` request came before the answer to `first`.
+    #[error("the client's first {then} (#{b}) reached the mock before its first {first} (#{a}) was answered")]
+    BeforeAnswer {
+        /// `first` in words.
+        first: String,
+        /// Its exchange.
+        a: u64,
+        /// `then` in words.
+        then: String,
+        /// Its exchange.
+        b: u64,
+    },
 }
 
 /// An HTTP filter in words (`POST `initialize``).
 fn filter_words(f: &HttpFilter) -> String {
     let parts = super::http::filter_parts(f);
     if parts.is_empty() { "request".into() } else { parts.join(" ") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scope::{Scope, TargetKind};
+    use crate::transcript::Transcript;
+    use mcp_scenario::checks::Check;
+    use mcp_scenario::results::ClientOutcome;
+    use serde_json::json;
+    use std::collections::BTreeMap;
+
+    /// `initialized` is exchange 1 and the GET exchange 2; the events come in `order`
+    /// (`"init"`, `"answer"`: the 202 to it, `"get"`).
+    fn judge(check: &str, order: &[&str]) -> Result<(), String> {
+        let text = format!(
+            "name: t\nsummary: s\ntransport: http\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver: []\nchecks:\n  - http_order: {check}\n    project: \"SPEC §4\"\n"
+        );
+        let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &text).expect("parses");
+        let Check::HttpOrder(c) = &scenario.checks[0].check else { panic!("an http_order check") };
+        let request = |exchange: u64, http_method: &str, json: Option<serde_json::Value>| WireEvent::HttpRequest {
+            t_us: exchange,
+            exchange,
+            http_method: http_method.into(),
+            path: "/mcp".into(),
+            headers: BTreeMap::new(),
+            body: None,
+            json,
+        };
+        let events = order
+            .iter()
+            .map(|e| match *e {
+                "init" => request(1, "POST", Some(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))),
+                "get" => request(2, "GET", None),
+                _ => WireEvent::HttpResponse {
+                    t_us: 3,
+                    exchange: 1,
+                    status: 202,
+                    headers: BTreeMap::new(),
+                    body: None,
+                    json: None,
+                    why: "accepted".into(),
+                },
+            })
+            .collect();
+        let transcript = Transcript::new(vec![events]);
+        let scope = Scope {
+            target: TargetKind::Bundled,
+            transport: scenario.transport.to_vec()[0],
+            revision: scenario.revision,
+            deadline: crate::scope::Deadline { scenario_ms: scenario.deadline_ms, startup_ms: 0 },
+        };
+        let run = Run { scenario: &scenario, scope, outcome: &ClientOutcome::default(), transcript: &transcript };
+        c.evaluate(&run).map_err(|f| f.to_string())
+    }
+
+    #[test]
+    fn answered_asks_for_the_answer_before_the_next_request() {
+        let arrival = "{first: {method: notifications/initialized}, then: {http_method: GET}}";
+        let answered = "{first: {method: notifications/initialized}, then: {http_method: GET}, answered: true}";
+        assert_eq!(judge(arrival, &["init", "get", "answer"]), Ok(()), "arrival order alone");
+        assert_eq!(judge(answered, &["init", "answer", "get"]), Ok(()));
+        assert_eq!(
+            judge(answered, &["init", "get", "answer"]),
+            Err("the client's first GET request(s) (#2) reached the mock before its first HTTP notifications/initialized request(s) (#1) was answered".into())
+        );
+        assert_eq!(judge(answered, &["init", "get"]), judge(answered, &["init", "get", "answer"]), "never answered");
+    }
 }

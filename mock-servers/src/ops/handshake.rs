@@ -6,6 +6,7 @@ use super::op::Op;
 use super::transports::Transports;
 use crate::http::run::HttpRun;
 use crate::stdio::run::StdioRun;
+use bytes::Bytes;
 use futures::future::BoxFuture;
 use mcp_scenario::Revision;
 use mcp_scenario::payload;
@@ -20,10 +21,14 @@ fn result(step: &step::Handshake, revision: &str) -> Value {
 
 impl Op for step::Handshake {
     fn explain(&self) -> String {
-        match &self.protocol_version {
-        Some(v) => format!("answers `initialize` with protocolVersion {v:?} and waits for `notifications/initialized`"),
-        None => "answers `initialize` (with the scenario's revision) and waits for `notifications/initialized`".into(),
-    }
+        let mut s = match &self.protocol_version {
+            Some(v) => format!("answers `initialize` with protocolVersion {v:?} and waits for `notifications/initialized`"),
+            None => "answers `initialize` (with the scenario's revision) and waits for `notifications/initialized`".into(),
+        };
+        if let Some(ms) = self.hold_initialized_ms {
+            s.push_str(&format!(", which it answers (HTTP) {ms} ms after it came"));
+        }
+        s
     }
 
     fn transports(&self) -> Transports {
@@ -58,7 +63,15 @@ impl Op for step::Handshake {
                 extra.push(("mcp-session-id".to_string(), sid));
             }
             run.answer(i, &json!({"jsonrpc": "2.0", "id": id, "result": result}), &extra, "reply initialize");
-            run.consume("notifications/initialized", None, false).await;
+            let hold = self.hold_initialized_ms.filter(|_| !run.legacy());
+            let j = run.consume("notifications/initialized", None, hold.is_some()).await;
+            if let Some(ms) = hold {
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                if let Some(tx) = run.held[j].inbound.reply.take() {
+                    let exchange = run.held[j].inbound.exchange;
+                    tx.send(run.shared.respond(run.n(), exchange, 202, &[], Bytes::new(), "accepted (held)"));
+                }
+            }
         })
     }
 }
