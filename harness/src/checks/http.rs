@@ -331,19 +331,13 @@ pub(super) fn filter_parts(f: &HttpFilter) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing;
     use super::*;
-    use crate::scope::{Scope, TargetKind};
-    use crate::transcript::Transcript;
     use mcp_scenario::checks::Check;
-    use mcp_scenario::results::ClientOutcome;
 
     /// A run whose mock saw a GET at each of `at_ms`.
     fn judge(check: &str, at_ms: &[u64]) -> Result<(), String> {
-        let text = format!(
-            "name: t\nsummary: s\ntransport: http\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver: []\nchecks:\n  - http: {check}\n    project: \"SPEC §4\"\n"
-        );
-        let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &text).expect("parses");
-        let Check::Http(h) = &scenario.checks[0].check else { panic!("an http check") };
+        let scenario = testing::scenario("http", &format!("http: {check}"));
         let gets = at_ms
             .iter()
             .enumerate()
@@ -357,15 +351,10 @@ mod tests {
                 json: None,
             })
             .collect();
-        let transcript = Transcript::new(vec![gets]);
-        let scope = Scope {
-            target: TargetKind::Bundled,
-            transport: scenario.transport.to_vec()[0],
-            revision: scenario.revision,
-            deadline: crate::scope::Deadline { scenario_ms: scenario.deadline_ms, startup_ms: 0 },
-        };
-        let run = Run { scenario: &scenario, scope, outcome: &ClientOutcome::default(), transcript: &transcript };
-        h.evaluate(&run).map_err(|f| f.to_string())
+        testing::judge(&scenario, gets, |check, run| {
+            let Check::Http(h) = check else { panic!("an http check") };
+            h.evaluate(run).map_err(|f| f.to_string())
+        })
     }
 
     #[test]

@@ -133,22 +133,15 @@ fn filter_words(f: &HttpFilter) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing;
     use super::*;
-    use crate::scope::{Scope, TargetKind};
-    use crate::transcript::Transcript;
-    use mcp_scenario::checks::Check;
-    use mcp_scenario::results::ClientOutcome;
     use serde_json::json;
     use std::collections::BTreeMap;
 
     /// `initialized` is exchange 1 and the GET exchange 2; the events come in `order`
     /// (`"init"`, `"answer"`: the 202 to it, `"get"`).
     fn judge(check: &str, order: &[&str]) -> Result<(), String> {
-        let text = format!(
-            "name: t\nsummary: s\ntransport: http\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver: []\nchecks:\n  - http_order: {check}\n    project: \"SPEC §4\"\n"
-        );
-        let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &text).expect("parses");
-        let Check::HttpOrder(c) = &scenario.checks[0].check else { panic!("an http_order check") };
+        let scenario = testing::scenario("http", &format!("http_order: {check}"));
         let request = |exchange: u64, http_method: &str, json: Option<serde_json::Value>| WireEvent::HttpRequest {
             t_us: exchange,
             exchange,
@@ -174,17 +167,11 @@ mod tests {
                 },
             })
             .collect();
-        let transcript = Transcript::new(vec![events]);
-        let scope = Scope {
-            target: TargetKind::Bundled,
-            transport: scenario.transport.to_vec()[0],
-            revision: scenario.revision,
-            deadline: crate::scope::Deadline { scenario_ms: scenario.deadline_ms, startup_ms: 0 },
-        };
-        let run = Run { scenario: &scenario, scope, outcome: &ClientOutcome::default(), transcript: &transcript };
-        c.evaluate(&run).map_err(|f| f.to_string())
+        testing::judge(&scenario, events, |check, run| {
+            let mcp_scenario::checks::Check::HttpOrder(c) = check else { panic!("an http_order check") };
+            c.evaluate(run).map_err(|f| f.to_string())
+        })
     }
-
     #[test]
     fn answered_asks_for_the_answer_before_the_next_request() {
         let arrival = "{first: {method: notifications/initialized}, then: {http_method: GET}}";

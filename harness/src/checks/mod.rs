@@ -48,6 +48,8 @@ mod sent_before;
 mod signal;
 mod stdin_closed;
 mod stream_closed;
+#[cfg(test)]
+mod testing;
 mod times_out;
 
 use crate::scope::{Scope, TargetKind};

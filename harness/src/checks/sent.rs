@@ -152,21 +152,15 @@ fn with_params(p: &Option<Value>) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing;
     use super::*;
-    use crate::scope::{Scope, TargetKind};
-    use crate::transcript::Transcript;
     use mcp_scenario::checks::Check;
-    use mcp_scenario::results::ClientOutcome;
     use mcp_scenario::wire::Recorded;
     use serde_json::json;
 
     /// A stdio run whose client sent `tools/call` at each of `at_ms`, and one ping.
     fn judge(check: &str, at_ms: &[u64]) -> Result<(), String> {
-        let text = format!(
-            "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver: []\nchecks:\n  - sent: {check}\n    project: \"SPEC §7\"\n"
-        );
-        let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &text).expect("parses");
-        let Check::Sent(s) = &scenario.checks[0].check else { panic!("a sent check") };
+        let scenario = testing::scenario("stdio", &format!("sent: {check}"));
         let message = |t_us: u64, method: &str| {
             let v = json!({"jsonrpc": "2.0", "id": t_us, "method": method});
             WireEvent::FromClient {
@@ -178,15 +172,10 @@ mod tests {
         };
         let mut events: Vec<WireEvent> = at_ms.iter().map(|ms| message(3_000 + ms * 1000, "tools/call")).collect();
         events.push(message(1, "ping"));
-        let transcript = Transcript::new(vec![events]);
-        let scope = Scope {
-            target: TargetKind::Bundled,
-            transport: scenario.transport.to_vec()[0],
-            revision: scenario.revision,
-            deadline: crate::scope::Deadline { scenario_ms: scenario.deadline_ms, startup_ms: 0 },
-        };
-        let run = Run { scenario: &scenario, scope, outcome: &ClientOutcome::default(), transcript: &transcript };
-        s.evaluate(&run).map_err(|f| f.to_string())
+        testing::judge(&scenario, events, |check, run| {
+            let Check::Sent(s) = check else { panic!("a sent check") };
+            s.evaluate(run).map_err(|f| f.to_string())
+        })
     }
 
     #[test]

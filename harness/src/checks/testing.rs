@@ -1,0 +1,31 @@
+//! What the checks' unit tests share: a scenario holding one check, and that check judged
+//! against a bundled run whose mock recorded the given events.
+
+use super::Run;
+use crate::scope::{Deadline, Scope, TargetKind};
+use crate::transcript::Transcript;
+use mcp_scenario::results::ClientOutcome;
+use mcp_scenario::wire::WireEvent;
+use mcp_scenario::{Scenario, checks::Check};
+
+/// A scenario over `transport` (2025-11-25, a bare `connect`) whose one check is `check`,
+/// written as in a file (`sent: {method: ping}`).
+pub fn scenario(transport: &str, check: &str) -> Scenario {
+    let text = format!(
+        "name: t\nsummary: s\ntransport: {transport}\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver: []\nchecks:\n  - {check}\n    project: \"SPEC §0\"\n"
+    );
+    mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &text).expect("parses")
+}
+
+/// `evaluate` applied to the scenario's one check and a bundled run over `events`.
+pub fn judge<T>(scenario: &Scenario, events: Vec<WireEvent>, evaluate: impl FnOnce(&Check, &Run<'_>) -> T) -> T {
+    let transcript = Transcript::new(vec![events]);
+    let scope = Scope {
+        target: TargetKind::Bundled,
+        transport: scenario.transport.to_vec()[0],
+        revision: scenario.revision,
+        deadline: Deadline { scenario_ms: scenario.deadline_ms, startup_ms: 0 },
+    };
+    let run = Run { scenario, scope, outcome: &ClientOutcome::default(), transcript: &transcript };
+    evaluate(&scenario.checks[0].check, &run)
+}
