@@ -33,6 +33,8 @@ pub const GET: &str = "http:GET";
 pub const GET_LISTENER: &str = "http:GET:listener";
 /// The budget key of a GET with `Last-Event-ID` (`expect_get` with `resumption: true`).
 pub const GET_RESUMPTION: &str = "http:GET:resumption";
+/// The budget key of a DELETE.
+pub const DELETE: &str = "http:DELETE";
 
 /// Whether `key` is a GET's or a DELETE's budget key, not a JSON-RPC method's.
 pub fn is_http_only(key: &str) -> bool {
@@ -84,8 +86,6 @@ impl GetKind {
         self == GetKind::Any || other == GetKind::Any || self == other
     }
 }
-/// The budget key of a DELETE.
-pub const DELETE: &str = "http:DELETE";
 
 /// A message (or GET / DELETE) the script may consume, with the way to answer it.
 pub struct Inbound {
@@ -218,6 +218,13 @@ impl Conn {
     pub fn get_key(&self, arrived: GetKind) -> Option<&'static str> {
         let budget = lock(&self.budget);
         [arrived.key(), GET].into_iter().find(|key| budget.wants(key))
+    }
+
+    /// Takes one unit of budget for a GET that arrived as `arrived` ([`Self::get_key`]),
+    /// under one lock so two GETs at once cannot both count on the last unit.
+    pub fn take_get(&self, arrived: GetKind) -> Option<&'static str> {
+        let mut budget = lock(&self.budget);
+        [arrived.key(), GET].into_iter().find(|key| budget.take(key))
     }
 
     /// Hands a scripted message to the script.

@@ -156,9 +156,7 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
         Method::POST => post(&shared, &conn, socket, req).await,
         Method::GET => {
             let arrived = GetKind::arrived(req.headers.contains_key("last-event-id"));
-            if let Some(key) = conn.get_key(arrived)
-                && conn.take(key)
-            {
+            if let Some(key) = conn.take_get(arrived) {
                 return hand_over(&conn, key, Value::Null, exchange, socket).await;
             }
             if let Some(answer) = super::standing::answer(&shared, &conn, arrived, exchange, socket) {
