@@ -39,15 +39,14 @@ def transcripts_of(rep: Path):
     return {str(f.relative_to(root)): f.read_text() for f in root.rglob("*.txt")} if root.is_dir() else {}
 
 
-def skipped_transcripts(rep: Path):
-    """The names under transcripts/ of the runs this repetition skipped (`<path
-    without .yaml>.<transport>.txt`, as the harness names them: an absolute path loses its
-    leading `/`)."""
-    doc = json.loads((rep / "results.json").read_text())
+def skipped_transcripts(runs):
+    """The names under transcripts/ of the skipped runs among `runs` (as `runs_of` gives
+    them): `<path without .yaml>.<transport>.txt`, as the harness names them (an absolute
+    path loses its leading `/`)."""
     return {
-        f"{r['path'].lstrip('/').removesuffix('.yaml')}.{r['transport']}.txt"
-        for r in doc["runs"]
-        if r["status"] == "skipped"
+        f"{path.lstrip('/').removesuffix('.yaml')}.{transport}.txt"
+        for (path, transport), (status, _) in runs.items()
+        if status == "skipped"
     }
 
 
@@ -75,11 +74,11 @@ def main() -> int:
         print(f"soak: fewer than two repetitions with results under {root}", file=sys.stderr)
         return 2
     first, first_texts = runs_of(reps[0]), transcripts_of(reps[0])
-    first_skipped = skipped_transcripts(reps[0])
+    first_skipped = skipped_transcripts(first)
     differing = {}
     for rep in reps[1:]:
         other, texts = runs_of(rep), transcripts_of(rep)
-        skipped_in_both = first_skipped & skipped_transcripts(rep)
+        skipped_in_both = first_skipped & skipped_transcripts(other)
         for key in sorted(set(first) | set(other)):
             a, b = first.get(key), other.get(key)
             if a == b:

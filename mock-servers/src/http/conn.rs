@@ -62,9 +62,10 @@ impl GetKind {
         }
     }
 
-    /// The kind of a GET that arrived, by whether it carries `Last-Event-ID`.
-    pub fn arrived(resuming: bool) -> Self {
-        if resuming { GetKind::Resumption } else { GetKind::Listener }
+    /// The kind of a GET that arrived with `headers` (recorded, lowercase names): a
+    /// resumption when it carries `Last-Event-ID`.
+    pub fn arrived(headers: &std::collections::BTreeMap<String, String>) -> Self {
+        if headers.contains_key("last-event-id") { GetKind::Resumption } else { GetKind::Listener }
     }
 
     /// The budget key of steps of this kind.

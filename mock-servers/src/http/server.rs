@@ -155,7 +155,7 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
     match req.method {
         Method::POST => post(&shared, &conn, socket, req).await,
         Method::GET => {
-            let arrived = GetKind::arrived(req.headers.contains_key("last-event-id"));
+            let arrived = GetKind::arrived(&req.headers);
             if let Some(key) = conn.take_get(arrived) {
                 return hand_over(&conn, key, Value::Null, exchange, socket).await;
             }
@@ -197,7 +197,7 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
 /// `session_id` query names, else to the latest.
 fn route_legacy(shared: &Arc<Shared>, req: &Incoming_) -> Arc<Conn> {
     if req.method == Method::GET {
-        let arrived = GetKind::arrived(req.headers.contains_key("last-event-id"));
+        let arrived = GetKind::arrived(&req.headers);
         return shared.conn_for_new(|conn| conn.get_key(arrived).is_some());
     }
     super::request::legacy_session(&req.path).and_then(|n| shared.conn(n)).unwrap_or_else(|| shared.latest())
