@@ -21,6 +21,8 @@ initialize handshake.
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib
 import json
 import os
 import sys
@@ -40,16 +42,18 @@ import mcp.types as types
 from mcp.client.session import ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 
 SDK_VERSION = package_version("mcp")
 SDK_MAJOR = int(SDK_VERSION.split(".")[0])
 if SDK_MAJOR >= 2:
+    import httpx2 as httpx
     from mcp.client import Client
     from mcp.client.streamable_http import streamable_http_client as http_client
     from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY, event_to_notification
     from mcp_types.version import LATEST_MODERN_VERSION
 else:
+    import httpx
     from mcp.client.streamable_http import streamablehttp_client as http_client
 
 from pydantic import TypeAdapter  # noqa: E402  (after the version switch on purpose)
@@ -60,6 +64,47 @@ MAX_STRING = 4096
 #: How long a step after the first, and a close, wait for the SDK's own notification POSTs to
 #: be answered (clients/README.md, "Notifications an SDK POSTs on its own").
 SETTLE_S = 0.3
+
+#: The TLS context of every httpx client the driver makes, built once per process (in the
+#: persistent mode, once in the parent that forks each plan's child). httpx builds the same
+#: context for each client it is not given one, loading the CA bundle again: 30-40 ms of CPU,
+#: the largest single cost of an HTTP plan once the interpreter is warm.
+_TLS_CONTEXT: Any = None
+
+
+def tls_context() -> Any:
+    global _TLS_CONTEXT
+    if _TLS_CONTEXT is None:
+        _TLS_CONTEXT = httpx.create_ssl_context()
+    return _TLS_CONTEXT
+
+
+def sdk_http_client(headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None) -> Any:
+    """The client of the SDK's `create_mcp_http_client` (mcp.shared._httpx_utils): its default
+    timeouts, the caller's headers and auth, and the default TLS verification, given as the
+    process's one context instead of built anew (`tls_context`)."""
+    if timeout is None:
+        timeout = httpx.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
+    kwargs: dict[str, Any] = {"timeout": timeout, "verify": tls_context()}
+    if headers is not None:
+        kwargs["headers"] = headers
+    if auth is not None:
+        kwargs["auth"] = auth
+    return httpx.AsyncClient(**kwargs)
+
+
+def warm() -> None:
+    """Loads, once in the persistent parent, what each forked child would otherwise load again
+    on first use: anyio's asyncio backend and stream modules (imported when a loop starts, a
+    process is spawned or a socket opened), through one client the HTTP stack under httpx and
+    the TLS context, and on 2.x the request and notification adapters. A child then pays only
+    for its own plan."""
+    for name in ("anyio._backends._asyncio", "anyio._core._sockets", "anyio._core._subprocesses", "anyio.streams.stapled", "anyio.streams.tls"):
+        importlib.import_module(name)
+    sdk_http_client()
+    if SDK_MAJOR >= 2:
+        adapter(types.ClientRequest)
+        adapter(types.ClientNotification)
 
 
 def only_notifications(body: bytes) -> bool:
@@ -251,12 +296,19 @@ def timeout_arg(ms: int | None) -> Any:
     return timedelta(seconds=seconds)
 
 
+@functools.cache
+def adapter(union: Any) -> Any:
+    """One pydantic TypeAdapter per union (building one costs ~10 ms; `warm` builds them before
+    the persistent mode forks)."""
+    return TypeAdapter(union)
+
+
 def typed(kind: str, data: dict[str, Any]) -> Any:
     """Builds a typed ClientRequest / ClientNotification, or says the SDK has no such type."""
     union = types.ClientRequest if kind == "request" else types.ClientNotification
     try:
         if SDK_MAJOR >= 2:
-            built = TypeAdapter(union).validate_python(data)
+            built = adapter(union).validate_python(data)
         else:
             built = union.model_validate(data)
     except Exception:
@@ -321,7 +373,7 @@ class Driver:
 
     def client_factory(self, **kwargs: Any) -> Any:
         """The SDK's own httpx client factory, counted (the 1.x transports take a factory)."""
-        return self.counted(create_mcp_http_client(**kwargs))
+        return self.counted(sdk_http_client(**kwargs))
 
     def transport_cm(self) -> Any:
         """The SDK transport; over HTTP its write stream counts notifications (over stdio
@@ -347,7 +399,7 @@ class Driver:
                 # 2.x takes headers only through an httpx client of the caller's; the SDK's own
                 # factory gives it the transports' default timeouts. The transport does not close
                 # a client it was given, so it is closed with the rest of the stack.
-                return http_client(self.url, http_client=self.own(self.counted(create_mcp_http_client(headers=headers))))
+                return http_client(self.url, http_client=self.own(self.counted(sdk_http_client(headers=headers))))
             return http_client(self.url, headers=headers, httpx_client_factory=self.client_factory)
         if self.transport == "legacy-sse":
             return sse_client(self.url, headers=headers, httpx_client_factory=self.client_factory)
@@ -674,6 +726,7 @@ def run_plan(args: list[str]) -> None:
 def main() -> int:
     try:
         if cmd_contract.persistent():
+            warm()
             return cmd_contract.serve_jobs(run_plan)
         run_plan(sys.argv[1:])
     except cmd_contract.ContractError as e:
