@@ -99,19 +99,22 @@ pub struct TimesOutCheck {
 }
 
 /// See [`Check::Backoff`]. Example: `- backoff: {delays_ms: [20, 40, 80], slack_ms: 500}`:
-/// exactly three reconnect attempts, each planned after exactly its delay, the n-th starting at least `delays_ms[n]` and at most
-/// `delays_ms[n]·(1 + jitter) + slack_ms` after the close or failed attempt before it.
+/// exactly three reconnect attempts, each planned after exactly its delay with a drawn delay
+/// (planned plus jitter) within `delays_ms[n]..=delays_ms[n]·(1 + jitter)`, the n-th starting at
+/// least its drawn delay and at most that plus `slack_ms` after the close or failed attempt
+/// before it.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BackoffCheck {
     /// The expected delay before each attempt, in order.
     pub delays_ms: Vec<u64>,
-    /// The jitter fraction the connection was given (default 0.2).
+    /// The jitter fraction the connection was given (default 0.2): the drawn delays may exceed
+    /// the planned ones by at most this fraction.
     #[serde(default = "default_backoff_jitter")]
     pub jitter: f64,
-    /// Scheduling slack allowed above the jittered delay (default 500: a respawn on a loaded
-    /// machine; the planned delay is checked exactly, so the bound only has to catch a wait
-    /// far off the schedule).
+    /// Scheduling slack allowed above the drawn delay (default 500: a respawn on a loaded
+    /// machine; the planned and drawn delays are checked exactly, so the bound only has to
+    /// catch a wait far off them).
     #[serde(default = "default_backoff_slack_ms")]
     pub slack_ms: u64,
 }

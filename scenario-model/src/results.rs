@@ -321,6 +321,10 @@ pub struct ManagerEventRecord {
     /// The schedule's delay before a reconnect attempt (no jitter), for `attempt` events.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planned_ms: Option<u64>,
+    /// The delay the manager waited before a reconnect attempt (the planned one plus the
+    /// jitter it drew), for `attempt` events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_ms: Option<u64>,
     /// A readable description.
     pub detail: String,
     /// For `subscription_restored`: the possibly-missed window (from the drop to the new

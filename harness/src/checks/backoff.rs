@@ -1,9 +1,11 @@
-//! `backoff`: the bundled manager's reconnect attempts waited the schedule (SPEC §7). Each
-//! `attempt` event is measured from the event that made it necessary (the close, or the
-//! attempt before it failing); the bound is one-sided below (it must wait at least the
-//! delay) and loose above (jitter plus scheduling slack on a loaded machine); the delay the
-//! manager planned must equal the schedule exactly. The manager is the bundled
-//! client's, so other targets skip the check.
+//! `backoff`: the bundled manager's reconnect attempts waited the schedule (SPEC §7). The
+//! manager reports, for each attempt, the schedule's delay and the delay it drew (the planned
+//! one plus jitter): the planned delay must equal the schedule exactly and the drawn one lie
+//! within `[planned, planned·(1 + jitter)]`, both without slack, since they are the manager's
+//! own numbers. The wait measured from the event that made the attempt necessary (the close,
+//! or the attempt before it failing) must then be at least the drawn delay and at most that
+//! plus scheduling slack on a loaded machine. The manager is the bundled client's, so other
+//! targets skip the check.
 
 use super::{CheckKind, Run};
 use crate::scope::Scope;
@@ -31,29 +33,37 @@ impl CheckKind for BackoffCheck {
     }
 
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
-        let mut waited = Vec::new();
+        let mut attempts = Vec::new();
         let mut since = None;
         for e in &run.outcome.manager_events {
             match e.event.as_str() {
                 "disconnected" | "attempt_failed" => since = Some(e.at_ms),
-                "attempt" => waited.push((e.at_ms.saturating_sub(since.unwrap_or(e.at_ms)), e.planned_ms)),
+                "attempt" => {
+                    let waited = e.at_ms.saturating_sub(since.unwrap_or(e.at_ms));
+                    attempts.push((waited, e.planned_ms, e.delay_ms));
+                }
                 _ => {}
             }
         }
-        if waited.len() != self.delays_ms.len() {
-            return Err(Failure::Count { got: waited.len(), want: self.delays_ms.len() });
+        if attempts.len() != self.delays_ms.len() {
+            return Err(Failure::Count { got: attempts.len(), want: self.delays_ms.len() });
         }
-        // The schedule the manager says it followed must be the expected one exactly; the
-        // measured waits prove it did wait (strictly at least, loosely at most).
-        for (n, (&(_, planned), &want)) in waited.iter().zip(&self.delays_ms).enumerate() {
+        for (n, (&(_, planned, _), &want)) in attempts.iter().zip(&self.delays_ms).enumerate() {
             if planned != Some(want) {
                 return Err(Failure::Planned { attempt: n + 1, got: planned, want });
             }
         }
-        for (n, (&(got, _), &want)) in waited.iter().zip(&self.delays_ms).enumerate() {
-            let most = (want as f64 * (1.0 + self.jitter.max(0.0))).ceil() as u64 + self.slack_ms;
-            if got < want || got > most {
-                return Err(Failure::Delay { attempt: n + 1, got, least: want, most });
+        for (n, (&(_, _, drawn), &want)) in attempts.iter().zip(&self.delays_ms).enumerate() {
+            let most = (want as f64 * (1.0 + self.jitter.max(0.0))).ceil() as u64;
+            if !drawn.is_some_and(|d| (want..=most).contains(&d)) {
+                return Err(Failure::Drawn { attempt: n + 1, got: drawn, least: want, most });
+            }
+        }
+        for (n, &(waited, _, drawn)) in attempts.iter().enumerate() {
+            let least = drawn.unwrap_or_default();
+            let most = least + self.slack_ms;
+            if waited < least || waited > most {
+                return Err(Failure::Delay { attempt: n + 1, got: waited, least, most });
             }
         }
         Ok(())
@@ -72,7 +82,7 @@ pub enum Failure {
         want: usize,
     },
     /// The manager planned another delay.
-    #[error("reconnect attempt {attempt} was planned after {got:?}ms, expected {want}ms")]
+    #[error("reconnect attempt {attempt} was planned after {}, expected {want}ms", reported(.got))]
     Planned {
         /// 1-based.
         attempt: usize,
@@ -81,6 +91,21 @@ pub enum Failure {
         /// The schedule's delay.
         want: u64,
     },
+    /// The manager drew a delay outside the schedule's jitter.
+    #[error(
+        "reconnect attempt {attempt} drew a delay of {}, expected {least}..={most}ms (the planned delay plus at most its jitter)",
+        reported(.got)
+    )]
+    Drawn {
+        /// 1-based.
+        attempt: usize,
+        /// The drawn delay reported.
+        got: Option<u64>,
+        /// The schedule's delay.
+        least: u64,
+        /// The schedule's delay with the most jitter.
+        most: u64,
+    },
     /// An attempt outside its window.
     #[error("reconnect attempt {attempt} waited {got}ms, expected {least}..={most}ms")]
     Delay {
@@ -88,9 +113,62 @@ pub enum Failure {
         attempt: usize,
         /// Measured wait.
         got: u64,
-        /// The schedule's delay.
+        /// The delay the manager drew.
         least: u64,
-        /// Delay with jitter and slack.
+        /// The drawn delay with scheduling slack.
         most: u64,
     },
+}
+
+/// A delay the manager reported, or that it reported none.
+fn reported(ms: &Option<u64>) -> String {
+    ms.map_or_else(|| "no reported delay".into(), |ms| format!("{ms}ms"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{CheckKind, testing};
+    use mcp_scenario::checks::Check;
+    use mcp_scenario::results::{ClientOutcome, ManagerEventRecord};
+
+    fn event(at_ms: u64, event: &str, planned_ms: Option<u64>, delay_ms: Option<u64>) -> ManagerEventRecord {
+        ManagerEventRecord { at_ms, event: event.into(), planned_ms, delay_ms, detail: String::new(), window_ms: None }
+    }
+
+    /// The check `backoff: {delays_ms: [100, 200]}` against a manager that closed at 0, drew
+    /// `drawn` delays and started its attempts at `at`, the first failing.
+    fn judge(drawn: [u64; 2], at: [u64; 2]) -> Result<(), String> {
+        let scenario = testing::scenario("stdio", "backoff: {delays_ms: [100, 200], slack_ms: 50}");
+        let outcome = ClientOutcome {
+            manager_events: vec![
+                event(0, "disconnected", None, None),
+                event(at[0], "attempt", Some(100), Some(drawn[0])),
+                event(at[0] + 5, "attempt_failed", None, None),
+                event(at[0] + 5 + at[1], "attempt", Some(200), Some(drawn[1])),
+            ],
+            ..ClientOutcome::default()
+        };
+        testing::judge_outcome(&scenario, Vec::new(), &outcome, |check, run| {
+            let Check::Backoff(b) = check else { panic!("a backoff check") };
+            b.evaluate(run).map_err(|f| f.to_string())
+        })
+    }
+
+    #[test]
+    fn drawn_delays_within_the_jitter_and_waits_past_them_pass() {
+        assert_eq!(judge([100, 240], [100, 260]), Ok(()));
+        assert_eq!(judge([119, 200], [140, 249]), Ok(()));
+    }
+
+    #[test]
+    fn a_delay_drawn_past_the_jitter_fails_whatever_the_wait() {
+        let err = judge([100, 241], [100, 241]).expect_err("a delay drawn past the jitter");
+        assert!(err.contains("attempt 2 drew a delay of 241ms, expected 200..=240ms"), "{err}");
+    }
+
+    #[test]
+    fn a_wait_shorter_than_the_drawn_delay_fails() {
+        let err = judge([110, 200], [109, 200]).expect_err("a wait shorter than the draw");
+        assert!(err.contains("attempt 1 waited 109ms, expected 110..=160ms"), "{err}");
+    }
 }

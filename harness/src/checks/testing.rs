@@ -19,6 +19,16 @@ pub fn scenario(transport: &str, check: &str) -> Scenario {
 
 /// `evaluate` applied to the scenario's one check and a bundled run over `events`.
 pub fn judge<T>(scenario: &Scenario, events: Vec<WireEvent>, evaluate: impl FnOnce(&Check, &Run<'_>) -> T) -> T {
+    judge_outcome(scenario, events, &ClientOutcome::default(), evaluate)
+}
+
+/// [`judge`] with the client's outcome given too.
+pub fn judge_outcome<T>(
+    scenario: &Scenario,
+    events: Vec<WireEvent>,
+    outcome: &ClientOutcome,
+    evaluate: impl FnOnce(&Check, &Run<'_>) -> T,
+) -> T {
     let transcript = Transcript::new(vec![events]);
     let scope = Scope {
         target: TargetKind::Bundled,
@@ -26,6 +36,6 @@ pub fn judge<T>(scenario: &Scenario, events: Vec<WireEvent>, evaluate: impl FnOn
         revision: scenario.revision,
         deadline: Deadline { scenario_ms: scenario.deadline_ms, startup_ms: 0 },
     };
-    let run = Run { scenario, scope, outcome: &ClientOutcome::default(), transcript: &transcript };
+    let run = Run { scenario, scope, outcome, transcript: &transcript };
     evaluate(&scenario.checks[0].check, &run)
 }

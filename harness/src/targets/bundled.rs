@@ -472,6 +472,10 @@ fn record(e: &ManagerEvent) -> ManagerEventRecord {
             EventKind::Attempt { planned, .. } => Some(planned.as_millis() as u64),
             _ => None,
         },
+        delay_ms: match &e.kind {
+            EventKind::Attempt { delay, .. } => Some(delay.as_millis() as u64),
+            _ => None,
+        },
         detail: e.kind.to_string(),
         window_ms: e.kind.window().map(|w| w.as_millis() as u64),
     }

@@ -511,11 +511,12 @@ impl Inner {
         }
         let policy = inner.config.policy.clone();
         for attempt in 1..=policy.attempts {
-            tokio::time::sleep(policy.delay(attempt, rand::random::<f64>())).await;
+            let delay = policy.delay(attempt, rand::random::<f64>());
+            tokio::time::sleep(delay).await;
             if inner.closing.load(Ordering::SeqCst) {
                 return;
             }
-            inner.event(EventKind::Attempt { attempt, planned: policy.planned_delay(attempt) });
+            inner.event(EventKind::Attempt { attempt, planned: policy.planned_delay(attempt), delay });
             match Inner::open_and_install(inner, Some(EventKind::Reconnected { attempt })).await {
                 Ok(()) => return,
                 Err(e) => inner.event(EventKind::AttemptFailed { attempt, error: e.to_string() }),

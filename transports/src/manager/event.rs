@@ -17,13 +17,15 @@ pub struct ManagerEvent {
 pub enum EventKind {
     /// The transport closed without the caller asking.
     Disconnected,
-    /// Reconnect attempt `attempt` starts after waiting `planned` (the schedule's delay,
-    /// without jitter).
+    /// Reconnect attempt `attempt` starts after waiting `delay`: the schedule's `planned`
+    /// delay plus the jitter drawn for it.
     Attempt {
         /// 1-based.
         attempt: u32,
-        /// The schedule's delay before it.
+        /// The schedule's delay before it (no jitter).
         planned: Duration,
+        /// The delay waited: `planned` plus its jitter.
+        delay: Duration,
     },
     /// An attempt failed.
     AttemptFailed {
@@ -120,7 +122,8 @@ impl std::fmt::Display for EventKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             EventKind::Disconnected => write!(f, "disconnected"),
-            EventKind::Attempt { attempt, planned } => {
+            // The drawn delay is left out: it is random, and this text is what transcripts show.
+            EventKind::Attempt { attempt, planned, .. } => {
                 write!(f, "attempt {attempt} after a planned {}ms backoff", planned.as_millis())
             }
             // The error is left out: which of a dying server's symptoms (EPIPE, EOF) comes
