@@ -126,7 +126,8 @@ pub enum ClientStep {
     },
     /// Managed connection: the manager's connection status and the names of the tools it
     /// shows now (the stale ones while reconnecting), as this step's result
-    /// `{"status": …, "tools": [names]}`.
+    /// `{"status": …, "tools": [names]}`; once a `list_changed` made it list resources or
+    /// prompts, also `"resources": [names]` / `"prompts": [names]`.
     ManagerTools,
 }
 

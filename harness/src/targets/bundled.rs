@@ -369,8 +369,18 @@ async fn run_plan(
             ClientStep::ManagerTools => match &managed {
                 None => Err(StepError::NotManaged),
                 Some(m) => {
-                    let names: Vec<Value> = m.tools().iter().filter_map(|t| t.get("name").cloned()).collect();
-                    Ok(Some(serde_json::json!({"status": m.status().name(), "tools": names})))
+                    let names = |items: Vec<Value>| -> Vec<Value> {
+                        items.iter().filter_map(|t| t.get("name").cloned()).collect()
+                    };
+                    let mut shown = serde_json::json!({"status": m.status().name(), "tools": names(m.tools())});
+                    // Resources and prompts are listed only on their list_changed, so they are
+                    // shown once the manager holds any.
+                    for (list, items) in [("resources", m.resources()), ("prompts", m.prompts())] {
+                        if !items.is_empty() {
+                            shown[list] = Value::Array(names(items));
+                        }
+                    }
+                    Ok(Some(shown))
                 }
             },
         };
