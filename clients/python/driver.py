@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import importlib
 import json
 import os
@@ -105,6 +106,10 @@ def warm() -> None:
     if SDK_MAJOR >= 2:
         adapter(types.ClientRequest)
         adapter(types.ClientNotification)
+    # What is loaded now lives as long as the process: kept out of the collector's scans, a
+    # child's collections walk only its own plan's objects (and do not write to, so copy,
+    # the parent's pages).
+    gc.freeze()
 
 
 def only_notifications(body: bytes) -> bool:
