@@ -53,14 +53,15 @@ impl CheckKind for BackoffCheck {
                 return Err(Failure::Planned { attempt: n + 1, got: planned, want });
             }
         }
+        let mut draws = Vec::with_capacity(attempts.len());
         for (n, (&(_, _, drawn), &want)) in attempts.iter().zip(&self.delays_ms).enumerate() {
             let most = (want as f64 * (1.0 + self.jitter.max(0.0))).ceil() as u64;
-            if !drawn.is_some_and(|d| (want..=most).contains(&d)) {
-                return Err(Failure::Drawn { attempt: n + 1, got: drawn, least: want, most });
+            match drawn {
+                Some(d) if (want..=most).contains(&d) => draws.push(d),
+                _ => return Err(Failure::Drawn { attempt: n + 1, got: drawn, least: want, most }),
             }
         }
-        for (n, &(waited, _, drawn)) in attempts.iter().enumerate() {
-            let least = drawn.unwrap_or_default();
+        for (n, (&(waited, _, _), &least)) in attempts.iter().zip(&draws).enumerate() {
             let most = least + self.slack_ms;
             if waited < least || waited > most {
                 return Err(Failure::Delay { attempt: n + 1, got: waited, least, most });

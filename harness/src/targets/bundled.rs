@@ -475,17 +475,15 @@ fn policy(m: &mcp_scenario::plan::Managed) -> ReconnectPolicy {
 
 /// A manager event in the reported form.
 fn record(e: &ManagerEvent) -> ManagerEventRecord {
+    let (planned_ms, delay_ms) = match &e.kind {
+        EventKind::Attempt { planned, delay, .. } => (Some(planned.as_millis() as u64), Some(delay.as_millis() as u64)),
+        _ => (None, None),
+    };
     ManagerEventRecord {
         at_ms: e.at.as_millis() as u64,
         event: e.kind.name().into(),
-        planned_ms: match &e.kind {
-            EventKind::Attempt { planned, .. } => Some(planned.as_millis() as u64),
-            _ => None,
-        },
-        delay_ms: match &e.kind {
-            EventKind::Attempt { delay, .. } => Some(delay.as_millis() as u64),
-            _ => None,
-        },
+        planned_ms,
+        delay_ms,
         detail: e.kind.to_string(),
         window_ms: e.kind.window().map(|w| w.as_millis() as u64),
     }

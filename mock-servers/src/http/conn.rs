@@ -68,6 +68,12 @@ impl GetKind {
         if headers.contains_key("last-event-id") { GetKind::Resumption } else { GetKind::Listener }
     }
 
+    /// The budget keys a GET that arrived as this kind is consumed under, in order: its own
+    /// kind's, then any GET's.
+    fn budget_keys(self) -> [&'static str; 2] {
+        [self.key(), GET]
+    }
+
     /// The budget key of steps of this kind.
     pub fn key(self) -> &'static str {
         match self {
@@ -218,14 +224,14 @@ impl Conn {
     /// apart on one connection).
     pub fn get_key(&self, arrived: GetKind) -> Option<&'static str> {
         let budget = lock(&self.budget);
-        [arrived.key(), GET].into_iter().find(|key| budget.wants(key))
+        arrived.budget_keys().into_iter().find(|key| budget.wants(key))
     }
 
     /// Takes one unit of budget for a GET that arrived as `arrived` ([`Self::get_key`]),
     /// under one lock so two GETs at once cannot both count on the last unit.
     pub fn take_get(&self, arrived: GetKind) -> Option<&'static str> {
         let mut budget = lock(&self.budget);
-        [arrived.key(), GET].into_iter().find(|key| budget.take(key))
+        arrived.budget_keys().into_iter().find(|key| budget.take(key))
     }
 
     /// Hands a scripted message to the script.
