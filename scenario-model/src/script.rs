@@ -482,7 +482,8 @@ pub mod step {
         /// The stream's name for `stream:` fields (default `get`).
         #[serde(rename = "as")]
         pub label: Option<String>,
-        /// The HTTP status (default 200). A non-2xx status is answered without a stream.
+        /// The HTTP status (default 200). A non-2xx status is answered without a stream; a
+        /// 405 carries `Allow` with the methods the endpoint takes, unless `headers` names one.
         #[serde(default = "default_status")]
         pub status: u16,
         /// Extra response headers.
@@ -520,7 +521,8 @@ pub mod step {
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     pub struct ExpectDelete {
-        /// The HTTP status (default 200).
+        /// The HTTP status (default 200). A 405 carries `Allow` with the methods the endpoint
+        /// takes.
         #[serde(default = "default_status")]
         pub status: u16,
         /// Never answer (the client's close must be bounded in time).

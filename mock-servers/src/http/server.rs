@@ -162,19 +162,14 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
             if let Some(answer) = super::standing::answer(&shared, &conn, arrived, exchange, socket) {
                 return answer;
             }
-            shared.respond(n, exchange, 405, &[("allow".into(), "POST, DELETE".into())], Bytes::new(), "unscripted GET")
+            let allow = shared.with_allow(405, &Method::GET, Vec::new());
+            shared.respond(n, exchange, 405, &allow, Bytes::new(), "unscripted GET")
         }
         Method::DELETE => {
             if shared.stateless_rules().is_some() && !conn.take(DELETE) {
                 // 2026-07-28 has no sessions to end (streamable-http.mdx, Backward Compatibility).
-                return shared.respond(
-                    n,
-                    exchange,
-                    405,
-                    &[("allow".into(), "POST".into())],
-                    Bytes::new(),
-                    "no DELETE on 2026-07-28",
-                );
+                let allow = shared.with_allow(405, &Method::DELETE, Vec::new());
+                return shared.respond(n, exchange, 405, &allow, Bytes::new(), "no DELETE on 2026-07-28");
             }
             if conn.take(DELETE) {
                 return hand_over(&conn, DELETE, Value::Null, exchange, socket).await;

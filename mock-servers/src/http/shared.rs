@@ -106,6 +106,33 @@ impl Shared {
         }
     }
 
+    /// The `Allow` value of a 405 refusing `refused` at the MCP endpoint: the methods it
+    /// does take (RFC 9110 §15.5.6 requires the header on every 405). Streamable HTTP takes
+    /// POST, GET (the listener) and DELETE (session end); 2026-07-28, which has neither,
+    /// only POST; the legacy SSE endpoint only its GET.
+    pub fn allow_besides(&self, refused: &http::Method) -> String {
+        let takes: &[http::Method] = match (self.flavour, self.stateless_rules().is_some()) {
+            (Flavour::LegacySse, _) => &[http::Method::GET],
+            (Flavour::StreamableHttp, true) => &[http::Method::POST],
+            (Flavour::StreamableHttp, false) => &[http::Method::GET, http::Method::POST, http::Method::DELETE],
+        };
+        takes.iter().filter(|m| *m != refused).map(http::Method::as_str).collect::<Vec<_>>().join(", ")
+    }
+
+    /// `headers` with the `Allow` a 405 refusing `refused` needs, unless the script gave
+    /// one.
+    pub fn with_allow(
+        &self,
+        status: u16,
+        refused: &http::Method,
+        mut headers: Vec<(String, String)>,
+    ) -> Vec<(String, String)> {
+        if status == 405 && !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("allow")) {
+            headers.push(("allow".into(), self.allow_besides(refused)));
+        }
+        headers
+    }
+
     /// The 2026-07-28 request checks in force, if the revision is stateless.
     pub fn stateless_rules(&self) -> Option<crate::stateless::Rules> {
         self.stateless.read().unwrap_or_else(|e| e.into_inner()).clone()

@@ -41,7 +41,8 @@ impl Op for step::ExpectDelete {
             let held = &mut run.held[i];
             if let Some(tx) = held.inbound.reply.take() {
                 let exchange = held.inbound.exchange;
-                tx.send(run.shared.respond(n, exchange, self.status, &[], Bytes::new(), "expect_delete"));
+                let allow = run.shared.with_allow(self.status, &http::Method::DELETE, Vec::new());
+                tx.send(run.shared.respond(n, exchange, self.status, &allow, Bytes::new(), "expect_delete"));
             }
             if (200..300).contains(&self.status) {
                 run.shared.expire_session(&run.conn, None);

@@ -147,6 +147,7 @@ fn answer(step: &step::ExpectGet, run: &HttpRun) -> GetAnswer {
         headers.push(("cache-control".into(), "no-cache".into()));
     }
     headers.extend(run.headers(&step.headers));
+    let headers = run.shared.with_allow(step.status, &http::Method::GET, headers);
     let shape = shape(step);
     let body = match shape {
         Shape::OpenStream => Bytes::new(),
