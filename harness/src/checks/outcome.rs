@@ -52,6 +52,11 @@ impl CheckKind for OutcomeCheck {
         if self.ok.is_none() && self.error.is_none() && !self.settled {
             return Err(Invalid::NoClass { step: self.step });
         }
+        if let (Some(within), Some(timeout)) = (self.within_ms, request_timeout(scenario, self.step))
+            && within.abs_diff(timeout) < TIMER_MARGIN_MS
+        {
+            return Err(Invalid::BoundOnTimer { step: self.step, within, timeout });
+        }
         Ok(())
     }
 
@@ -101,6 +106,27 @@ impl CheckKind for OutcomeCheck {
     }
 }
 
+/// How far a `within_ms` bound must stay from the step's own timeout. A client's timer
+/// fires a few ms late (more under load), so a bound that close to it is a race, not a
+/// bound: the same client lands on either side of it from run to run.
+const TIMER_MARGIN_MS: u64 = 100;
+
+/// The timeout a plan step that waits for its own request runs under: the request's
+/// `timeout_ms`, else the last `connect`'s. `None` for any other step (an `await` is timed
+/// from when it starts waiting, not from the request) or without a timeout.
+fn request_timeout(scenario: &Scenario, step: usize) -> Option<u64> {
+    use mcp_scenario::ClientStep;
+    let i = step.checked_sub(1)?;
+    let ClientStep::Request { timeout_ms, background: false, .. } = scenario.client.get(i)? else { return None };
+    let connect = || {
+        scenario.client[..i].iter().rev().find_map(|s| match s {
+            ClientStep::Connect(c) => Some(c.timeout_ms),
+            _ => None,
+        })?
+    };
+    timeout_ms.or_else(connect).filter(|ms| *ms > 0)
+}
+
 /// An `outcome` check the loader rejects.
 #[derive(Debug, thiserror::Error)]
 pub enum Invalid {
@@ -117,6 +143,20 @@ pub enum Invalid {
     NoClass {
         /// The step.
         step: usize,
+    },
+    /// `within_ms` next to the step's own timeout.
+    #[error(
+        "field `within_ms`: {within} ms is within {TIMER_MARGIN_MS} ms of step {step}'s own timeout ({timeout} ms), so a client that waits out its timer passes or fails by a few ms; write at most {} (the step must end before its timeout: what the scenario does ended it) or at least {} (ending at the timeout is enough)",
+        timeout.saturating_sub(TIMER_MARGIN_MS),
+        timeout + TIMER_MARGIN_MS
+    )]
+    BoundOnTimer {
+        /// The step.
+        step: usize,
+        /// The bound.
+        within: u64,
+        /// The step's timeout.
+        timeout: u64,
     },
     /// `settled: true` beside a class.
     #[error("fields `settled` and `ok` / `error`: `settled: true` leaves the class open; give one or the other")]
@@ -200,4 +240,52 @@ pub enum Failure {
         /// The minimum.
         min: u64,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(client: &str) -> Scenario {
+        let text = format!(
+            "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n{client}server:\n  - op: handshake\n"
+        );
+        mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &text).expect("parses")
+    }
+
+    fn within(ms: u64) -> OutcomeCheck {
+        OutcomeCheck {
+            step: 2,
+            ok: Some(false),
+            settled: false,
+            error: None,
+            result: None,
+            within_ms: Some(ms),
+            at_least_ms: None,
+        }
+    }
+
+    #[test]
+    fn a_bound_next_to_the_steps_own_timeout_is_refused() {
+        let by_connect = scenario("  - op: connect\n    timeout_ms: 1000\n  - op: request\n    method: ping\n");
+        let by_request = scenario(
+            "  - op: connect\n    timeout_ms: 5000\n  - op: request\n    method: ping\n    timeout_ms: 1000\n",
+        );
+        for plan in [&by_connect, &by_request] {
+            for ms in [901, 1000, 1099] {
+                let refused = within(ms).validate(plan);
+                assert!(matches!(refused, Err(Invalid::BoundOnTimer { timeout: 1000, .. })), "{ms}: {refused:?}");
+            }
+            assert!(within(900).validate(plan).is_ok());
+            assert!(within(1100).validate(plan).is_ok());
+        }
+        let background = scenario(
+            "  - op: connect\n    timeout_ms: 1000\n  - op: request\n    method: ping\n    background: true\n    as: a\n  - op: await\n    request: a\n",
+        );
+        assert!(within(1000).validate(&background).is_ok(), "a background request is not timed by its step");
+        let untimed = scenario("  - op: connect\n  - op: request\n    method: ping\n");
+        assert!(within(1000).validate(&untimed).is_ok());
+        let disabled = scenario("  - op: connect\n    timeout_ms: 0\n  - op: request\n    method: ping\n");
+        assert!(within(0).validate(&disabled).is_ok(), "`0` disables the timeout");
+    }
 }
