@@ -331,6 +331,11 @@ impl StandingGets {
     }
 }
 
+/// What the record says answered a GET of an `optional` `expect_get`: the transcript leaves
+/// such a GET out when refused, since whether the client sent it before its plan ended is
+/// its timing (`transcript::lanes`).
+pub const OPTIONAL_GET: &str = "expect_get (optional)";
+
 /// The standing answer of one `expect_get`.
 #[derive(Clone, Debug)]
 pub struct StandingGet {

@@ -31,7 +31,8 @@ pub fn answer(
     let (answer, why) = {
         let mut standing = lock(&conn.standing_gets);
         let s = standing.admitting(arrived)?;
-        let why = if s.first_pending { "expect_get" } else { "expect_get (repeat)" };
+        // Only an optional step leaves its first GET pending.
+        let why = if s.first_pending { super::conn::OPTIONAL_GET } else { "expect_get (repeat)" };
         let answer = s.answer.clone();
         s.first_pending = false;
         if !s.repeat {

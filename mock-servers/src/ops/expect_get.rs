@@ -10,7 +10,7 @@
 use super::op::Op;
 use super::rules::{self, Problem, Validation};
 use super::transports::Transports;
-use crate::http::conn::{GetAnswer, GetKind, Shape, StandingGet};
+use crate::http::conn::{GetAnswer, GetKind, OPTIONAL_GET, Shape, StandingGet};
 use crate::http::run::HttpRun;
 use crate::http::standing;
 use crate::sync::lock;
@@ -113,8 +113,8 @@ impl Op for step::ExpectGet {
             let Some(tx) = run.held[i].inbound.reply.take() else { return };
             let exchange = run.held[i].inbound.exchange;
             let socket = run.held[i].inbound.socket.clone();
-            let (response, handle) =
-                standing::respond(&run.shared, n, exchange, socket, &answer, "expect_get", false);
+            let why = if self.optional { OPTIONAL_GET } else { "expect_get" };
+            let (response, handle) = standing::respond(&run.shared, n, exchange, socket, &answer, why, false);
             tx.send(response);
             if let Some(handle) = handle {
                 run.add_stream(handle);

@@ -1,8 +1,10 @@
 //! The lanes of a connection's events, as a transcript lists them, and the events left out
 //! because whether they happen at all is timing, not the client's behaviour: the Streamable
-//! HTTP GET listener apart from the POSTs; within it, retries shown once and listener GETs
+//! HTTP GET listener apart from the POSTs; within it, listener GETs the server refused
+//! without the script waiting for them left out, retries shown once, and listener GETs
 //! before resumption GETs; on stdio, a stdin EOF that only raced the script's exit.
 
+use crate::http::conn::OPTIONAL_GET;
 use mcp_scenario::TransportName;
 use mcp_scenario::wire::WireEvent;
 
@@ -30,13 +32,20 @@ pub(super) fn deleted_at(main: &[&WireEvent]) -> Option<u64> {
     })
 }
 
-/// The listener lane without the retries whose number is timing: each unscripted answer to
-/// a listener GET is shown once, and a listener GET sent after the client's own DELETE and
-/// refused as a gone session is not shown. A client that retries its GET listener (after the
-/// mock's 405, say) sends as many GETs as its retry delay fits before the run ends, and its
-/// listener task may fire once more as it shuts down: both seen with the Python SDKs, whose
-/// one-second retry races a one-second request timeout. Resumption GETs (`Last-Event-ID`)
-/// are all kept, after the listener's. Where the count matters a check counts the GETs.
+/// The listener lane without the GETs whose number, or presence, is timing:
+/// - a listener GET refused (non-2xx) by the mock's own answer (`unscripted GET`), by an
+///   `optional` step or, on the client's hop, by the upstream is not shown: the listener is
+///   a MAY, and a client that opens it from a task of its own (rmcp) sent it before its plan
+///   ended in some runs and not in others (`make soak`); a script that waits for the GET
+///   (`expect_get` without `optional`) keeps it;
+/// - each other unscripted answer to a listener GET is shown once: a client that retries
+///   its listener sends as many GETs as its retry delay fits before the run ends (the Python
+///   SDKs retry every second, racing a one-second request timeout);
+/// - a listener GET sent after the client's own DELETE and refused as a gone session is not
+///   shown.
+///
+/// Resumption GETs (`Last-Event-ID`) are all kept, after the listener's. Where a count or a
+/// header matters, a check says so (`http`, `wait_sent`).
 pub(super) fn listener_retries_once<'e>(listener: &[&'e WireEvent], deleted_at: Option<u64>) -> Vec<&'e WireEvent> {
     let mut requests = std::collections::HashMap::new();
     let mut seen = std::collections::HashSet::new();
@@ -52,7 +61,10 @@ pub(super) fn listener_retries_once<'e>(listener: &[&'e WireEvent], deleted_at: 
             WireEvent::HttpResponse { exchange, status, headers, why, .. } => {
                 let Some((request, sent)) = requests.get(exchange) else { continue };
                 let after_delete = why == "session expired" && deleted_at.is_some_and(|d| d <= *sent);
-                if after_delete || (why.starts_with("unscripted") && !seen.insert((*request, *status, headers, why))) {
+                let unscripted = why.starts_with("unscripted");
+                let unwaited = unscripted || why == OPTIONAL_GET || why == "upstream";
+                let refused_unwaited = unwaited && !(200..300).contains(status);
+                if after_delete || refused_unwaited || (unscripted && !seen.insert((*request, *status, headers, why))) {
                     hidden.insert(*exchange);
                 }
             }
@@ -145,10 +157,30 @@ mod tests {
         let kept = |deleted| -> Vec<u64> {
             listener_retries_once(&lane, deleted).into_iter().filter_map(exchange_of).collect()
         };
-        // Repeats of an unscripted answer go, the resumptions stay and come last; a GET
+        // Listener GETs refused unscripted go, the resumptions stay and come last; a GET
         // refused after the client's DELETE goes, and only then.
-        assert_eq!(kept(Some(7)), [1, 1, 3, 3, 6, 6, 4, 4, 5, 5]);
-        assert_eq!(kept(Some(9)), [1, 1, 3, 3, 6, 6, 8, 8, 4, 4, 5, 5]);
+        assert_eq!(kept(Some(7)), [3, 3, 6, 6, 4, 4, 5, 5]);
+        assert_eq!(kept(Some(9)), [3, 3, 6, 6, 8, 8, 4, 4, 5, 5]);
+        // A refusal the script waited for stays; one it did not wait for (an optional step's,
+        // the upstream's on the client's hop) goes; an unscripted answer that is no refusal is
+        // shown once.
+        let answers = [
+            get(1),
+            answer(1, 405, "expect_get"),
+            get(2),
+            answer(2, 405, OPTIONAL_GET),
+            get(3),
+            answer(3, 405, "upstream"),
+            get(4),
+            answer(4, 200, "upstream"),
+            get(5),
+            answer(5, 200, "unscripted GET"),
+            get(6),
+            answer(6, 200, "unscripted GET"),
+        ];
+        let lane: Vec<&WireEvent> = answers.iter().collect();
+        let kept: Vec<u64> = listener_retries_once(&lane, None).into_iter().filter_map(exchange_of).collect();
+        assert_eq!(kept, [1, 1, 4, 4, 5, 5]);
     }
 
     #[test]

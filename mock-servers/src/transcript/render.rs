@@ -58,9 +58,10 @@ pub fn transcript(
         let (main, listener) = http_lanes(events, transport);
         let deleted = deleted_at(&main);
         render_lane(&mut s, &without_eof_racing_exit(main), &mut redactor);
+        let listener = listener_retries_once(&listener, deleted);
         if !listener.is_empty() {
             s.push_str("·· GET listener ··\n");
-            render_lane(&mut s, &listener_retries_once(&listener, deleted), &mut redactor);
+            render_lane(&mut s, &listener, &mut redactor);
         }
         // An HTTP mock is always stopped by the harness; that is not the client's doing.
         if transport == TransportName::Stdio && !events.iter().any(|e| matches!(e, WireEvent::Exit { .. })) {
@@ -80,6 +81,7 @@ pub fn transcript(
         let (main, listener) = http_lanes(&hop, transport);
         let merged = json_bodies(merge_writes(&main), &redactor);
         render_lane(&mut s, &merged.iter().collect::<Vec<_>>(), &mut redactor);
+        let listener = listener_retries_once(&listener, deleted_at(&main));
         if !listener.is_empty() {
             s.push_str("·· GET listener ··\n");
             let merged = json_bodies(merge_writes(&listener), &redactor);

@@ -426,7 +426,7 @@ async fn an_optional_get_does_not_hold_the_script_and_still_gets_its_answer() {
     }
     let run = mock.stop().await;
     // Without `repeat` only the first GET is the step's; the second gets the default.
-    assert_eq!(get_answers(&run[0]), [(405, "expect_get".into()), (405, "unscripted GET".into())]);
+    assert_eq!(get_answers(&run[0]), [(405, "expect_get (optional)".into()), (405, "unscripted GET".into())]);
     assert!(run[0].iter().any(|e| matches!(e, WireEvent::Script { finished: true, .. })), "{:?}", run[0]);
 }
 
@@ -450,7 +450,8 @@ async fn listener_and_resumption_gets_meet_their_own_answers_whatever_the_order(
     let statuses = [get(true).await, get(false).await, get(true).await, get(false).await];
     assert_eq!(statuses, [200, 405, 200, 405]);
     let run = mock.stop().await;
-    let want = [(200, "expect_get"), (405, "expect_get"), (200, "expect_get (repeat)"), (405, "unscripted GET")];
+    let want =
+        [(200, "expect_get"), (405, "expect_get (optional)"), (200, "expect_get (repeat)"), (405, "unscripted GET")];
     assert_eq!(get_answers(&run[0]), want.map(|(s, w)| (s, w.to_string())));
 }
 
