@@ -52,8 +52,9 @@ impl CheckKind for OutcomeCheck {
         if self.ok.is_none() && self.error.is_none() && !self.settled {
             return Err(Invalid::NoClass { step: self.step });
         }
-        if let (Some(within), Some(timeout)) = (self.within_ms, request_timeout(scenario, self.step))
-            && within.abs_diff(timeout) < TIMER_MARGIN_MS
+        if let Some(within) = self.within_ms
+            && let Some(timeout) =
+                request_timers(scenario, self.step).into_iter().find(|t| within.abs_diff(*t) < TIMER_MARGIN_MS)
         {
             return Err(Invalid::BoundOnTimer { step: self.step, within, timeout });
         }
@@ -111,20 +112,24 @@ impl CheckKind for OutcomeCheck {
 /// bound: the same client lands on either side of it from run to run.
 const TIMER_MARGIN_MS: u64 = 100;
 
-/// The timeout a plan step that waits for its own request runs under: the request's
-/// `timeout_ms`, else the last `connect`'s. `None` for any other step (an `await` is timed
-/// from when it starts waiting, not from the request) or without a timeout.
-fn request_timeout(scenario: &Scenario, step: usize) -> Option<u64> {
+/// The timers a plan step that waits for its own request runs under: its timeout (the
+/// request's `timeout_ms`, else the last `connect`'s) and its `max_total_timeout_ms`. None
+/// for any other step (an `await` is timed from when it starts waiting, not from the
+/// request).
+fn request_timers(scenario: &Scenario, step: usize) -> Vec<u64> {
     use mcp_scenario::ClientStep;
-    let i = step.checked_sub(1)?;
-    let ClientStep::Request { timeout_ms, background: false, .. } = scenario.client.get(i)? else { return None };
+    let Some(i) = step.checked_sub(1) else { return Vec::new() };
+    let Some(ClientStep::Request { timeout_ms, max_total_timeout_ms, background: false, .. }) = scenario.client.get(i)
+    else {
+        return Vec::new();
+    };
     let connect = || {
         scenario.client[..i].iter().rev().find_map(|s| match s {
             ClientStep::Connect(c) => Some(c.timeout_ms),
             _ => None,
         })?
     };
-    timeout_ms.or_else(connect).filter(|ms| *ms > 0)
+    [timeout_ms.or_else(connect), *max_total_timeout_ms].into_iter().flatten().filter(|ms| *ms > 0).collect()
 }
 
 /// An `outcome` check the loader rejects.
@@ -287,5 +292,11 @@ mod tests {
         assert!(within(1000).validate(&untimed).is_ok());
         let disabled = scenario("  - op: connect\n    timeout_ms: 0\n  - op: request\n    method: ping\n");
         assert!(within(0).validate(&disabled).is_ok(), "`0` disables the timeout");
+        let total = scenario(
+            "  - op: connect\n  - op: request\n    method: ping\n    timeout_ms: 300\n    reset_timeout_on_progress: true\n    max_total_timeout_ms: 1000\n",
+        );
+        assert!(matches!(within(1000).validate(&total), Err(Invalid::BoundOnTimer { timeout: 1000, .. })));
+        assert!(matches!(within(300).validate(&total), Err(Invalid::BoundOnTimer { timeout: 300, .. })));
+        assert!(within(700).validate(&total).is_ok());
     }
 }
