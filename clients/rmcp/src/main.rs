@@ -934,6 +934,10 @@ fn main() {
             emit(json!({"report": format!("close after the plan failed: {e}")}));
         }
     });
+    // rmcp runs each notification handler in a task of its own, which may still be writing
+    // its line: the exit waits for it (seen in `make soak`: a line cut at `{"notification`,
+    // and the notification reported as never seen).
+    let _writing = STDOUT.lock().unwrap_or_else(|e| e.into_inner());
     let _ = std::io::stdout().flush();
     std::process::exit(0);
 }
