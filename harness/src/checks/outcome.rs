@@ -250,13 +250,7 @@ pub enum Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn scenario(client: &str) -> Scenario {
-        let text = format!(
-            "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n{client}server:\n  - op: handshake\n"
-        );
-        mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &text).expect("parses")
-    }
+    use crate::checks::testing::with_plan as scenario;
 
     fn within(ms: u64) -> OutcomeCheck {
         OutcomeCheck {

@@ -17,6 +17,15 @@ pub fn scenario(transport: &str, check: &str) -> Scenario {
     mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &text).expect("parses")
 }
 
+/// A stdio scenario (2025-11-25) whose plan is `client` (YAML list items, each line ending
+/// in a newline) and whose server only runs the handshake: for checks that read the plan.
+pub fn with_plan(client: &str) -> Scenario {
+    let text = format!(
+        "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n{client}server:\n  - op: handshake\n"
+    );
+    mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &text).expect("parses")
+}
+
 /// `evaluate` applied to the scenario's one check and a bundled run over `events`.
 pub fn judge<T>(scenario: &Scenario, events: Vec<WireEvent>, evaluate: impl FnOnce(&Check, &Run<'_>) -> T) -> T {
     judge_outcome(scenario, events, &ClientOutcome::default(), evaluate)
