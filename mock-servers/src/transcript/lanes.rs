@@ -79,6 +79,21 @@ pub(super) fn listener_retries_once<'e>(listener: &[&'e WireEvent], deleted_at: 
     [listening, resuming].concat()
 }
 
+/// The client hop's listener lane without the GETs the upstream had not answered when the
+/// run stopped the proxy: the proxy forwards a GET the client sent as its plan ended, and
+/// whether the mock's answer came back through the proxy first is timing (rmcp, `make soak`).
+/// The mock's side records the GET and its answer if it got there.
+pub(super) fn answered_only<'e>(listener: Vec<&'e WireEvent>) -> Vec<&'e WireEvent> {
+    let answered: std::collections::HashSet<u64> = listener
+        .iter()
+        .filter_map(|e| match e {
+            WireEvent::HttpResponse { exchange, .. } => Some(*exchange),
+            _ => None,
+        })
+        .collect();
+    listener.into_iter().filter(|e| exchange_of(e).is_none_or(|x| answered.contains(&x))).collect()
+}
+
 /// The events without a stdin EOF that only raced the script's own exit: when nothing
 /// crossed the pipes between the client closing stdin and the mock exiting as its script
 /// ends, which came first is a race (a client that ends its plan as the server ends its
@@ -181,6 +196,33 @@ mod tests {
         let lane: Vec<&WireEvent> = answers.iter().collect();
         let kept: Vec<u64> = listener_retries_once(&lane, None).into_iter().filter_map(exchange_of).collect();
         assert_eq!(kept, [1, 1, 4, 4, 5, 5]);
+    }
+
+    #[test]
+    fn a_hop_get_the_upstream_never_answered_is_not_shown() {
+        let get = WireEvent::HttpRequest {
+            t_us: 1,
+            exchange: 1,
+            http_method: "GET".into(),
+            path: "/mcp".into(),
+            headers: Default::default(),
+            body: None,
+            json: None,
+        };
+        let answered = |exchange: u64| WireEvent::HttpResponse {
+            t_us: 2,
+            exchange,
+            status: 200,
+            headers: Default::default(),
+            body: None,
+            json: None,
+            why: "upstream".into(),
+        };
+        let end = WireEvent::StreamEnd { t_us: 3, exchange: 1, how: "cut by the proxy".into() };
+        let note = WireEvent::Note { t_us: 4, text: "n".into() };
+        assert_eq!(answered_only(vec![&get, &end, &note]), [&note]);
+        let answer = answered(1);
+        assert_eq!(answered_only(vec![&get, &answer, &end]).len(), 3);
     }
 
     #[test]

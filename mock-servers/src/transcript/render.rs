@@ -5,7 +5,9 @@
 //! [`Redactor`]; pids and timestamps are left out and durations bucketed (checks judge
 //! timing); long payloads are shortened.
 
-use super::lanes::{deleted_at, exchange_of, http_lanes, listener_retries_once, without_eof_racing_exit};
+use super::lanes::{
+    answered_only, deleted_at, exchange_of, http_lanes, listener_retries_once, without_eof_racing_exit,
+};
 use super::{Redactor, Transcript};
 use mcp_scenario::results::{ClientOutcome, ManagerEventRecord, StepStatus};
 use mcp_scenario::wire::{Recorded, WireEvent};
@@ -81,7 +83,7 @@ pub fn transcript(
         let (main, listener) = http_lanes(&hop, transport);
         let merged = json_bodies(merge_writes(&main), &redactor);
         render_lane(&mut s, &merged.iter().collect::<Vec<_>>(), &mut redactor);
-        let listener = listener_retries_once(&listener, deleted_at(&main));
+        let listener = answered_only(listener_retries_once(&listener, deleted_at(&main)));
         if !listener.is_empty() {
             s.push_str("·· GET listener ··\n");
             let merged = json_bodies(merge_writes(&listener), &redactor);
