@@ -162,13 +162,13 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
             if let Some(answer) = super::standing::answer(&shared, &conn, arrived, exchange, socket) {
                 return answer;
             }
-            let allow = shared.with_allow(405, &Method::GET, Vec::new());
+            let allow = [("allow".to_string(), shared.allow_besides(&Method::GET))];
             shared.respond(n, exchange, 405, &allow, Bytes::new(), "unscripted GET")
         }
         Method::DELETE => {
             if shared.stateless_rules().is_some() && !conn.take(DELETE) {
                 // 2026-07-28 has no sessions to end (streamable-http.mdx, Backward Compatibility).
-                let allow = shared.with_allow(405, &Method::DELETE, Vec::new());
+                let allow = [("allow".to_string(), shared.allow_besides(&Method::DELETE))];
                 return shared.respond(n, exchange, 405, &allow, Bytes::new(), "no DELETE on 2026-07-28");
             }
             if conn.take(DELETE) {

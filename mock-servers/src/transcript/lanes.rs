@@ -46,7 +46,7 @@ pub(super) fn deleted_at(main: &[&WireEvent]) -> Option<u64> {
 ///
 /// Resumption GETs (`Last-Event-ID`) are all kept, after the listener's. Where a count or a
 /// header matters, a check says so (`http`, `wait_sent`).
-pub(super) fn listener_retries_once<'e>(listener: &[&'e WireEvent], deleted_at: Option<u64>) -> Vec<&'e WireEvent> {
+pub(super) fn listener_shown<'e>(listener: &[&'e WireEvent], deleted_at: Option<u64>) -> Vec<&'e WireEvent> {
     let mut requests = std::collections::HashMap::new();
     let mut seen = std::collections::HashSet::new();
     let mut hidden = std::collections::HashSet::new();
@@ -83,7 +83,7 @@ pub(super) fn listener_retries_once<'e>(listener: &[&'e WireEvent], deleted_at: 
 /// run stopped the proxy: the proxy forwards a GET the client sent as its plan ended, and
 /// whether the mock's answer came back through the proxy first is timing (rmcp, `make soak`).
 /// The mock's side records the GET and its answer if it got there.
-pub(super) fn answered_only<'e>(listener: Vec<&'e WireEvent>) -> Vec<&'e WireEvent> {
+pub(super) fn answered_only(listener: Vec<&WireEvent>) -> Vec<&WireEvent> {
     let answered: std::collections::HashSet<u64> = listener
         .iter()
         .filter_map(|e| match e {
@@ -136,9 +136,9 @@ pub(super) fn exchange_of(e: &WireEvent) -> Option<u64> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_repeated_unscripted_get_answer_is_shown_once() {
-        let get = |exchange: u64| WireEvent::HttpRequest {
+    /// A listener GET (no `Last-Event-ID`) as exchange `exchange`.
+    fn get(exchange: u64) -> WireEvent {
+        WireEvent::HttpRequest {
             t_us: exchange,
             exchange,
             http_method: "GET".into(),
@@ -146,8 +146,12 @@ mod tests {
             headers: Default::default(),
             body: None,
             json: None,
-        };
-        let answer = |exchange: u64, status: u16, why: &str| WireEvent::HttpResponse {
+        }
+    }
+
+    /// The answer to exchange `exchange`.
+    fn answer(exchange: u64, status: u16, why: &str) -> WireEvent {
+        WireEvent::HttpResponse {
             t_us: exchange,
             exchange,
             status,
@@ -155,7 +159,11 @@ mod tests {
             body: None,
             json: None,
             why: why.into(),
-        };
+        }
+    }
+
+    #[test]
+    fn a_repeated_unscripted_get_answer_is_shown_once() {
         let events = [get(1), answer(1, 405, "unscripted GET"), get(2), answer(2, 405, "unscripted GET")];
         let resume = |exchange: u64| match get(exchange) {
             WireEvent::HttpRequest { mut headers, t_us, exchange, http_method, path, body, json } => {
@@ -169,9 +177,8 @@ mod tests {
         let gone = [get(8), answer(8, 404, "session expired")];
         let events = [&events[..], &more, &later, &gone].concat();
         let lane: Vec<&WireEvent> = events.iter().collect();
-        let kept = |deleted| -> Vec<u64> {
-            listener_retries_once(&lane, deleted).into_iter().filter_map(exchange_of).collect()
-        };
+        let kept =
+            |deleted| -> Vec<u64> { listener_shown(&lane, deleted).into_iter().filter_map(exchange_of).collect() };
         // Listener GETs refused unscripted go, the resumptions stay and come last; a GET
         // refused after the client's DELETE goes, and only then.
         assert_eq!(kept(Some(7)), [3, 3, 6, 6, 4, 4, 5, 5]);
@@ -194,34 +201,17 @@ mod tests {
             answer(6, 200, "unscripted GET"),
         ];
         let lane: Vec<&WireEvent> = answers.iter().collect();
-        let kept: Vec<u64> = listener_retries_once(&lane, None).into_iter().filter_map(exchange_of).collect();
+        let kept: Vec<u64> = listener_shown(&lane, None).into_iter().filter_map(exchange_of).collect();
         assert_eq!(kept, [1, 1, 4, 4, 5, 5]);
     }
 
     #[test]
     fn a_hop_get_the_upstream_never_answered_is_not_shown() {
-        let get = WireEvent::HttpRequest {
-            t_us: 1,
-            exchange: 1,
-            http_method: "GET".into(),
-            path: "/mcp".into(),
-            headers: Default::default(),
-            body: None,
-            json: None,
-        };
-        let answered = |exchange: u64| WireEvent::HttpResponse {
-            t_us: 2,
-            exchange,
-            status: 200,
-            headers: Default::default(),
-            body: None,
-            json: None,
-            why: "upstream".into(),
-        };
+        let get = get(1);
         let end = WireEvent::StreamEnd { t_us: 3, exchange: 1, how: "cut by the proxy".into() };
         let note = WireEvent::Note { t_us: 4, text: "n".into() };
         assert_eq!(answered_only(vec![&get, &end, &note]), [&note]);
-        let answer = answered(1);
+        let answer = answer(1, 200, "upstream");
         assert_eq!(answered_only(vec![&get, &answer, &end]).len(), 3);
     }
 

@@ -5,9 +5,7 @@
 //! [`Redactor`]; pids and timestamps are left out and durations bucketed (checks judge
 //! timing); long payloads are shortened.
 
-use super::lanes::{
-    answered_only, deleted_at, exchange_of, http_lanes, listener_retries_once, without_eof_racing_exit,
-};
+use super::lanes::{answered_only, deleted_at, exchange_of, http_lanes, listener_shown, without_eof_racing_exit};
 use super::{Redactor, Transcript};
 use mcp_scenario::results::{ClientOutcome, ManagerEventRecord, StepStatus};
 use mcp_scenario::wire::{Recorded, WireEvent};
@@ -60,7 +58,7 @@ pub fn transcript(
         let (main, listener) = http_lanes(events, transport);
         let deleted = deleted_at(&main);
         render_lane(&mut s, &without_eof_racing_exit(main), &mut redactor);
-        let listener = listener_retries_once(&listener, deleted);
+        let listener = listener_shown(&listener, deleted);
         if !listener.is_empty() {
             s.push_str("·· GET listener ··\n");
             render_lane(&mut s, &listener, &mut redactor);
@@ -83,7 +81,7 @@ pub fn transcript(
         let (main, listener) = http_lanes(&hop, transport);
         let merged = json_bodies(merge_writes(&main), &redactor);
         render_lane(&mut s, &merged.iter().collect::<Vec<_>>(), &mut redactor);
-        let listener = answered_only(listener_retries_once(&listener, deleted_at(&main)));
+        let listener = answered_only(listener_shown(&listener, deleted_at(&main)));
         if !listener.is_empty() {
             s.push_str("·· GET listener ··\n");
             let merged = json_bodies(merge_writes(&listener), &redactor);
