@@ -259,10 +259,12 @@ pub struct OutcomeCheck {
     /// The result must contain these members (a recursive subset match).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
-    /// The step must finish within this many ms (a bound, never a race).
+    /// The step must finish within this many ms (a bound, never a race: 100 ms or more from
+    /// the step's own timeout).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub within_ms: Option<u64>,
-    /// The step must take at least this many ms.
+    /// The step must take at least this many ms (10 ms or more below the step's own timeout,
+    /// or 100 ms or more above it: a timer fires a little early or late).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_least_ms: Option<u64>,
 }

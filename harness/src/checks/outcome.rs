@@ -58,6 +58,15 @@ impl CheckKind for OutcomeCheck {
         {
             return Err(Invalid::BoundOnTimer { step: self.step, within, timeout });
         }
+        // A step that must succeed cannot have ended at its timer: the class decides.
+        if let Some(at_least) = self.at_least_ms
+            && self.ok != Some(true)
+            && let Some(timeout) = request_timers(scenario, self.step)
+                .into_iter()
+                .find(|t| at_least + EARLY_MARGIN_MS > *t && at_least < t + TIMER_MARGIN_MS)
+        {
+            return Err(Invalid::MinimumOnTimer { step: self.step, at_least, timeout });
+        }
         Ok(())
     }
 
@@ -112,24 +121,33 @@ impl CheckKind for OutcomeCheck {
 /// bound: the same client lands on either side of it from run to run.
 const TIMER_MARGIN_MS: u64 = 100;
 
-/// The timers a plan step that waits for its own request runs under: its timeout (the
-/// request's `timeout_ms`, else the last `connect`'s) and its `max_total_timeout_ms`. None
-/// for any other step (an `await` is timed from when it starts waiting, not from the
-/// request).
+/// How far below the step's own timeout an `at_least_ms` must stay. A timer rarely fires
+/// early, but by a little it does: the client's clock reads whole milliseconds, and an
+/// event loop times a timer from when its iteration started (Node's 150 ms timer was
+/// measured at 149 ms under load).
+const EARLY_MARGIN_MS: u64 = 10;
+
+/// The timers a plan step that waits for its own request runs under: a `connect`'s timeout
+/// (it bounds initialize); a request's timeout (its `timeout_ms`, else the last `connect`'s)
+/// and its `max_total_timeout_ms`. None for any other step (an `await` is timed from when
+/// it starts waiting, not from the request).
 fn request_timers(scenario: &Scenario, step: usize) -> Vec<u64> {
     use mcp_scenario::ClientStep;
     let Some(i) = step.checked_sub(1) else { return Vec::new() };
-    let Some(ClientStep::Request { timeout_ms, max_total_timeout_ms, background: false, .. }) = scenario.client.get(i)
-    else {
-        return Vec::new();
-    };
     let connect = || {
         scenario.client[..i].iter().rev().find_map(|s| match s {
             ClientStep::Connect(c) => Some(c.timeout_ms),
             _ => None,
         })?
     };
-    [timeout_ms.or_else(connect), *max_total_timeout_ms].into_iter().flatten().filter(|ms| *ms > 0).collect()
+    let timers = match scenario.client.get(i) {
+        Some(ClientStep::Connect(c)) => [c.timeout_ms, None],
+        Some(ClientStep::Request { timeout_ms, max_total_timeout_ms, background: false, .. }) => {
+            [timeout_ms.or_else(connect), *max_total_timeout_ms]
+        }
+        _ => return Vec::new(),
+    };
+    timers.into_iter().flatten().filter(|ms| *ms > 0).collect()
 }
 
 /// An `outcome` check the loader rejects.
@@ -160,6 +178,20 @@ pub enum Invalid {
         step: usize,
         /// The bound.
         within: u64,
+        /// The step's timeout.
+        timeout: u64,
+    },
+    /// `at_least_ms` next to the step's own timeout.
+    #[error(
+        "field `at_least_ms`: {at_least} ms is too close to step {step}'s own timeout ({timeout} ms): a timer can fire a few ms early by the client's clock, so a client that waits out its timer passes or fails by chance; write at most {} (the step waited out its timeout) or at least {} (the step outlived its timeout)",
+        timeout.saturating_sub(EARLY_MARGIN_MS),
+        timeout + TIMER_MARGIN_MS
+    )]
+    MinimumOnTimer {
+        /// The step.
+        step: usize,
+        /// The minimum.
+        at_least: u64,
         /// The step's timeout.
         timeout: u64,
     },
@@ -292,5 +324,24 @@ mod tests {
         assert!(matches!(within(1000).validate(&total), Err(Invalid::BoundOnTimer { timeout: 1000, .. })));
         assert!(matches!(within(300).validate(&total), Err(Invalid::BoundOnTimer { timeout: 300, .. })));
         assert!(within(700).validate(&total).is_ok());
+    }
+
+    #[test]
+    fn a_minimum_next_to_the_steps_own_timeout_is_refused() {
+        let at_least = |ms| OutcomeCheck { within_ms: None, at_least_ms: Some(ms), ..within(0) };
+        let plan = scenario("  - op: connect\n  - op: request\n    method: ping\n    timeout_ms: 150\n");
+        for ms in [141, 150, 249] {
+            let refused = at_least(ms).validate(&plan);
+            assert!(matches!(refused, Err(Invalid::MinimumOnTimer { timeout: 150, .. })), "{ms}: {refused:?}");
+        }
+        assert!(at_least(140).validate(&plan).is_ok(), "waited out its timeout");
+        assert!(at_least(250).validate(&plan).is_ok(), "outlived its timeout");
+        let untimed = scenario("  - op: connect\n  - op: request\n    method: ping\n");
+        assert!(at_least(150).validate(&untimed).is_ok());
+        let succeeds = OutcomeCheck { ok: Some(true), ..at_least(150) };
+        assert!(succeeds.validate(&plan).is_ok(), "a step that must succeed did not end at its timer");
+        let handshake = scenario("  - op: connect\n    timeout_ms: 150\n  - op: request\n    method: ping\n");
+        let connect = OutcomeCheck { step: 1, ..at_least(150) };
+        assert!(matches!(connect.validate(&handshake), Err(Invalid::MinimumOnTimer { timeout: 150, .. })));
     }
 }
