@@ -2,11 +2,13 @@
 //! because whether they happen at all is timing, not the client's behaviour: the Streamable
 //! HTTP GET listener apart from the POSTs; within it, listener GETs the server refused
 //! without the script waiting for them left out, retries shown once, and listener GETs
-//! before resumption GETs; on stdio, a stdin EOF that only raced the script's exit.
+//! before resumption GETs; on stdio, a stdin EOF that only raced the script's exit, and
+//! how the client dropped a connection its connect failed on.
 
 use crate::http::conn::OPTIONAL_GET;
-use mcp_scenario::TransportName;
+use mcp_scenario::results::{ClientOutcome, StepStatus};
 use mcp_scenario::wire::WireEvent;
+use mcp_scenario::{ClientStep, Scenario, TransportName};
 
 /// Splits an HTTP connection's events into the main lane and the GET listener lane
 /// (Streamable HTTP only; legacy SSE's GET stream is causally ordered with its POSTs).
@@ -122,6 +124,42 @@ pub(super) fn without_eof_racing_exit(events: Vec<&WireEvent>) -> Vec<&WireEvent
         .collect()
 }
 
+/// The connections (1-based) a `connect` step that failed had opened. Connection `n` is
+/// the `n`th connect's only when every connect opened one (a manager's reconnects open more,
+/// a connect that could not spawn opens none): otherwise none is named.
+pub(super) fn failed_connects(scenario: &Scenario, outcome: &ClientOutcome, connections: usize) -> Vec<usize> {
+    let connects: Vec<usize> = scenario
+        .client
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| matches!(s, ClientStep::Connect(_)))
+        .map(|(i, _)| i)
+        .collect();
+    if connects.len() != connections {
+        return Vec::new();
+    }
+    let failed = |i: &usize| outcome.steps.get(*i).is_some_and(|s| s.status == StepStatus::Error);
+    connects.iter().enumerate().filter(|(_, i)| failed(i)).map(|(n, _)| n + 1).collect()
+}
+
+/// A stdio connection's events without how the client dropped it, when that is all its
+/// ending was: a trailing stdin EOF and the mock's exit at it, or no exit at all (killed).
+/// A client that drops a failed connection closes the mock's stdin, kills it, or both at
+/// once (rmcp does both: which the mock sees first flips from run to run). None when the
+/// ending says more: a signal the mock saw, an exit of its own.
+pub(super) fn without_drop<'a>(events: &[&'a WireEvent]) -> Option<Vec<&'a WireEvent>> {
+    let ending = |e: &WireEvent| {
+        matches!(e, WireEvent::StdinEof { .. })
+            || matches!(e, WireEvent::Exit { why, code: Some(0), .. } if why == "stdin EOF")
+    };
+    let message = |e: &&&WireEvent| matches!(e, WireEvent::FromClient { .. } | WireEvent::ToClient { .. });
+    let after = events.iter().rposition(|e| message(&e)).map_or(0, |i| i + 1);
+    let (before, tail) = events.split_at(after);
+    let kept: Vec<&WireEvent> = before.iter().chain(tail.iter().filter(|e| !ending(e))).copied().collect();
+    let says_more = |e: &&WireEvent| matches!(e, WireEvent::Signal { .. } | WireEvent::Exit { .. });
+    (!kept.iter().any(says_more)).then_some(kept)
+}
+
 pub(super) fn exchange_of(e: &WireEvent) -> Option<u64> {
     match e {
         WireEvent::HttpRequest { exchange, .. }
@@ -203,6 +241,58 @@ mod tests {
         let lane: Vec<&WireEvent> = answers.iter().collect();
         let kept: Vec<u64> = listener_shown(&lane, None).into_iter().filter_map(exchange_of).collect();
         assert_eq!(kept, [1, 1, 4, 4, 5, 5]);
+    }
+
+    use mcp_scenario::wire::Recorded;
+
+    #[test]
+    fn a_dropped_connection_ends_the_same_whichever_the_mock_saw_first() {
+        let line = |t_us| WireEvent::FromClient {
+            t_us,
+            bytes: Recorded::of(b"{}"),
+            json: Some(serde_json::json!({})),
+            terminated: true,
+        };
+        let eof = |t_us| WireEvent::StdinEof { t_us };
+        let exit = |why: &str| WireEvent::Exit { t_us: 9, code: Some(0), signal: None, why: why.into() };
+        let sigterm = WireEvent::Signal { t_us: 5, name: "SIGTERM".into(), ignored: false };
+        let closed_first = [line(1), eof(2), exit("stdin EOF")];
+        let killed_first = [line(1)];
+        let killed_after_eof = [line(1), eof(2)];
+        for ending in [&closed_first[..], &killed_first, &killed_after_eof] {
+            let events: Vec<&WireEvent> = ending.iter().collect();
+            assert_eq!(without_drop(&events), Some(vec![&killed_first[0]]));
+        }
+        // The mock's own exit, or a signal it saw, say more than a drop: kept as they are.
+        for ending in [vec![line(1), exit("script")], vec![line(1), eof(2), sigterm]] {
+            assert_eq!(without_drop(&ending.iter().collect::<Vec<_>>()), None);
+        }
+        // A stdin EOF the mock still wrote after is part of the session.
+        let answered = [eof(1), WireEvent::ToClient { t_us: 2, bytes: Recorded::of(b"{}\n"), why: "reply".into() }];
+        let events: Vec<&WireEvent> = answered.iter().collect();
+        assert_eq!(without_drop(&events), Some(events.clone()));
+    }
+
+    #[test]
+    fn the_nth_connect_opened_the_nth_connection_only_when_each_opened_one() {
+        use mcp_scenario::results::StepOutcome;
+        let text = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\n  - op: connect\n  - op: connect\nserver:\n  - op: handshake\n";
+        let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), text).expect("parses");
+        let step = |step, status| StepOutcome {
+            step,
+            what: "connect".into(),
+            status,
+            result: None,
+            error: None,
+            elapsed_ms: 0,
+        };
+        let outcome = ClientOutcome {
+            steps: vec![step(1, StepStatus::Error), step(2, StepStatus::Ok), step(3, StepStatus::Error)],
+            ..Default::default()
+        };
+        assert_eq!(failed_connects(&scenario, &outcome, 3), [1, 3]);
+        assert!(failed_connects(&scenario, &outcome, 4).is_empty(), "a reconnect opened one more");
+        assert!(failed_connects(&scenario, &outcome, 2).is_empty(), "a connect opened none");
     }
 
     #[test]

@@ -5,7 +5,10 @@
 //! [`Redactor`]; pids and timestamps are left out and durations bucketed (checks judge
 //! timing); long payloads are shortened.
 
-use super::lanes::{answered_only, deleted_at, exchange_of, http_lanes, listener_shown, without_eof_racing_exit};
+use super::lanes::{
+    answered_only, deleted_at, exchange_of, failed_connects, http_lanes, listener_shown, without_drop,
+    without_eof_racing_exit,
+};
 use super::{Redactor, Transcript};
 use mcp_scenario::results::{ClientOutcome, ManagerEventRecord, StepStatus};
 use mcp_scenario::wire::{Recorded, WireEvent};
@@ -48,6 +51,7 @@ pub fn transcript(
     if transcript.connections().is_empty() {
         s.push_str("(the mock never started)\n");
     }
+    let failed = failed_connects(scenario, outcome, transcript.connections().len());
     for connection in transcript.connections() {
         let events = connection.recorded();
         let upstream =
@@ -57,14 +61,22 @@ pub fn transcript(
         // transcript independent of which of the two the client happened to send first.
         let (main, listener) = http_lanes(events, transport);
         let deleted = deleted_at(&main);
-        render_lane(&mut s, &without_eof_racing_exit(main), &mut redactor);
+        let main = without_eof_racing_exit(main);
+        let dropped = (transport == TransportName::Stdio && failed.contains(&connection.number()))
+            .then(|| without_drop(&main))
+            .flatten();
+        render_lane(&mut s, dropped.as_deref().unwrap_or(&main), &mut redactor);
         let listener = listener_shown(&listener, deleted);
         if !listener.is_empty() {
             s.push_str("·· GET listener ··\n");
             render_lane(&mut s, &listener, &mut redactor);
         }
         // An HTTP mock is always stopped by the harness; that is not the client's doing.
-        if transport == TransportName::Stdio && !events.iter().any(|e| matches!(e, WireEvent::Exit { .. })) {
+        if dropped.is_some() {
+            s.push_str(
+                "· the client dropped the connection its connect failed on (closed stdin, killed the mock, or both)\n",
+            );
+        } else if transport == TransportName::Stdio && !events.iter().any(|e| matches!(e, WireEvent::Exit { .. })) {
             s.push_str("· mock did not exit by itself (killed by the client or the harness)\n");
         }
     }
@@ -158,10 +170,12 @@ pub fn transcript(
 }
 
 /// The notifications a client reported, subscription ids in normal form, grouped by
-/// subscription: first those of none, then each subscription's, by id, each group in the
-/// order the client saw it. Order is defined per subscription, not across them (2026-07-28
-/// `basic/patterns/subscriptions.mdx`, Acknowledgment), and a client may read concurrent
-/// subscriptions from separate queues, so their interleaving is not the client's to keep.
+/// subscription: first those of none, then each subscription's, by id. Order is defined per
+/// subscription (2026-07-28 `basic/patterns/subscriptions.mdx`, Acknowledgment), so each
+/// subscription's are in the order the client saw them. No MCP rule orders a client's
+/// handling of other notifications, and a client may handle each in its own task (rmcp
+/// does: the soak saw `notifications/message` and a vendor notification swap places), so
+/// those are listed sorted, as the set of what the client saw.
 fn seen_notifications(notifications: &[(String, Value)], redactor: &Redactor) -> Vec<(String, Value)> {
     let mut seen: Vec<(Option<String>, String, Value)> = notifications
         .iter()
@@ -171,7 +185,13 @@ fn seen_notifications(notifications: &[(String, Value)], redactor: &Redactor) ->
             (sid, method.clone(), params)
         })
         .collect();
-    seen.sort_by(|a, b| a.0.cmp(&b.0));
+    seen.sort_by(|a, b| {
+        let unordered = |n: &(Option<String>, String, Value)| match n.0 {
+            None => Some((n.1.clone(), n.2.to_string())),
+            Some(_) => None,
+        };
+        a.0.cmp(&b.0).then_with(|| unordered(a).cmp(&unordered(b)))
+    });
     seen.into_iter().map(|(_, method, params)| (method, params)).collect()
 }
 
@@ -479,7 +499,7 @@ mod tests {
     }
 
     #[test]
-    fn seen_notifications_keep_order_within_a_subscription_only() {
+    fn seen_notifications_keep_order_within_a_subscription_only_and_sort_the_rest() {
         use mcp_scenario::payload::META_SUBSCRIPTION_ID;
         use serde_json::json;
         let mut r = Redactor::default();
@@ -487,8 +507,8 @@ mod tests {
         r.learn_request_ids(&json!({"id": 9, "method": "subscriptions/listen"}));
         let on = |sid: u64, n: u64| (format!("m{n}"), json!({"_meta": {META_SUBSCRIPTION_ID: sid}}));
         let plain = |n: u64| (format!("m{n}"), json!({}));
-        let seen = seen_notifications(&[on(9, 1), on(8, 2), plain(3), on(9, 4), on(8, 5)], &r);
+        let seen = seen_notifications(&[on(9, 1), plain(7), on(8, 2), plain(3), on(9, 4), on(8, 5)], &r);
         let order: Vec<String> = seen.iter().map(|(m, p)| format!("{m}{}", p["_meta"][META_SUBSCRIPTION_ID])).collect();
-        assert_eq!(order, ["m3null", "m21", "m51", "m12", "m42"]);
+        assert_eq!(order, ["m3null", "m7null", "m21", "m51", "m12", "m42"]);
     }
 }
