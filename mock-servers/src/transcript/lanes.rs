@@ -152,8 +152,10 @@ pub(super) fn without_drop<'a>(events: &[&'a WireEvent]) -> Option<Vec<&'a WireE
         matches!(e, WireEvent::StdinEof { .. })
             || matches!(e, WireEvent::Exit { why, code: Some(0), .. } if why == "stdin EOF")
     };
-    let message = |e: &&&WireEvent| matches!(e, WireEvent::FromClient { .. } | WireEvent::ToClient { .. });
-    let after = events.iter().rposition(|e| message(&e)).map_or(0, |i| i + 1);
+    let after = events
+        .iter()
+        .rposition(|e| matches!(e, WireEvent::FromClient { .. } | WireEvent::ToClient { .. }))
+        .map_or(0, |i| i + 1);
     let (before, tail) = events.split_at(after);
     let kept: Vec<&WireEvent> = before.iter().chain(tail.iter().filter(|e| !ending(e))).copied().collect();
     let says_more = |e: &&WireEvent| matches!(e, WireEvent::Signal { .. } | WireEvent::Exit { .. });
@@ -173,6 +175,7 @@ pub(super) fn exchange_of(e: &WireEvent) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcp_scenario::wire::Recorded;
 
     /// A listener GET (no `Last-Event-ID`) as exchange `exchange`.
     fn get(exchange: u64) -> WireEvent {
@@ -242,8 +245,6 @@ mod tests {
         let kept: Vec<u64> = listener_shown(&lane, None).into_iter().filter_map(exchange_of).collect();
         assert_eq!(kept, [1, 1, 4, 4, 5, 5]);
     }
-
-    use mcp_scenario::wire::Recorded;
 
     #[test]
     fn a_dropped_connection_ends_the_same_whichever_the_mock_saw_first() {
