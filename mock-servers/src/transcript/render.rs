@@ -185,12 +185,9 @@ fn seen_notifications(notifications: &[(String, Value)], redactor: &Redactor) ->
             (sid, method.clone(), params)
         })
         .collect();
-    seen.sort_by(|a, b| {
-        let unordered = |n: &(Option<String>, String, Value)| match n.0 {
-            None => Some((n.1.clone(), n.2.to_string())),
-            Some(_) => None,
-        };
-        a.0.cmp(&b.0).then_with(|| unordered(a).cmp(&unordered(b)))
+    // Stable: within a subscription the key ties, so the client's order stays.
+    seen.sort_by_cached_key(|(sid, method, params)| {
+        (sid.clone(), sid.is_none().then(|| (method.clone(), params.to_string())))
     });
     seen.into_iter().map(|(_, method, params)| (method, params)).collect()
 }
