@@ -13,7 +13,7 @@
 //! checks read exactly as they read a harness run.
 //!
 //! Nothing is lost to a kill (hosts kill their stdio servers): every event reaches
-//! `FILE.wire/` as it happens (one `write` per event on stdio; the HTTP journal flushes
+//! `FILE.wire/` as it happens (on stdio, written before the mock acts on it; the HTTP journal flushes
 //! whenever it is idle), and `FILE` is re-rendered from it after each write, through a
 //! temp file renamed over `FILE`, so `FILE` is always a whole rendering of a prefix of
 //! the record, never a torn one. The rendering is rebuilt whole rather than appended

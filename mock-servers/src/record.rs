@@ -1,6 +1,6 @@
 //! Writing the wire transcript ([`mcp_scenario::wire`]): one JSON object per line in
-//! `<run-dir>/conn-<n>.jsonl`, written with one `write` per event so that a mock killed by
-//! SIGKILL loses nothing it had recorded; reading a run's records back.
+//! `<run-dir>/conn-<n>.jsonl`, each event written before the mock acts on it, so that a mock
+//! killed by SIGKILL loses nothing it had acted on; reading a run's records back.
 
 use crate::error::MockError;
 use crate::sync::lock;
@@ -25,9 +25,25 @@ pub fn written() -> &'static Notify {
 
 /// Appends events to a connection's record file.
 pub struct Recorder {
-    file: Mutex<File>,
+    file: Mutex<Output>,
     start: Instant,
     sealed: AtomicBool,
+}
+
+/// The record file and what is held for its next write (see [`Recorder::hold`]).
+struct Output {
+    file: File,
+    held: Vec<u8>,
+}
+
+/// Writes what [`Recorder::hold`] held when dropped, unless a later event already took it.
+#[must_use = "the held event is written when this is dropped"]
+pub struct Held<'a>(&'a Recorder);
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.0.flush();
+    }
 }
 
 impl Recorder {
@@ -39,7 +55,11 @@ impl Recorder {
             .truncate(true)
             .open(path)
             .map_err(|e| MockError::io(format!("creating record file {}", path.display()), e))?;
-        Ok(Recorder { file: Mutex::new(file), start: Instant::now(), sealed: AtomicBool::new(false) })
+        Ok(Recorder {
+            file: Mutex::new(Output { file, held: Vec::new() }),
+            start: Instant::now(),
+            sealed: AtomicBool::new(false),
+        })
     }
 
     /// Microseconds since the recorder was created.
@@ -47,19 +67,52 @@ impl Recorder {
         self.start.elapsed().as_micros() as u64
     }
 
-    /// Writes one event as one line, in one `write` call. Errors are logged, not returned:
-    /// a full disk must not change what the mock does on the wire.
+    /// Writes one event as one line, in one `write` call (after anything held, in the same
+    /// call). Errors are logged, not returned: a full disk must not change what the mock
+    /// does on the wire.
     pub fn record(&self, event: &WireEvent) {
         if self.sealed.load(Ordering::SeqCst) {
             return;
         }
-        let mut line = serde_json::to_vec(event).unwrap_or_default();
-        line.push(b'\n');
-        let mut file = lock(&self.file);
-        if let Err(e) = file.write_all(&line) {
+        let mut out = lock(&self.file);
+        let Output { file, held } = &mut *out;
+        push_line(held, event);
+        let result = file.write_all(held);
+        held.clear();
+        drop(out);
+        if let Err(e) = result {
             tracing::error!(error = %e, "cannot write the record file");
         }
-        drop(file);
+        written().notify_one();
+    }
+
+    /// Holds `event` for the next write to the record, which the returned guard makes at
+    /// the latest when dropped. An inbound line the mock answers at once is recorded
+    /// together with its answer, in one `write` instead of two, still before the answer
+    /// reaches the wire: whoever holds must not wait on anything before its next record
+    /// (a task that has to wait drops the guard or calls [`Recorder::flush`] first), so a
+    /// mock killed at any moment has lost nothing it acted on.
+    pub fn hold(&self, event: &WireEvent) -> Held<'_> {
+        if !self.sealed.load(Ordering::SeqCst) {
+            push_line(&mut lock(&self.file).held, event);
+        }
+        Held(self)
+    }
+
+    /// Writes what is held, if anything (nothing once sealed).
+    pub fn flush(&self) {
+        let mut out = lock(&self.file);
+        let Output { file, held } = &mut *out;
+        if held.is_empty() || self.sealed.load(Ordering::SeqCst) {
+            held.clear();
+            return;
+        }
+        let result = file.write_all(held);
+        held.clear();
+        drop(out);
+        if let Err(e) = result {
+            tracing::error!(error = %e, "cannot write the record file");
+        }
         written().notify_one();
     }
 
@@ -67,6 +120,15 @@ impl Recorder {
     /// tasks still running until the process is gone do must not reach the record.
     pub fn seal(&self) {
         self.sealed.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Appends `event` to `buf` as one JSON line (nothing if it cannot be serialised).
+fn push_line(buf: &mut Vec<u8>, event: &WireEvent) {
+    let start = buf.len();
+    match serde_json::to_writer(&mut *buf, event) {
+        Ok(()) => buf.push(b'\n'),
+        Err(_) => buf.truncate(start),
     }
 }
 
@@ -161,6 +223,26 @@ mod tests {
         let r = Recorder::create(&record_path(dir.path(), 1)).expect("create");
         r.record(&WireEvent::StdinEof { t_us: 1 });
         assert_eq!(read_run(dir.path()), vec![vec![WireEvent::StdinEof { t_us: 1 }]]);
+    }
+
+    #[test]
+    fn a_held_event_goes_out_with_the_next_record_or_when_its_guard_drops() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let r = Recorder::create(&record_path(dir.path(), 1)).expect("create");
+        let eof = |t_us| WireEvent::StdinEof { t_us };
+        let held = r.hold(&eof(1));
+        assert_eq!(read_run(dir.path()), vec![vec![]], "held, not yet written");
+        r.record(&eof(2));
+        assert_eq!(read_run(dir.path()), vec![vec![eof(1), eof(2)]], "written first, in the same write");
+        drop(held);
+        assert_eq!(read_run(dir.path()), vec![vec![eof(1), eof(2)]], "nothing twice");
+        drop(r.hold(&eof(3)));
+        assert_eq!(read_run(dir.path()), vec![vec![eof(1), eof(2), eof(3)]], "the guard writes it");
+        let held = r.hold(&eof(4));
+        r.seal();
+        drop(held);
+        r.flush();
+        assert_eq!(read_run(dir.path()), vec![vec![eof(1), eof(2), eof(3)]], "nothing after the seal");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! handed to one writer thread, which appends them to `conn-<n>.jsonl` through buffered
 //! writers and flushes whenever its queue runs dry.
 //!
-//! Why a thread and not one `write` per event (as the stdio mock does): under a benchmark
+//! Why a thread and not a `write` per event as it happens (as the stdio mock does): under a benchmark
 //! the mock answers tens of thousands of requests a second, and a syscall per event would
 //! halve that. Memory stays flat (a bounded queue; nothing is kept once written), and a
 //! mock killed by SIGKILL loses at most the events of the last busy burst: the writer

@@ -149,7 +149,14 @@ impl Mock {
 
     /// Writes bytes to stdout, recorded first. Nothing is written once the mock is ending.
     pub async fn write(&self, bytes: &[u8], why: &str) {
-        let mut out = self.stdout.lock().await;
+        // An inbound line held for this write's record (`on_line`) is written before waiting.
+        let mut out = match self.stdout.try_lock() {
+            Ok(out) => out,
+            Err(_) => {
+                self.recorder.flush();
+                self.stdout.lock().await
+            }
+        };
         if self.ending.is_set() {
             return;
         }
@@ -193,12 +200,13 @@ impl Mock {
 
     /// Handles one complete inbound line: records it, then hands a scripted message to the
     /// script, answers an unscripted request (its default, else `-32601`), or stores a
-    /// client answer.
+    /// client answer. An answer made at once shares the line's `write` to the record
+    /// ([`Recorder::hold`]); nothing here waits before that.
     pub async fn on_line(&self, line: &[u8], terminated: bool) {
         let trimmed = line.strip_suffix(b"\r").unwrap_or(line);
         let json: Option<Value> = serde_json::from_slice(trimmed).ok();
         let event = WireEvent::FromClient { t_us: self.recorder.now_us(), bytes: Recorded::of(line), json, terminated };
-        self.recorder.record(&event);
+        let _held = self.recorder.hold(&event);
         // The message is read from the recorded event, not copied for it.
         let WireEvent::FromClient { json: Some(json @ Value::Object(_)), .. } = &event else { return };
         let Value::Object(obj) = json else { return };
