@@ -410,7 +410,8 @@ impl Driver {
                 }
             }
             ClientStep::Abandon { .. } => Outcome::Unsupported(
-                "the driver keeps rmcp's RequestHandle so that `await` can read the outcome; dropping it is not mapped".into(),
+                "the driver keeps rmcp's RequestHandle so that `await` can read the outcome; dropping it is not mapped"
+                    .into(),
             ),
             ClientStep::Notify { method, params } => {
                 let client = match self.client() {
