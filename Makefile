@@ -132,8 +132,11 @@ bench: nginx
 schema: build
 	$(HARNESS) schema > scenarios/schema.json
 
+## Format the workspace and the crates outside it (bench programs, fuzz targets, rmcp driver).
 fmt:
 	$(CARGO) fmt --all
+	for m in bench/Cargo.toml bench/rmcp/Cargo.toml fuzz/Cargo.toml clients/rmcp/Cargo.toml; do \
+	  $(CARGO) fmt --manifest-path $$m || exit 1; done
 
 lint:
 	$(CARGO) clippy --workspace --all-targets
