@@ -508,7 +508,9 @@ impl Shared {
     }
 
     /// A response head with the valid ones of `headers` (the others are noted), recorded
-    /// with `body` as the response to `exchange`.
+    /// with `body` as the response to `exchange`. A header named again replaces the earlier
+    /// one (a scenario's `headers` come after the mock's own, so `content-type` there is the
+    /// one sent): the head holds one value per name, and the record holds that head.
     fn head(
         &self,
         conn: usize,
@@ -521,13 +523,15 @@ impl Shared {
         let mut builder =
             Response::builder().status(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR));
         let mut recorded = BTreeMap::new();
-        for (name, value) in headers {
-            match (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(value)) {
-                (Ok(n), Ok(v)) => {
-                    recorded.insert(n.as_str().to_string(), value.clone());
-                    builder = builder.header(n, v);
+        if let Some(head) = builder.headers_mut() {
+            for (name, value) in headers {
+                match (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(value)) {
+                    (Ok(n), Ok(v)) => {
+                        recorded.insert(n.as_str().to_string(), value.clone());
+                        head.insert(n, v);
+                    }
+                    _ => self.note(conn, format!("header {name:?}: {value:?} is not a valid HTTP header; left out")),
                 }
-                _ => self.note(conn, format!("header {name:?}: {value:?} is not a valid HTTP header; left out")),
             }
         }
         let t_us = self.journal.now_us();
