@@ -368,7 +368,8 @@ pub mod step {
         /// The HTTP status (default 200).
         #[serde(default = "default_status")]
         pub status: u16,
-        /// Extra response headers, e.g. `{Location: "/mcp2"}`.
+        /// Extra response headers, e.g. `{Location: "/mcp2"}`; one named like a header the
+        /// mock sets itself (`content-type`, `cache-control`) replaces it.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         pub headers: BTreeMap<String, String>,
         /// The `Content-Type` (default `application/json` for `json`, `text/plain` for
@@ -424,7 +425,8 @@ pub mod step {
         /// The HTTP status (default 200).
         #[serde(default = "default_status")]
         pub status: u16,
-        /// Extra response headers.
+        /// Extra response headers; one named like a header the mock sets itself
+        /// (`content-type`, `cache-control`) replaces it.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         pub headers: BTreeMap<String, String>,
         /// The `Content-Type` (default `text/event-stream`).
@@ -486,7 +488,8 @@ pub mod step {
         /// 405 carries `Allow` with the methods the endpoint takes, unless `headers` names one.
         #[serde(default = "default_status")]
         pub status: u16,
-        /// Extra response headers.
+        /// Extra response headers; one named like a header the mock sets itself
+        /// (`content-type`, `cache-control`) replaces it.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         pub headers: BTreeMap<String, String>,
         /// The `Content-Type` (default `text/event-stream`); any other type is answered
