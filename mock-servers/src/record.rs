@@ -68,22 +68,14 @@ impl Recorder {
     }
 
     /// Writes one event as one line, in one `write` call (after anything held, in the same
-    /// call). Errors are logged, not returned: a full disk must not change what the mock
-    /// does on the wire.
+    /// call).
     pub fn record(&self, event: &WireEvent) {
         if self.sealed.load(Ordering::SeqCst) {
             return;
         }
         let mut out = lock(&self.file);
-        let Output { file, held } = &mut *out;
-        push_line(held, event);
-        let result = file.write_all(held);
-        held.clear();
-        drop(out);
-        if let Err(e) = result {
-            tracing::error!(error = %e, "cannot write the record file");
-        }
-        written().notify_one();
+        push_line(&mut out.held, event);
+        write_held(out);
     }
 
     /// Holds `event` for the next write to the record, which the returned guard makes at
@@ -102,18 +94,11 @@ impl Recorder {
     /// Writes what is held, if anything (nothing once sealed).
     pub fn flush(&self) {
         let mut out = lock(&self.file);
-        let Output { file, held } = &mut *out;
-        if held.is_empty() || self.sealed.load(Ordering::SeqCst) {
-            held.clear();
+        if out.held.is_empty() || self.sealed.load(Ordering::SeqCst) {
+            out.held.clear();
             return;
         }
-        let result = file.write_all(held);
-        held.clear();
-        drop(out);
-        if let Err(e) = result {
-            tracing::error!(error = %e, "cannot write the record file");
-        }
-        written().notify_one();
+        write_held(out);
     }
 
     /// Records nothing more: the mock has ended (its last event is its exit), and what the
@@ -121,6 +106,20 @@ impl Recorder {
     pub fn seal(&self) {
         self.sealed.store(true, Ordering::SeqCst);
     }
+}
+
+/// Writes the held lines in one `write` call and empties the buffer (keeping its capacity).
+/// Errors are logged, not returned: a full disk must not change what the mock does on the
+/// wire.
+fn write_held(mut out: std::sync::MutexGuard<'_, Output>) {
+    let Output { file, held } = &mut *out;
+    let result = file.write_all(held);
+    held.clear();
+    drop(out);
+    if let Err(e) = result {
+        tracing::error!(error = %e, "cannot write the record file");
+    }
+    written().notify_one();
 }
 
 /// Appends `event` to `buf` as one JSON line (nothing if it cannot be serialised).
