@@ -9,7 +9,11 @@
 //!
 //! A line sent while nothing is queued is written by its caller at once, without waiting
 //! (the [`Lane`]'s fast path): a sequential client then pays no hand-off to the writer per
-//! message. Whatever the pipe does not take at once goes to the writer, in order.
+//! message. Whatever the pipe does not take at once goes to the writer, in order. Likewise,
+//! right after writing a request its caller reads what the server has already answered
+//! ([`read_now`]), so a server that replies at once costs no hand-off from the reader
+//! either; the reader task reads everything else. Both read under one lock, through one
+//! framer, so lines are dispatched whole and in order whoever reads them.
 
 use crate::config::TransportConfig;
 use crate::error::TransportError;
@@ -25,8 +29,8 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::process::{Child, ChildStdin, Command};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::{OnceCell, mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -76,6 +80,21 @@ struct Shared {
     stop: CancellationToken,
     /// The way to stdin.
     lane: Lane,
+    /// The way from stdout.
+    inbound: Mutex<Inbound>,
+    /// When the next request tries [`read_now`] (see [`ReadNow`]).
+    read_now: Mutex<ReadNow>,
+}
+
+/// The server's stdout and the framing of what it wrote, shared by the reader task and the
+/// callers' [`read_now`]. Whoever holds the lock reads and dispatches, so the lines of one
+/// read are framed and routed before anyone reads more.
+struct Inbound {
+    /// `None` once the reader has stopped (dropping it closes the pipe).
+    stdout: Option<ChildStdout>,
+    framer: Framer,
+    buf: Vec<u8>,
+    max: usize,
 }
 
 impl Shared {
@@ -158,6 +177,13 @@ impl StdioTransport {
             connected: AtomicBool::new(true),
             stop: CancellationToken::new(),
             lane: Lane { pipe: Mutex::new(Pipe { stdin: Some(stdin), queued: 0 }), outbox },
+            inbound: Mutex::new(Inbound {
+                stdout: Some(stdout),
+                framer: Framer::new(config.max_message_bytes()),
+                buf: vec![0u8; CHUNK],
+                max: config.max_message_bytes(),
+            }),
+            read_now: Mutex::new(ReadNow::default()),
         });
         let (exited_tx, exited) = watch::channel(false);
         let reader_done = CancellationToken::new();
@@ -165,7 +191,7 @@ impl StdioTransport {
         let ring = Arc::new(Mutex::new(VecDeque::new()));
 
         tokio::spawn(write_loop(inbox, shared.clone()));
-        tokio::spawn(read_loop(stdout, shared.clone(), config.max_message_bytes(), reader_done.clone()));
+        tokio::spawn(read_loop(shared.clone(), reader_done.clone()));
         tokio::spawn(capture_stderr(stderr, ring.clone(), reaped.clone()));
         tokio::spawn(reap(child, exited_tx, shared.clone(), reader_done, reaped));
 
@@ -293,6 +319,10 @@ impl Transport for StdioTransport {
                 }
             };
         let mut abandoned = Abandoned { transport: self, id: &id, state: &state, method, armed: true };
+        if lock(&self.shared.read_now).worth_it() {
+            let found = read_now(&self.shared);
+            lock(&self.shared.read_now).tried(found);
+        }
         // The clock covers the write too: a server that stops reading still times out.
         let timeout = pending::effective_timeout(self.timeout, &options);
         let outcome = pending::wait_reply(correlator, &id, rx, timeout, &options).await;
@@ -512,25 +542,16 @@ async fn write_loop(mut inbox: mpsc::UnboundedReceiver<Outgoing>, shared: Arc<Sh
 
 /// Frames stdout and dispatches each message. On EOF (or a read error) the transport
 /// closes, minus the signals.
-async fn read_loop(mut stdout: impl AsyncRead + Unpin, shared: Arc<Shared>, max: usize, done: CancellationToken) {
-    let mut framer = Framer::new(max);
-    let mut buf = vec![0u8; CHUNK];
-    let mut on_frame = |frame: Frame<'_>| match frame {
-        Frame::Line(line) => dispatch(&shared, line),
-        Frame::Oversize => shared.correlator.oversize(max),
-    };
+async fn read_loop(shared: Arc<Shared>, done: CancellationToken) {
     loop {
         let read = tokio::select! {
             biased;
             _ = shared.stop.cancelled() => break,
-            read = stdout.read(&mut buf) => read,
+            read = std::future::poll_fn(|cx| poll_inbound(&shared, cx)) => read,
         };
         match read {
-            Ok(0) => {
-                framer.finish(&mut on_frame);
-                break;
-            }
-            Ok(n) => framer.push(&buf[..n], &mut on_frame),
+            Ok(true) => {}
+            Ok(false) => break,
             Err(e) => {
                 let why = format!("reading the server's stdout failed: {e}");
                 shared.correlator.report(&TransportError::Closed { reason: Some(why) });
@@ -538,8 +559,101 @@ async fn read_loop(mut stdout: impl AsyncRead + Unpin, shared: Arc<Shared>, max:
             }
         }
     }
+    drop(lock(&shared.inbound).stdout.take());
     shared.shut();
     done.cancel();
+}
+
+/// One read of stdout by the reader task, framed and dispatched under the lock: `true` when
+/// bytes came, `false` at EOF (after the last unterminated line).
+fn poll_inbound(shared: &Arc<Shared>, cx: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<bool>> {
+    let mut inbound = lock(&shared.inbound);
+    let Inbound { stdout, framer, buf, max } = &mut *inbound;
+    let Some(stdout) = stdout.as_mut() else { return std::task::Poll::Ready(Ok(false)) };
+    let mut read = ReadBuf::new(buf);
+    std::task::ready!(std::pin::Pin::new(stdout).poll_read(cx, &mut read))?;
+    let n = read.filled().len();
+    let mut on_frame = |frame: Frame<'_>| on_frame(shared, *max, frame);
+    if n == 0 {
+        framer.finish(&mut on_frame);
+        return std::task::Poll::Ready(Ok(false));
+    }
+    framer.push(&buf[..n], &mut on_frame);
+    std::task::Poll::Ready(Ok(true))
+}
+
+/// Reads and dispatches what the server has already written, without waiting, on the
+/// caller's task right after its request went out: a server that answers at once (on one
+/// CPU, before the caller's write even returns) is read here with no wake-up of the reader
+/// task and no turn of the reactor. It reads straight from the descriptor, so a read that
+/// finds nothing costs one `read` call and leaves the reactor's readiness alone; whatever
+/// it leaves (EOF, an error, the rest of a long burst) is the reader task's, which the
+/// reactor still wakes for it. Skipped while the reader holds the lock.
+/// Returns whether it found any bytes.
+fn read_now(shared: &Arc<Shared>) -> bool {
+    if shared.stop.is_cancelled() {
+        return false;
+    }
+    let Ok(mut inbound) = shared.inbound.try_lock() else { return false };
+    let Inbound { stdout, framer, buf, max } = &mut *inbound;
+    let Some(stdout) = stdout.as_ref() else { return false };
+    let mut on_frame = |frame: Frame<'_>| on_frame(shared, *max, frame);
+    let mut found = false;
+    // Bounded: a server that writes without pause (a 1 GiB line) must not keep the caller
+    // from its own timeout; the reader task takes the rest.
+    for _ in 0..READ_NOW_CHUNKS {
+        match nix::unistd::read(stdout, buf) {
+            Ok(n) if n > 0 => {
+                found = true;
+                framer.push(&buf[..n], &mut on_frame);
+                if n < buf.len() {
+                    break;
+                }
+            }
+            // Nothing yet (EAGAIN), EOF or an error: the reader task's to see.
+            _ => break,
+        }
+    }
+    found
+}
+
+/// How many reads of [`CHUNK`] bytes one [`read_now`] makes at most.
+const READ_NOW_CHUNKS: usize = 4;
+
+/// When a request tries [`read_now`]: every time while it finds replies (a server that
+/// answers before the caller's write returns: on one CPU, the echo of `make bench`), and
+/// after it found nothing, only once in 2, 4, 8, then 16 requests (a server on another CPU,
+/// or one that takes its time, found nothing ready), so such a server costs one wasted
+/// `read` per 16 requests rather than one per request, while an odd miss costs a fast one
+/// little.
+#[derive(Debug, Default)]
+struct ReadNow {
+    /// Consecutive tries that found nothing (at most 4).
+    misses: u32,
+    /// Requests left to skip before the next try.
+    skip: u32,
+}
+
+impl ReadNow {
+    fn worth_it(&mut self) -> bool {
+        if self.skip == 0 {
+            return true;
+        }
+        self.skip -= 1;
+        false
+    }
+
+    fn tried(&mut self, found: bool) {
+        self.misses = if found { 0 } else { (self.misses + 1).min(4) };
+        self.skip = if found { 0 } else { (1 << self.misses) - 1 };
+    }
+}
+
+fn on_frame(shared: &Arc<Shared>, max: usize, frame: Frame<'_>) {
+    match frame {
+        Frame::Line(line) => dispatch(shared, line),
+        Frame::Oversize => shared.correlator.oversize(max),
+    }
 }
 
 /// Parses and routes one line; anything that is not a JSON-RPC message is dropped and
@@ -722,6 +836,23 @@ impl Framer {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn read_now_is_tried_every_time_it_finds_and_backs_off_when_it_does_not() {
+        let mut policy = ReadNow::default();
+        let mut pattern = |found: bool| {
+            assert!(policy.worth_it());
+            policy.tried(found);
+            let mut skipped = 0;
+            while !policy.worth_it() {
+                skipped += 1;
+            }
+            skipped
+        };
+        assert_eq!([true, true].map(&mut pattern), [0, 0]);
+        assert_eq!([false, false, false, false, false].map(&mut pattern), [1, 3, 7, 15, 15]);
+        assert_eq!([true, false].map(&mut pattern), [0, 1]);
+    }
 
     #[test]
     fn spawn_errors_say_what_to_do() {
