@@ -19,6 +19,9 @@ pub fn respond_again(shared: &Shared, conn: &Conn, method: &str, exchange: u64) 
     Some(shared.respond(conn.index, exchange, r.status, &r.headers, r.body, "respond (repeat)"))
 }
 
+/// Why a GET got the standing answer of an `expect_get` with `repeat` (the record's `why`).
+pub const REPEATED_GET: &str = "expect_get (repeat)";
+
 /// The standing answer for a GET no step consumes that arrived as `arrived`, if the
 /// connection keeps one; `None` leaves the GET to the handler's default.
 pub fn answer(
@@ -32,7 +35,7 @@ pub fn answer(
         let mut standing = lock(&conn.standing_gets);
         let s = standing.admitting(arrived)?;
         // Only an optional step leaves its first GET pending.
-        let why = if s.first_pending { super::conn::OPTIONAL_GET } else { "expect_get (repeat)" };
+        let why = if s.first_pending { super::conn::OPTIONAL_GET } else { REPEATED_GET };
         let answer = s.answer.clone();
         s.first_pending = false;
         if !s.repeat {

@@ -6,6 +6,7 @@
 //! how the client dropped a connection its connect failed on.
 
 use crate::http::conn::OPTIONAL_GET;
+use crate::http::standing::REPEATED_GET;
 use mcp_scenario::results::{ClientOutcome, StepStatus};
 use mcp_scenario::wire::WireEvent;
 use mcp_scenario::{ClientStep, Scenario, TransportName};
@@ -40,9 +41,11 @@ pub(super) fn deleted_at(main: &[&WireEvent]) -> Option<u64> {
 ///   a MAY, and a client that opens it from a task of its own (rmcp) sent it before its plan
 ///   ended in some runs and not in others (`make soak`); a script that waits for the GET
 ///   (`expect_get` without `optional`) keeps it;
-/// - each other unscripted answer to a listener GET is shown once: a client that retries
-///   its listener sends as many GETs as its retry delay fits before the run ends (the Python
-///   SDKs retry every second, racing a one-second request timeout);
+/// - each other unscripted answer to a listener GET, and each standing answer of an
+///   `expect_get` with `repeat`, is shown once: a client that retries its listener sends as
+///   many GETs as its retry delay fits before the run ends (the Python SDKs retry every
+///   second, racing a one-second request timeout, and Python 1.x sent two or three GETs in
+///   the same 1.9 s in `make soak`);
 /// - a listener GET sent after the client's own DELETE and refused as a gone session is not
 ///   shown.
 ///
@@ -64,9 +67,10 @@ pub(super) fn listener_shown<'e>(listener: &[&'e WireEvent], deleted_at: Option<
                 let Some((request, sent)) = requests.get(exchange) else { continue };
                 let after_delete = why == "session expired" && deleted_at.is_some_and(|d| d <= *sent);
                 let unscripted = why.starts_with("unscripted");
+                let again = unscripted || why == REPEATED_GET;
                 let unwaited = unscripted || why == OPTIONAL_GET || why == "upstream";
                 let refused_unwaited = unwaited && !(200..300).contains(status);
-                if after_delete || refused_unwaited || (unscripted && !seen.insert((*request, *status, headers, why))) {
+                if after_delete || refused_unwaited || (again && !seen.insert((*request, *status, headers, why))) {
                     hidden.insert(*exchange);
                 }
             }
@@ -240,10 +244,15 @@ mod tests {
             answer(5, 200, "unscripted GET"),
             get(6),
             answer(6, 200, "unscripted GET"),
+            get(7),
+            answer(7, 200, REPEATED_GET),
+            get(8),
+            answer(8, 200, REPEATED_GET),
         ];
         let lane: Vec<&WireEvent> = answers.iter().collect();
         let kept: Vec<u64> = listener_shown(&lane, None).into_iter().filter_map(exchange_of).collect();
-        assert_eq!(kept, [1, 1, 4, 4, 5, 5]);
+        // ... and so is a repeated step's standing answer.
+        assert_eq!(kept, [1, 1, 4, 4, 5, 5, 7, 7]);
     }
 
     #[test]
