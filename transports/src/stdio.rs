@@ -602,6 +602,7 @@ fn read_now(shared: &Arc<Shared>) -> bool {
     // Bounded: a server that writes without pause (a 1 GiB line) must not keep the caller
     // from its own timeout; the reader task takes the rest.
     for _ in 0..READ_NOW_CHUNKS {
+        // Never blocks: tokio makes a child's pipes non-blocking for its reactor.
         match nix::unistd::read(stdout, buf) {
             Ok(n) if n > 0 => {
                 found = true;
