@@ -573,7 +573,7 @@ fn poll_inbound(shared: &Arc<Shared>, cx: &mut std::task::Context<'_>) -> std::t
     let mut read = ReadBuf::new(buf);
     std::task::ready!(std::pin::Pin::new(stdout).poll_read(cx, &mut read))?;
     let n = read.filled().len();
-    let mut on_frame = |frame: Frame<'_>| on_frame(shared, *max, frame);
+    let mut on_frame = |frame: Frame<'_>| route_frame(shared, *max, frame);
     if n == 0 {
         framer.finish(&mut on_frame);
         return std::task::Poll::Ready(Ok(false));
@@ -588,8 +588,8 @@ fn poll_inbound(shared: &Arc<Shared>, cx: &mut std::task::Context<'_>) -> std::t
 /// task and no turn of the reactor. It reads straight from the descriptor, so a read that
 /// finds nothing costs one `read` call and leaves the reactor's readiness alone; whatever
 /// it leaves (EOF, an error, the rest of a long burst) is the reader task's, which the
-/// reactor still wakes for it. Skipped while the reader holds the lock.
-/// Returns whether it found any bytes.
+/// reactor still wakes for it. Skipped while the reader holds the lock. Returns whether it
+/// found any bytes.
 fn read_now(shared: &Arc<Shared>) -> bool {
     if shared.stop.is_cancelled() {
         return false;
@@ -597,7 +597,7 @@ fn read_now(shared: &Arc<Shared>) -> bool {
     let Ok(mut inbound) = shared.inbound.try_lock() else { return false };
     let Inbound { stdout, framer, buf, max } = &mut *inbound;
     let Some(stdout) = stdout.as_ref() else { return false };
-    let mut on_frame = |frame: Frame<'_>| on_frame(shared, *max, frame);
+    let mut on_frame = |frame: Frame<'_>| route_frame(shared, *max, frame);
     let mut found = false;
     // Bounded: a server that writes without pause (a 1 GiB line) must not keep the caller
     // from its own timeout; the reader task takes the rest.
@@ -650,7 +650,8 @@ impl ReadNow {
     }
 }
 
-fn on_frame(shared: &Arc<Shared>, max: usize, frame: Frame<'_>) {
+/// Hands a framed line to [`dispatch`], or counts an oversize one.
+fn route_frame(shared: &Arc<Shared>, max: usize, frame: Frame<'_>) {
     match frame {
         Frame::Line(line) => dispatch(shared, line),
         Frame::Oversize => shared.correlator.oversize(max),
