@@ -172,6 +172,12 @@ const freshState = () => ({
   pendingNotifications: new Set(),
   /** Set when the plan is over: the SDK's late callbacks print nothing into the next plan. */
   over: false,
+  /**
+   * Aborted when the plan is over: every request and response body the SDK left open (an
+   * event stream it refused but never cancelled, say) ends then, as a process exit would
+   * end it, rather than when a persistent driver's pool gets round to it.
+   */
+  sockets: new AbortController(),
 });
 let state = freshState();
 
@@ -207,7 +213,8 @@ function isBackground(init) {
 /** `fetch` for the SDK's HTTP transports that remembers background requests still unanswered. */
 function trackingFetch(s) {
   return (input, init) => {
-    const response = fetch(input, init);
+    const own = s.sockets.signal;
+    const response = fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, own]) : own });
     if (isBackground(init)) {
       const settled = response.then(
         () => undefined,
@@ -572,6 +579,9 @@ async function runPlan() {
     }
   }
   state.over = true;
+  state.sockets.abort("plan ended");
+  // The sockets close on the next turns of the event loop; the plan's end is reported after.
+  await new Promise((resolve) => setImmediate(resolve));
 }
 
 /**
