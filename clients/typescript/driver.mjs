@@ -45,8 +45,17 @@ const MAX_STRING = 4096;
 const NO_TIMEOUT = 2 ** 31 - 1;
 
 function emit(obj) {
-  // Pipes are synchronous on Linux, so a line is out before any later process.exit.
   process.stdout.write(JSON.stringify(obj) + "\n");
+}
+
+/**
+ * Exits once everything emitted is out. A write larger than the pipe's buffer (a step
+ * whose error quotes a 1 MiB body) finishes asynchronously, and `process.exit` drops what
+ * is still queued: the harness saw 256 KiB of the line and then "exited 0 before
+ * reporting this step".
+ */
+function exitWhenWritten(code) {
+  process.stdout.write("", () => process.exit(code));
 }
 
 function shorten(value) {
@@ -612,14 +621,14 @@ async function servePersistent() {
     await runPlan();
     emit({ done: job.run });
   }
-  process.exit(0);
+  exitWhenWritten(0);
 }
 
 async function main() {
   if (process.env.MCP_HARNESS_PERSISTENT === "1") return servePersistent();
   loadContract(process.argv.slice(2));
   await runPlan();
-  process.exit(0);
+  exitWhenWritten(0);
 }
 
 main().catch((e) => fail(`driver bug: ${e?.stack ?? e}`));
