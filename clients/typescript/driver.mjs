@@ -219,11 +219,22 @@ function isBackground(init) {
   }
 }
 
+/** A signal aborted when `a` or `b` is (`AbortSignal.any` is Node 18.17+; package.json says 18). */
+function eitherSignal(a, b) {
+  if (typeof AbortSignal.any === "function") return AbortSignal.any([a, b]);
+  const either = new AbortController();
+  for (const s of [a, b]) {
+    if (s.aborted) either.abort(s.reason);
+    else s.addEventListener("abort", () => either.abort(s.reason), { once: true });
+  }
+  return either.signal;
+}
+
 /** `fetch` for the SDK's HTTP transports that remembers background requests still unanswered. */
 function trackingFetch(s) {
   return (input, init) => {
     const own = s.sockets.signal;
-    const response = fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, own]) : own });
+    const response = fetch(input, { ...init, signal: init?.signal ? eitherSignal(init.signal, own) : own });
     if (isBackground(init)) {
       const settled = response.then(
         () => undefined,
