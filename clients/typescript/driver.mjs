@@ -184,9 +184,10 @@ const freshState = () => ({
   /**
    * Aborted when the plan is over: every request and response body the SDK left open (an
    * event stream it refused but never cancelled, say) ends then, as a process exit would
-   * end it, rather than when a persistent driver's pool gets round to it.
+   * end it, rather than when a persistent driver's pool gets round to it. The mock waits
+   * a moment for streams a client is closing, so `done` need not wait for the sockets.
    */
-  sockets: new AbortController(),
+  fetches: new AbortController(),
 });
 let state = freshState();
 
@@ -233,7 +234,7 @@ function eitherSignal(a, b) {
 /** `fetch` for the SDK's HTTP transports that remembers background requests still unanswered. */
 function trackingFetch(s) {
   return (input, init) => {
-    const own = s.sockets.signal;
+    const own = s.fetches.signal;
     const response = fetch(input, { ...init, signal: init?.signal ? eitherSignal(init.signal, own) : own });
     if (isBackground(init)) {
       const settled = response.then(
@@ -599,9 +600,7 @@ async function runPlan() {
     }
   }
   state.over = true;
-  state.sockets.abort("plan ended");
-  // The sockets close on the next turns of the event loop; the plan's end is reported after.
-  await new Promise((resolve) => setImmediate(resolve));
+  state.fetches.abort("plan ended");
 }
 
 /**
