@@ -1,5 +1,6 @@
 //! JSON-RPC 2.0 message shapes and the classification of inbound values (SPEC §2 dispatch).
 
+use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::fmt;
@@ -140,38 +141,166 @@ impl Inbound {
     }
 
     /// [`Self::classify`], taking the value: the result, params and method move into the
-    /// message instead of being copied (every reply a transport routes goes this way).
+    /// message instead of being copied.
     pub fn from_value(v: Value) -> Inbound {
-        let mut obj = match v {
-            Value::Object(obj) => obj,
-            Value::Array(_) => return Inbound::Invalid(Malformed::Batch),
-            _ => return Inbound::Invalid(Malformed::NotAnObject),
-        };
-        if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        match v {
+            Value::Object(mut obj) => Members {
+                version: obj.remove("jsonrpc"),
+                id: obj.remove("id"),
+                method: obj.remove("method"),
+                params: obj.remove("params"),
+                result: obj.remove("result"),
+                error: obj.remove("error"),
+            }
+            .classify(),
+            Value::Array(_) => Inbound::Invalid(Malformed::Batch),
+            _ => Inbound::Invalid(Malformed::NotAnObject),
+        }
+    }
+}
+
+/// Parses one message's JSON text straight into its classification, as [`Inbound::from_value`]
+/// would classify the parsed value: every reply the stdio transport reads comes this way.
+/// Only the members classification reads become [`Value`]s; the envelope itself is never
+/// built as a map, and other members are skipped (still checked to be JSON). Not valid
+/// JSON is an error, as parsing to a [`Value`] would be.
+impl<'de> Deserialize<'de> for Inbound {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(InboundVisitor)
+    }
+}
+
+struct InboundVisitor;
+
+impl<'de> Visitor<'de> for InboundVisitor {
+    type Value = Inbound;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Inbound, A::Error> {
+        let mut m = Members::default();
+        // A repeated member keeps its last value, as in a parsed `Value`.
+        while let Some(key) = map.next_key::<Member>()? {
+            let slot = match key {
+                Member::Jsonrpc => &mut m.version,
+                Member::Id => &mut m.id,
+                Member::Method => &mut m.method,
+                Member::Params => &mut m.params,
+                Member::Result => &mut m.result,
+                Member::Error => &mut m.error,
+                Member::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            *slot = Some(map.next_value()?);
+        }
+        Ok(m.classify())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Inbound, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Inbound::Invalid(Malformed::Batch))
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Inbound, E> {
+        Ok(Inbound::Invalid(Malformed::NotAnObject))
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Inbound, E> {
+        Ok(Inbound::Invalid(Malformed::NotAnObject))
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Inbound, E> {
+        Ok(Inbound::Invalid(Malformed::NotAnObject))
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Inbound, E> {
+        Ok(Inbound::Invalid(Malformed::NotAnObject))
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Inbound, E> {
+        Ok(Inbound::Invalid(Malformed::NotAnObject))
+    }
+
+    fn visit_unit<E>(self) -> Result<Inbound, E> {
+        Ok(Inbound::Invalid(Malformed::NotAnObject))
+    }
+}
+
+/// The member names classification reads; a key is matched without being allocated.
+enum Member {
+    Jsonrpc,
+    Id,
+    Method,
+    Params,
+    Result,
+    Error,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Member {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl Visitor<'_> for Name {
+            type Value = Member;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E>(self, name: &str) -> Result<Member, E> {
+                Ok(match name {
+                    "jsonrpc" => Member::Jsonrpc,
+                    "id" => Member::Id,
+                    "method" => Member::Method,
+                    "params" => Member::Params,
+                    "result" => Member::Result,
+                    "error" => Member::Error,
+                    _ => Member::Other,
+                })
+            }
+        }
+        deserializer.deserialize_identifier(Name)
+    }
+}
+
+/// The members of a JSON-RPC object that decide what it is (SPEC §2 dispatch).
+#[derive(Default)]
+struct Members {
+    version: Option<Value>,
+    id: Option<Value>,
+    method: Option<Value>,
+    params: Option<Value>,
+    result: Option<Value>,
+    error: Option<Value>,
+}
+
+impl Members {
+    fn classify(self) -> Inbound {
+        if self.version.as_ref().and_then(Value::as_str) != Some("2.0") {
             return Inbound::Invalid(Malformed::WrongVersion);
         }
-        let id = obj.get("id");
-        if let Some(method) = obj.get("method") {
-            let Some(method) = method.as_str() else {
+        if let Some(method) = self.method {
+            let Value::String(method) = method else {
                 return Inbound::Invalid(Malformed::MethodNotString);
             };
-            let method = method.to_string();
-            let id = match id {
+            let id = match self.id {
                 None => None,
                 Some(Value::Null) => return Inbound::Invalid(Malformed::NullRequestId),
-                Some(raw) => match RequestId::from_value(raw) {
+                Some(raw) => match RequestId::from_value(&raw) {
                     Some(id) => Some(id),
                     None => return Inbound::Invalid(Malformed::BadRequestId),
                 },
             };
-            let params = obj.remove("params").unwrap_or_else(|| json!({}));
+            let params = self.params.unwrap_or_else(|| json!({}));
             return match id {
                 None => Inbound::Notification { method, params },
                 Some(id) => Inbound::Request { id, method, params },
             };
         }
-        let id = id.and_then(RequestId::from_value);
-        match (obj.remove("result"), obj.remove("error")) {
+        let id = self.id.as_ref().and_then(RequestId::from_value);
+        match (self.result, self.error) {
             (Some(_), Some(_)) => Inbound::Invalid(Malformed::ResultAndError),
             (Some(result), None) => match id {
                 Some(id) => Inbound::Response { id, result },
@@ -239,6 +368,48 @@ mod tests {
             text(RequestId::String("7".into()), None),
             r#"{"jsonrpc":"2.0","id":"7","method":"tools/call","params":{}}"#
         );
+    }
+
+    #[test]
+    fn parsing_the_text_classifies_as_the_parsed_value_does() {
+        let texts = [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]}}"#,
+            r#"{"id":"a","result":null,"jsonrpc":"2.0","extra":{"deep":[1,{"x":null}]}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-1,"message":"m","data":[1]}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","method":7}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":[1],"result":{}}"#,
+            r#"{"jsonrpc":"2.0"}"#,
+            r#"{"jsonrpc":2,"id":1,"result":{}}"#,
+            r#"{"id":1,"result":{}}"#,
+            // A repeated member keeps its last value.
+            r#"{"jsonrpc":"1.0","id":1,"result":{},"jsonrpc":"2.0","id":2}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"id":"1"}"#,
+            r#"{"jsonrpc":"2.0","id":"e\u0301","result":"\n"}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#,
+            "[]",
+            "null",
+            "true",
+            "-1",
+            "18446744073709551616",
+            "2.5",
+            r#""2.0""#,
+        ];
+        for text in texts {
+            let value: Value = serde_json::from_str(text).expect(text);
+            let parsed: Inbound = serde_json::from_str(text).expect(text);
+            assert_eq!(parsed, Inbound::from_value(value), "{text}");
+        }
+        for broken in [r#"{"jsonrpc":"2.0","id":1,"result":}"#, r#"{"a":[1,}"#, "[1,", "{} {}", "", "nul"] {
+            let value = serde_json::from_str::<Value>(broken).expect_err(broken);
+            let parsed = serde_json::from_str::<Inbound>(broken).expect_err(broken);
+            assert_eq!(parsed.to_string(), value.to_string(), "{broken}");
+        }
     }
 
     #[test]

@@ -143,7 +143,12 @@ impl Correlator {
 
     /// Routes one parsed inbound value by SPEC §2's rules. Never panics, never closes.
     pub fn route(&self, value: Value) -> Routed {
-        match Inbound::from_value(value) {
+        self.route_inbound(Inbound::from_value(value))
+    }
+
+    /// [`Self::route`] for a message already classified (parsed straight from its text).
+    pub fn route_inbound(&self, inbound: Inbound) -> Routed {
+        match inbound {
             Inbound::Response { id, result } => self.settle(id, Ok(result)),
             Inbound::ErrorResponse { id: Some(id), error } => self.settle(id, Err(TransportError::Rpc(error))),
             Inbound::ErrorResponse { id: None, error } => {

@@ -666,14 +666,14 @@ fn dispatch(shared: &Arc<Shared>, line: &[u8]) {
         correlator.violation(format!("line is not valid UTF-8: {}", snippet(line)));
         return;
     };
-    let value: Value = match serde_json::from_str(text) {
-        Ok(v) => v,
+    let inbound: message::Inbound = match serde_json::from_str(text) {
+        Ok(inbound) => inbound,
         Err(e) => {
             correlator.violation(format!("line is not JSON ({e}): {}", snippet(line)));
             return;
         }
     };
-    if let Routed::ServerRequest { id, method, params } = correlator.route(value) {
+    if let Routed::ServerRequest { id, method, params } = correlator.route_inbound(inbound) {
         let shared = shared.clone();
         tokio::spawn(async move {
             // A handler that never returns must not outlive the transport.
