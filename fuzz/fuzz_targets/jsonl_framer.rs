@@ -1,9 +1,12 @@
 //! The stdio transport's JSON Lines framer (`mcp_transports::stdio::Framer`): any bytes, fed
 //! whole or one byte at a time, give the same frames, and no frame is over the cap, blank or
-//! holds a line end. Regressions: fuzz/regressions/jsonl_framer/ (a test in stdio.rs).
+//! holds a line end. Each line is then read as the transport reads it, straight into an
+//! [`Inbound`], which must be what classifying its parsed `Value` gives (or the same error).
+//! Regressions: fuzz/regressions/jsonl_framer/ (a test in stdio.rs).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use mcp_transports::Inbound;
 use mcp_transports::stdio::{Frame, Framer};
 
 /// The frames of `data` fed in chunks of `size` (`None`: an oversize line).
@@ -32,5 +35,11 @@ fuzz_target!(|data: &[u8]| {
             assert!(!line.contains(&b'\n'), "a line holds a newline");
             assert!(line.iter().any(|b| !matches!(b, b' ' | b'\t' | b'\r')), "a blank line was emitted");
         }
+    }
+    for line in frames(1 << 20, data, data.len().max(1)).iter().flatten() {
+        let Ok(text) = std::str::from_utf8(line) else { continue };
+        let parsed = serde_json::from_str::<Inbound>(text).map_err(|e| e.to_string());
+        let classified = serde_json::from_str(text).map(Inbound::from_value).map_err(|e| e.to_string());
+        assert_eq!(parsed, classified, "parsed straight and through a Value, {text:?} differs");
     }
 });

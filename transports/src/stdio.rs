@@ -920,8 +920,9 @@ pub(crate) mod tests {
         files.into_iter().map(|p| (p.clone(), std::fs::read(&p).expect("a regression file"))).collect()
     }
 
-    /// Each regression frames alike whole and byte by byte, and no frame is over the cap,
-    /// blank or holds a line end (what `fuzz/fuzz_targets/jsonl_framer.rs` asserts).
+    /// Each regression frames alike whole and byte by byte, no frame is over the cap, blank
+    /// or holds a line end, and each line reads as the same message (or error) parsed straight
+    /// or through a `Value` (what `fuzz/fuzz_targets/jsonl_framer.rs` asserts).
     #[test]
     fn fuzz_regressions_frame_alike_in_any_chunking() {
         let frames = |max: usize, data: &[u8], size: usize| {
@@ -940,6 +941,13 @@ pub(crate) mod tests {
                     let blank = line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'));
                     assert!(line.len() <= max && !line.contains(&b'\n') && !blank, "{}: {line:?}", path.display());
                 }
+            }
+            for line in frames(1 << 20, &data, data.len().max(1)).iter().flatten() {
+                let Ok(text) = std::str::from_utf8(line) else { continue };
+                let parsed = serde_json::from_str::<message::Inbound>(text).map_err(|e| e.to_string());
+                let classified =
+                    serde_json::from_str(text).map(message::Inbound::from_value).map_err(|e| e.to_string());
+                assert_eq!(parsed, classified, "{}: {text:?}", path.display());
             }
         }
     }
