@@ -390,7 +390,7 @@ mod tests {
             // A repeated member keeps its last value.
             r#"{"jsonrpc":"1.0","id":1,"result":{},"jsonrpc":"2.0","id":2}"#,
             r#"{"jsonrpc":"2.0","id":1,"result":{},"id":"1"}"#,
-            r#"{"jsonrpc":"2.0","id":"e\u0301","result":"\n"}"#,
+            r#"{"json\u0072pc":"2.0","id":"e\u0301","result":"\n"}"#,
             r#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#,
             "[]",
             "null",
@@ -405,7 +405,16 @@ mod tests {
             let parsed: Inbound = serde_json::from_str(text).expect(text);
             assert_eq!(parsed, Inbound::from_value(value), "{text}");
         }
-        for broken in [r#"{"jsonrpc":"2.0","id":1,"result":}"#, r#"{"a":[1,}"#, "[1,", "{} {}", "", "nul"] {
+        let broken = [
+            r#"{"jsonrpc":"2.0","id":1,"result":}"#,
+            r#"{"a":[1,}"#,
+            "[1,",
+            "{} {}",
+            r#"{"id":1} trailing"#,
+            "",
+            "nul",
+        ];
+        for broken in broken {
             let value = serde_json::from_str::<Value>(broken).expect_err(broken);
             let parsed = serde_json::from_str::<Inbound>(broken).expect_err(broken);
             assert_eq!(parsed.to_string(), value.to_string(), "{broken}");
