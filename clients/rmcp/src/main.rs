@@ -135,6 +135,10 @@ struct Seen {
 struct Shared {
     seen: Mutex<Seen>,
     changed: tokio::sync::Notify,
+    /// How many `Recorder`s are alive. rmcp runs each notification handler in a task of its
+    /// own that holds the service, so the count reaches 0 only once every notification the
+    /// SDK received has been reported (see `Shared::settle`).
+    recorders: tokio::sync::watch::Sender<usize>,
 }
 
 struct Handler {
@@ -155,6 +159,19 @@ impl ClientHandler for Handler {
 struct Recorder {
     handler: Handler,
     shared: Arc<Shared>,
+}
+
+impl Recorder {
+    fn new(handler: Handler, shared: Arc<Shared>) -> Self {
+        shared.recorders.send_modify(|n| *n += 1);
+        Recorder { handler, shared }
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        self.shared.recorders.send_modify(|n| *n -= 1);
+    }
 }
 
 impl Service<RoleClient> for Recorder {
@@ -209,6 +226,29 @@ impl Recorder {
 }
 
 impl Shared {
+    fn new() -> Self {
+        Shared {
+            seen: Mutex::new(Seen::default()),
+            changed: tokio::sync::Notify::new(),
+            recorders: tokio::sync::watch::Sender::new(0),
+        }
+    }
+
+    /// Waits until no `Recorder` is alive, i.e. every notification task rmcp spawned has run
+    /// (seen in `make soak`: a notification that arrived just before the reply ending the plan
+    /// was reported after the driver had exited, so never). Bounded: a handler that never
+    /// ends is reported, not waited for.
+    async fn settle(&self) {
+        let mut alive = self.recorders.subscribe();
+        let bound = Duration::from_secs(2);
+        if tokio::time::timeout(bound, alive.wait_for(|n| *n == 0)).await.is_err() {
+            let n = *alive.borrow();
+            emit(
+                json!({"report": format!("{n} rmcp service(s) still held by handler tasks {}ms after close", ms(bound))}),
+            );
+        }
+    }
+
     /// Prints a notification line and wakes `wait_notification`.
     fn report(&self, method: String, params: Value) {
         emit(json!({"notification": {"method": method, "params": params}}));
@@ -588,7 +628,7 @@ impl Driver {
             info.capabilities = serde_json::from_value::<ClientCapabilities>(json!({"roots": {"listChanged": true}}))
                 .expect("roots capability");
         }
-        let service = Recorder { handler: Handler { roots, info }, shared: self.shared.clone() };
+        let service = Recorder::new(Handler { roots, info }, self.shared.clone());
         self.timeout = timeout_ms.and_then(timeout_of);
 
         let result = if self.transport == "stdio" {
@@ -890,7 +930,7 @@ fn main() {
             transport,
             server_command,
             url,
-            shared: Arc::new(Shared { seen: Mutex::new(Seen::default()), changed: tokio::sync::Notify::new() }),
+            shared: Arc::new(Shared::new()),
             client: None,
             timeout: None,
             background: HashMap::new(),
@@ -934,6 +974,10 @@ fn main() {
         {
             emit(json!({"report": format!("close after the plan failed: {e}")}));
         }
+        // The closed client still holds its service; dropping it leaves the service to the
+        // notification tasks still to run, which `settle` waits for.
+        driver.client = None;
+        driver.shared.settle().await;
     });
     // rmcp runs each notification handler in a task of its own, which may still be writing
     // its line: the exit waits for it (seen in `make soak`: a line cut at `{"notification`,
