@@ -232,9 +232,10 @@ impl<'de> Visitor<'de> for InboundVisitor {
 
 /// A value classification does not read, parsed as a [`Value`] would be but kept nowhere:
 /// the same checks, so the same error at the same column. (serde's `IgnoredAny` takes
-/// serde_json's skipping path, which checks less and places errors differently: a control
-/// character in a string one column early, found by `make fuzz`.) A string without escapes
-/// is borrowed from the text, so nothing is allocated.
+/// serde_json's skipping path, which checks less and places errors differently: it let a
+/// lone surrogate escape or `1e999` through, and put a control character in a string one
+/// column early, found by `make fuzz`.) A string without escapes is borrowed from the text,
+/// so nothing is allocated.
 struct Skipped;
 
 impl<'de> Deserialize<'de> for Skipped {
