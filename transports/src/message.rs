@@ -470,8 +470,8 @@ mod tests {
             "",
             "nul",
             // In members classification skips, and in a batch: the same errors at the same
-            // columns (found by `make fuzz`: skipped with `IgnoredAny`, a control character
-            // in a string was reported one column early).
+            // columns (skipped with `IgnoredAny`, a lone surrogate and `1e999` were accepted,
+            // and a control character was placed one column early, found by `make fuzz`).
             "{\"jsonrpc\":\"2.0\",\"id\":1,\"resulu\":{\"content\":\"text\u{1}\"}}",
             "{\"id\":1,\"other\":{\"k\u{1}\":1}}",
             "[{\"id\":1,\"result\":\"\u{1f}\"}]",
