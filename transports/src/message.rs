@@ -172,6 +172,36 @@ impl<'de> Deserialize<'de> for Inbound {
 
 struct InboundVisitor;
 
+/// A visitor's methods for every JSON scalar (boolean, number, string, null), each giving
+/// `$value`: to both visitors here, one scalar is as good as another.
+macro_rules! scalars_are {
+    ($value:expr) => {
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+
+        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+    };
+}
+
 impl<'de> Visitor<'de> for InboundVisitor {
     type Value = Inbound;
 
@@ -205,29 +235,7 @@ impl<'de> Visitor<'de> for InboundVisitor {
         Ok(Inbound::Invalid(Malformed::Batch))
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<Inbound, E> {
-        Ok(Inbound::Invalid(Malformed::NotAnObject))
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<Inbound, E> {
-        Ok(Inbound::Invalid(Malformed::NotAnObject))
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<Inbound, E> {
-        Ok(Inbound::Invalid(Malformed::NotAnObject))
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<Inbound, E> {
-        Ok(Inbound::Invalid(Malformed::NotAnObject))
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<Inbound, E> {
-        Ok(Inbound::Invalid(Malformed::NotAnObject))
-    }
-
-    fn visit_unit<E>(self) -> Result<Inbound, E> {
-        Ok(Inbound::Invalid(Malformed::NotAnObject))
-    }
+    scalars_are!(Inbound::Invalid(Malformed::NotAnObject));
 }
 
 /// A value classification does not read, parsed as a [`Value`] would be but kept nowhere:
@@ -261,29 +269,7 @@ impl<'de> Visitor<'de> for Skipped {
         Ok(Skipped)
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<Skipped, E> {
-        Ok(Skipped)
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<Skipped, E> {
-        Ok(Skipped)
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<Skipped, E> {
-        Ok(Skipped)
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<Skipped, E> {
-        Ok(Skipped)
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<Skipped, E> {
-        Ok(Skipped)
-    }
-
-    fn visit_unit<E>(self) -> Result<Skipped, E> {
-        Ok(Skipped)
-    }
+    scalars_are!(Skipped);
 }
 
 /// The member names classification reads; a key is matched without being allocated.
