@@ -199,20 +199,9 @@ impl Service<RoleClient> for Recorder {
 
 impl Recorder {
     fn record(&self, notification: &ServerNotification, context: &NotificationContext<RoleClient>) {
-        let mut value = serde_json::to_value(notification)
-            .unwrap_or_else(|e| json!({"method": "?", "params": {"_driver_error": e.to_string()}}));
-        let method = value.get("method").and_then(Value::as_str).unwrap_or("?").to_owned();
-        let mut params = match value.get_mut("params").map(Value::take) {
-            Some(Value::Object(map)) => map,
-            Some(Value::Null) | None => Map::new(),
-            Some(other) => Map::from_iter([("_params".to_owned(), other)]),
-        };
+        let (method, mut params) = method_and_params(notification);
         // The serve loop moves `_meta` out of the notification into the context (typed
-        // notifications: `context.meta`; custom ones: still inside `context.extensions`), and
-        // may leave an empty one behind on the notification.
-        if params.get("_meta").is_some_and(|m| m.as_object().is_some_and(Map::is_empty)) {
-            params.remove("_meta");
-        }
+        // notifications: `context.meta`; custom ones: still inside `context.extensions`).
         let meta = if !context.meta.is_empty() {
             Some(&context.meta)
         } else {
@@ -259,13 +248,7 @@ impl Shared {
     /// A notification a `Subscription` delivered (rmcp routes those to the subscription, not
     /// to the `ClientHandler`), with its `_meta` (the subscription id).
     fn report_subscribed(&self, notification: &ServerNotification) {
-        let value = serde_json::to_value(notification)
-            .unwrap_or_else(|e| json!({"method": "?", "params": {"_driver_error": e.to_string()}}));
-        let method = value.get("method").and_then(Value::as_str).unwrap_or("?").to_owned();
-        let mut params = match value.get("params") {
-            Some(Value::Object(map)) => map.clone(),
-            _ => Map::new(),
-        };
+        let (method, mut params) = method_and_params(notification);
         let meta = notification.get_meta();
         if !params.contains_key("_meta")
             && !meta.is_empty()
@@ -275,6 +258,24 @@ impl Shared {
         }
         self.report(method, Value::Object(params));
     }
+}
+
+/// A notification's method and params as the driver reports them: params that are not an
+/// object go under `_params`, and an empty `_meta` (the serve loop may leave one behind when it
+/// moves `_meta` into the context) is dropped.
+fn method_and_params(notification: &ServerNotification) -> (String, Map<String, Value>) {
+    let mut value = serde_json::to_value(notification)
+        .unwrap_or_else(|e| json!({"method": "?", "params": {"_driver_error": e.to_string()}}));
+    let method = value.get("method").and_then(Value::as_str).unwrap_or("?").to_owned();
+    let mut params = match value.get_mut("params").map(Value::take) {
+        Some(Value::Object(map)) => map,
+        Some(Value::Null) | None => Map::new(),
+        Some(other) => Map::from_iter([("_params".to_owned(), other)]),
+    };
+    if params.get("_meta").is_some_and(|m| m.as_object().is_some_and(Map::is_empty)) {
+        params.remove("_meta");
+    }
+    (method, params)
 }
 
 type Client = RunningService<RoleClient, Recorder>;
