@@ -233,7 +233,8 @@ impl Live {
 /// The steps of a connection's script, once it has run to its end.
 fn script_over(events: &[WireEvent]) -> Option<usize> {
     events.iter().rev().find_map(|e| match e {
-        WireEvent::Script { total, finished: true, .. } => Some(*total),
+        // A mark whose output follows is not the end yet: `FILE` would miss that output.
+        WireEvent::Script { total, finished: true, output_follows: false, .. } => Some(*total),
         _ => None,
     })
 }
@@ -277,8 +278,19 @@ mod tests {
 
     #[test]
     fn the_end_of_a_script_is_its_last_finished_progress() {
-        let progress = |reached, finished| WireEvent::Script { reached, total: 2, finished };
+        let progress = |reached, finished| WireEvent::Script { reached, total: 2, finished, output_follows: false };
         assert_eq!(script_over(&[progress(1, false), progress(2, false)]), None);
         assert_eq!(script_over(&[progress(2, false), progress(2, true)]), Some(2));
+    }
+
+    #[test]
+    fn a_script_whose_last_output_is_still_to_be_recorded_is_not_over() {
+        // A last `reply`: the mark as it starts, then the reply, then the end.
+        let early = WireEvent::Script { reached: 2, total: 2, finished: true, output_follows: true };
+        let reply =
+            WireEvent::ToClient { t_us: 1, bytes: mcp_scenario::wire::Recorded::of(b"{}\n"), why: "reply".into() };
+        let end = WireEvent::Script { reached: 2, total: 2, finished: true, output_follows: false };
+        assert_eq!(script_over(std::slice::from_ref(&early)), None);
+        assert_eq!(script_over(&[early, reply, end]), Some(2));
     }
 }

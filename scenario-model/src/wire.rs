@@ -114,6 +114,12 @@ pub enum WireEvent {
         total: usize,
         /// Whether the script ran to its end (a `stall` counts as its end).
         finished: bool,
+        /// Set on the mark a last step that writes (a stdio `reply`, `notify`…) records as
+        /// it starts: the script counts as finished already, so a client that leaves on that
+        /// output has not stopped it, but the output's own events come after this one. The
+        /// script's events are all recorded at the next finished mark without it.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        output_follows: bool,
     },
     /// The mock is exiting.
     Exit {

@@ -318,7 +318,7 @@ fn describe(e: &WireEvent, gets: &mut HashSet<u64>) -> Option<Described> {
             (AtMock, Kind::Fault, label, String::new(), None)
         }
         WireEvent::Labelled { .. } => return None,
-        WireEvent::Script { reached, total, finished } => {
+        WireEvent::Script { reached, total, finished, .. } => {
             if !finished {
                 return None;
             }

@@ -70,7 +70,8 @@ impl HttpRun {
 
     /// Records the script's progress.
     pub fn progress(&self, reached: usize, finished: bool) {
-        self.shared.record(self.n(), &WireEvent::Script { reached, total: self.total, finished });
+        self.shared
+            .record(self.n(), &WireEvent::Script { reached, total: self.total, finished, output_follows: false });
     }
 
     /// Records a note.

@@ -154,7 +154,6 @@ async fn run_script(mock: &Mock, steps: &[ServerStep]) {
         // so does one followed only by `stall`, which finishes the script when it runs.
         let last = steps[i + 1..].iter().all(|s| matches!(s, ServerStep::Stall(_)));
         mock.reach(i + 1, op.ends_in_output() && last);
-        mock.record_progress();
         if op.transports().stdio {
             op.run_stdio(&mut run).await;
         }

@@ -286,12 +286,15 @@ impl Mock {
         }
     }
 
-    /// Marks the script as at step `reached` (1-based), finished or not.
-    pub fn reach(&self, reached: usize, finished: bool) {
+    /// Marks the script as at step `reached` (1-based) and records it. `output_follows`: a
+    /// last step that writes, which finishes the script as it starts (its output is recorded
+    /// after the mark; see [`WireEvent::Script`]).
+    pub fn reach(&self, reached: usize, output_follows: bool) {
         self.reached.store(reached, Ordering::SeqCst);
-        if finished {
+        if output_follows {
             self.finished.store(true, Ordering::SeqCst);
         }
+        self.record_script(output_follows);
     }
 
     /// Marks the script finished or not, without recording it.
@@ -309,10 +312,15 @@ impl Mock {
     /// Records how far the script got. Written at every step, not only at exit, so that a
     /// mock killed by SIGKILL still tells whether the client reached the scripted steps.
     pub fn record_progress(&self) {
+        self.record_script(false);
+    }
+
+    fn record_script(&self, output_follows: bool) {
         self.recorder.record(&WireEvent::Script {
             reached: self.reached.load(Ordering::SeqCst),
             total: self.total,
             finished: self.finished.load(Ordering::SeqCst),
+            output_follows,
         });
     }
 }

@@ -198,7 +198,7 @@ mod tests {
     fn failures(target: TargetKind) -> Vec<String> {
         let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), SCENARIO).expect("loads");
         let events = vec![
-            WireEvent::Script { reached: 1, total: 2, finished: false },
+            WireEvent::Script { reached: 1, total: 2, finished: false, output_follows: false },
             from_client(None, "garbage"),
             from_client(Some(json!([{"id": 5, "method": "x"}, {"jsonrpc": "2.0", "id": 1, "method": "a"}])), ""),
             from_client(Some(json!({"jsonrpc": "2.0", "id": 1, "method": "b"})), ""),
@@ -249,7 +249,12 @@ mod tests {
         let levels = |checks: &str, hung: bool| {
             let yaml = format!("{SCENARIO}checks:\n{checks}");
             let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &yaml).expect("loads");
-            let transcript = Transcript::new(vec![vec![WireEvent::Script { reached: 1, total: 2, finished: false }]]);
+            let transcript = Transcript::new(vec![vec![WireEvent::Script {
+                reached: 1,
+                total: 2,
+                finished: false,
+                output_follows: false,
+            }]]);
             let outcome = ClientOutcome { hung, ..ClientOutcome::default() };
             let scope = Scope {
                 target: TargetKind::External,
@@ -282,7 +287,12 @@ mod tests {
         let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &format!("{head}{server}{checks}"))
             .expect("loads");
         let basis = |reached: usize| {
-            let transcript = Transcript::new(vec![vec![WireEvent::Script { reached, total: 3, finished: false }]]);
+            let transcript = Transcript::new(vec![vec![WireEvent::Script {
+                reached,
+                total: 3,
+                finished: false,
+                output_follows: false,
+            }]]);
             let outcome = ClientOutcome::default();
             let scope = Scope {
                 target: TargetKind::External,

@@ -129,7 +129,7 @@ fn delete_should(revision: Revision) -> &'static str {
 /// Where connection `c`'s script stopped short (`reached` of `total`), if it did.
 fn stopped_at(c: &Connection) -> Option<(usize, usize)> {
     let progress = c.events().iter().rev().find_map(|e| match e {
-        WireEvent::Script { reached, total, finished } => Some((*reached, *total, *finished)),
+        WireEvent::Script { reached, total, finished, .. } => Some((*reached, *total, *finished)),
         _ => None,
     });
     match progress {
