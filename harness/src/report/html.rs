@@ -238,13 +238,17 @@ pub fn events_of(recorded: &[WireEvent]) -> Vec<Event> {
     let mut gets: HashSet<u64> = HashSet::new();
     let mut script_ended = false;
     let mut last_us = 0u64;
+    // A mark whose output follows comes before the last step's output; the end is drawn at
+    // the mark after that output, unless the mock was killed before recording one.
+    let marked_after_output =
+        recorded.iter().any(|e| matches!(e, WireEvent::Script { finished: true, output_follows: false, .. }));
     for e in recorded {
         let t_us = time_of(e).unwrap_or(last_us);
         let dt_ms = t_us.saturating_sub(last_us) as f64 / 1000.0;
         last_us = t_us;
         // The mock records its script's end again at each later event; draw it once.
-        if let WireEvent::Script { finished: true, .. } = e {
-            if script_ended {
+        if let WireEvent::Script { finished: true, output_follows, .. } = e {
+            if script_ended || (*output_follows && marked_after_output) {
                 continue;
             }
             script_ended = true;
@@ -565,6 +569,25 @@ mod tests {
         assert_eq!(events[4].kind, Kind::Fault);
         assert_eq!(events[5].kind, Kind::Notification);
         assert_eq!(events[3].direction, Direction::MockToClient);
+    }
+
+    #[test]
+    fn a_script_ends_after_its_last_output_once() {
+        let script = |output_follows| WireEvent::Script { reached: 1, total: 1, finished: true, output_follows };
+        let reply = WireEvent::ToClient {
+            t_us: 10,
+            bytes: Recorded::of(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n"),
+            why: "reply".into(),
+        };
+        let labels: Vec<String> = events_of(&[script(true), reply.clone(), script(false), script(false)])
+            .into_iter()
+            .map(|e| e.label)
+            .collect();
+        assert_eq!(labels.len(), 2, "{labels:?}");
+        assert_eq!(labels[1], "script ended (1/1 steps)");
+        // Killed before the mark after the output: the end is still drawn, where it was marked.
+        let labels: Vec<String> = events_of(&[script(true), reply.clone()]).into_iter().map(|e| e.label).collect();
+        assert_eq!(labels, ["script ended (1/1 steps)", "result (id 1) [reply]"]);
     }
 
     #[test]
