@@ -586,7 +586,7 @@ mod tests {
         assert_eq!(labels.len(), 2, "{labels:?}");
         assert_eq!(labels[1], "script ended (1/1 steps)");
         // Killed before the mark after the output: the end is still drawn, where it was marked.
-        let labels: Vec<String> = events_of(&[script(true), reply.clone()]).into_iter().map(|e| e.label).collect();
+        let labels: Vec<String> = events_of(&[script(true), reply]).into_iter().map(|e| e.label).collect();
         assert_eq!(labels, ["script ended (1/1 steps)", "result (id 1) [reply]"]);
     }
 
