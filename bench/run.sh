@@ -6,7 +6,9 @@
 #
 # Environment:
 #   BENCH_REPS=5          rounds of the bundled library and of every micro-benchmark
-#   BENCH_DRIVER_REPS=1   rounds of each third-party driver's library pass (minutes each)
+#   BENCH_DRIVER_REPS=$BENCH_REPS  rounds of each third-party driver's library pass (a minute or
+#                         more each: five rounds of four drivers take about half an hour;
+#                         BENCH_DRIVER_REPS=1 for a first look, not a median)
 #   BENCH_CLIENTS=""      drivers to time besides bundled (make bench CLIENTS="rmcp python-v2")
 #   BENCH_MODES=""        each driver's target kind, "name=cmd+persistent …" (make bench passes
 #                         the Makefile's; a driver not named runs one-shot, cmd:)
@@ -24,7 +26,7 @@ MOCK=$TARGET/mcp-mock
 RMCP_TARGET=${MCP_RMCP_TARGET_DIR:-$([ -d /work ] && echo /work/target-rmcp || echo clients/rmcp/target)}
 RMCP_BENCH=$RMCP_TARGET/release/stdio-roundtrips-rmcp
 REPS=${BENCH_REPS:-5}
-DRIVER_REPS=${BENCH_DRIVER_REPS:-1}
+DRIVER_REPS=${BENCH_DRIVER_REPS:-$REPS}
 RT=${BENCH_RT:-20000}
 WRK_FOR=${BENCH_WRK:-5s}
 SECTIONS=${BENCH_SECTIONS:-library stdio http wrk long hostile}
@@ -98,9 +100,10 @@ if want library; then
     # Each target twice a round: the whole library, and the quick pass (`--tag '!slow'`: no
     # run that waits out a client's own default timeout, which alone sets the whole pass's
     # wall time: 30 s bundled, 60 s TypeScript).
-    for round in $(seq "$REPS"); do
+    for round in $(seq "$(( REPS > DRIVER_REPS ? REPS : DRIVER_REPS ))"); do
         for t in "${library_targets[@]}"; do
-            [ "$t" = bundled ] || [ "$round" -le "$DRIVER_REPS" ] || continue
+            if [ "$t" = bundled ]; then [ "$round" -le "$REPS" ] || continue
+            else [ "$round" -le "$DRIVER_REPS" ] || continue; fi
             for pass in whole quick; do
                 dir=$work/library-$t-$pass-$round
                 only=(); [ "$pass" = quick ] && only=(--tag '!slow')
