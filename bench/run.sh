@@ -102,8 +102,8 @@ if want library; then
     # wall time: 30 s bundled, 60 s TypeScript).
     for round in $(seq "$(( REPS > DRIVER_REPS ? REPS : DRIVER_REPS ))"); do
         for t in "${library_targets[@]}"; do
-            if [ "$t" = bundled ]; then [ "$round" -le "$REPS" ] || continue
-            else [ "$round" -le "$DRIVER_REPS" ] || continue; fi
+            rounds=$DRIVER_REPS; [ "$t" = bundled ] && rounds=$REPS
+            [ "$round" -le "$rounds" ] || continue
             for pass in whole quick; do
                 dir=$work/library-$t-$pass-$round
                 only=(); [ "$pass" = quick ] && only=(--tag '!slow')
