@@ -138,10 +138,16 @@ if want stdio; then
     for round in $(seq "$REPS"); do
         ceiling=$("${pin[@]}" "$TARGET/stdio-roundtrips" --client blocking --n "$RT" -- "$TARGET/stdio-echo")
         echo_bundled=$("${pin[@]}" "$TARGET/stdio-roundtrips" --client bundled --n "$RT" -- "$TARGET/stdio-echo")
+        # The least a recording server does (one parse, one record write a round trip), with
+        # its record beside the mock's and then thrown away: the write's own cost.
+        floor=$("${pin[@]}" "$TARGET/stdio-roundtrips" --client bundled --handshake --n "$RT" -- "$TARGET/stdio-recording-floor" "$work/floor-$round.jsonl")
+        floor_null=$("${pin[@]}" "$TARGET/stdio-roundtrips" --client bundled --handshake --n "$RT" -- "$TARGET/stdio-recording-floor" /dev/null)
+        rm -f "$work/floor-$round.jsonl"
         # shellcheck disable=SC2046  # the mock's command line, word-split on purpose
         mock_bundled=$("${pin[@]}" "$TARGET/stdio-roundtrips" --client bundled --handshake --n "$RT" -- $(mock_stdio))
         sample stdio-ceiling "$ceiling"; sample stdio-bundled-echo "$echo_bundled"; sample stdio-bundled-mock "$mock_bundled"
-        line="round $round: blocking↔echo $ceiling, bundled↔echo $echo_bundled, bundled↔mock $mock_bundled"
+        sample stdio-bundled-floor "$floor"; sample stdio-bundled-floor-null "$floor_null"
+        line="round $round: blocking↔echo $ceiling, bundled↔echo $echo_bundled, bundled↔floor $floor (record to /dev/null $floor_null), bundled↔mock $mock_bundled"
         if [ -x "$RMCP_BENCH" ]; then
             # rmcp lets the server's stderr through (the mock's notes): kept aside.
             # shellcheck disable=SC2046
@@ -248,9 +254,11 @@ if want library; then
 fi
 if want stdio; then
     c=$(median stdio-ceiling); e=$(median stdio-bundled-echo); m=$(median stdio-bundled-mock); r=$(median stdio-rmcp-mock)
+    f=$(median stdio-bundled-floor); n=$(median stdio-bundled-floor-null)
     printf '%-38s %8s rt/s\n' "stdio blocking↔echo (ceiling)" "$c"
     printf '%-38s %8s rt/s   %sx ceiling (target >= 0.85)\n' "stdio bundled↔echo" "$e" "$(ratio "$e" "$c")"
-    printf '%-38s %8s rt/s   %sx bundled↔echo (target >= 0.8)\n' "stdio bundled↔mock" "$m" "$(ratio "$m" "$e")"
+    printf '%-38s %8s rt/s   %sx bundled↔echo; record to /dev/null: %s rt/s, %sx\n' "stdio bundled↔recording floor" "$f" "$(ratio "$f" "$e")" "$n" "$(ratio "$n" "$e")"
+    printf '%-38s %8s rt/s   %sx bundled↔echo (target >= 0.8), %sx recording floor\n' "stdio bundled↔mock" "$m" "$(ratio "$m" "$e")" "$(ratio "$m" "$f")"
     printf '%-38s %8s rt/s   %sx bundled↔mock\n' "stdio rmcp↔mock" "$r" "$(ratio "$r" "$m")"
 fi
 if want http; then

@@ -8,7 +8,8 @@
 //!   [`time_calls`], [`print_rate`].
 //! - `src/bin/` — one program per thing measured, each named after it:
 //!   `stdio-roundtrips` (the bundled client or a blocking std client over stdio),
-//!   `stdio-echo` (the JSONL echo: the ceiling), `http-roundtrips` (the bundled Streamable
+//!   `stdio-echo` (the JSONL echo: the ceiling), `stdio-recording-floor` (the least a
+//!   recording server does: the mock's floor), `http-roundtrips` (the bundled Streamable
 //!   HTTP client), `http-bare-hyper` and `http-wiremock` (the peers the HTTP mock is held
 //!   against), `hostile-input` (a 1 GiB line / SSE event, and the client's peak RSS).
 
