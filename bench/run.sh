@@ -138,8 +138,9 @@ if want stdio; then
     for round in $(seq "$REPS"); do
         ceiling=$("${pin[@]}" "$TARGET/stdio-roundtrips" --client blocking --n "$RT" -- "$TARGET/stdio-echo")
         echo_bundled=$("${pin[@]}" "$TARGET/stdio-roundtrips" --client bundled --n "$RT" -- "$TARGET/stdio-echo")
-        # The least a recording server does (one parse, one record write a round trip), with
-        # its record beside the mock's and then thrown away: the write's own cost.
+        # The least a recording server does (one envelope parse, one record write a round
+        # trip): its record on the file system the mock's goes to, then to /dev/null (the
+        # write kept, nothing stored).
         floor=$("${pin[@]}" "$TARGET/stdio-roundtrips" --client bundled --handshake --n "$RT" -- "$TARGET/stdio-recording-floor" "$work/floor-$round.jsonl")
         floor_null=$("${pin[@]}" "$TARGET/stdio-roundtrips" --client bundled --handshake --n "$RT" -- "$TARGET/stdio-recording-floor" /dev/null)
         rm -f "$work/floor-$round.jsonl"
