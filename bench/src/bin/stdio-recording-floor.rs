@@ -5,12 +5,15 @@
 //! handshake first as with the mock; a notification is recorded, not answered). The events
 //! have the mock's shape without its parsed copy of the line, so this is the least any
 //! recording server does: what it costs above `stdio-echo` is one parse and one `write`.
+//! Hence its own borrowed types rather than `WireEvent` (which owns the line's text and its
+//! parsed `json`) or `mcp_bench::reply_to` (which parses the whole line into a `Value`).
 //!
 //! Usage: `stdio-recording-floor RECORD` (a file, appended to; `/dev/null` keeps the `write`
 //! and stores nothing).
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 use std::fs::OpenOptions;
 use std::io::{BufRead, BufWriter, Write};
 use std::time::Instant;
@@ -19,8 +22,9 @@ use std::time::Instant;
 struct Envelope<'a> {
     #[serde(borrow)]
     id: Option<&'a RawValue>,
+    /// `Cow`: a method written with escapes cannot be borrowed, and must still be answered.
     #[serde(borrow)]
-    method: Option<&'a str>,
+    method: Option<Cow<'a, str>>,
 }
 
 #[derive(Serialize)]
@@ -69,7 +73,7 @@ fn main() {
         if let Some(id) = envelope.id {
             answer.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
             answer.extend_from_slice(id.get().as_bytes());
-            answer.extend_from_slice(match envelope.method {
+            answer.extend_from_slice(match envelope.method.as_deref() {
                 Some("initialize") => {
                     br#","result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"stdio-recording-floor","version":"0"}}}"#
                 }
