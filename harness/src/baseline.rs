@@ -39,6 +39,10 @@ pub struct Baseline {
     /// Scenarios whose outcome is not stable for this client.
     #[serde(default)]
     pub flaky: Vec<String>,
+    /// Scenarios whose fault this client is known never to meet (reported *not exercised*):
+    /// CI notices when one starts meeting it, or another stops.
+    #[serde(default)]
+    pub not_exercised: Vec<String>,
 }
 
 impl Baseline {
@@ -59,7 +63,8 @@ impl Baseline {
     /// self-test: `selftest` holds the names of the self-test scenarios being run.
     pub fn refuse_selftest(&self, file: &Path, selftest: &[&str]) -> Result<(), HarnessError> {
         let named = |k: &String| selftest.contains(&k.split('@').next().unwrap_or(k));
-        let entries: Vec<String> = self.client.iter().chain(&self.flaky).filter(|k| named(k)).cloned().collect();
+        let entries: Vec<String> =
+            self.client.iter().chain(&self.flaky).chain(&self.not_exercised).filter(|k| named(k)).cloned().collect();
         if entries.is_empty() {
             Ok(())
         } else {
@@ -80,13 +85,16 @@ impl Baseline {
     pub fn verdict(&self, key: &str, status: Status) -> Verdict {
         let listed = self.client.iter().any(|k| k == key);
         let flaky = self.flaky.iter().any(|k| k == key);
+        let unexercised = self.not_exercised.iter().any(|k| k == key);
         match status {
-            Status::Skipped | Status::Pending | Status::NotRun => Verdict::Skipped,
+            Status::Skipped | Status::Pending | Status::NotRun | Status::NotApplicable => Verdict::Skipped,
             _ if flaky => Verdict::Flaky,
-            Status::Passed if listed => Verdict::StaleEntry,
+            Status::Passed if listed || unexercised => Verdict::StaleEntry,
             Status::Passed => Verdict::Pass,
             Status::Failed | Status::Error if listed => Verdict::ExpectedFailure,
             Status::Failed | Status::Error => Verdict::UnexpectedFailure,
+            Status::NotExercised if unexercised => Verdict::ExpectedNotExercised,
+            Status::NotExercised => Verdict::UnexpectedNotExercised,
         }
     }
 
@@ -128,6 +136,26 @@ pub fn render(client: &str, results: &[RunResult], previous: &Baseline) -> Strin
     if failing.is_empty() {
         out = out.replace("client:\n", "client: []\n");
     }
+    let mut unexercised: Vec<String> = results
+        .iter()
+        .filter(|r| r.status == Status::NotExercised)
+        .filter(|r| !is_selftest(&r.path))
+        .map(|r| {
+            let multi = results.iter().filter(|o| o.scenario == r.scenario).count() > 1;
+            Baseline::key(r, multi)
+        })
+        .filter(|k| !previous.flaky.contains(k))
+        .collect();
+    unexercised.sort();
+    unexercised.dedup();
+    if unexercised.is_empty() {
+        out.push_str("not_exercised: []\n");
+    } else {
+        out.push_str("# Scenarios whose fault the client never meets (status not_exercised): CI fails when one\n# starts meeting it (remove it) or another stops.\nnot_exercised:\n");
+        for k in &unexercised {
+            out.push_str(&format!("  - {k}\n"));
+        }
+    }
     if previous.flaky.is_empty() {
         out.push_str("flaky: []\n");
     } else {
@@ -145,13 +173,22 @@ mod tests {
 
     #[test]
     fn verdicts_follow_the_listing() {
-        let b = Baseline { client: vec!["known".into()], server: vec![], flaky: vec!["shaky".into()] };
+        let b = Baseline {
+            client: vec!["known".into()],
+            server: vec![],
+            flaky: vec!["shaky".into()],
+            not_exercised: vec!["unmet".into()],
+        };
         assert_eq!(b.verdict("known", Status::Failed), Verdict::ExpectedFailure);
         assert_eq!(b.verdict("known", Status::Passed), Verdict::StaleEntry);
         assert_eq!(b.verdict("new", Status::Failed), Verdict::UnexpectedFailure);
         assert_eq!(b.verdict("new", Status::Passed), Verdict::Pass);
         assert_eq!(b.verdict("shaky", Status::Failed), Verdict::Flaky);
         assert_eq!(b.verdict("known", Status::Skipped), Verdict::Skipped);
+        assert_eq!(b.verdict("unmet", Status::NotExercised), Verdict::ExpectedNotExercised);
+        assert_eq!(b.verdict("new", Status::NotExercised), Verdict::UnexpectedNotExercised);
+        assert_eq!(b.verdict("unmet", Status::Passed), Verdict::StaleEntry);
+        assert_eq!(b.verdict("new", Status::NotApplicable), Verdict::Skipped);
         assert!(Verdict::StaleEntry.fails() && Verdict::UnexpectedFailure.fails() && !Verdict::Flaky.fails());
     }
 
@@ -161,6 +198,7 @@ mod tests {
             client: vec!["ok-to-list".into(), "driver-x@http".into()],
             server: vec![],
             flaky: vec!["driver-y".into()],
+            not_exercised: vec![],
         };
         let err = b.refuse_selftest(Path::new("b.yml"), &["driver-x", "driver-y"]).expect_err("refused");
         let text = err.to_string();

@@ -57,6 +57,7 @@ pub fn explain(path: &Path, scenario: &Scenario) -> String {
         // The `new_connection` step between parts.
         number += 1;
     }
+    let _ = writeln!(s, "{}", fault_words(scenario));
 
     let _ = writeln!(s, "\nWhat is checked:");
     if scenario.checks.is_empty() {
@@ -75,11 +76,25 @@ pub fn explain(path: &Path, scenario: &Scenario) -> String {
     s
 }
 
+/// Where the scenario's fault is, and what a client that never meets it gets.
+fn fault_words(scenario: &Scenario) -> String {
+    let what = "a client that never meets it is not exercised, neither passed nor failed";
+    match crate::exercise::site(scenario) {
+        Some(site) => format!(
+            "  The fault: step {} ({}){}; {what}.",
+            site.index,
+            site.op,
+            if site.declared { ", as the scenario's `fault:` says" } else { ", derived from the script" }
+        ),
+        None => format!("  The fault: the script's standing rules, met by any client message; {what}."),
+    }
+}
+
 /// What a failure of a check at this level means for each kind of client.
 fn weight(level: Level) -> &'static str {
     match level {
         Level::Must | Level::Unclassified | Level::Driver => "fails any client",
-        Level::Should => "fails the bundled client; a warning for others (--strict fails them)",
+        Level::Should | Level::Robustness => "fails the bundled client; a warning for others (--strict fails them)",
         Level::Project => "fails the bundled client; a note for others",
     }
 }

@@ -13,6 +13,8 @@
 //!   the snapshot text ([`transcript::render`]), the one [`transcript::Redactor`].
 //! - [`checks`] — the scenario's checks, one module per kind behind
 //!   [`checks::CheckKind`], and the always-on rules ([`checks::always`]).
+//! - [`exercise`] — whether a run earned its verdict: where the scenario's fault is, whether
+//!   the client met it, whether a third-party pass rests on evidence.
 //! - [`load`](mod@load) — loading a scenario: the mock's loader plus the checks' validation.
 //! - [`select`] — choosing scenarios (`--filter`, `--transport`, `--revision`, `--tag`),
 //!   their derived tags and `list`'s one line each.
@@ -44,6 +46,7 @@ pub mod baseline;
 pub mod checks;
 pub mod discover;
 pub mod error;
+pub mod exercise;
 pub mod explain;
 pub mod findings;
 pub mod http_mock;

@@ -588,6 +588,15 @@ fn run(
                     regressions += 1;
                     println!("NEW FAILURE  {} [{}]: not in {}", r.scenario, r.transport.as_str(), path.display());
                 }
+                Some(Verdict::UnexpectedNotExercised) => {
+                    regressions += 1;
+                    println!(
+                        "NOT EXERCISED {} [{}]: the client never met the fault, and {} does not list it under not_exercised:",
+                        r.scenario,
+                        r.transport.as_str(),
+                        path.display()
+                    );
+                }
                 Some(Verdict::StaleEntry) => {
                     regressions += 1;
                     println!(
@@ -612,7 +621,7 @@ fn run(
     let totals = report::Totals::of(&results);
     Ok(if !invalid.is_empty() {
         2
-    } else if totals.failed + totals.error > 0 {
+    } else if totals.failed + totals.error + totals.not_exercised > 0 {
         1
     } else {
         0

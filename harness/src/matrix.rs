@@ -74,14 +74,25 @@ fn cell(run: &RunResult) -> Cell {
     let first = match run.status {
         Status::Failed => run.failures.first(),
         Status::Passed => run.warnings.first().or(run.notes.first()),
-        Status::Skipped | Status::Error | Status::Pending | Status::NotRun => None,
+        Status::Skipped
+        | Status::Error
+        | Status::Pending
+        | Status::NotRun
+        | Status::NotExercised
+        | Status::NotApplicable => None,
     };
     let reason = match (run.status, first) {
         (Status::Passed, None) => String::new(),
         (_, Some(f)) => format!("{}: {}", f.check, f.message),
-        (Status::Skipped | Status::Error | Status::Pending | Status::NotRun, None) => {
-            run.reason.clone().unwrap_or_default()
-        }
+        (
+            Status::Skipped
+            | Status::Error
+            | Status::Pending
+            | Status::NotRun
+            | Status::NotExercised
+            | Status::NotApplicable,
+            None,
+        ) => run.reason.clone().unwrap_or_default(),
         (Status::Failed, None) => match run.snapshot {
             SnapshotStatus::Mismatch { .. } => "wire transcript differs from the committed snapshot".into(),
             SnapshotStatus::Missing { .. } => "no committed snapshot".into(),
@@ -116,6 +127,8 @@ fn symbol(cell: &Cell) -> &'static str {
         Status::Error => "error",
         Status::Pending => "pending",
         Status::NotRun => "not run",
+        Status::NotExercised => "not exercised",
+        Status::NotApplicable => "—",
     }
 }
 

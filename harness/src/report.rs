@@ -29,6 +29,10 @@ pub struct Totals {
     pub pending: usize,
     /// Runs never started because `--fail-fast` stopped after a failure.
     pub not_run: usize,
+    /// Runs whose client never met the scenario's fault.
+    pub not_exercised: usize,
+    /// Runs of scenarios with no check on an MCP sentence, for a third-party client.
+    pub not_applicable: usize,
     /// Runs (of any status) with unmet SHOULDs reported as warnings.
     pub warned: usize,
     /// Runs (of any status) with unmet SPEC.md rules reported as notes.
@@ -49,6 +53,8 @@ impl Totals {
                 Status::Error => t.error += 1,
                 Status::Pending => t.pending += 1,
                 Status::NotRun => t.not_run += 1,
+                Status::NotExercised => t.not_exercised += 1,
+                Status::NotApplicable => t.not_applicable += 1,
             }
         }
         t
@@ -93,6 +99,19 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
             Status::NotRun => {
                 let _ = writeln!(s, "NOTRUN {label}: {}", r.reason.as_deref().unwrap_or(""));
             }
+            Status::NotExercised => {
+                let expected =
+                    if r.baseline == Some(Verdict::ExpectedNotExercised) { " (expected: baseline)" } else { "" };
+                let _ = writeln!(s, "NOT EXERCISED{expected}  {label} — {}", r.path.display());
+                let _ = writeln!(s, "      {}", r.reason.as_deref().unwrap_or(""));
+                for f in &r.failures {
+                    let _ = writeln!(s, "      {}: {}", f.check, f.message);
+                }
+                weighed_lines(&mut s, r);
+            }
+            Status::NotApplicable => {
+                let _ = writeln!(s, "N/A   {label}: {}", r.reason.as_deref().unwrap_or(""));
+            }
             Status::Failed => {
                 let _ = writeln!(s, "FAIL  {label} — {}", r.path.display());
                 for f in &r.failures {
@@ -134,6 +153,12 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
     if t.not_run > 0 {
         let _ = write!(extra, ", {} not run", t.not_run);
     }
+    if t.not_exercised > 0 {
+        let _ = write!(extra, ", {} not exercised", t.not_exercised);
+    }
+    if t.not_applicable > 0 {
+        let _ = write!(extra, ", {} not applicable", t.not_applicable);
+    }
     let _ = writeln!(
         s,
         "{} passed, {} failed, {} skipped, {} errors{extra} in {:.2}s",
@@ -146,7 +171,7 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
     if t.warned + t.noted > 0 {
         let _ = writeln!(
             s,
-            "{} run(s) with warnings (unmet SHOULDs; --strict fails them), {} with notes (rules of our SPEC.md, not MCP's)",
+            "{} run(s) with warnings (unmet SHOULDs, robustness findings; --strict fails them), {} with notes (rules of our SPEC.md, not MCP's)",
             t.warned, t.noted
         );
     }
@@ -338,6 +363,17 @@ impl Case {
         let first = markdown::first_failure(r);
         let verdict = match (r.status, r.baseline) {
             (Status::Skipped, _) => CaseVerdict::Skipped(r.reason.clone().unwrap_or_default()),
+            (Status::NotApplicable, _) => {
+                CaseVerdict::Skipped(format!("{}: {}", r.status.as_str(), r.reason.clone().unwrap_or_default()))
+            }
+            (Status::NotExercised, Some(Verdict::ExpectedNotExercised)) => {
+                CaseVerdict::Skipped(format!("not exercised (baseline): {}", r.reason.clone().unwrap_or_default()))
+            }
+            // Not a pass, and it fails the run's exit code: a failure case, named as such.
+            (Status::NotExercised, _) => CaseVerdict::Failure(
+                format!("not exercised: {}", r.reason.clone().unwrap_or_default()),
+                body.join("\n"),
+            ),
             // JUnit has no pending or not-run state: both are skipped cases whose message
             // starts with the status, so CI viewers tell them apart.
             (Status::Pending | Status::NotRun, _) => {

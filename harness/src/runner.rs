@@ -3,6 +3,7 @@
 //! [`crate::targets::Client`].
 
 use crate::checks;
+use crate::exercise;
 use crate::http_mock::HttpMock;
 use crate::scope::{Deadline, Scope};
 use crate::snapshot;
@@ -331,6 +332,7 @@ fn finish(
         _ => true,
     };
     result.status = if result.failures.is_empty() && snapshot_ok { Status::Passed } else { Status::Failed };
+    earn(&mut result, &run);
     if let Some((status, reason)) = overridden {
         result.status = status;
         result.reason = Some(reason);
@@ -349,6 +351,70 @@ fn finish(
     result.duration_ms = started.elapsed().as_millis() as u64;
     result
 }
+
+/// Holds the run's verdict to what it earned (DESIGN "A verdict is earned", [`exercise`]): a
+/// client that never met the scenario's fault is *not exercised*, its scenario checks not
+/// judged (the always-on rules on what it did send still are); a third-party client is judged
+/// only where a check with an MCP basis applies (else *not applicable*), and passes only on a
+/// plan that ran to its end (else *not exercised*).
+fn earn(result: &mut RunResult, run: &checks::Run<'_>) {
+    let third_party = !run.scope.target.is_bundled();
+    let evidence = exercise::evidence(run, &result.judged);
+    let site = exercise::site(run.scenario);
+    let met = exercise::met(
+        run.scenario,
+        site.as_ref(),
+        run.transcript,
+        run.scope.transport == TransportName::Stdio,
+        run.outcome.hung,
+    );
+    if let exercise::Met::No(why) = &met {
+        // Results claimed from no server stay a failure: the driver made them up.
+        let claimed = checks::always::claimed_without_server(run);
+        let scenario_check = |c: &CheckResult| c.check.starts_with("check ") || (c.check == SCRIPT_RULE && !claimed);
+        result.failures.retain(|c| !scenario_check(c));
+        result.warnings.retain(|c| !scenario_check(c));
+        result.notes.retain(|c| !scenario_check(c));
+        for j in result.judged.iter_mut().filter(|j| j.check.starts_with("check ")) {
+            j.judgement = Judgement::NotJudged;
+        }
+        if !claimed {
+            result.judged.retain(|j| j.check != SCRIPT_RULE);
+        }
+        // What the client sent before it stopped is still judged (valid JSON-RPC, ids…), and
+        // a bundled transcript still has to match its snapshot.
+        let snapshot_failed = match &result.snapshot {
+            SnapshotStatus::Mismatch { .. } => !third_party,
+            SnapshotStatus::Missing { .. } => true,
+            _ => false,
+        };
+        if !result.failures.is_empty() || snapshot_failed {
+            result.status = Status::Failed;
+            result.reason = Some(format!("not exercised: {why}"));
+            return;
+        }
+    } else if result.status == Status::Failed {
+        return;
+    }
+    match (met, evidence) {
+        (_, exercise::Evidence::NotApplicable(why)) if third_party => {
+            result.status = Status::NotApplicable;
+            result.reason = Some(format!("nothing here judges a third-party client: {why}"));
+        }
+        (exercise::Met::No(why), _) => {
+            result.status = Status::NotExercised;
+            result.reason = Some(why);
+        }
+        (exercise::Met::Yes, exercise::Evidence::CutShort(why)) if third_party => {
+            result.status = Status::NotExercised;
+            result.reason = Some(format!("no evidence the client handled the fault: {why}"));
+        }
+        _ => {}
+    }
+}
+
+/// The always-on rule a stop before the fault no longer fails (the run is not exercised).
+const SCRIPT_RULE: &str = "always: server script completes";
 
 /// A status that overrides the checks' verdict: skipped when the client reported a step
 /// unsupported (never passed: the scenario did not run as written), error when the client

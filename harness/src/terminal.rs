@@ -85,6 +85,8 @@ fn word(status: Status) -> &'static str {
         Status::Error => "ERROR",
         Status::Pending => "PEND",
         Status::NotRun => "NOTRUN",
+        Status::NotExercised => "NOT EXERCISED",
+        Status::NotApplicable => "N/A",
     }
 }
 

@@ -39,10 +39,17 @@ pub enum Level {
     /// The driver contract (clients/README.md): a plan field the driver must honour or report
     /// `unsupported` (the driver self-test, `scenarios/driver-selftest/`). Fails every target.
     Driver,
+    /// Harm with no MCP sentence behind it, named by what the client did: it crashed on
+    /// input, hung to the run deadline, flooded the server (a retry loop), took one response
+    /// for another, left processes or work behind. No host wants it: fails the bundled
+    /// client, warns a third-party one (fails it under `--strict`), the same in every
+    /// scenario. The always-on rules set it; a check writes it as `robustness: "<the harm>"`.
+    Robustness,
 }
 
 impl Level {
-    /// The key a scenario writes it under (`must:`, `should:`, `project:`).
+    /// The key a scenario writes it under (`must:`, `should:`, `project:`, `driver:`,
+    /// `robustness:`).
     pub fn as_str(self) -> &'static str {
         match self {
             Level::Must => "must",
@@ -50,6 +57,7 @@ impl Level {
             Level::Project => "project",
             Level::Unclassified => "unclassified",
             Level::Driver => "driver",
+            Level::Robustness => "robustness",
         }
     }
 
@@ -59,6 +67,7 @@ impl Level {
             "should" => Some(Level::Should),
             "project" => Some(Level::Project),
             "driver" => Some(Level::Driver),
+            "robustness" => Some(Level::Robustness),
             _ => None,
         }
     }
@@ -129,6 +138,8 @@ impl<'de> Visitor<'de> for EntryVisitor {
                             "the SPEC.md section, e.g. \"SPEC §4 GET listener\""
                         } else if level == Level::Driver {
                             "the plan field the driver must honour, e.g. \"connect.headers reach the wire\""
+                        } else if level == Level::Robustness {
+                            "the harm, e.g. \"a refused GET retried without limit floods the server\""
                         } else {
                             "the revision, spec page and sentence, e.g. \"2025-11-25 basic/transports: The client MUST …\""
                         }
@@ -246,6 +257,18 @@ impl JsonSchema for CheckEntry {
                 "project",
                 basis(
                     "The SPEC.md rule this check rests on (our bundled transports). Fails the bundled client; a note for others.",
+                ),
+            ),
+            (
+                "driver",
+                basis(
+                    "The driver-contract plan field this check holds to the wire (the driver self-test). Fails every client.",
+                ),
+            ),
+            (
+                "robustness",
+                basis(
+                    "The harm this check catches where no MCP sentence applies (a retry loop, a crash on input, one response taken for another, work left behind). Fails the bundled client; a warning for others (--strict fails them).",
                 ),
             ),
         ];

@@ -127,6 +127,7 @@ impl<'a> Locator<'a> {
     pub fn field(&self, name: &str, message: impl Display) -> ScenarioError {
         let at = match name {
             "name" => self.spans.name.as_ref(),
+            "fault" => self.spans.fault.as_ref(),
             _ => None,
         };
         let (line, column) = at.map(|s| (s.referenced.line() as u32, s.referenced.column() as u32)).unwrap_or((0, 0));
@@ -175,6 +176,8 @@ struct Spans {
     #[serde(default)]
     name: Option<Spanned<IgnoredAny>>,
     #[serde(default)]
+    fault: Option<Spanned<IgnoredAny>>,
+    #[serde(default)]
     client: Vec<Spanned<IgnoredAny>>,
     #[serde(default)]
     server: Vec<Spanned<IgnoredAny>>,
@@ -200,6 +203,28 @@ impl Validator<'_> {
         if let Some(via) = &s.via {
             crate::via::validate(via, &s.transport.to_vec())
                 .map_err(|m| self.at.scenario(format!("field `via`: {m}")))?;
+        }
+        if let Some(fault) = s.fault {
+            let steps = s.server.len();
+            match s.server.get(fault.wrapping_sub(1)) {
+                None => {
+                    return Err(self.at.field(
+                        "fault",
+                        format!(
+                            "field `fault`: server step {fault} does not exist (the script has {steps} steps, numbered from 1): write the number of the step that makes the scenario's fault"
+                        ),
+                    ));
+                }
+                Some(crate::ServerStep::NewConnection(_)) => {
+                    return Err(self.at.field(
+                        "fault",
+                        format!(
+                            "field `fault`: server step {fault} is a `new_connection`, which makes no fault: write the number of the step after it that does"
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
         }
         // Each op's own rules come from the caller.
         (self.server_rules)(s, &self.at)?;
@@ -265,6 +290,13 @@ mod tests {
         );
         let e = err(&deep);
         assert!(e.contains("is beyond what the loader accepts (Depth") && e.contains("nesting too deep"), "{e}");
+    }
+
+    #[test]
+    fn a_fault_step_must_exist() {
+        let text = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nfault: 3\nclient:\n  - op: connect\nserver:\n  - op: handshake\n";
+        let e = err(text);
+        assert!(e.contains("x.yaml:5:8: field `fault`: server step 3 does not exist (the script has 1 steps"), "{e}");
     }
 
     #[test]

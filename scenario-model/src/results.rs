@@ -26,11 +26,19 @@ pub enum Status {
     Pending,
     /// Not started: `--fail-fast` stopped starting runs after a failure.
     NotRun,
+    /// The client never met the scenario's fault (it never reached the step that makes it,
+    /// or the window a count or absence check needs did not run to its end): no evidence
+    /// either way, so neither passed nor failed (the reason says where it stopped). Not a
+    /// pass: it fails the run's exit code unless a baseline lists it under `not_exercised:`.
+    NotExercised,
+    /// Nothing in the scenario judges this target on an MCP sentence: every check rests on
+    /// SPEC.md, our own client's rules (a third-party client only). Neither passed nor failed.
+    NotApplicable,
 }
 
 impl Status {
     /// The name as `results.json` writes it (`passed`, `failed`, `skipped`, `error`,
-    /// `pending`, `not_run`).
+    /// `pending`, `not_run`, `not_exercised`, `not_applicable`).
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Passed => "passed",
@@ -39,6 +47,8 @@ impl Status {
             Status::Error => "error",
             Status::Pending => "pending",
             Status::NotRun => "not_run",
+            Status::NotExercised => "not_exercised",
+            Status::NotApplicable => "not_applicable",
         }
     }
 }
@@ -213,8 +223,13 @@ pub enum Verdict {
     StaleEntry,
     /// Listed under `flaky:`; either outcome is accepted.
     Flaky,
-    /// Skipped for the target.
+    /// Skipped for the target (or not applicable to it).
     Skipped,
+    /// Not exercised and listed under `not_exercised:`.
+    ExpectedNotExercised,
+    /// Not exercised and not listed under `not_exercised:`: the client stopped reaching the
+    /// scenario's fault (or never did and the baseline does not say so).
+    UnexpectedNotExercised,
 }
 
 impl Verdict {
@@ -227,12 +242,14 @@ impl Verdict {
             Verdict::StaleEntry => "stale_entry",
             Verdict::Flaky => "flaky",
             Verdict::Skipped => "skipped",
+            Verdict::ExpectedNotExercised => "expected_not_exercised",
+            Verdict::UnexpectedNotExercised => "unexpected_not_exercised",
         }
     }
 
     /// Whether this verdict fails the run.
     pub fn fails(self) -> bool {
-        matches!(self, Verdict::UnexpectedFailure | Verdict::StaleEntry)
+        matches!(self, Verdict::UnexpectedFailure | Verdict::StaleEntry | Verdict::UnexpectedNotExercised)
     }
 }
 
@@ -489,7 +506,16 @@ mod tests {
 
     #[test]
     fn names_are_the_serialised_names() {
-        for s in [Status::Passed, Status::Failed, Status::Skipped, Status::Error, Status::Pending, Status::NotRun] {
+        for s in [
+            Status::Passed,
+            Status::Failed,
+            Status::Skipped,
+            Status::Error,
+            Status::Pending,
+            Status::NotRun,
+            Status::NotExercised,
+            Status::NotApplicable,
+        ] {
             assert_eq!(serde_json::to_value(s).ok(), Some(Value::from(s.as_str())));
         }
         for v in [
@@ -499,6 +525,8 @@ mod tests {
             Verdict::StaleEntry,
             Verdict::Flaky,
             Verdict::Skipped,
+            Verdict::ExpectedNotExercised,
+            Verdict::UnexpectedNotExercised,
         ] {
             assert_eq!(serde_json::to_value(v).ok(), Some(Value::from(v.as_str())));
         }

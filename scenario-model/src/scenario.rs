@@ -41,6 +41,15 @@ pub struct Scenario {
     /// The server script the mock executes, in order. A `new_connection` step starts the
     /// script of the client's next connection (a respawn, a new HTTP session).
     pub server: Vec<ServerStep>,
+    /// The step of `server:` (1-based) that makes the scenario's fault, where the one the
+    /// loader derives is not it. A run whose client never met the fault is reported *not
+    /// exercised*, never passed (scenarios/README.md, "The fault and earned verdicts"). By
+    /// default: the first step that deviates from a conformant server (raw bytes, a delay or
+    /// stall, an HTTP status, a dropped stream, an exit, an expired session, a required
+    /// token…); in a script without one, its first answer to a client message other than the
+    /// handshake.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<usize>,
     /// What must hold of the outcome and the wire transcript, each with what it rests on.
     #[serde(default)]
     pub checks: Vec<CheckEntry>,

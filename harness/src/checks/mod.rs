@@ -332,18 +332,32 @@ pub struct Weighed {
 
 /// Sorts unmet checks by basis: the bundled client, which SPEC.md describes, fails on every
 /// one; a third-party client fails only on an MCP MUST (or an unclassified check), is warned
-/// on a SHOULD (failed under `strict`) and noted on a SPEC.md rule.
+/// on a SHOULD or a robustness finding (failed under `strict`) and noted on a SPEC.md rule.
 pub fn weigh(unmet: Vec<CheckResult>, target: TargetKind, strict: bool) -> Weighed {
     let mut w = Weighed::default();
     for r in unmet {
         match (target, r.level) {
             (TargetKind::Bundled, _) | (_, Level::Must | Level::Unclassified | Level::Driver) => w.failures.push(r),
-            (TargetKind::External, Level::Should) if strict => w.failures.push(r),
-            (TargetKind::External, Level::Should) => w.warnings.push(r),
+            (TargetKind::External, Level::Should | Level::Robustness) if strict => w.failures.push(r),
+            (TargetKind::External, Level::Should | Level::Robustness) => w.warnings.push(r),
             (TargetKind::External, Level::Project) => w.notes.push(r),
         }
     }
     w
+}
+
+/// Whether a script step waits for something from the client (a step the client can leave
+/// the script stuck at). An optional `expect_get` waits for nothing.
+pub fn waits_for_client(step: &ServerStep) -> bool {
+    match step {
+        ServerStep::Handshake(_)
+        | ServerStep::Expect(_)
+        | ServerStep::ExpectResponse(_)
+        | ServerStep::ExpectEof(_)
+        | ServerStep::ExpectDelete(_) => true,
+        ServerStep::ExpectGet(g) => !g.optional,
+        _ => false,
+    }
 }
 
 /// Whether a server step carries `label` as `label_of` reads it (an `expect … as:`, a
@@ -386,19 +400,20 @@ mod tests {
 
     #[test]
     fn only_the_bundled_client_fails_on_should_and_project() {
-        let unmet: Vec<CheckResult> = [Level::Must, Level::Should, Level::Project, Level::Unclassified, Level::Driver]
-            .into_iter()
-            .map(|level| CheckResult { check: level.to_string(), message: String::new(), level, reference: None })
-            .collect();
+        let unmet: Vec<CheckResult> =
+            [Level::Must, Level::Should, Level::Project, Level::Unclassified, Level::Driver, Level::Robustness]
+                .into_iter()
+                .map(|level| CheckResult { check: level.to_string(), message: String::new(), level, reference: None })
+                .collect();
         let names = |l: &[CheckResult]| l.iter().map(|r| r.check.clone()).collect::<Vec<_>>();
         let bundled = weigh(unmet.clone(), TargetKind::Bundled, false);
-        assert_eq!(names(&bundled.failures), ["must", "should", "project", "unclassified", "driver"]);
+        assert_eq!(names(&bundled.failures), ["must", "should", "project", "unclassified", "driver", "robustness"]);
         let external = weigh(unmet.clone(), TargetKind::External, false);
         assert_eq!(names(&external.failures), ["must", "unclassified", "driver"]);
-        assert_eq!(names(&external.warnings), ["should"]);
+        assert_eq!(names(&external.warnings), ["should", "robustness"]);
         assert_eq!(names(&external.notes), ["project"]);
         let strict = weigh(unmet, TargetKind::External, true);
-        assert_eq!(names(&strict.failures), ["must", "should", "unclassified", "driver"]);
+        assert_eq!(names(&strict.failures), ["must", "should", "unclassified", "driver", "robustness"]);
         assert_eq!(names(&strict.notes), ["project"]);
     }
 

@@ -31,27 +31,37 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
         wall_ms as f64 / 1000.0
     );
     let _ = writeln!(s, "| status | runs |\n|---|---:|");
-    for (name, n) in [("passed", t.passed), ("failed", t.failed), ("skipped", t.skipped), ("error", t.error)] {
+    for (name, n) in [
+        ("passed", t.passed),
+        ("failed", t.failed),
+        ("not exercised (the client never met the fault)", t.not_exercised),
+        ("not applicable (no check judges a third-party client)", t.not_applicable),
+        ("skipped", t.skipped),
+        ("error", t.error),
+    ] {
         let _ = writeln!(s, "| {name} | {n} |");
     }
-    let _ = writeln!(s, "| with warnings (unmet SHOULDs) | {} |", t.warned);
+    let _ = writeln!(s, "| with warnings (unmet SHOULDs, robustness findings) | {} |", t.warned);
     let _ = writeln!(s, "| with notes (rules of our SPEC.md, not MCP's) | {} |", t.noted);
     let judged: Vec<Verdict> = results.iter().filter_map(|r| r.baseline).collect();
     if !judged.is_empty() {
         let count = |v: Verdict| judged.iter().filter(|&&j| j == v).count();
-        let changed = count(Verdict::UnexpectedFailure) + count(Verdict::StaleEntry);
+        let changed =
+            count(Verdict::UnexpectedFailure) + count(Verdict::StaleEntry) + count(Verdict::UnexpectedNotExercised);
         let _ = writeln!(
             s,
-            "\nBaseline: **{}** — {} new failure(s), {} listed run(s) now passing, {} expected failure(s), {} flaky.",
+            "\nBaseline: **{}** — {} new failure(s), {} newly not exercised, {} listed run(s) now passing, {} expected failure(s), {} expected not exercised, {} flaky.",
             if changed == 0 { "unchanged" } else { "CHANGED" },
             count(Verdict::UnexpectedFailure),
+            count(Verdict::UnexpectedNotExercised),
             count(Verdict::StaleEntry),
             count(Verdict::ExpectedFailure),
+            count(Verdict::ExpectedNotExercised),
             count(Verdict::Flaky)
         );
     }
     let failing: Vec<&RunResult> =
-        results.iter().filter(|r| matches!(r.status, Status::Failed | Status::Error)).collect();
+        results.iter().filter(|r| matches!(r.status, Status::Failed | Status::Error | Status::NotExercised)).collect();
     if !failing.is_empty() {
         let _ = writeln!(s, "\n### Failing runs ({})\n", failing.len());
         let _ = writeln!(s, "| scenario | transport | target | baseline | first failure |\n|---|---|---|---|---|");
@@ -91,7 +101,8 @@ pub fn first_failure(r: &RunResult) -> String {
         SnapshotStatus::Missing { path } => return format!("snapshot {} is missing", path.display()),
         _ => {}
     }
-    r.reason.clone().unwrap_or_else(|| "no reason recorded".into())
+    let reason = r.reason.clone().unwrap_or_else(|| "no reason recorded".into());
+    if r.status == Status::NotExercised { format!("not exercised: {reason}") } else { reason }
 }
 
 /// `s` as a code span in a table cell: secrets redacted, one line, `|` escaped, backticks as

@@ -133,7 +133,9 @@ async fn a_crash_fails_only_its_run_and_the_next_run_gets_a_fresh_driver() {
     let (first, _) = served_by(&before, 2);
     let (crashed, _) = fake.run("crash").await;
     assert_eq!(end(&crashed), ProcessEnd::Exited { code: 3 }, "{:?}", crashed.client);
-    assert_eq!(crashed.status, Status::Failed);
+    // A crash is a robustness finding (a warning for a third party); cut short, the run is no pass.
+    assert_ne!(crashed.status, Status::Passed);
+    assert!(crashed.warnings.iter().any(|w| w.message.starts_with("client exited 3")), "{:?}", crashed.warnings);
     assert_eq!(crashed.steps[1].status, StepStatus::NotRun, "{:?}", crashed.steps);
     assert_eq!(served_by(&crashed, 1).0, first, "the crash was in the warm driver");
     next_run_has_a_fresh_driver(&fake, first).await;
@@ -178,7 +180,10 @@ async fn a_mock_still_reading_at_done_is_waited_for_before_the_record_is_read() 
     let scenario = mcp_harness::load(&path).expect("loads");
     let job = runner::jobs(vec![(path, scenario)], &fake.config.target).remove(0);
     let r = runner::run_one(&job, &fake.config).await;
-    assert_eq!(r.status, Status::Passed, "the request the mock read after `done` is in the record: {:?}", r.failures);
+    // No check of its own (so not applicable to a third party), but a request missing from
+    // the record would fail `always: server script completes`.
+    assert!(r.failures.is_empty(), "the request the mock read after `done` is in the record: {:?}", r.failures);
+    assert_eq!(r.status, Status::NotApplicable, "{:?}", r.reason);
     fake.config.target.finish();
 }
 
@@ -208,8 +213,12 @@ async fn the_reference_client_passes_real_scenarios_in_the_persistent_mode() {
         compare_snapshots: false,
         fail_fast: false,
     });
-    let scenarios =
-        ["stdio/error-response", "http/sse-reply", "legacy-sse/post-any-2xx-accepted", "stdio/handshake-order"];
+    let scenarios = [
+        "stdio/out-of-order-responses",
+        "http/sse-reply",
+        "legacy-sse/endpoint-query-string-session",
+        "stdio/handshake-order",
+    ];
     for name in scenarios {
         let path = root.join(format!("scenarios/{name}.yaml"));
         let scenario = mcp_harness::load(&path).expect("loads");

@@ -1,6 +1,6 @@
 //! `delay`: do nothing for a while.
 
-use super::op::Op;
+use super::op::{Fault, Op};
 use super::transports::Transports;
 use crate::http::run::HttpRun;
 use crate::stdio::run::StdioRun;
@@ -9,6 +9,10 @@ use mcp_scenario::script::step;
 use std::time::Duration;
 
 impl Op for step::Delay {
+    fn fault(&self) -> Fault {
+        Fault::Here
+    }
+
     fn explain(&self) -> String {
         format!("waits {}ms", self.ms)
     }

@@ -1,6 +1,6 @@
 //! `end_stream` (HTTP): end a stream cleanly, mid-event, by TCP reset, or by stalling.
 
-use super::op::Op;
+use super::op::{Fault, Op};
 use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::run::HttpRun;
@@ -9,6 +9,10 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::EndStream {
+    fn fault(&self) -> Fault {
+        Fault::Here
+    }
+
     fn explain(&self) -> String {
         let which = self.stream.as_deref().map_or("the current stream".to_string(), |s| format!("stream `{s}`"));
         let how = match self.how {

@@ -1,7 +1,7 @@
 //! `event` (HTTP): write one SSE event on a stream: comments, `event`, `id`, `retry`,
 //! `data` lines, a blank line.
 
-use super::op::Op;
+use super::op::{Fault, Op};
 use super::transports::Transports;
 use super::rules::{self, Problem, Validation};
 use crate::http::run::HttpRun;
@@ -11,6 +11,10 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::Event {
+    fn fault(&self) -> Fault {
+        Fault::Here
+    }
+
     fn explain(&self) -> String {
         let mut parts = Vec::new();
         if let Some(e) = &self.event { parts.push(format!("event `{e}`")); }

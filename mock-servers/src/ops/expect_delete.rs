@@ -1,7 +1,7 @@
 //! `expect_delete` (HTTP): wait for the client's DELETE (session end) and answer it, or
 //! leave it hanging.
 
-use super::op::Op;
+use super::op::{Fault, Op};
 use super::transports::Transports;
 use super::rules::{self, Problem, Validation};
 use crate::http::conn::DELETE;
@@ -11,6 +11,11 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::ExpectDelete {
+    /// A DELETE answered with anything but 200, or never answered, is the fault.
+    fn fault(&self) -> Fault {
+        if self.status != 200 || self.hang { Fault::InAnswer } else { Fault::None }
+    }
+
     fn explain(&self) -> String {
         if self.hang {
         "waits for the client's DELETE (session end) and never answers it".into()

@@ -7,7 +7,7 @@
 //! (`true`) or without (`false`) `Last-Event-ID`, and so do its `repeat` and `optional`:
 //! which GET meets which answer is then the script's, not the client's timing.
 
-use super::op::Op;
+use super::op::{Fault, Op};
 use super::rules::{self, Problem, Validation};
 use super::transports::Transports;
 use crate::http::conn::{GetAnswer, GetKind, OPTIONAL_GET, Shape, StandingGet};
@@ -19,6 +19,13 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::ExpectGet {
+    /// Any answer but the default open event stream (a 405, a JSON body, a closed stream)
+    /// is the fault, met once the GET was answered.
+    fn fault(&self) -> Fault {
+        let default = self.status == 200 && self.content_type.is_none() && self.text.is_none() && !self.close;
+        if default { Fault::None } else { Fault::InAnswer }
+    }
+
     fn explain(&self) -> String {
         let get = match GetKind::of(self.resumption) {
             GetKind::Any => "GET",

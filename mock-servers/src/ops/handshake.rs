@@ -2,7 +2,7 @@
 //! scenario's revision unless overridden; over stateful Streamable HTTP with a session id),
 //! then expect `notifications/initialized`.
 
-use super::op::Op;
+use super::op::{Fault, Op};
 use super::transports::Transports;
 use crate::http::run::HttpRun;
 use crate::stdio::run::StdioRun;
@@ -20,6 +20,11 @@ fn result(step: &step::Handshake, revision: &str) -> Value {
 }
 
 impl Op for step::Handshake {
+    /// Answering with another protocol version is the fault; the canned answer is none.
+    fn fault(&self) -> Fault {
+        if self.protocol_version.is_some() { Fault::Here } else { Fault::None }
+    }
+
     fn explain(&self) -> String {
         let mut s = match &self.protocol_version {
             Some(v) => format!("answers `initialize` with protocolVersion {v:?} and waits for `notifications/initialized`"),

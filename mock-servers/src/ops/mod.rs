@@ -32,7 +32,7 @@ mod op;
 mod rules;
 mod transports;
 
-pub use op::{Op, answers_to};
+pub use op::{Fault, Op, answers_to};
 pub use rules::{Problem, Validation};
 pub use transports::Transports;
 

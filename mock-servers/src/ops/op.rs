@@ -33,6 +33,25 @@ pub(crate) fn shorten(text: &str) -> String {
     }
 }
 
+/// What a step does to the client that meets it: the harness tells from it whether a run's
+/// client met the scenario's fault (a client that never did is *not exercised*, neither
+/// passed nor failed; scenarios/README.md, "The fault and earned verdicts").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// What a conformant server does: wait for a message, answer it well-formed, notify.
+    None,
+    /// The step's own effect is the fault (raw bytes, a delay, an HTTP status, an exit…):
+    /// met once the script reaches the step.
+    Here,
+    /// The step waits for a client message and answers it with the fault (a GET answered
+    /// 405): met once the script is past the step.
+    InAnswer,
+    /// A standing change the client meets with its next message (a required token, an
+    /// expired session, an ignored SIGTERM): met once the client sends anything after the
+    /// script reached the step.
+    FromNextMessage,
+}
+
 /// One server op: everything the mock knows about it, in one place. The serde enum
 /// [`mcp_scenario::ServerStep`] only says which op a step is; [`super::op`] turns a step into
 /// its `&dyn Op`.
@@ -63,6 +82,12 @@ pub trait Op: Sync {
     /// "the mock …" (`waits for the client's `tools/list``). No default, so a new op cannot
     /// forget it.
     fn explain(&self) -> String;
+
+    /// Whether, and how, the step makes a fault a client must meet (see [`Fault`]). Default:
+    /// none, a conformant server's step.
+    fn fault(&self) -> Fault {
+        Fault::None
+    }
 
     /// How messages name the step, given its op name (`expect tools/list`). Default: the name.
     fn describe(&self, name: &'static str) -> String {

@@ -1,7 +1,7 @@
 //! `raw_response` (HTTP): answer the expected request with raw bytes on the socket instead
 //! of a well-formed response, written in chunks, then close, reset or stall the connection.
 
-use super::op::{Op, answers_to};
+use super::op::{Fault, Op, answers_to};
 use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::body::MockBody;
@@ -16,6 +16,10 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 impl Op for step::RawResponse {
+    fn fault(&self) -> Fault {
+        Fault::Here
+    }
+
     fn explain(&self) -> String {
         let then = match self.then {
             mcp_scenario::script::SocketEnd::Close => "closes the socket",

@@ -5,7 +5,7 @@
 //! one (2026-07-28 subscriptions.mdx Graceful Closure: "Like every other message on the
 //! stream, the response carries io.modelcontextprotocol/subscriptionId in _meta").
 
-use super::op::Op;
+use super::op::{Fault, Op};
 use super::transports::Transports;
 use super::rules::{self, Problem, Validation};
 use crate::http::run::HttpRun;
@@ -40,6 +40,12 @@ fn stamp_subscription(mut result: Value, request: Option<&Value>) -> Value {
 }
 
 impl Op for step::Reply {
+    /// A corrupted id, split writes or CRLF are the fault; a well-formed answer is none.
+    fn fault(&self) -> Fault {
+        let odd = self.wrong_id.is_some() || !self.chunks.is_empty() || self.line_end != LineEnd::Lf;
+        if odd { Fault::Here } else { Fault::None }
+    }
+
     fn explain(&self) -> String {
         let to = super::op::to_words(self.to.as_deref());
         let what = match (&self.result, &self.error) {

@@ -1,7 +1,7 @@
 //! `require_auth` (HTTP): from now on every request must carry `Authorization: Bearer
 //! <token>`; the others are refused before the script sees them.
 
-use super::op::Op;
+use super::op::{Fault, Op};
 use super::transports::Transports;
 use super::rules::{self, Problem, Validation};
 use crate::http::conn::AuthRule;
@@ -10,6 +10,10 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::RequireAuth {
+    fn fault(&self) -> Fault {
+        Fault::FromNextMessage
+    }
+
     fn explain(&self) -> String {
         format!("from now on answers {} to any request without `Authorization: Bearer <token>`", self.status)
     }

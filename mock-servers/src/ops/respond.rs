@@ -2,7 +2,7 @@
 //! and body; with `repeat`, every later request with its method that no step consumes gets
 //! the same answer (a retry meets what the first attempt met).
 
-use super::op::{Op, answers_to};
+use super::op::{Fault, Op, answers_to};
 use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::run::HttpRun;
@@ -15,6 +15,10 @@ use mcp_scenario::payload::Payload;
 use mcp_scenario::script::step;
 
 impl Op for step::Respond {
+    fn fault(&self) -> Fault {
+        Fault::Here
+    }
+
     fn explain(&self) -> String {
         let mut s = format!("answers {} with HTTP {}", super::op::to_words(self.to.as_deref()), self.status);
         if let Some(ct) = &self.content_type { s.push_str(&format!(" ({ct})")); }

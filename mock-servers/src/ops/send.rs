@@ -1,7 +1,7 @@
 //! `send`: write raw bytes (text, hex, base64, JSON or generated), optionally split into
 //! several writes: on stdout over stdio, on the current stream over HTTP.
 
-use super::op::Op;
+use super::op::{Fault, Op};
 use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::run::HttpRun;
@@ -20,6 +20,10 @@ fn bytes(step: &step::Send, request: Option<&Value>) -> Result<Vec<u8>, Missing>
 }
 
 impl Op for step::Send {
+    fn fault(&self) -> Fault {
+        Fault::Here
+    }
+
     fn explain(&self) -> String {
         let what = if let Some(t) = &self.text {
             format!("the text {:?}", super::op::shorten(t))

@@ -1,6 +1,6 @@
 //! `stderr` (stdio): write to stderr, which the client must treat as a log, never an error.
 
-use super::op::Op;
+use super::op::{Fault, Op};
 use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::placeholder;
@@ -9,6 +9,10 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::Stderr {
+    fn fault(&self) -> Fault {
+        Fault::Here
+    }
+
     fn explain(&self) -> String {
         "writes to its stderr (a log, which the client must never treat as an error)".into()
     }

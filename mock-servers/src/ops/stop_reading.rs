@@ -1,6 +1,6 @@
 //! `stop_reading` (stdio): stop reading stdin, so the client's writes eventually block.
 
-use super::op::Op;
+use super::op::{Fault, Op};
 use super::transports::Transports;
 use crate::stdio::run::StdioRun;
 use futures::future::BoxFuture;
@@ -8,6 +8,10 @@ use mcp_scenario::script::step;
 use std::sync::atomic::Ordering;
 
 impl Op for step::StopReading {
+    fn fault(&self) -> Fault {
+        Fault::Here
+    }
+
     fn explain(&self) -> String {
         "stops reading its stdin, so the client's writes eventually block".into()
     }

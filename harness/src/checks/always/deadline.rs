@@ -5,8 +5,8 @@
 //! What a hang rests on depends on where the plan hung: waiting for a request's answer, the
 //! timeouts SHOULD of the scenario's revision; closing a stdio connection, the stdio
 //! shutdown SHOULD; anything else (a legacy connect still waiting for its endpoint, an HTTP
-//! close waiting for its DELETE's answer) sent no JSON-RPC request to time out, and breaks
-//! only SPEC.md's bound on every step.
+//! close waiting for its DELETE's answer) sent no JSON-RPC request to time out: a robustness
+//! finding (harm to the host), and SPEC.md's bound on every step for the bundled client.
 
 use super::{At, Rule};
 use crate::checks::Run;
@@ -28,7 +28,7 @@ impl Rule for FinishesBeforeDeadline {
         match hung_step(run) {
             Some(Waiting::Answer) => (Level::Should, Some(timeouts_should(revision).into())),
             Some(Waiting::StdioClose) => (Level::Should, Some(stdio_shutdown_should(revision).into())),
-            _ => (Level::Project, Some(STEP_BOUND.into())),
+            _ => (Level::Robustness, Some(STEP_BOUND.into())),
         }
     }
 
@@ -114,8 +114,8 @@ fn stdio_shutdown_should(revision: Revision) -> &'static str {
     }
 }
 
-/// A hang that left no request unanswered: only our own bound on every step applies.
-const STEP_BOUND: &str = "SPEC §2 every plan step finishes within the scenario's timeouts (the plan hung where no JSON-RPC request was waiting for its answer, so MCP's timeouts SHOULD does not apply)";
+/// A hang that left no request unanswered: harm to the host, not an MCP sentence.
+const STEP_BOUND: &str = "the client hung until the run deadline where no JSON-RPC request was waiting for its answer (MCP's timeouts SHOULD does not apply; a host waits on it forever); SPEC §2 bounds every plan step of the bundled client";
 
 /// For an external client: what it did before the deadline and what to do about it.
 fn external_hang(run: &Run<'_>) -> Option<String> {
@@ -209,13 +209,13 @@ mod tests {
         assert!(reference.starts_with("2026-07-28 basic/patterns/cancellation (Timeouts)"), "{reference}");
         // A legacy connect still waiting for its endpoint sent nothing to time out.
         let connect = "  - op: connect\n";
-        assert_eq!(basis_of("legacy-sse", "2024-11-05", connect, 0, false).0, Level::Project);
+        assert_eq!(basis_of("legacy-sse", "2024-11-05", connect, 0, false).0, Level::Robustness);
         assert_eq!(basis_of("legacy-sse", "2024-11-05", connect, 0, true).0, Level::Should);
         // A stdio close rests on the shutdown SHOULD; an HTTP close (its DELETE) on SPEC alone.
         let close = "  - op: connect\n  - op: close\n";
         let (level, reference) = basis_of("stdio", "2025-11-25", close, 1, true);
         assert_eq!(level, Level::Should);
         assert!(reference.contains("(Shutdown, stdio)"), "{reference}");
-        assert_eq!(basis_of("http", "2025-11-25", close, 1, true).0, Level::Project);
+        assert_eq!(basis_of("http", "2025-11-25", close, 1, true).0, Level::Robustness);
     }
 }

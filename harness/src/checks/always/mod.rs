@@ -10,6 +10,8 @@ mod params;
 mod process;
 mod script;
 
+pub use script::claimed_without_server;
+
 use super::Run;
 use crate::scope::Scope;
 use crate::transcript::Connection;
@@ -109,14 +111,6 @@ pub fn names() -> [&'static str; 6] {
     ]
 }
 
-/// What a rule about reaching the scenario's end rests on: the strongest basis among the
-/// scenario's own checks (a client that stops early leaves them unjudged). A scenario that
-/// checks only SPEC.md rules thus notes, never fails, a third-party client that takes
-/// another path the spec allows; one with a MUST fails it with that sentence.
-fn scenario_basis(run: &Run<'_>) -> (Level, Option<String>) {
-    strongest(run.scenario.checks.iter(), "the scenario's checks").unwrap_or((Level::Unclassified, None))
-}
-
 /// The strongest basis among `entries`, its reference prefixed by what they are.
 fn strongest<'a>(
     entries: impl Iterator<Item = &'a mcp_scenario::basis::CheckEntry>,
@@ -125,7 +119,7 @@ fn strongest<'a>(
     let rank = |l: Level| match l {
         Level::Must | Level::Driver => 0,
         Level::Unclassified => 1,
-        Level::Should => 2,
+        Level::Should | Level::Robustness => 2,
         Level::Project => 3,
     };
     let entry = entries.min_by_key(|c| rank(c.level()))?;
@@ -245,7 +239,7 @@ mod tests {
     /// scenario of SPEC.md rules only gets a note, one with a MUST fails with its sentence;
     /// a hang is the timeouts SHOULD.
     #[test]
-    fn reaching_the_end_rests_on_the_scenarios_strongest_check() {
+    fn a_stop_rests_on_the_checks_of_what_the_script_waited_for() {
         let levels = |checks: &str, hung: bool| {
             let yaml = format!("{SCENARIO}checks:\n{checks}");
             let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &yaml).expect("loads");
@@ -275,7 +269,7 @@ mod tests {
         // A hang rests on what the plan waited for, whatever the scenario checks: here a
         // connect that sent nothing (deadline.rs has the other cases).
         let hung = levels(&format!("{project}{must}"), true);
-        assert_eq!(hung[0].0, Level::Project, "{hung:?}");
+        assert_eq!(hung[0].0, Level::Robustness, "{hung:?}");
         assert!(hung[0].1.contains("no JSON-RPC request was waiting"), "{hung:?}");
     }
 

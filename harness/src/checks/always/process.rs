@@ -7,7 +7,8 @@
 //! says what the client did and what to do about it. A hang
 //! is judged by the deadline rule; a client that could not start is a harness error. Only
 //! external clients have a process report, so the bundled target never breaks it. It rests
-//! on the scenario's strongest check (see `scenario_basis`).
+//! on no MCP sentence but on the harm to the host (crashed on input, left processes behind):
+//! a robustness finding, the same level in every scenario.
 
 use super::{At, Rule};
 use crate::checks::Run;
@@ -17,15 +18,18 @@ use mcp_scenario::results::{Escaped, Leftover, Pipe, ProcessEnd, ProcessReport, 
 /// See the module docs.
 pub struct ProcessEndsCleanly;
 
+/// What a robustness finding about the client's process rests on.
+const HARM: &str = "a host's client must not crash on what a server sends, nor leave processes behind (no MCP sentence; the harm is the host's)";
+
 impl Rule for ProcessEndsCleanly {
     const NAME: &'static str = "client process ends cleanly";
     const BASIS: (Level, Option<&'static str>) = (Level::Unclassified, None);
     type Violation = Unclean;
 
-    /// A crash or a leftover names no MCP sentence of its own: it weighs what the scenario's
-    /// checks weigh (a crash in a scenario of SPEC.md rules is a note for a third party).
-    fn basis(&self, run: &Run<'_>) -> (Level, Option<String>) {
-        super::scenario_basis(run)
+    /// A crash or a leftover names no MCP sentence of its own: it is harm to the host, a
+    /// robustness finding whatever the scenario checks.
+    fn basis(&self, _run: &Run<'_>) -> (Level, Option<String>) {
+        (Level::Robustness, Some(HARM.into()))
     }
 
     fn judge(&self, run: &Run<'_>) -> Vec<(At, Unclean)> {

@@ -17,25 +17,30 @@ impl Rule for ScriptCompletes {
     const NAME: &'static str = "server script completes";
     const BASIS: (Level, Option<&'static str>) = (Level::Unclassified, None);
 
-    /// A script that stopped at its last wait, for a message `M` (an `expect` with nothing
-    /// after it that waits for the client), left unjudged only the checks that judge `M`:
-    /// it rests on the strongest of them (on the DELETE's SHOULD for a closing DELETE no
-    /// check names). Any other stop leaves the rest of the script unjudged too, and rests on
-    /// the scenario's strongest check.
+    /// A script that stopped waiting for a message `M` (an `expect`, the handshake, a GET, a
+    /// DELETE) left unjudged the checks that judge `M`: it rests on the strongest of them (on
+    /// the DELETE's SHOULD for a closing DELETE no check names), never on the scenario's
+    /// strongest check. A stop where no check judges what the script waited for, or where
+    /// the mock was not waiting, is a note (SPEC.md's "the plan runs to its end"). A stop
+    /// before the scenario's fault is no failure at all: the run is not exercised
+    /// (`crate::exercise`).
     fn basis(&self, run: &Run<'_>) -> (Level, Option<String>) {
+        if claimed_without_server(run) {
+            return (Level::Driver, Some(NO_SERVER.into()));
+        }
         let mut awaited = Vec::new();
         for c in run.transcript.connections() {
             let Some((reached, _)) = stopped_at(c) else { continue };
             let steps = mcp_scenario::script::connection_script(&run.scenario.server, c.number());
-            let last_wait = steps.get(reached..).is_some_and(|rest| !rest.iter().any(waits_for_client));
             match steps.get(reached.saturating_sub(1)) {
-                Some(ServerStep::Expect(e)) if last_wait => awaited.push(e.method.clone()),
-                Some(ServerStep::ExpectDelete(_)) if last_wait => awaited.push("DELETE".to_string()),
-                _ => return super::scenario_basis(run),
+                Some(ServerStep::Expect(e)) => awaited.push(e.method.clone()),
+                Some(ServerStep::ExpectDelete(_)) => awaited.push("DELETE".to_string()),
+                Some(ServerStep::ExpectGet(_)) => awaited.push("GET".to_string()),
+                Some(ServerStep::Handshake(_)) => {
+                    awaited.extend(["initialize".to_string(), "notifications/initialized".to_string()])
+                }
+                _ => {}
             }
-        }
-        if awaited.is_empty() {
-            return super::scenario_basis(run);
         }
         let judging = run.scenario.checks.iter().filter(|entry| {
             crate::checks::judged_messages(&entry.check, run.scenario).iter().any(|m| awaited.contains(m))
@@ -43,10 +48,10 @@ impl Rule for ScriptCompletes {
         let what = format!("the checks on {}", awaited.join(", "));
         match super::strongest(judging, &what) {
             Some(basis) => basis,
-            None if awaited.iter().all(|m| m == "DELETE") => {
+            None if !awaited.is_empty() && awaited.iter().all(|m| m == "DELETE") => {
                 (Level::Should, Some(delete_should(run.scenario.revision).into()))
             }
-            None => super::scenario_basis(run),
+            None => (Level::Project, Some(UNJUDGED_STOP.into())),
         }
     }
     type Violation = Stopped;
@@ -96,19 +101,27 @@ impl Rule for ScriptCompletes {
     }
 }
 
-/// Whether a script step waits for something from the client (a step the client can leave
-/// the script stuck at). An optional `expect_get` waits for nothing.
-fn waits_for_client(step: &ServerStep) -> bool {
-    match step {
-        ServerStep::Handshake(_)
-        | ServerStep::Expect(_)
-        | ServerStep::ExpectResponse(_)
-        | ServerStep::ExpectEof(_)
-        | ServerStep::ExpectDelete(_) => true,
-        ServerStep::ExpectGet(g) => !g.optional,
-        _ => false,
-    }
+use crate::checks::waits_for_client;
+
+/// Whether the client reported plan steps ok without ever reaching the mock: over stdio it
+/// never started it, over HTTP it sent no request. Those results came from no server, which
+/// breaks the driver contract whatever the scenario is about.
+pub fn claimed_without_server(run: &Run<'_>) -> bool {
+    use mcp_scenario::results::StepStatus;
+    let reached = match run.scope.transport {
+        mcp_scenario::TransportName::Stdio => !run.transcript.connections().is_empty(),
+        _ => run.transcript.connections().iter().any(|c| {
+            c.events().iter().any(|e| matches!(e, WireEvent::HttpRequest { .. } | WireEvent::FromClient { .. }))
+        }),
+    };
+    !reached && run.outcome.steps.iter().any(|s| s.status == StepStatus::Ok)
 }
+
+/// What a result from no server breaks.
+const NO_SERVER: &str = "clients/README.md: a driver reports what its SDK did with the server it was given; a step reported ok while nothing reached that server is a result from nowhere";
+
+/// A stop that no check's sentence covers: what the script waited for is judged by nothing.
+const UNJUDGED_STOP: &str = "SPEC §2 the client plan runs to its end (the script stopped where no check of the scenario judges what it waited for)";
 
 /// The MCP sentence behind a session's closing DELETE, as the revision words it (2025-03-26
 /// and later; 2024-11-05 has no sessions to end).

@@ -16,7 +16,7 @@
   const t = data.totals;
   document.getElementById("totals").textContent =
     data.runs.length + " runs: " + t.passed + " passed, " + t.failed + " failed, " + t.skipped + " skipped, " +
-    t.error + " errors; " + t.warned + " with warnings, " + t.noted + " with notes; wall time " + ms(data.wall_ms) + ".";
+    t.error + " errors, " + t.not_exercised + " not exercised, " + t.not_applicable + " not applicable; " + t.warned + " with warnings, " + t.noted + " with notes; wall time " + ms(data.wall_ms) + ".";
 
   // Filters: status, transport, text.
   const filters = document.getElementById("filters");
@@ -27,7 +27,8 @@
     return s;
   }
   const byStatus = select("status", [["", "all"], ["not-passed", "not passed"], ["passed", "passed"], ["failed", "failed"],
-    ["skipped", "skipped"], ["error", "error"], ["warn", "with warnings"], ["note", "with notes"]]);
+    ["not_exercised", "not exercised"], ["not_applicable", "not applicable"], ["skipped", "skipped"], ["error", "error"],
+    ["warn", "with warnings"], ["note", "with notes"]]);
   const transports = Array.from(new Set(data.runs.map(r => r.transport))).sort();
   const byTransport = select("transport", [["", "all"]].concat(transports.map(x => [x, x])));
   const textLabel = add(filters, el("label", null, "text "));
@@ -74,7 +75,7 @@
     if (s === "not-passed" && r.status === "passed") return false;
     if (s === "warn" && !r.warnings.length) return false;
     if (s === "note" && !r.notes.length) return false;
-    if (["passed", "failed", "skipped", "error"].includes(s) && r.status !== s) return false;
+    if (["passed", "failed", "not_exercised", "not_applicable", "skipped", "error"].includes(s) && r.status !== s) return false;
     if (byTransport.value && r.transport !== byTransport.value) return false;
     const q = byText.value.trim().toLowerCase();
     return !q || row.haystack.includes(q);

@@ -1,0 +1,362 @@
+//! Whether a run earned a verdict (DESIGN "A verdict is earned"): where the scenario's fault
+//! is ([`site`]), whether the client met it ([`met`]), and whether a third-party pass rests on
+//! evidence ([`evidence`]). A client that never met the fault is *not exercised*, never
+//! passed and never failed on the scenario's checks: a client that exits at once, hangs, or
+//! connects and idles passes nothing.
+//!
+//! The fault's site is the scenario's `fault:` step when it sets one, else derived from the
+//! script (scenarios/README.md, "The fault and earned verdicts"):
+//!
+//! 1. the first step whose op makes a fault ([`Fault`]: raw bytes, a delay or a stall, an
+//!    HTTP status, a dropped stream, an exit, a corrupted reply, a required token…);
+//! 2. else the script's first step that acts after it received a client message other than
+//!    the handshake (the answer to the request under test);
+//! 3. else, a script whose only wait is the handshake: the handshake, done;
+//! 4. else (a script of standing rules only): any message from the client.
+//!
+//! Whatever the site, a connection the client sent nothing on meets no fault.
+
+use crate::checks::{self, Run, waits_for_client};
+use crate::transcript::{Connection, Transcript};
+use mcp_mock::ops::{self, Fault};
+use mcp_scenario::basis::Level;
+use mcp_scenario::results::{JudgedCheck, Judgement, StepStatus};
+use mcp_scenario::wire::WireEvent;
+use mcp_scenario::{Scenario, ServerStep};
+
+/// Where a scenario's fault is made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Site {
+    /// The connection whose script holds it (1-based).
+    pub connection: usize,
+    /// The step within that connection's script (1-based), as the mock's progress counts.
+    pub step: usize,
+    /// The step within `server:` (1-based), as the scenario file numbers it.
+    pub index: usize,
+    /// How a client meets it.
+    pub kind: Fault,
+    /// The step in words (`send`, `expect_get`).
+    pub op: String,
+    /// Set by the scenario's `fault:` (else derived).
+    pub declared: bool,
+}
+
+/// Whether a step is one that a standing rule or a connection boundary makes: it neither
+/// waits nor answers.
+fn standing(step: &ServerStep) -> bool {
+    ops::op(step).transports().standing || matches!(step, ServerStep::NewConnection(_))
+}
+
+/// Each step of `server:` with its connection and its number within that connection's script.
+fn numbered(server: &[ServerStep]) -> Vec<(usize, usize, &ServerStep)> {
+    let (mut connection, mut step) = (1, 0);
+    let mut out = Vec::new();
+    for s in server {
+        if matches!(s, ServerStep::NewConnection(_)) {
+            connection += 1;
+            step = 0;
+            continue;
+        }
+        step += 1;
+        out.push((connection, step, s));
+    }
+    out
+}
+
+/// Where the scenario's fault is (see the module docs); `None` for a script of standing rules
+/// only, whose fault any client message meets.
+pub fn site(scenario: &Scenario) -> Option<Site> {
+    let index_of =
+        |target: *const ServerStep| scenario.server.iter().position(|s| std::ptr::eq(s, target)).map_or(0, |i| i + 1);
+    let make = |(connection, step, s): (usize, usize, &ServerStep), kind: Fault, declared: bool| Site {
+        connection,
+        step,
+        index: index_of(s),
+        kind,
+        op: ops::describe(s),
+        declared,
+    };
+    let steps = numbered(&scenario.server);
+    if let Some(n) = scenario.fault {
+        let at = steps.iter().copied().find(|(_, _, s)| index_of(*s) == n)?;
+        let kind = match ops::op(at.2).fault() {
+            Fault::None if waits_for_client(at.2) => Fault::InAnswer,
+            Fault::None => Fault::Here,
+            kind => kind,
+        };
+        return Some(make(at, kind, true));
+    }
+    if let Some(at) = steps.iter().copied().find(|(_, _, s)| ops::op(s).fault() != Fault::None) {
+        return Some(make(at, ops::op(at.2).fault(), false));
+    }
+    // No step deviates: the first answer to a client message other than the handshake.
+    let first_wait = steps.iter().position(|(_, _, s)| waits_for_client(s) && !matches!(s, ServerStep::Handshake(_)));
+    if let Some(w) = first_wait {
+        let acting =
+            steps[w + 1..].iter().copied().find(|(c, _, s)| *c == steps[w].0 && !waits_for_client(s) && !standing(s));
+        return Some(match acting {
+            Some(at) => make(at, Fault::Here, false),
+            None => make(steps[w], Fault::InAnswer, false),
+        });
+    }
+    steps
+        .iter()
+        .copied()
+        .find(|(_, _, s)| matches!(s, ServerStep::Handshake(_)))
+        .map(|at| make(at, Fault::InAnswer, false))
+}
+
+/// Whether the client met the fault, or where it stopped short.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Met {
+    /// It did.
+    Yes,
+    /// It did not: why, in words.
+    No(String),
+}
+
+/// Whether `event` came from the client: a message, or (unless the harness killed the client
+/// at the run deadline, which closes the mock's stdin too) an end of stdin or a signal.
+fn from_client(event: &WireEvent, killed: bool) -> bool {
+    match event {
+        WireEvent::FromClient { .. } | WireEvent::HttpRequest { .. } => true,
+        WireEvent::StdinEof { .. } | WireEvent::Signal { .. } => !killed,
+        _ => false,
+    }
+}
+
+/// How far a connection's script got: the highest step reached, and whether it finished.
+fn progress(c: &Connection) -> (usize, bool) {
+    c.events().iter().fold((0, false), |(reached, finished), e| match e {
+        WireEvent::Script { reached: r, finished: f, .. } => (reached.max(*r), finished || *f),
+        _ => (reached, finished),
+    })
+}
+
+/// Whether the client sent, once the script stood at step `reached`, a message that step does
+/// not wait for.
+fn diverted(scenario: &Scenario, c: &Connection, reached: usize) -> bool {
+    let steps = mcp_scenario::script::connection_script(&scenario.server, c.number());
+    let waits_for: Vec<&str> = steps.get(reached.saturating_sub(1)).map(|s| ops::op(s).consumes()).unwrap_or_default();
+    let events = c.events();
+    let Some(at) = events.iter().position(|e| matches!(e, WireEvent::Script { reached: r, .. } if *r == reached))
+    else {
+        return false;
+    };
+    events[at..].iter().any(|e| {
+        let key = match e {
+            WireEvent::FromClient { json, .. } => json.as_ref().and_then(|j| j.get("method")).and_then(|m| m.as_str()),
+            WireEvent::HttpRequest { json, http_method, .. } => {
+                match json.as_ref().and_then(|j| j.get("method")).and_then(|m| m.as_str()) {
+                    Some(m) => Some(m),
+                    None if http_method == "GET" => Some(mcp_mock::http::conn::GET),
+                    None if http_method == "DELETE" => Some(mcp_mock::http::conn::DELETE),
+                    None => None,
+                }
+            }
+            _ => return false,
+        };
+        // A response (no method) or a message the step consumes is on the script's path.
+        key.is_some_and(|k| !waits_for.iter().any(|w| *w == k || w.starts_with(&format!("{k}:"))))
+    })
+}
+
+/// Whether the client met the fault at `site` (`None`: any client message meets it).
+/// `killed`: the harness killed the client at the run deadline. Over stdio a connection is
+/// the client's by being there (the client spawned that mock); over HTTP it takes a request.
+pub fn met(scenario: &Scenario, site: Option<&Site>, transcript: &Transcript, stdio: bool, killed: bool) -> Met {
+    let from_client = |e: &WireEvent| from_client(e, killed);
+    let contacted = |c: &Connection| stdio || c.events().iter().any(from_client);
+    let Some(site) = site else {
+        return if transcript.connections().iter().any(contacted) {
+            Met::Yes
+        } else {
+            Met::No("the client never sent the mock anything".into())
+        };
+    };
+    let fault = format!(
+        "{} at server step {}{}",
+        site.op,
+        site.index,
+        if site.declared { " (the scenario's `fault:`)" } else { "" }
+    );
+    let Some(c) = transcript.connection(site.connection).filter(|c| contacted(c)) else {
+        let never = if site.connection == 1 {
+            "the client never connected".to_string()
+        } else {
+            format!("the client never made connection {}", site.connection)
+        };
+        return Met::No(format!("{never}, so it never met the fault ({fault})"));
+    };
+    let (reached, finished) = progress(c);
+    // A client that kept sending what the script did not wait for did not stop: it went
+    // another way (skipped a message, sent one the mock refused), and is judged on it.
+    let diverted = diverted(scenario, c, reached);
+    let events = c.events();
+    let yes = diverted
+        || match site.kind {
+            Fault::None | Fault::Here => finished || reached >= site.step,
+            Fault::InAnswer => finished || reached > site.step,
+            Fault::FromNextMessage => {
+                let from =
+                    events.iter().position(|e| matches!(e, WireEvent::Script { reached, .. } if *reached >= site.step));
+                let later = transcript.connections().iter().any(|o| o.number() > c.number() && contacted(o));
+                from.is_some_and(|i| events[i..].iter().any(from_client)) || later
+            }
+        };
+    if yes {
+        return Met::Yes;
+    }
+    let steps = mcp_scenario::script::connection_script(&scenario.server, c.number());
+    let at = steps.get(reached.saturating_sub(1)).map(ops::describe).unwrap_or_else(|| "its start".into());
+    let meet = match site.kind {
+        Fault::FromNextMessage => "sent nothing after it",
+        Fault::InAnswer => "was never answered there",
+        _ => "never got there",
+    };
+    Met::No(format!(
+        "the mock's script stopped at step {reached} of {} ({at}) on connection {}: the client {meet}, so it never met the fault ({fault})",
+        steps.len(),
+        c.number()
+    ))
+}
+
+/// Why the client's plan did not run to its end (it hung until the run deadline, or left a
+/// step without a line), if it did not. A pass needs a whole plan: a client cut short has not
+/// handled the fault, and every absence (a message not sent, at most N of them) holds for it.
+pub fn cut_short(run: &Run<'_>) -> Option<String> {
+    if run.outcome.hung {
+        return Some("it hung until the run deadline".into());
+    }
+    let reported = |i: usize| run.outcome.steps.iter().any(|s| s.step == i + 1 && s.status != StepStatus::NotRun);
+    let (i, step) = run.scenario.client.iter().enumerate().find(|(i, _)| !reported(*i))?;
+    Some(format!("it never finished step {} ({})", i + 1, crate::outcome::describe_step(step)))
+}
+
+/// What a third-party pass rests on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Evidence {
+    /// A check with an MCP basis (or the driver contract) was judged on a whole plan: its name.
+    Judged(String),
+    /// No check with an MCP basis applies to this client: why (every check is SPEC.md's, our
+    /// own client's rules, or reads what the client cannot report).
+    NotApplicable(String),
+    /// Such checks apply, but the plan was cut short: why.
+    CutShort(String),
+}
+
+/// Whether one of the scenario's checks that judges any client (`must`, `should`, the driver
+/// contract, `robustness`) was judged, held or not, on a plan that ran to its end
+/// ([`cut_short`]).
+pub fn evidence(run: &Run<'_>, judged: &[JudgedCheck]) -> Evidence {
+    let weighs = |l: Level| matches!(l, Level::Must | Level::Should | Level::Driver | Level::Robustness);
+    let applying: Vec<String> = run
+        .scenario
+        .checks
+        .iter()
+        .enumerate()
+        .filter(|(_, entry)| weighs(entry.level()))
+        .map(|(i, entry)| format!("check {} ({})", i + 1, checks::name(&entry.check)))
+        .filter(|name| {
+            judged.iter().any(|j| &j.check == name && matches!(j.judgement, Judgement::Held | Judgement::Unmet))
+        })
+        .collect();
+    if applying.is_empty() {
+        let why = if run.scenario.checks.iter().any(|c| weighs(c.level())) {
+            "its checks with an MCP basis do not apply to this client (the bundled client's error texts and counters, or what the client said it cannot report)"
+        } else {
+            "every check of this scenario rests on SPEC.md, the bundled client's own rules, none on an MCP sentence"
+        };
+        return Evidence::NotApplicable(why.into());
+    }
+    match cut_short(run) {
+        Some(why) => Evidence::CutShort(format!("the client met the fault, but {why}")),
+        None => Evidence::Judged(applying[0].clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_scenario::wire::Recorded;
+
+    fn scenario(server: &str, fault: Option<usize>) -> Scenario {
+        let fault = fault.map(|f| format!("fault: {f}\n")).unwrap_or_default();
+        let text = format!(
+            "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\n{fault}client:\n  - op: connect\nserver:\n{server}"
+        );
+        mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &text).expect("loads")
+    }
+
+    const MALFORMED: &str = "  - op: handshake\n  - op: expect\n    method: tools/list\n  - op: send\n    text: \"junk\\n\"\n  - op: reply\n";
+    const PLAIN: &str = "  - op: handshake\n  - op: expect\n    method: tools/list\n  - op: reply\n";
+
+    fn script(reached: usize, total: usize) -> WireEvent {
+        WireEvent::Script { reached, total, finished: false, output_follows: false }
+    }
+
+    fn line() -> WireEvent {
+        WireEvent::FromClient { t_us: 0, bytes: Recorded::of(b"{}"), json: None, terminated: true }
+    }
+
+    fn message(method: &str) -> WireEvent {
+        let json = serde_json::json!({"jsonrpc": "2.0", "id": 9, "method": method});
+        WireEvent::FromClient { t_us: 0, bytes: Recorded::of(b"{}"), json: Some(json), terminated: true }
+    }
+
+    #[test]
+    fn the_first_deviating_step_is_the_fault() {
+        let s = site(&scenario(MALFORMED, None)).expect("a site");
+        assert_eq!((s.connection, s.step, s.kind, s.op.as_str(), s.declared), (1, 3, Fault::Here, "send", false));
+    }
+
+    #[test]
+    fn without_a_deviation_the_answer_to_the_first_request_is() {
+        let s = site(&scenario(PLAIN, None)).expect("a site");
+        assert_eq!((s.step, s.kind), (3, Fault::Here));
+        let only_handshake = site(&scenario("  - op: handshake\n", None)).expect("a site");
+        assert_eq!((only_handshake.step, only_handshake.kind), (1, Fault::InAnswer));
+    }
+
+    #[test]
+    fn a_declared_fault_wins_and_is_numbered_across_connections() {
+        let server = format!("{PLAIN}  - op: new_connection\n  - op: handshake\n  - op: expect\n    method: ping\n");
+        let s = site(&scenario(&server, Some(6))).expect("a site");
+        assert_eq!((s.connection, s.step, s.index, s.kind, s.declared), (2, 2, 6, Fault::InAnswer, true));
+    }
+
+    #[test]
+    fn a_client_that_stops_before_the_fault_never_met_it() {
+        let scenario = scenario(MALFORMED, None);
+        let at = site(&scenario);
+        let met_with =
+            |events: Vec<WireEvent>| met(&scenario, at.as_ref(), &Transcript::new(vec![events]), false, false);
+        assert!(
+            matches!(met(&scenario, at.as_ref(), &Transcript::new(vec![]), true, false), Met::No(m) if m.contains("never connected"))
+        );
+        let idle = met_with(vec![script(1, 4), line(), line(), script(2, 4)]);
+        assert!(matches!(&idle, Met::No(m) if m.contains("stopped at step 2 of 4 (expect tools/list)")), "{idle:?}");
+        assert_eq!(met_with(vec![script(1, 4), line(), script(2, 4), line(), script(3, 4)]), Met::Yes);
+        // A client that sent what the script did not wait for went another way: judged.
+        assert_eq!(met_with(vec![script(1, 4), line(), line(), script(2, 4), message("ping")]), Met::Yes);
+        // The message the stopped step waits for is on the script's path, not a detour.
+        assert!(matches!(met_with(vec![script(1, 4), line(), script(2, 4), message("tools/list")]), Met::No(_)));
+        // Over HTTP, progress without a request from the client is no contact.
+        assert!(matches!(met_with(vec![script(3, 4)]), Met::No(_)));
+        // Over stdio the client spawned the mock: a fault the mock makes before any message
+        // (it dies at spawn) is met.
+        let at_spawn = met(&scenario, at.as_ref(), &Transcript::new(vec![vec![script(3, 4)]]), true, false);
+        assert_eq!(at_spawn, Met::Yes);
+    }
+
+    #[test]
+    fn a_standing_fault_is_met_by_the_next_message() {
+        let scenario = scenario("  - op: handshake\n  - op: expire_session\n  - op: expect\n    method: ping\n", None);
+        let at = site(&scenario);
+        assert_eq!(at.as_ref().map(|s| s.kind), Some(Fault::FromNextMessage));
+        let met_with =
+            |events: Vec<WireEvent>| met(&scenario, at.as_ref(), &Transcript::new(vec![events]), false, false);
+        assert!(matches!(met_with(vec![script(1, 3), line(), script(2, 3), script(3, 3)]), Met::No(_)));
+        assert_eq!(met_with(vec![script(1, 3), line(), script(2, 3), script(3, 3), message("ping")]), Met::Yes);
+    }
+}
