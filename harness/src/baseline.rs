@@ -39,8 +39,8 @@ pub struct Baseline {
     /// Scenarios whose outcome is not stable for this client.
     #[serde(default)]
     pub flaky: Vec<String>,
-    /// Scenarios whose fault this client is known never to meet (reported *not exercised*):
-    /// CI notices when one starts meeting it, or another stops.
+    /// Runs this client is known to leave *not exercised* (it never meets the fault, or never
+    /// finishes its plan after it): CI notices when one passes, or another joins them.
     #[serde(default)]
     pub not_exercised: Vec<String>,
 }
@@ -151,7 +151,7 @@ pub fn render(client: &str, results: &[RunResult], previous: &Baseline) -> Strin
     if unexercised.is_empty() {
         out.push_str("not_exercised: []\n");
     } else {
-        out.push_str("# Scenarios whose fault the client never meets (status not_exercised): CI fails when one\n# starts meeting it (remove it) or another stops.\nnot_exercised:\n");
+        out.push_str("# Runs the client leaves not exercised (it never meets the fault, or never finishes the plan\n# after it): CI fails when one passes (remove it) or another joins them.\nnot_exercised:\n");
         for k in &unexercised {
             out.push_str(&format!("  - {k}\n"));
         }

@@ -407,7 +407,7 @@ fn earn(result: &mut RunResult, run: &checks::Run<'_>) {
         }
         (exercise::Met::Yes, exercise::Evidence::CutShort(why)) if third_party => {
             result.status = Status::NotExercised;
-            result.reason = Some(format!("no evidence the client handled the fault: {why}"));
+            result.reason = Some(format!("no evidence the client handled the fault: {why} (see its warnings)"));
         }
         _ => {}
     }
