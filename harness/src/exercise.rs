@@ -225,8 +225,12 @@ pub fn met(scenario: &Scenario, site: Option<&Site>, transcript: &Transcript, st
 /// step without a line), if it did not. A pass needs a whole plan: a client cut short has not
 /// handled the fault, and every absence (a message not sent, at most N of them) holds for it.
 pub fn cut_short(run: &Run<'_>) -> Option<String> {
-    if run.outcome.hung {
+    // A scenario about a client's own default timeout judges the hang itself (`times_out`).
+    if run.outcome.hung && !checks::times_out::reports_the_hang(run) {
         return Some("it hung until the run deadline".into());
+    }
+    if run.outcome.hung {
+        return None;
     }
     let reported = |i: usize| run.outcome.steps.iter().any(|s| s.step == i + 1 && s.status != StepStatus::NotRun);
     let (i, step) = run.scenario.client.iter().enumerate().find(|(i, _)| !reported(*i))?;

@@ -591,10 +591,11 @@ fn run(
                 Some(Verdict::UnexpectedNotExercised) => {
                     regressions += 1;
                     println!(
-                        "NOT EXERCISED {} [{}]: the client never met the fault, and {} does not list it under not_exercised:",
+                        "NOT EXERCISED {} [{}]: not in {}'s not_exercised: list ({})",
                         r.scenario,
                         r.transport.as_str(),
-                        path.display()
+                        path.display(),
+                        r.reason.as_deref().unwrap_or("no reason recorded")
                     );
                 }
                 Some(Verdict::StaleEntry) => {

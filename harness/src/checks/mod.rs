@@ -50,7 +50,7 @@ mod stdin_closed;
 mod stream_closed;
 #[cfg(test)]
 mod testing;
-mod times_out;
+pub mod times_out;
 
 use crate::scope::{Scope, TargetKind};
 use crate::transcript::Transcript;

@@ -170,7 +170,7 @@ mod tests {
         ];
         let md = summary(&runs, 1500);
         assert!(md.starts_with("## mcp-harness: 1 passed, 1 failed, 1 skipped, 0 errors\n"), "{md}");
-        assert!(md.contains("| with warnings (unmet SHOULDs) | 3 |"), "{md}");
+        assert!(md.contains("| with warnings (unmet SHOULDs, robustness findings) | 3 |"), "{md}");
         assert!(md.contains("Baseline: **CHANGED** — 1 new failure(s)"), "{md}");
         assert!(
             md.contains(

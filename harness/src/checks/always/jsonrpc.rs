@@ -26,6 +26,15 @@ impl Rule for ValidJsonRpc {
     );
     type Violation = Violation;
 
+    /// The sentence as the run's revision words it (every revision's basic/index has it).
+    fn basis(&self, run: &Run<'_>) -> (Level, Option<String>) {
+        let sentence = format!(
+            "{} basic/index: All messages between MCP clients and servers MUST follow the JSON-RPC 2.0 specification",
+            run.scope.revision.as_str()
+        );
+        (Level::Must, Some(sentence))
+    }
+
     fn judge_connection(&self, run: &Run<'_>, c: &Connection) -> Vec<(At, Violation)> {
         let conn = c.number();
         written(run, c)

@@ -6,10 +6,12 @@
 mod deadline;
 mod ids;
 mod jsonrpc;
+mod meta;
 mod params;
 mod process;
 mod script;
 
+pub use meta::unmarked;
 pub use script::claimed_without_server;
 
 use super::Run;
@@ -89,6 +91,7 @@ pub fn judge(run: &Run<'_>) -> Vec<CheckResult> {
     collect(&script::ScriptCompletes, run, &mut found);
     collect(&jsonrpc::ValidJsonRpc, run, &mut found);
     collect(&params::ParamsPresent, run, &mut found);
+    collect(&meta::RequestMetadata, run, &mut found);
     collect(&ids::UniqueInFlightIds, run, &mut found);
     collect(&process::ProcessEndsCleanly, run, &mut found);
     // Stable: at one place, the rules' order above.
@@ -97,7 +100,7 @@ pub fn judge(run: &Run<'_>) -> Vec<CheckResult> {
 }
 
 /// The always-on rules' names, in [`judge`]'s order (for `mcp-harness explain`).
-pub fn names() -> [&'static str; 6] {
+pub fn names() -> [&'static str; 7] {
     fn name<R: Rule>(_: &R) -> &'static str {
         R::NAME
     }
@@ -106,6 +109,7 @@ pub fn names() -> [&'static str; 6] {
         name(&script::ScriptCompletes),
         name(&jsonrpc::ValidJsonRpc),
         name(&params::ParamsPresent),
+        name(&meta::RequestMetadata),
         name(&ids::UniqueInFlightIds),
         name(&process::ProcessEndsCleanly),
     ]

@@ -54,7 +54,7 @@
     add(tr, el("td", null, run.transport));
     add(tr, el("td", null, run.target));
     const status = add(tr, el("td"));
-    add(status, el("span", "badge " + run.status, run.status));
+    add(status, el("span", "badge " + run.status, run.status.replace(/_/g, " ")));
     if (run.warnings.length) add(status, el("span", "badge warn", "warn " + run.warnings.length));
     if (run.notes.length) add(status, el("span", "badge note", "note " + run.notes.length));
     if (run.baseline) add(status, el("span", "badge baseline", run.baseline.replace(/_/g, " ")));
