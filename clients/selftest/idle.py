@@ -1,8 +1,9 @@
 """A client that connects and then does nothing: the harness's self-test (DESIGN "A verdict is
 earned"). It opens the connection the run's transport asks for, makes the revision's opening
-exchange (the initialize handshake, or a `server/discover` on 2026-07-28), prints no step line
-and waits to be killed at the run deadline. It must pass no scenario: whatever the scenario's
-fault is, this client never meets it and never handles it.
+exchange (the initialize handshake, or a `server/discover` on 2026-07-28), then either prints
+no step line and waits to be killed at the run deadline (`idle`), or, with `--claim`, reports
+every plan step ok without doing any of it and exits 0 (`claims`: a driver that ignores its
+plan). It must pass no scenario: whatever the scenario's fault is, this client never handles it.
 
 Python 3 standard library only, like the reference client.
 """
@@ -36,8 +37,17 @@ def opening():
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized", "params": {}}
 
 
+CLAIM = "--claim" in sys.argv
+
+
 def idle():
-    """Does nothing until killed."""
+    """Does nothing until killed; with --claim, reports every plan step ok and exits 0."""
+    if CLAIM:
+        path = os.environ.get("MCP_HARNESS_PLAN_FILE")
+        plan = json.load(open(path)) if path else json.loads(os.environ.get("MCP_HARNESS_PLAN", "[]"))
+        for step in range(1, len(plan) + 1):
+            print(json.dumps({"step": step, "ok": True}), flush=True)
+        os._exit(0)
     while True:
         time.sleep(3600)
 
@@ -95,14 +105,19 @@ def legacy_sse(url):
     idle()
 
 
+def url():
+    """The server URL: the last argument that is not this client's own flag."""
+    return [a for a in sys.argv[1:] if a != "--claim"][-1]
+
+
 def main():
     transport = os.environ.get("MCP_HARNESS_TRANSPORT", "stdio")
     if transport == "stdio":
         stdio()
     elif transport == "legacy-sse":
-        legacy_sse(sys.argv[-1])
+        legacy_sse(url())
     else:
-        http(sys.argv[-1])
+        http(url())
 
 
 if __name__ == "__main__":

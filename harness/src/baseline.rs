@@ -110,61 +110,76 @@ impl Baseline {
     }
 }
 
-/// Writes the baseline that makes the current results pass: failures under `client:`,
-/// keeping the `flaky:` list of `previous`.
-pub fn render(client: &str, results: &[RunResult], previous: &Baseline) -> String {
+/// Writes the baseline that makes the current results pass: failures under `client:`, runs
+/// not exercised under `not_exercised:`, keeping the `flaky:` list of `previous` and, from
+/// `previous_text` (the file as it was), the comment lines written above each entry that is
+/// still listed: the reasons reviewers wrote down survive a regeneration.
+pub fn render(client: &str, results: &[RunResult], previous: &Baseline, previous_text: &str) -> String {
+    let notes = entry_comments(previous_text);
+    let keys = |want: fn(Status) -> bool| {
+        let mut keys: Vec<String> = results
+            .iter()
+            .filter(|r| want(r.status))
+            .filter(|r| !is_selftest(&r.path))
+            .map(|r| {
+                let multi = results.iter().filter(|o| o.scenario == r.scenario).count() > 1;
+                Baseline::key(r, multi)
+            })
+            .filter(|k| !previous.flaky.contains(k))
+            .collect();
+        keys.sort();
+        keys.dedup();
+        keys
+    };
+    let list = |out: &mut String, name: &str, entries: &[String]| {
+        if entries.is_empty() {
+            out.push_str(&format!("{name}: []\n"));
+            return;
+        }
+        out.push_str(&format!("{name}:\n"));
+        for k in entries {
+            for line in notes.get(k).into_iter().flatten() {
+                out.push_str(&format!("{line}\n"));
+            }
+            out.push_str(&format!("  - {k}\n"));
+        }
+    };
     let mut out = format!(
         "# Scenarios {client} is known to fail (the official conformance suite's expected-failures\n\
          # format, plus `flaky:`). CI fails when a listed scenario starts passing (remove it) or an\n\
-         # unlisted one fails. Regenerate with `make baselines`; review every change.\nclient:\n"
+         # unlisted one fails. Regenerate with `make baselines`; review every change.\n"
     );
-    let mut failing: Vec<String> = results
-        .iter()
-        .filter(|r| matches!(r.status, Status::Failed | Status::Error))
-        .filter(|r| !is_selftest(&r.path))
-        .map(|r| {
-            let multi = results.iter().filter(|o| o.scenario == r.scenario).count() > 1;
-            Baseline::key(r, multi)
-        })
-        .filter(|k| !previous.flaky.contains(k))
-        .collect();
-    failing.sort();
-    failing.dedup();
-    for k in &failing {
-        out.push_str(&format!("  - {k}\n"));
+    list(&mut out, "client", &keys(|s| matches!(s, Status::Failed | Status::Error)));
+    let unexercised = keys(|s| s == Status::NotExercised);
+    if !unexercised.is_empty() {
+        out.push_str(
+            "# Runs the client leaves not exercised (it never meets the fault, or never finishes the plan\n\
+             # after it): CI fails when one passes (remove it) or another joins them.\n",
+        );
     }
-    if failing.is_empty() {
-        out = out.replace("client:\n", "client: []\n");
-    }
-    let mut unexercised: Vec<String> = results
-        .iter()
-        .filter(|r| r.status == Status::NotExercised)
-        .filter(|r| !is_selftest(&r.path))
-        .map(|r| {
-            let multi = results.iter().filter(|o| o.scenario == r.scenario).count() > 1;
-            Baseline::key(r, multi)
-        })
-        .filter(|k| !previous.flaky.contains(k))
-        .collect();
-    unexercised.sort();
-    unexercised.dedup();
-    if unexercised.is_empty() {
-        out.push_str("not_exercised: []\n");
-    } else {
-        out.push_str("# Runs the client leaves not exercised (it never meets the fault, or never finishes the plan\n# after it): CI fails when one passes (remove it) or another joins them.\nnot_exercised:\n");
-        for k in &unexercised {
-            out.push_str(&format!("  - {k}\n"));
-        }
-    }
-    if previous.flaky.is_empty() {
-        out.push_str("flaky: []\n");
-    } else {
-        out.push_str("flaky:\n");
-        for k in &previous.flaky {
-            out.push_str(&format!("  - {k}\n"));
-        }
-    }
+    list(&mut out, "not_exercised", &unexercised);
+    list(&mut out, "flaky", &previous.flaky);
     out
+}
+
+/// The comment lines (`  # …`) written directly above each list entry (`  - key`) of a
+/// baseline file, by key.
+fn entry_comments(text: &str) -> std::collections::HashMap<String, Vec<String>> {
+    let mut found = std::collections::HashMap::new();
+    let mut pending = Vec::new();
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if line.starts_with(' ') && trimmed.starts_with('#') {
+            pending.push(line.to_string());
+        } else if let Some(key) = trimmed.strip_prefix("- ").filter(|_| line.starts_with(' ')) {
+            if !pending.is_empty() {
+                found.insert(key.trim().to_string(), std::mem::take(&mut pending));
+            }
+        } else {
+            pending.clear();
+        }
+    }
+    found
 }
 
 #[cfg(test)]
@@ -190,6 +205,28 @@ mod tests {
         assert_eq!(b.verdict("unmet", Status::Passed), Verdict::StaleEntry);
         assert_eq!(b.verdict("new", Status::NotApplicable), Verdict::Skipped);
         assert!(Verdict::StaleEntry.fails() && Verdict::UnexpectedFailure.fails() && !Verdict::Flaky.fails());
+    }
+
+    #[test]
+    fn a_regenerated_baseline_keeps_the_comments_of_entries_still_listed() {
+        let run = |name: &str, status: Status| -> RunResult {
+            serde_json::from_value(serde_json::json!({
+                "scenario": name, "path": format!("scenarios/stdio/{name}.yaml"), "transport": "stdio",
+                "status": status.as_str(),
+            }))
+            .expect("a run")
+        };
+        let previous_text =
+            "client:\n  # why a fails\n  - a\n  # why gone fails\n  - gone\nflaky:\n  # why it flips\n  - shaky\n";
+        let previous: Baseline = serde_saphyr::from_str(previous_text).expect("parses");
+        let results = [run("a", Status::Failed), run("gone", Status::Passed), run("idle", Status::NotExercised)];
+        let text = render("c", &results, &previous, previous_text);
+        assert!(text.contains("client:\n  # why a fails\n  - a\n"), "{text}");
+        assert!(!text.contains("why gone fails"), "{text}");
+        assert!(text.contains("not_exercised:\n  - idle\n"), "{text}");
+        assert!(text.ends_with("flaky:\n  # why it flips\n  - shaky\n"), "{text}");
+        let back: Baseline = serde_saphyr::from_str(&text).expect("the written file parses");
+        assert_eq!((back.client, back.not_exercised), (vec!["a".to_string()], vec!["idle".to_string()]));
     }
 
     #[test]

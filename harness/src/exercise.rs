@@ -245,15 +245,17 @@ pub enum Evidence {
     /// No check with an MCP basis applies to this client: why (every check is SPEC.md's, our
     /// own client's rules, or reads what the client cannot report).
     NotApplicable(String),
-    /// Such checks apply, but the plan was cut short: why.
+    /// Such checks apply, but the plan was cut short, or they held only by an absence: why.
     CutShort(String),
 }
 
-/// Whether one of the scenario's checks that judges any client (`must`, `should`, the driver
-/// contract, `robustness`) was judged, held or not, on a plan that ran to its end
-/// ([`cut_short`]).
+/// Whether one of the scenario's checks with an MCP basis (`must`, `should`, or the driver
+/// contract for the driver self-test) was judged on a plan that ran to its end ([`cut_short`]):
+/// unmet (a warning: the client did something that broke a SHOULD), or held by something the
+/// client did, not only by an absence. A `robustness:` check is judged and warns, but a pass rests on no harm
+/// avoided alone: a scenario with nothing else is not applicable to a third-party client.
 pub fn evidence(run: &Run<'_>, judged: &[JudgedCheck]) -> Evidence {
-    let weighs = |l: Level| matches!(l, Level::Must | Level::Should | Level::Driver | Level::Robustness);
+    let weighs = |l: Level| matches!(l, Level::Must | Level::Should | Level::Driver);
     let applying: Vec<String> = run
         .scenario
         .checks
@@ -273,9 +275,36 @@ pub fn evidence(run: &Run<'_>, judged: &[JudgedCheck]) -> Evidence {
         };
         return Evidence::NotApplicable(why.into());
     }
-    match cut_short(run) {
-        Some(why) => Evidence::CutShort(format!("the client met the fault, but {why}")),
-        None => Evidence::Judged(applying[0].clone()),
+    if let Some(why) = cut_short(run) {
+        return Evidence::CutShort(format!("the client met the fault, but {why}"));
+    }
+    // What the client did, not only what it did not do: an absence holds for any client, so
+    // it is evidence only beside a plan step the client reported as a handling client does
+    // (an `outcome` check that held, whatever its basis).
+    let reported_as_expected = run.scenario.checks.iter().enumerate().any(|(i, entry)| {
+        matches!(entry.check, mcp_scenario::checks::Check::Outcome(_))
+            && judged.iter().any(|j| {
+                j.check == format!("check {} ({})", i + 1, checks::name(&entry.check)) && j.judgement == Judgement::Held
+            })
+    });
+    let shows = |name: &String| {
+        run.scenario.checks.iter().enumerate().any(|(i, entry)| {
+            &format!("check {} ({})", i + 1, checks::name(&entry.check)) == name
+                && (reported_as_expected || !checks::holds_by_absence(&entry.check))
+        })
+    };
+    // A check unmet judged something the client did (a SHOULD it broke: a warning); one held
+    // counts unless it holds by an absence alone.
+    let judgement = |name: &String| judged.iter().find(|j| &j.check == name).map(|j| j.judgement);
+    let counts = |name: &&String| {
+        judgement(name) == Some(Judgement::Unmet) || (judgement(name) == Some(Judgement::Held) && shows(name))
+    };
+    match applying.iter().find(counts) {
+        Some(name) => Evidence::Judged(name.clone()),
+        None => Evidence::CutShort(format!(
+            "the checks with an MCP basis that held ({}) hold by an absence, which any client that does nothing meets, and no plan step was reported as a handling client reports it",
+            applying.join(", ")
+        )),
     }
 }
 
@@ -351,6 +380,50 @@ mod tests {
         // (it dies at spawn) is met.
         let at_spawn = met(&scenario, at.as_ref(), &Transcript::new(vec![vec![script(3, 4)]]), true, false);
         assert_eq!(at_spawn, Met::Yes);
+    }
+
+    /// A pass rests on something the client did: an absence alone (a message not sent) holds
+    /// for any client, unless the client also reported a step as a handling client does.
+    #[test]
+    fn an_absence_alone_is_no_evidence() {
+        use crate::scope::{Deadline, Scope, TargetKind};
+        use mcp_scenario::results::{ClientOutcome, JudgedCheck, StepOutcome};
+        let checks = |outcome_held: bool| {
+            let mut judged = vec![JudgedCheck {
+                check: "check 1 (not_sent)".into(),
+                level: Level::Must,
+                reference: None,
+                judgement: Judgement::Held,
+            }];
+            judged.push(JudgedCheck {
+                check: "check 2 (outcome)".into(),
+                level: Level::Project,
+                reference: None,
+                judgement: if outcome_held { Judgement::Held } else { Judgement::Unmet },
+            });
+            judged
+        };
+        let text = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver:\n  - op: handshake\nchecks:\n  - not_sent: {method: ping}\n    must: \"m\"\n  - outcome: {step: 1, ok: false}\n    project: \"p\"\n";
+        let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), text).expect("loads");
+        let step = StepOutcome {
+            step: 1,
+            what: "connect".into(),
+            status: StepStatus::Error,
+            result: None,
+            error: Some("e".into()),
+            elapsed_ms: 1,
+        };
+        let outcome = ClientOutcome { steps: vec![step], ..ClientOutcome::default() };
+        let transcript = Transcript::new(vec![]);
+        let scope = Scope {
+            target: TargetKind::External,
+            transport: scenario.transport.to_vec()[0],
+            revision: scenario.revision,
+            deadline: Deadline { scenario_ms: 3000, startup_ms: 0 },
+        };
+        let run = Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript };
+        assert!(matches!(evidence(&run, &checks(false)), Evidence::CutShort(why) if why.contains("by an absence")));
+        assert_eq!(evidence(&run, &checks(true)), Evidence::Judged("check 1 (not_sent)".into()));
     }
 
     #[test]

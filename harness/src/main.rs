@@ -576,8 +576,9 @@ fn run(
     report::write(&reports, &results, wall_ms).map_err(|e| vec![e])?;
     if let Some(path) = &baselines.write {
         let previous = if path.exists() { Baseline::load(path).map_err(|e| vec![e])? } else { Baseline::default() };
+        let previous_text = std::fs::read_to_string(path).unwrap_or_default();
         let client = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        std::fs::write(path, baseline::render(&client, &results, &previous))
+        std::fs::write(path, baseline::render(&client, &results, &previous, &previous_text))
             .map_err(|e| vec![HarnessError::io(format!("writing {}", path.display()), e)])?;
     }
     if let (Some(path), Some(_)) = (&baselines.expected, &baseline) {

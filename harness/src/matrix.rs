@@ -99,12 +99,18 @@ fn cell(run: &RunResult) -> Cell {
             _ => run.reason.clone().unwrap_or_default(),
         },
     };
-    let rests_on = first
-        .map(|f| match &f.reference {
-            Some(r) => format!("{}: {r}", f.level),
-            None => format!("{} (no spec sentence yet)", f.level),
-        })
-        .unwrap_or_default();
+    let basis = first.map(|f| match &f.reference {
+        Some(r) => format!("{}: {r}", f.level),
+        None => format!("{} (no spec sentence yet)", f.level),
+    });
+    // A pass shows the check it rests on first, then what its warning or note rests on.
+    let rests_on = match (run.status, evidence(run), basis) {
+        (Status::Passed, Some(e), Some(b)) => {
+            format!("{e}; the {}: {b}", if run.warnings.is_empty() { "note" } else { "warning" })
+        }
+        (Status::Passed, Some(e), None) => e,
+        (_, _, b) => b.unwrap_or_default(),
+    };
     let flagged = (run.status == Status::Passed && first.is_some()).then_some(!run.warnings.is_empty());
     Cell {
         status: run.status,
@@ -113,6 +119,20 @@ fn cell(run: &RunResult) -> Cell {
         rests_on: one_line(&rests_on),
         baseline: run.baseline,
     }
+}
+
+/// What a pass rests on: the first check with an MCP basis (or the driver contract) the run
+/// judged, as `must: check 2 (outcome): <sentence>`.
+fn evidence(run: &RunResult) -> Option<String> {
+    use mcp_scenario::basis::Level;
+    use mcp_scenario::results::Judgement;
+    run.judged
+        .iter()
+        .find(|j| {
+            matches!(j.level, Level::Must | Level::Should | Level::Driver)
+                && matches!(j.judgement, Judgement::Held | Judgement::Unmet)
+        })
+        .map(|j| format!("{}: {} — {}", j.level, j.check, j.reference.as_deref().unwrap_or("")))
 }
 
 fn symbol(cell: &Cell) -> &'static str {
@@ -128,7 +148,7 @@ fn symbol(cell: &Cell) -> &'static str {
         Status::Pending => "pending",
         Status::NotRun => "not run",
         Status::NotExercised => "not exercised",
-        Status::NotApplicable => "—",
+        Status::NotApplicable => "n/a",
     }
 }
 
@@ -168,21 +188,26 @@ pub fn write(dir: &Path) -> Result<Vec<String>, HarnessError> {
          transcript (its snapshot sits beside the scenario as `<scenario>@<client>.snap`).\n\n",
     );
     grid.push_str(
-        "A failing cell broke an MCP MUST (or a check not yet classified); `pass (warn)` met every MUST \
-         but not a SHOULD; `pass (note)` differs only from a rule of our own SPEC.md for the bundled \
-         transports. Each client's page says what every reason rests on; the times a run measured \
-         appear there cut to the 100 ms below (`≈`), exact in each client's `results.json`.\n\n",
+        "A failing cell broke an MCP MUST (or a check not yet classified); a pass met the scenario's \
+         fault, ran its plan to the end, and names on the client's page the check with an MCP basis \
+         it rests on; `pass (warn)` met every MUST but not a SHOULD, or has a robustness finding \
+         (a crash, a hang, a retry loop); `pass (note)` differs only from a rule of our own SPEC.md \
+         for the bundled transports. `not exercised`: the client never met the scenario's fault, or \
+         never finished its plan after it (no evidence either way); `n/a`: no check with an MCP \
+         basis applies to a third-party client there (every check is SPEC.md's). Each client's page \
+         says what every reason rests on; the times a run measured appear there cut to the 100 ms \
+         below (`≈`), exact in each client's `results.json`.\n\n",
     );
     let _ = writeln!(
         grid,
-        "| client | passed | failed | skipped | error | with warnings | with notes |\n|---|---|---|---|---|---|---|"
+        "| client | passed | failed | not exercised | n/a | skipped | error | with warnings | with notes |\n|---|---|---|---|---|---|---|---|---|"
     );
     for (client, runs) in &clients {
         let t = Totals::of(runs);
         let _ = writeln!(
             grid,
-            "| [{client}]({client}.md) | {} | {} | {} | {} | {} | {} |",
-            t.passed, t.failed, t.skipped, t.error, t.warned, t.noted
+            "| [{client}]({client}.md) | {} | {} | {} | {} | {} | {} | {} | {} |",
+            t.passed, t.failed, t.not_exercised, t.not_applicable, t.skipped, t.error, t.warned, t.noted
         );
     }
     let names: Vec<&String> = clients.keys().collect();
@@ -214,8 +239,8 @@ fn client_page(client: &str, runs: &[RunResult]) -> String {
     let t = Totals::of(runs);
     let _ = writeln!(
         page,
-        "{} passed, {} failed, {} skipped, {} errors; {} with warnings, {} with notes.\n",
-        t.passed, t.failed, t.skipped, t.error, t.warned, t.noted
+        "{} passed, {} failed, {} not exercised, {} not applicable, {} skipped, {} errors; {} with warnings, {} with notes.\n",
+        t.passed, t.failed, t.not_exercised, t.not_applicable, t.skipped, t.error, t.warned, t.noted
     );
     page.push_str("| scenario | transport | result | baseline | reason | rests on |\n|---|---|---|---|---|---|\n");
     let mut sorted: Vec<&RunResult> = runs.iter().collect();

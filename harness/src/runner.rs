@@ -407,7 +407,8 @@ fn earn(result: &mut RunResult, run: &checks::Run<'_>) {
         }
         (exercise::Met::Yes, exercise::Evidence::CutShort(why)) if third_party => {
             result.status = Status::NotExercised;
-            result.reason = Some(format!("no evidence the client handled the fault: {why} (see its warnings)"));
+            let see = if result.warnings.is_empty() { "" } else { " (see its warnings)" };
+            result.reason = Some(format!("no evidence the client handled the fault: {why}{see}"));
         }
         _ => {}
     }

@@ -111,8 +111,9 @@ pub struct RunResult {
     #[serde(skip)]
     pub wire: Vec<Vec<crate::wire::WireEvent>>,
     /// Every check of the scenario (and each always-on rule that failed) with its basis and
-    /// how this run judged it: what the HTML report lists.
-    #[serde(skip)]
+    /// how this run judged it: what the HTML report lists, and what the matrix shows a pass
+    /// rests on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub judged: Vec<JudgedCheck>,
 }
 

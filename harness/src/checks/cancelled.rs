@@ -21,6 +21,11 @@ impl CheckKind for CancelledCheck {
     type Invalid = Invalid;
     type Failure = Failure;
 
+    /// `sent: false` holds by an absence.
+    fn holds_by_absence(&self) -> bool {
+        !self.sent
+    }
+
     fn validate(&self, scenario: &Scenario) -> Result<(), Invalid> {
         script_labels(scenario, ServerStep::expect_label, &self.request)
             .then_some(())

@@ -38,6 +38,12 @@ impl CheckKind for HttpCheck {
     type Invalid = Invalid;
     type Failure = Failure;
 
+    /// An upper bound (`at_most`, `count: 0`), or `every` over optional requests (none sent
+    /// holds it), holds by an absence.
+    fn holds_by_absence(&self) -> bool {
+        self.at_most.is_some() || self.count == Some(0) || (self.every && self.optional)
+    }
+
     fn validate(&self, _scenario: &Scenario) -> Result<(), Invalid> {
         if let Some(name) = &self.header {
             if http::HeaderName::from_bytes(name.as_bytes()).is_err() {

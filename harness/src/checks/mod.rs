@@ -102,6 +102,13 @@ pub trait CheckKind {
         None
     }
 
+    /// Whether the check holds by an absence (a message not sent, at most N of them, a signal
+    /// never received): any client that does nothing holds it, so a third-party pass never
+    /// rests on it alone (`crate::exercise::evidence`).
+    fn holds_by_absence(&self) -> bool {
+        false
+    }
+
     /// Evaluates the check against the run's transcript and outcome.
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Self::Failure>;
 
@@ -178,6 +185,11 @@ pub fn name(check: &Check) -> &'static str {
         K::NAME
     }
     with_kind!(check, k => of(k))
+}
+
+/// Whether `check` holds by an absence (see [`CheckKind::holds_by_absence`]).
+pub fn holds_by_absence(check: &Check) -> bool {
+    with_kind!(check, k => k.holds_by_absence())
 }
 
 /// The client messages `check` judges (see [`CheckKind::judges`]).

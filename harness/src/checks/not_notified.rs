@@ -20,6 +20,10 @@ impl CheckKind for NotNotifiedCheck {
     type Invalid = Infallible;
     type Failure = Failure;
 
+    fn holds_by_absence(&self) -> bool {
+        true
+    }
+
     fn needs(&self) -> Option<Reportable> {
         Some(Reportable::Notifications)
     }

@@ -16,6 +16,10 @@ impl CheckKind for NotSentCheck {
     type Invalid = Infallible;
     type Failure = Failure;
 
+    fn holds_by_absence(&self) -> bool {
+        true
+    }
+
     fn judges(&self, _scenario: &Scenario) -> Vec<String> {
         vec![self.method.clone()]
     }

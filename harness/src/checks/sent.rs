@@ -30,6 +30,11 @@ impl CheckKind for SentCheck {
     type Invalid = Invalid;
     type Failure = Failure;
 
+    /// An upper bound (`at_most`, `count: 0`) holds by an absence.
+    fn holds_by_absence(&self) -> bool {
+        self.at_most.is_some() || self.count == Some(0)
+    }
+
     fn validate(&self, _scenario: &Scenario) -> Result<(), Invalid> {
         if self.count.is_some() && self.at_most.is_some() { Err(Invalid::CountAndAtMost) } else { Ok(()) }
     }

@@ -19,6 +19,11 @@ impl CheckKind for SignalCheck {
     type Invalid = Invalid;
     type Failure = Failure;
 
+    /// `received: false` holds by an absence.
+    fn holds_by_absence(&self) -> bool {
+        !self.received
+    }
+
     fn validate(&self, _scenario: &Scenario) -> Result<(), Invalid> {
         match mcp_scenario::signals::by_name(&self.name) {
             Some(_) => Ok(()),

@@ -386,3 +386,26 @@ fn every_subcommand_has_help_with_defaults_and_examples() {
     }
     harness().arg("--help").assert().code(0).stdout(predicate::str::contains("with\n     --keep-going"));
 }
+
+/// A client that never met the scenario's fault is not exercised: shown apart, never a pass,
+/// and it fails the exit code.
+#[test]
+fn a_run_not_exercised_fails_the_exit_code_and_is_named_so() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let null = root.join("clients/selftest/null");
+    let scenario = root.join("scenarios/stdio/initialized-before-first-request.yaml");
+    let target = format!("cmd:{}", null.display());
+    let reports = tempfile::tempdir().expect("tempdir");
+    harness()
+        .args(["run", scenario.to_str().expect("utf8"), "--target", &target, "--no-snapshots", "--reports"])
+        .arg(reports.path())
+        .assert()
+        .code(1)
+        .stdout(
+            predicate::str::contains("NOT EXERCISED  initialized-before-first-request [stdio")
+                .and(predicate::str::contains(
+                    "the client never connected, so it never met the fault (reply at server step 3)",
+                ))
+                .and(predicate::str::contains("0 passed, 0 failed, 0 skipped, 0 errors, 1 not exercised")),
+        );
+}

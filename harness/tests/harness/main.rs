@@ -2,8 +2,8 @@
 //! scenario file), the CLI's error paths, process hygiene and hostile external clients (`hostile`), the committed schema, the HTML
 //! report in headless Chromium (`browser`), a host's recording judged by `check-record`
 //! (`recording`), the planted-bug self-test against the reference client (`reference`) and
-//! the persistent driver mode with a fake driver (`persistent`), and the library's timing
-//! margins (`margins`).
+//! the persistent driver mode with a fake driver (`persistent`), the library's timing
+//! margins (`margins`), and the committed matrix's passes (`matrix`).
 
 mod architecture;
 mod browser;
@@ -14,6 +14,7 @@ mod hostile;
 mod hygiene;
 mod layout;
 mod margins;
+mod matrix;
 mod persistent;
 mod record;
 mod recording;

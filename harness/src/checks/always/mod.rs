@@ -9,6 +9,7 @@ mod jsonrpc;
 mod meta;
 mod params;
 mod process;
+mod reported;
 mod script;
 
 pub use meta::unmarked;
@@ -94,13 +95,14 @@ pub fn judge(run: &Run<'_>) -> Vec<CheckResult> {
     collect(&meta::RequestMetadata, run, &mut found);
     collect(&ids::UniqueInFlightIds, run, &mut found);
     collect(&process::ProcessEndsCleanly, run, &mut found);
+    collect(&reported::ResultsFromTheServer, run, &mut found);
     // Stable: at one place, the rules' order above.
     found.sort_by_key(|(at, _)| *at);
     found.into_iter().map(|(_, r)| r).collect()
 }
 
 /// The always-on rules' names, in [`judge`]'s order (for `mcp-harness explain`).
-pub fn names() -> [&'static str; 7] {
+pub fn names() -> [&'static str; 8] {
     fn name<R: Rule>(_: &R) -> &'static str {
         R::NAME
     }
@@ -112,6 +114,7 @@ pub fn names() -> [&'static str; 7] {
         name(&meta::RequestMetadata),
         name(&ids::UniqueInFlightIds),
         name(&process::ProcessEndsCleanly),
+        name(&reported::ResultsFromTheServer),
     ]
 }
 
