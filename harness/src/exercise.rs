@@ -386,7 +386,6 @@ mod tests {
     /// for any client, unless the client also reported a step as a handling client does.
     #[test]
     fn an_absence_alone_is_no_evidence() {
-        use crate::scope::{Deadline, Scope, TargetKind};
         use mcp_scenario::results::{ClientOutcome, JudgedCheck, StepOutcome};
         let checks = |outcome_held: bool| {
             let mut judged = vec![JudgedCheck {
@@ -415,12 +414,7 @@ mod tests {
         };
         let outcome = ClientOutcome { steps: vec![step], ..ClientOutcome::default() };
         let transcript = Transcript::new(vec![]);
-        let scope = Scope {
-            target: TargetKind::External,
-            transport: scenario.transport.to_vec()[0],
-            revision: scenario.revision,
-            deadline: Deadline { scenario_ms: 3000, startup_ms: 0 },
-        };
+        let scope = crate::checks::testing::external_scope(&scenario);
         let run = Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript };
         assert!(matches!(evidence(&run, &checks(false)), Evidence::CutShort(why) if why.contains("by an absence")));
         assert_eq!(evidence(&run, &checks(true)), Evidence::Judged("check 1 (not_sent)".into()));

@@ -49,7 +49,7 @@ mod signal;
 mod stdin_closed;
 mod stream_closed;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 pub mod times_out;
 
 use crate::scope::{Scope, TargetKind};

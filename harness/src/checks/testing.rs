@@ -26,6 +26,17 @@ pub fn with_plan(client: &str) -> Scenario {
     mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &text).expect("parses")
 }
 
+/// The scope of a third-party (`cmd:`) run of `scenario` over its first transport, with the
+/// default deadline and no start-up allowance.
+pub fn external_scope(scenario: &Scenario) -> Scope {
+    Scope {
+        target: TargetKind::External,
+        transport: scenario.transport.to_vec()[0],
+        revision: scenario.revision,
+        deadline: Deadline { scenario_ms: scenario.deadline_ms, startup_ms: 0 },
+    }
+}
+
 /// `evaluate` applied to the scenario's one check and a bundled run over `events`.
 pub fn judge<T>(scenario: &Scenario, events: Vec<WireEvent>, evaluate: impl FnOnce(&Check, &Run<'_>) -> T) -> T {
     judge_outcome(scenario, events, &ClientOutcome::default(), evaluate)

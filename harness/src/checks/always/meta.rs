@@ -78,7 +78,6 @@ pub struct Unmarked {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scope::{Deadline, TargetKind};
     use crate::transcript::Transcript;
     use mcp_scenario::results::ClientOutcome;
     use mcp_scenario::wire::{Recorded, WireEvent};
@@ -95,12 +94,7 @@ mod tests {
             .collect();
         let transcript = Transcript::new(vec![events]);
         let outcome = ClientOutcome::default();
-        let scope = Scope {
-            target: TargetKind::External,
-            transport: scenario.transport.to_vec()[0],
-            revision: scenario.revision,
-            deadline: Deadline { scenario_ms: 3000, startup_ms: 0 },
-        };
+        let scope = crate::checks::testing::external_scope(&scenario);
         let run = Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript };
         if !RequestMetadata.applies(&run.scope) {
             return Vec::new();
