@@ -138,7 +138,8 @@ enum Command {
         /// Where to write index.html, summary.md, results.json and junit.xml (docs/ci.md).
         #[arg(long, default_value = "reports")]
         reports: PathBuf,
-        /// Print only failures and the totals, and no progress.
+        /// Print only what needs a look (failures, errors, runs not exercised that no baseline
+        /// expects) and the totals, and no progress.
         #[arg(long, short)]
         quiet: bool,
         /// Judge failures against this expected-failures baseline (the official conformance

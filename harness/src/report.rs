@@ -182,13 +182,15 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
     s
 }
 
-/// The summary without passed and skipped runs (each a line plus its indented details), for
-/// `--quiet`.
+/// The summary without passed, skipped, pending and not applicable runs, nor runs not
+/// exercised that the baseline expects (each a line plus its indented details), for
+/// `--quiet`: what is left is what needs a look.
 pub fn without_passes(summary: &str) -> String {
     let mut out = String::new();
     let mut dropping = false;
     for line in summary.lines() {
-        if line.starts_with("PASS") || line.starts_with("SKIP") || line.starts_with("PEND") {
+        let expected_unexercised = line.starts_with("NOT EXERCISED (expected: baseline)");
+        if ["PASS", "SKIP", "PEND", "N/A "].iter().any(|p| line.starts_with(p)) || expected_unexercised {
             dropping = true;
             continue;
         }
@@ -433,6 +435,14 @@ fn testcase(x: &mut String, r: &RunResult, case: &Case) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn quiet_keeps_only_what_needs_a_look() {
+        let summary = "PASS  a [stdio, t] (1 ms, 1 warning(s), 0 note(s))\n      warning: w\nN/A   b [stdio, t]: why\nNOT EXERCISED (expected: baseline)  c [stdio, t] — c.yaml\n      reason c\nNOT EXERCISED  d [stdio, t] — d.yaml\n      reason d\nFAIL  e [stdio, t] — e.yaml\n      check 1 (sent): m\n1 passed, 1 failed\n";
+        assert_eq!(
+            super::without_passes(summary),
+            "NOT EXERCISED  d [stdio, t] — d.yaml\n      reason d\nFAIL  e [stdio, t] — e.yaml\n      check 1 (sent): m\n1 passed, 1 failed\n"
+        );
+    }
     use super::*;
 
     fn run(scenario: &str, target: &str, status: &str, baseline: Option<&str>) -> RunResult {
