@@ -39,6 +39,9 @@ pub struct Site {
     pub op: String,
     /// Set by the scenario's `fault:` (else derived).
     pub declared: bool,
+    /// The step makes a fault (declared, or an op that deviates), rather than standing in for
+    /// one in a script that has none (its first answer, or its handshake).
+    pub deviates: bool,
 }
 
 /// Whether a step is one that a standing rule or a connection boundary makes: it neither
@@ -75,6 +78,7 @@ pub fn site(scenario: &Scenario) -> Option<Site> {
         kind,
         op: ops::describe(s),
         declared,
+        deviates: declared || ops::op(s).fault() != Fault::None,
     };
     let steps = numbered(&scenario.server);
     if let Some(n) = scenario.fault {
@@ -221,6 +225,124 @@ pub fn met(scenario: &Scenario, site: Option<&Site>, transcript: &Transcript, st
     ))
 }
 
+/// Where on the wire the client met the fault: the connection, and the index in its events
+/// of the script's progress mark at the fault's step. `None` where there is no one place (a
+/// script of standing rules), or where the client went another way than the script (it is
+/// judged on all it did).
+pub fn fault_point(scenario: &Scenario, site: Option<&Site>, transcript: &Transcript) -> Option<(usize, usize)> {
+    let site = site.filter(|s| s.deviates)?;
+    let c = transcript.connection(site.connection)?;
+    let (reached, finished) = progress(c);
+    if !finished && diverted(scenario, c, reached) {
+        return None;
+    }
+    let past = |r: usize| match site.kind {
+        Fault::InAnswer => r > site.step,
+        _ => r >= site.step,
+    };
+    let events = c.events();
+    let at = events.iter().position(|e| matches!(e, WireEvent::Script { reached, .. } if past(*reached)))?;
+    // A standing rule is met by the first message the mock answers by it (a 404 for the
+    // expired session, a 401 for the missing token): what that message carried met the
+    // fault; how the client handled it comes after the answer.
+    if site.kind == Fault::FromNextMessage {
+        let ruled = |why: &str| why == "session expired" || why == "auth required";
+        let answer = events[at..].iter().position(|e| match e {
+            WireEvent::HttpResponse { why, .. } | WireEvent::ToClient { why, .. } => ruled(why),
+            _ => false,
+        });
+        return Some((c.number(), answer.map_or(at, |n| at + n)));
+    }
+    Some((c.number(), at))
+}
+
+/// Whether a held check judged something at or after the fault: a notification the mock sent
+/// after it, a request answered after it (or never), a message the client sent after it. A
+/// check on what happened before the fault (the notification before the stream was reset,
+/// the answer before the duplicate) shows nothing about how the client handled it. Kinds not
+/// tied to one place on the wire (closes, signals, orders) count.
+fn judges_after(check: &mcp_scenario::checks::Check, run: &Run<'_>, point: (usize, usize)) -> bool {
+    use mcp_scenario::checks::Check;
+    let after = |conn: usize, index: usize| conn > point.0 || (conn == point.0 && index > point.1);
+    // Each event on the wire with where it is.
+    let placed = || {
+        run.transcript
+            .connections()
+            .iter()
+            .flat_map(|c| c.events().iter().enumerate().map(move |(i, e)| (c.number(), i, e)))
+    };
+    let mock_text = |e: &WireEvent| -> Option<String> {
+        match e {
+            WireEvent::ToClient { bytes, .. } | WireEvent::StreamWrite { bytes, .. } => bytes.text.clone(),
+            WireEvent::HttpResponse { body, .. } => body.as_ref().and_then(|b| b.text.clone()),
+            _ => None,
+        }
+    };
+    let client_method = |e: &WireEvent| -> Option<(String, Option<serde_json::Value>)> {
+        let json = match e {
+            WireEvent::FromClient { json: Some(j), .. } | WireEvent::HttpRequest { json: Some(j), .. } => j,
+            _ => return None,
+        };
+        Some((crate::transcript::method_of(json)?.to_string(), json.get("id").cloned()))
+    };
+    match check {
+        Check::Notified(n) => {
+            let needle = format!("\"method\":\"{}\"", n.method);
+            placed().any(|(c, i, e)| after(c, i) && mock_text(e).is_some_and(|t| t.contains(&needle)))
+        }
+        Check::Sent(s) => placed().any(|(c, i, e)| after(c, i) && client_method(e).is_some_and(|(m, _)| m == s.method)),
+        Check::Http(h) => placed().any(|(c, i, e)| {
+            let WireEvent::HttpRequest { http_method, json, .. } = e else { return false };
+            let method = json.as_ref().and_then(crate::transcript::method_of);
+            after(c, i)
+                && h.http_method.as_deref().is_none_or(|m| m.eq_ignore_ascii_case(http_method))
+                && h.method.as_deref().is_none_or(|m| method == Some(m))
+        }),
+        Check::Outcome(o) => {
+            let request = matches!(
+                run.scenario.client.get(o.step.wrapping_sub(1)),
+                Some(mcp_scenario::ClientStep::Request { .. } | mcp_scenario::ClientStep::Await { .. })
+            );
+            if !request {
+                // A connect ends with the handshake: before a fault the script makes later.
+                let connect = matches!(
+                    run.scenario.client.get(o.step.wrapping_sub(1)),
+                    Some(mcp_scenario::ClientStep::Connect(_))
+                );
+                return !connect
+                    || !placed().any(|(c, i, e)| {
+                        !after(c, i) && client_method(e).is_some_and(|(m, _)| m == "notifications/initialized")
+                    });
+            }
+            let methods = crate::checks::plan_method(run.scenario, o.step);
+            // Each request of the step's method, and whether the mock answered it before the fault.
+            let requests: Vec<(usize, usize, Option<serde_json::Value>)> = placed()
+                .filter_map(|(c, i, e)| client_method(e).filter(|(m, _)| methods.contains(m)).map(|(_, id)| (c, i, id)))
+                .collect();
+            requests.is_empty()
+                || requests.iter().any(|(c, i, id)| {
+                    if after(*c, *i) {
+                        return true;
+                    }
+                    let Some(id) = id else { return true };
+                    let needle = format!("\"id\":{id}");
+                    let answered_before = placed().any(|(ac, ai, e)| {
+                        ac == *c
+                            && ai > *i
+                            && !after(ac, ai)
+                            && mock_text(e).is_some_and(|t| {
+                                t.match_indices(&needle).any(|(at, _)| {
+                                    matches!(t[at + needle.len()..].chars().next(), Some(',' | '}' | ' '))
+                                })
+                            })
+                    });
+                    !answered_before
+                })
+        }
+        _ => true,
+    }
+}
+
 /// Why the client's plan did not run to its end (it hung until the run deadline, or left a
 /// step without a line), if it did not. A pass needs a whole plan: a client cut short has not
 /// handled the fault, and every absence (a message not sent, at most N of them) holds for it.
@@ -296,13 +418,31 @@ pub fn evidence(run: &Run<'_>, judged: &[JudgedCheck]) -> Evidence {
     // A check unmet judged something the client did (a SHOULD it broke: a warning); one held
     // counts unless it holds by an absence alone.
     let judgement = |name: &String| judged.iter().find(|j| &j.check == name).map(|j| j.judgement);
-    let counts = |name: &&String| {
-        judgement(name) == Some(Judgement::Unmet) || (judgement(name) == Some(Judgement::Held) && shows(name))
+    let point = fault_point(run.scenario, site(run.scenario).as_ref(), run.transcript);
+    let after_fault = |name: &String| {
+        point.is_none_or(|p| {
+            run.scenario.checks.iter().enumerate().any(|(i, entry)| {
+                &format!("check {} ({})", i + 1, checks::name(&entry.check)) == name
+                    && judges_after(&entry.check, run, p)
+            })
+        })
     };
+    let counts = |name: &&String| {
+        judgement(name) == Some(Judgement::Unmet)
+            || (judgement(name) == Some(Judgement::Held) && shows(name) && after_fault(name))
+    };
+    let before_only: Vec<&String> = applying
+        .iter()
+        .filter(|name| judgement(name) == Some(Judgement::Held) && shows(name) && !after_fault(name))
+        .collect();
     match applying.iter().find(counts) {
         Some(name) => Evidence::Judged(name.clone()),
+        None if !before_only.is_empty() => Evidence::NotApplicable(format!(
+            "its checks with an MCP basis ({}) judge only what came before the fault; what follows it rests on SPEC.md or robustness checks alone",
+            before_only.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+        )),
         None => Evidence::CutShort(format!(
-            "the checks with an MCP basis that held ({}) hold by an absence, which any client that does nothing meets, and no plan step was reported as a handling client reports it",
+            "the checks with an MCP basis that held ({}) hold by an absence, which any client that does nothing meets",
             applying.join(", ")
         )),
     }
@@ -418,6 +558,61 @@ mod tests {
         let run = Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript };
         assert!(matches!(evidence(&run, &checks(false)), Evidence::CutShort(why) if why.contains("by an absence")));
         assert_eq!(evidence(&run, &checks(true)), Evidence::Judged("check 1 (not_sent)".into()));
+    }
+
+    /// A check on what came before the fault (a request answered before it) is no evidence
+    /// of how the client handled it; one on a request answered after it is.
+    #[test]
+    fn only_what_follows_the_fault_is_evidence() {
+        use mcp_scenario::results::{ClientOutcome, JudgedCheck, StepOutcome};
+        let text = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\n  - op: request\n    method: tools/list\n  - op: request\n    method: ping\nserver:\n  - op: handshake\n  - op: expect\n    method: tools/list\n  - op: reply\n  - op: send\n    text: \"junk\\n\"\n  - op: expect\n    method: ping\n  - op: reply\nchecks:\n  - outcome: {step: 2, ok: true}\n    must: \"m\"\n  - outcome: {step: 3, ok: true}\n    must: \"m\"\n";
+        let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), text).expect("loads");
+        let request = |id: u64, method: &str| {
+            let json = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method});
+            WireEvent::FromClient { t_us: 0, bytes: Recorded::of(b"{}"), json: Some(json), terminated: true }
+        };
+        let answer = |id: u64| WireEvent::ToClient {
+            t_us: 0,
+            bytes: Recorded::of(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}\n").as_bytes()),
+            why: "reply".into(),
+        };
+        let events = vec![
+            script(2, 6),
+            request(2, "tools/list"),
+            script(3, 6),
+            answer(2),
+            script(4, 6),
+            script(5, 6),
+            request(3, "ping"),
+            script(6, 6),
+            answer(3),
+        ];
+        let transcript = Transcript::new(vec![events]);
+        let ok = |step| StepOutcome {
+            step,
+            what: String::new(),
+            status: StepStatus::Ok,
+            result: None,
+            error: None,
+            elapsed_ms: 1,
+        };
+        let outcome = ClientOutcome { steps: vec![ok(1), ok(2), ok(3)], ..ClientOutcome::default() };
+        let scope = crate::checks::testing::external_scope(&scenario);
+        let run = Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript };
+        let judged = |held: [bool; 2]| -> Vec<JudgedCheck> {
+            (0..2)
+                .map(|i| JudgedCheck {
+                    check: format!("check {} (outcome)", i + 1),
+                    level: Level::Must,
+                    reference: None,
+                    judgement: if held[i] { Judgement::Held } else { Judgement::NotApplicable },
+                })
+                .collect()
+        };
+        assert!(
+            matches!(evidence(&run, &judged([true, false])), Evidence::NotApplicable(why) if why.contains("before the fault"))
+        );
+        assert_eq!(evidence(&run, &judged([true, true])), Evidence::Judged("check 2 (outcome)".into()));
     }
 
     #[test]
