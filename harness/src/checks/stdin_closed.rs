@@ -15,6 +15,12 @@ impl CheckKind for StdinClosedCheck {
     type Invalid = Infallible;
     type Failure = Failure;
 
+    /// A client process that exits closes its pipes too, and the record cannot tell that from
+    /// a deliberate close: as evidence, a close alone weighs no more than an absence.
+    fn holds_by_absence(&self) -> bool {
+        true
+    }
+
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
         let n = self.connection.unwrap_or(1);
         let connection = run.transcript.connection(n).ok_or(Failure::NeverStarted(n))?;
