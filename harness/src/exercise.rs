@@ -15,6 +15,9 @@
 //! 4. else (a script of standing rules only): any message from the client.
 //!
 //! Whatever the site, a connection the client sent nothing on meets no fault.
+//!
+//! A third-party pass then needs a whole plan ([`cut_short`]) and a check with an MCP basis
+//! judged on what came after the fault ([`fault_point`]), not only by an absence.
 
 use crate::checks::{self, Run, waits_for_client};
 use crate::transcript::{Connection, Transcript};
