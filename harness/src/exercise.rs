@@ -379,17 +379,20 @@ pub enum Evidence {
 /// unmet (a warning: the client did something that broke a SHOULD), or held by something the
 /// client did, not only by an absence. A `robustness:` check is judged and warns, but a pass rests on no harm
 /// avoided alone: a scenario with nothing else is not applicable to a third-party client.
-pub fn evidence(run: &Run<'_>, judged: &[JudgedCheck]) -> Evidence {
+pub fn evidence(run: &Run<'_>, site: Option<&Site>, judged: &[JudgedCheck]) -> Evidence {
     let weighs = |l: Level| matches!(l, Level::Must | Level::Should | Level::Driver);
-    let applying: Vec<String> = run
+    let judgement = |name: &str| judged.iter().find(|j| j.check == name).map(|j| j.judgement);
+    // Each check with an MCP basis this run judged, with its name and judgement.
+    let applying: Vec<(String, &mcp_scenario::basis::CheckEntry, Judgement)> = run
         .scenario
         .checks
         .iter()
         .enumerate()
         .filter(|(_, entry)| weighs(entry.level()))
-        .map(|(i, entry)| format!("check {} ({})", i + 1, checks::name(&entry.check)))
-        .filter(|name| {
-            judged.iter().any(|j| &j.check == name && matches!(j.judgement, Judgement::Held | Judgement::Unmet))
+        .filter_map(|(i, entry)| {
+            let name = checks::label(i, &entry.check);
+            let judged = judgement(&name).filter(|j| matches!(j, Judgement::Held | Judgement::Unmet))?;
+            Some((name, entry, judged))
         })
         .collect();
     if applying.is_empty() {
@@ -408,46 +411,34 @@ pub fn evidence(run: &Run<'_>, judged: &[JudgedCheck]) -> Evidence {
     // (an `outcome` check that held, whatever its basis).
     let reported_as_expected = run.scenario.checks.iter().enumerate().any(|(i, entry)| {
         matches!(entry.check, mcp_scenario::checks::Check::Outcome(_))
-            && judged.iter().any(|j| {
-                j.check == format!("check {} ({})", i + 1, checks::name(&entry.check)) && j.judgement == Judgement::Held
-            })
+            && judgement(&checks::label(i, &entry.check)) == Some(Judgement::Held)
     });
-    let shows = |name: &String| {
-        run.scenario.checks.iter().enumerate().any(|(i, entry)| {
-            &format!("check {} ({})", i + 1, checks::name(&entry.check)) == name
-                && (reported_as_expected || !checks::holds_by_absence(&entry.check))
-        })
-    };
-    // A check unmet judged something the client did (a SHOULD it broke: a warning); one held
-    // counts unless it holds by an absence alone.
-    let judgement = |name: &String| judged.iter().find(|j| &j.check == name).map(|j| j.judgement);
-    let point = fault_point(run.scenario, site(run.scenario).as_ref(), run.transcript);
-    let after_fault = |name: &String| {
-        point.is_none_or(|p| {
-            run.scenario.checks.iter().enumerate().any(|(i, entry)| {
-                &format!("check {} ({})", i + 1, checks::name(&entry.check)) == name
-                    && judges_after(&entry.check, run, p)
-            })
-        })
-    };
-    let counts = |name: &&String| {
-        judgement(name) == Some(Judgement::Unmet)
-            || (judgement(name) == Some(Judgement::Held) && shows(name) && after_fault(name))
-    };
-    let before_only: Vec<&String> = applying
-        .iter()
-        .filter(|name| judgement(name) == Some(Judgement::Held) && shows(name) && !after_fault(name))
-        .collect();
-    match applying.iter().find(counts) {
-        Some(name) => Evidence::Judged(name.clone()),
-        None if !before_only.is_empty() => Evidence::NotApplicable(format!(
-            "its checks with an MCP basis ({}) judge only what came before the fault; what follows it rests on SPEC.md or robustness checks alone",
-            before_only.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
-        )),
-        None => Evidence::CutShort(format!(
+    let point = fault_point(run.scenario, site, run.transcript);
+    let mut before_only = Vec::new();
+    for (name, entry, judged) in &applying {
+        // Unmet, it judged something the client did (a SHOULD it broke: a warning).
+        if *judged == Judgement::Unmet {
+            return Evidence::Judged(name.clone());
+        }
+        if !reported_as_expected && checks::holds_by_absence(&entry.check) {
+            continue;
+        }
+        if point.is_none_or(|p| judges_after(&entry.check, run, p)) {
+            return Evidence::Judged(name.clone());
+        }
+        before_only.push(name.as_str());
+    }
+    if before_only.is_empty() {
+        let names: Vec<&str> = applying.iter().map(|(name, ..)| name.as_str()).collect();
+        Evidence::CutShort(format!(
             "the checks with an MCP basis that held ({}) hold by an absence, which any client that does nothing meets",
-            applying.join(", ")
-        )),
+            names.join(", ")
+        ))
+    } else {
+        Evidence::NotApplicable(format!(
+            "its checks with an MCP basis ({}) judge only what came before the fault; what follows it rests on SPEC.md or robustness checks alone",
+            before_only.join(", ")
+        ))
     }
 }
 
@@ -559,8 +550,13 @@ mod tests {
         let transcript = Transcript::new(vec![]);
         let scope = crate::checks::testing::external_scope(&scenario);
         let run = Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript };
-        assert!(matches!(evidence(&run, &checks(false)), Evidence::CutShort(why) if why.contains("by an absence")));
-        assert_eq!(evidence(&run, &checks(true)), Evidence::Judged("check 1 (not_sent)".into()));
+        assert!(
+            matches!(evidence(&run, site(&scenario).as_ref(), &checks(false)), Evidence::CutShort(why) if why.contains("by an absence"))
+        );
+        assert_eq!(
+            evidence(&run, site(&scenario).as_ref(), &checks(true)),
+            Evidence::Judged("check 1 (not_sent)".into())
+        );
     }
 
     /// A check on what came before the fault (a request answered before it) is no evidence
@@ -613,9 +609,12 @@ mod tests {
                 .collect()
         };
         assert!(
-            matches!(evidence(&run, &judged([true, false])), Evidence::NotApplicable(why) if why.contains("before the fault"))
+            matches!(evidence(&run, site(&scenario).as_ref(), &judged([true, false])), Evidence::NotApplicable(why) if why.contains("before the fault"))
         );
-        assert_eq!(evidence(&run, &judged([true, true])), Evidence::Judged("check 2 (outcome)".into()));
+        assert_eq!(
+            evidence(&run, site(&scenario).as_ref(), &judged([true, true])),
+            Evidence::Judged("check 2 (outcome)".into())
+        );
     }
 
     #[test]

@@ -585,32 +585,18 @@ fn run(
     if let (Some(path), Some(_)) = (&baselines.expected, &baseline) {
         let mut regressions = 0;
         for r in &results {
-            match r.baseline {
-                Some(Verdict::UnexpectedFailure) => {
-                    regressions += 1;
-                    println!("NEW FAILURE  {} [{}]: not in {}", r.scenario, r.transport.as_str(), path.display());
-                }
-                Some(Verdict::UnexpectedNotExercised) => {
-                    regressions += 1;
-                    println!(
-                        "NOT EXERCISED {} [{}]: not in {}'s not_exercised: list ({})",
-                        r.scenario,
-                        r.transport.as_str(),
-                        path.display(),
-                        r.reason.as_deref().unwrap_or("no reason recorded")
-                    );
-                }
-                Some(Verdict::StaleEntry) => {
-                    regressions += 1;
-                    println!(
-                        "NOW PASSES   {} [{}]: remove it from {}",
-                        r.scenario,
-                        r.transport.as_str(),
-                        path.display()
-                    );
-                }
-                _ => {}
-            }
+            let (baseline, run) = (path.display(), format!("{} [{}]", r.scenario, r.transport.as_str()));
+            let change = match r.baseline {
+                Some(Verdict::UnexpectedFailure) => format!("NEW FAILURE  {run}: not in {baseline}"),
+                Some(Verdict::UnexpectedNotExercised) => format!(
+                    "NOT EXERCISED {run}: not in {baseline}'s not_exercised: list ({})",
+                    r.reason.as_deref().unwrap_or("no reason recorded")
+                ),
+                Some(Verdict::StaleEntry) => format!("NOW PASSES   {run}: remove it from {baseline}"),
+                _ => continue,
+            };
+            regressions += 1;
+            println!("{change}");
         }
         println!("baseline {}: {}", path.display(), if regressions == 0 { "unchanged" } else { "CHANGED" });
         return Ok(if !invalid.is_empty() {

@@ -359,8 +359,8 @@ fn finish(
 /// plan that ran to its end (else *not exercised*).
 fn earn(result: &mut RunResult, run: &checks::Run<'_>) {
     let third_party = !run.scope.target.is_bundled();
-    let evidence = exercise::evidence(run, &result.judged);
     let site = exercise::site(run.scenario);
+    let evidence = exercise::evidence(run, site.as_ref(), &result.judged);
     let met = exercise::met(
         run.scenario,
         site.as_ref(),

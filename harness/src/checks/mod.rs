@@ -187,6 +187,11 @@ pub fn name(check: &Check) -> &'static str {
     with_kind!(check, k => of(k))
 }
 
+/// How results name a scenario's check `index` (0-based): `check 2 (outcome)`.
+pub fn label(index: usize, check: &Check) -> String {
+    format!("check {} ({})", index + 1, name(check))
+}
+
 /// Whether `check` holds by an absence (see [`CheckKind::holds_by_absence`]).
 pub fn holds_by_absence(check: &Check) -> bool {
     with_kind!(check, k => k.holds_by_absence())
@@ -266,7 +271,7 @@ fn evaluate_as(run: &Run<'_>, recording: bool) -> Evaluation {
     for (i, entry) in run.scenario.checks.iter().enumerate() {
         let check = &entry.check;
         let result = |message: String| CheckResult {
-            check: format!("check {} ({})", i + 1, name(check)),
+            check: label(i, check),
             message,
             level: entry.level(),
             reference: entry.basis.as_ref().map(|b| b.reference.clone()),
@@ -301,7 +306,7 @@ pub fn judged(run: &Run<'_>, found: &Evaluation) -> Vec<JudgedCheck> {
         .iter()
         .enumerate()
         .map(|(i, entry)| {
-            let check = format!("check {} ({})", i + 1, name(&entry.check));
+            let check = label(i, &entry.check);
             let judgement = if named(&found.unmet, &check) {
                 Judgement::Unmet
             } else if named(&found.unjudged, &check) {
