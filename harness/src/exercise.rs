@@ -195,6 +195,17 @@ pub fn met(scenario: &Scenario, site: Option<&Site>, transcript: &Transcript, st
         };
         return Met::No(format!("{never}, so it never met the fault ({fault})"));
     };
+    // An optional GET the script answers with the fault (the listener is a MAY): a client
+    // that never opens one passes the step by, and meets nothing there.
+    let steps = mcp_scenario::script::connection_script(&scenario.server, c.number());
+    let optional_get = matches!(steps.get(site.step.wrapping_sub(1)), Some(ServerStep::ExpectGet(g)) if g.optional);
+    let sent_get =
+        c.events().iter().any(|e| matches!(e, WireEvent::HttpRequest { http_method, .. } if http_method == "GET"));
+    if optional_get && !sent_get {
+        return Met::No(format!(
+            "the client never sent the optional GET the script answers with the fault ({fault}): it never opened the listener, so it never met the fault"
+        ));
+    }
     let (reached, finished) = progress(c);
     // A client that kept sending what the script did not wait for did not stop: it went
     // another way (skipped a message, sent one the mock refused), and is judged on it.
@@ -214,7 +225,6 @@ pub fn met(scenario: &Scenario, site: Option<&Site>, transcript: &Transcript, st
     if yes {
         return Met::Yes;
     }
-    let steps = mcp_scenario::script::connection_script(&scenario.server, c.number());
     let at = steps.get(reached.saturating_sub(1)).map(ops::describe).unwrap_or_else(|| "its start".into());
     let meet = match site.kind {
         Fault::FromNextMessage => "sent nothing after it",
@@ -266,7 +276,21 @@ pub fn fault_point(scenario: &Scenario, site: Option<&Site>, transcript: &Transc
 /// tied to one place on the wire (closes, signals, orders) count.
 fn judges_after(check: &mcp_scenario::checks::Check, run: &Run<'_>, point: (usize, usize)) -> bool {
     use mcp_scenario::checks::Check;
-    let after = |conn: usize, index: usize| conn > point.0 || (conn == point.0 && index > point.1);
+    // Within the fault's connection the mock's clock orders events where both carry a time
+    // (an HTTP journal may write a request after the mark of the step that consumed it);
+    // the place in the record does otherwise.
+    let mark_t = run.transcript.connection(point.0).and_then(|c| c.events().get(point.1)).and_then(WireEvent::t_us);
+    let at = |conn: usize, index: usize| -> Option<u64> {
+        run.transcript.connection(conn).and_then(|c| c.events().get(index)).and_then(WireEvent::t_us)
+    };
+    let after = |conn: usize, index: usize| {
+        conn > point.0
+            || (conn == point.0
+                && match (mark_t, at(conn, index)) {
+                    (Some(mark), Some(t)) => t > mark,
+                    _ => index > point.1,
+                })
+    };
     // Each event on the wire with where it is.
     let placed = || {
         run.transcript
@@ -406,13 +430,6 @@ pub fn evidence(run: &Run<'_>, site: Option<&Site>, judged: &[JudgedCheck]) -> E
     if let Some(why) = cut_short(run) {
         return Evidence::CutShort(format!("the client met the fault, but {why}"));
     }
-    // What the client did, not only what it did not do: an absence holds for any client, so
-    // it is evidence only beside a plan step the client reported as a handling client does
-    // (an `outcome` check that held, whatever its basis).
-    let reported_as_expected = run.scenario.checks.iter().enumerate().any(|(i, entry)| {
-        matches!(entry.check, mcp_scenario::checks::Check::Outcome(_))
-            && judgement(&checks::label(i, &entry.check)) == Some(Judgement::Held)
-    });
     let point = fault_point(run.scenario, site, run.transcript);
     let mut before_only = Vec::new();
     for (name, entry, judged) in &applying {
@@ -420,7 +437,8 @@ pub fn evidence(run: &Run<'_>, site: Option<&Site>, judged: &[JudgedCheck]) -> E
         if *judged == Judgement::Unmet {
             return Evidence::Judged(name.clone());
         }
-        if !reported_as_expected && checks::holds_by_absence(&entry.check) {
+        // What the client did, not only what it did not do: an absence holds for any client.
+        if checks::holds_by_absence(&entry.check, run) {
             continue;
         }
         if point.is_none_or(|p| judges_after(&entry.check, run, p)) {
@@ -430,8 +448,8 @@ pub fn evidence(run: &Run<'_>, site: Option<&Site>, judged: &[JudgedCheck]) -> E
     }
     if before_only.is_empty() {
         let names: Vec<&str> = applying.iter().map(|(name, ..)| name.as_str()).collect();
-        Evidence::CutShort(format!(
-            "the checks with an MCP basis that held ({}) hold by an absence, which any client that does nothing meets",
+        Evidence::NotApplicable(format!(
+            "its checks with an MCP basis ({}) held by an absence only (a message not sent, a close the client's exit makes too), which shows nothing the client did; what it did rests on SPEC.md or robustness checks alone",
             names.join(", ")
         ))
     } else {
@@ -459,7 +477,7 @@ mod tests {
     const PLAIN: &str = "  - op: handshake\n  - op: expect\n    method: tools/list\n  - op: reply\n";
 
     fn script(reached: usize, total: usize) -> WireEvent {
-        WireEvent::Script { reached, total, finished: false, output_follows: false }
+        WireEvent::Script { t_us: 0, reached, total, finished: false, output_follows: false }
     }
 
     fn line() -> WireEvent {
@@ -493,6 +511,30 @@ mod tests {
     }
 
     #[test]
+    fn an_optional_get_the_client_never_sent_meets_nothing() {
+        let text = "name: t\nsummary: s\ntransport: http\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver:\n  - op: handshake\n  - op: expect_get\n    status: 405\n    optional: true\n  - op: expect\n    method: tools/list\n  - op: reply\n";
+        let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), text).expect("loads");
+        let at = site(&scenario);
+        assert_eq!(at.as_ref().map(|s| s.op.as_str()), Some("expect_get (optional)"));
+        let request = |http_method: &str| WireEvent::HttpRequest {
+            t_us: 0,
+            exchange: 1,
+            http_method: http_method.into(),
+            path: "/mcp".into(),
+            headers: Default::default(),
+            body: None,
+            json: None,
+        };
+        let finished = WireEvent::Script { t_us: 0, reached: 4, total: 4, finished: true, output_follows: false };
+        let only_posts = Transcript::new(vec![vec![request("POST"), finished.clone()]]);
+        assert!(
+            matches!(met(&scenario, at.as_ref(), &only_posts, false, false), Met::No(m) if m.contains("never sent the optional GET"))
+        );
+        let with_get = Transcript::new(vec![vec![request("POST"), request("GET"), finished]]);
+        assert_eq!(met(&scenario, at.as_ref(), &with_get, false, false), Met::Yes);
+    }
+
+    #[test]
     fn a_client_that_stops_before_the_fault_never_met_it() {
         let scenario = scenario(MALFORMED, None);
         let at = site(&scenario);
@@ -521,6 +563,8 @@ mod tests {
     #[test]
     fn an_absence_alone_is_no_evidence() {
         use mcp_scenario::results::{ClientOutcome, JudgedCheck, StepOutcome};
+        // A project-level outcome beside the absence is no companion: only what an MCP
+        // sentence judges of what the client did is evidence.
         let checks = |outcome_held: bool| {
             let mut judged = vec![JudgedCheck {
                 check: "check 1 (not_sent)".into(),
@@ -550,13 +594,16 @@ mod tests {
         let transcript = Transcript::new(vec![]);
         let scope = crate::checks::testing::external_scope(&scenario);
         let run = Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript };
-        assert!(
-            matches!(evidence(&run, site(&scenario).as_ref(), &checks(false)), Evidence::CutShort(why) if why.contains("by an absence"))
-        );
-        assert_eq!(
-            evidence(&run, site(&scenario).as_ref(), &checks(true)),
-            Evidence::Judged("check 1 (not_sent)".into())
-        );
+        for outcome_held in [false, true] {
+            assert!(
+                matches!(evidence(&run, site(&scenario).as_ref(), &checks(outcome_held)), Evidence::NotApplicable(why) if why.contains("by an absence only")),
+                "outcome held: {outcome_held}"
+            );
+        }
+        // Unmet, the absence judged something the client did.
+        let mut unmet = checks(true);
+        unmet[0].judgement = Judgement::Unmet;
+        assert_eq!(evidence(&run, site(&scenario).as_ref(), &unmet), Evidence::Judged("check 1 (not_sent)".into()));
     }
 
     /// A check on what came before the fault (a request answered before it) is no evidence

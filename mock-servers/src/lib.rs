@@ -24,6 +24,7 @@
 //!   the live `--record` rendering, the note when a script is over.
 //! - [`shutdown`] — what stops a mock ([`shutdown::Shutdown`]) and how it ended
 //!   ([`shutdown::ExitReason`]).
+//! - [`parent`] — whether the stdio mock's parent (the client) lived when its stdin ended.
 //! - [`sync`] — small synchronisation helpers.
 //! - [`cli`] — the `mcp-mock` command line, the only place an exit becomes the process's.
 //! - [`error`] — [`MockError`], the crate's one error enum.
@@ -45,6 +46,7 @@ pub mod inbox;
 pub mod live;
 pub mod load;
 pub mod ops;
+pub mod parent;
 pub mod placeholder;
 pub mod record;
 pub mod shutdown;

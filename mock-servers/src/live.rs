@@ -278,7 +278,8 @@ mod tests {
 
     #[test]
     fn the_end_of_a_script_is_its_last_finished_progress() {
-        let progress = |reached, finished| WireEvent::Script { reached, total: 2, finished, output_follows: false };
+        let progress =
+            |reached, finished| WireEvent::Script { t_us: 0, reached, total: 2, finished, output_follows: false };
         assert_eq!(script_over(&[progress(1, false), progress(2, false)]), None);
         assert_eq!(script_over(&[progress(2, false), progress(2, true)]), Some(2));
     }
@@ -286,10 +287,10 @@ mod tests {
     #[test]
     fn a_script_whose_last_output_is_still_to_be_recorded_is_not_over() {
         // A last `reply`: the mark as it starts, then the reply, then the end.
-        let early = WireEvent::Script { reached: 2, total: 2, finished: true, output_follows: true };
+        let early = WireEvent::Script { t_us: 0, reached: 2, total: 2, finished: true, output_follows: true };
         let reply =
             WireEvent::ToClient { t_us: 1, bytes: mcp_scenario::wire::Recorded::of(b"{}\n"), why: "reply".into() };
-        let end = WireEvent::Script { reached: 2, total: 2, finished: true, output_follows: false };
+        let end = WireEvent::Script { t_us: 0, reached: 2, total: 2, finished: true, output_follows: false };
         assert_eq!(script_over(std::slice::from_ref(&early)), None);
         assert_eq!(script_over(&[early, reply, end]), Some(2));
     }

@@ -220,15 +220,15 @@ mod tests {
         assert_eq!(claim_connection(dir.path()).expect("claim"), 1);
         assert_eq!(claim_connection(dir.path()).expect("claim"), 2);
         let r = Recorder::create(&record_path(dir.path(), 1)).expect("create");
-        r.record(&WireEvent::StdinEof { t_us: 1 });
-        assert_eq!(read_run(dir.path()), vec![vec![WireEvent::StdinEof { t_us: 1 }]]);
+        r.record(&WireEvent::StdinEof { t_us: 1, parent_exiting: false });
+        assert_eq!(read_run(dir.path()), vec![vec![WireEvent::StdinEof { t_us: 1, parent_exiting: false }]]);
     }
 
     #[test]
     fn a_held_event_goes_out_with_the_next_record_or_when_its_guard_drops() {
         let dir = tempfile::tempdir().expect("tempdir");
         let r = Recorder::create(&record_path(dir.path(), 1)).expect("create");
-        let eof = |t_us| WireEvent::StdinEof { t_us };
+        let eof = |t_us| WireEvent::StdinEof { t_us, parent_exiting: false };
         let held = r.hold(&eof(1));
         assert_eq!(read_run(dir.path()), vec![vec![]], "held, not yet written");
         r.record(&eof(2));
@@ -251,10 +251,10 @@ mod tests {
         let mut follower = RunFollower::default();
         assert_eq!(follower.update(dir.path()), Vec::<usize>::new());
         let r = Recorder::create(&path).expect("create");
-        r.record(&WireEvent::StdinEof { t_us: 1 });
+        r.record(&WireEvent::StdinEof { t_us: 1, parent_exiting: false });
         assert_eq!(follower.update(dir.path()), vec![0]);
         // Half a line (a writer caught mid-write) is kept until its end arrives.
-        let line = serde_json::to_vec(&WireEvent::StdinEof { t_us: 2 }).expect("json");
+        let line = serde_json::to_vec(&WireEvent::StdinEof { t_us: 2, parent_exiting: false }).expect("json");
         let mut file = OpenOptions::new().append(true).open(&path).expect("open");
         file.write_all(&line[..5]).expect("write");
         assert_eq!(follower.update(dir.path()), vec![1]);
@@ -262,7 +262,13 @@ mod tests {
         file.write_all(b"\n").expect("write");
         assert_eq!(follower.update(dir.path()), vec![1]);
         let events: Vec<Vec<WireEvent>> = follower.connections().map(<[WireEvent]>::to_vec).collect();
-        assert_eq!(events, vec![vec![WireEvent::StdinEof { t_us: 1 }, WireEvent::StdinEof { t_us: 2 }]]);
+        assert_eq!(
+            events,
+            vec![vec![
+                WireEvent::StdinEof { t_us: 1, parent_exiting: false },
+                WireEvent::StdinEof { t_us: 2, parent_exiting: false }
+            ]]
+        );
         assert_eq!(events, read_run(dir.path()));
     }
 }

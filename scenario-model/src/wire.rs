@@ -82,10 +82,15 @@ pub enum WireEvent {
         /// The bytes.
         bytes: Recorded,
     },
-    /// The client closed the mock's stdin.
+    /// The mock's stdin reached EOF.
     StdinEof {
         /// Microseconds since the mock started.
         t_us: u64,
+        /// Whether the process that started the mock (the client) was exiting or gone when
+        /// the EOF arrived: a process that exits closes its pipes too, so that EOF is the
+        /// exit's, not a close the client made while it lived (and waited for the server).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        parent_exiting: bool,
     },
     /// A signal arrived.
     Signal {
@@ -108,6 +113,11 @@ pub enum WireEvent {
     },
     /// How far the script got; written as each step starts and when the script ends.
     Script {
+        /// Microseconds since the mock started (0 in records made before it was kept). On
+        /// HTTP the journal may write a request after the mark of the step it met, so the
+        /// time, not the place in the record, says which came first.
+        #[serde(default)]
+        t_us: u64,
         /// Steps started (1-based index of the last step reached; 0 = none).
         reached: usize,
         /// Steps in this connection's script.
@@ -209,6 +219,28 @@ pub enum WireEvent {
         /// What happened.
         text: String,
     },
+}
+
+impl WireEvent {
+    /// When the event happened, in microseconds on its mock's clock; `None` for events that
+    /// carry no time (and for a `Script` mark from a record made before marks had one).
+    pub fn t_us(&self) -> Option<u64> {
+        match self {
+            WireEvent::Started { .. } | WireEvent::Labelled { .. } | WireEvent::Listening { .. } => None,
+            WireEvent::Script { t_us, .. } => (*t_us > 0).then_some(*t_us),
+            WireEvent::FromClient { t_us, .. }
+            | WireEvent::ToClient { t_us, .. }
+            | WireEvent::Stderr { t_us, .. }
+            | WireEvent::StdinEof { t_us, .. }
+            | WireEvent::Signal { t_us, .. }
+            | WireEvent::Exit { t_us, .. }
+            | WireEvent::HttpRequest { t_us, .. }
+            | WireEvent::HttpResponse { t_us, .. }
+            | WireEvent::StreamWrite { t_us, .. }
+            | WireEvent::StreamEnd { t_us, .. }
+            | WireEvent::Note { t_us, .. } => Some(*t_us),
+        }
+    }
 }
 
 /// The request headers an HTTP record keeps (lowercase): those the MCP transports define

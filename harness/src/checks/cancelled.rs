@@ -22,7 +22,7 @@ impl CheckKind for CancelledCheck {
     type Failure = Failure;
 
     /// `sent: false` holds by an absence.
-    fn holds_by_absence(&self) -> bool {
+    fn holds_by_absence(&self, _run: &Run<'_>) -> bool {
         !self.sent
     }
 

@@ -102,10 +102,11 @@ pub trait CheckKind {
         None
     }
 
-    /// Whether the check holds by an absence (a message not sent, at most N of them, a signal
-    /// never received): any client that does nothing holds it, so a third-party pass never
-    /// rests on it alone (`crate::exercise::evidence`).
-    fn holds_by_absence(&self) -> bool {
+    /// Whether the check holds by an absence on this run (a message not sent, at most N of
+    /// them, a signal never received, a close the client's exit would make as well): any
+    /// client that does nothing holds it, so a third-party pass never rests on it alone
+    /// (`crate::exercise::evidence`).
+    fn holds_by_absence(&self, _run: &Run<'_>) -> bool {
         false
     }
 
@@ -193,8 +194,8 @@ pub fn label(index: usize, check: &Check) -> String {
 }
 
 /// Whether `check` holds by an absence (see [`CheckKind::holds_by_absence`]).
-pub fn holds_by_absence(check: &Check) -> bool {
-    with_kind!(check, k => k.holds_by_absence())
+pub fn holds_by_absence(check: &Check, run: &Run<'_>) -> bool {
+    with_kind!(check, k => k.holds_by_absence(run))
 }
 
 /// The client messages `check` judges (see [`CheckKind::judges`]).

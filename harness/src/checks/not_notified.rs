@@ -20,7 +20,7 @@ impl CheckKind for NotNotifiedCheck {
     type Invalid = Infallible;
     type Failure = Failure;
 
-    fn holds_by_absence(&self) -> bool {
+    fn holds_by_absence(&self, _run: &Run<'_>) -> bool {
         true
     }
 

@@ -31,7 +31,7 @@ impl CheckKind for SentCheck {
     type Failure = Failure;
 
     /// An upper bound (`at_most`, `count: 0`) holds by an absence.
-    fn holds_by_absence(&self) -> bool {
+    fn holds_by_absence(&self, _run: &Run<'_>) -> bool {
         self.at_most.is_some() || self.count == Some(0)
     }
 

@@ -20,7 +20,7 @@ impl CheckKind for SignalCheck {
     type Failure = Failure;
 
     /// `received: false` holds by an absence.
-    fn holds_by_absence(&self) -> bool {
+    fn holds_by_absence(&self, _run: &Run<'_>) -> bool {
         !self.received
     }
 

@@ -1,5 +1,7 @@
-//! `stdin_closed`: the mock saw its stdin reach EOF on a connection (default 1) — the
-//! client's normal stdio shutdown. A wire check: it applies to every target.
+//! `stdin_closed`: the client closed the mock's stdin on a connection (default 1) while it
+//! lived — the first move of the stdio shutdown. An EOF the client's own exit made does not
+//! count: the mock records whether its parent was exiting when the EOF came
+//! (`mcp_mock::parent`). A wire check: it applies to every target.
 
 use super::{CheckKind, Run};
 use mcp_scenario::checks::StdinClosedCheck;
@@ -15,19 +17,23 @@ impl CheckKind for StdinClosedCheck {
     type Invalid = Infallible;
     type Failure = Failure;
 
-    /// A client process that exits closes its pipes too, and the record cannot tell that from
-    /// a deliberate close: as evidence, a close alone weighs no more than an absence.
-    fn holds_by_absence(&self) -> bool {
-        true
-    }
-
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
         let n = self.connection.unwrap_or(1);
         let connection = run.transcript.connection(n).ok_or(Failure::NeverStarted(n))?;
-        if connection.events().iter().any(|e| matches!(e, WireEvent::StdinEof { .. })) {
+        let eofs: Vec<bool> = connection
+            .events()
+            .iter()
+            .filter_map(|e| match e {
+                WireEvent::StdinEof { parent_exiting, .. } => Some(*parent_exiting),
+                _ => None,
+            })
+            .collect();
+        if eofs.contains(&false) {
             Ok(())
-        } else {
+        } else if eofs.is_empty() {
             Err(Failure::NotClosed(n))
+        } else {
+            Err(Failure::ClosedByExit(n))
         }
     }
 }
@@ -41,4 +47,32 @@ pub enum Failure {
     /// The mock's stdin stayed open.
     #[error("the client never closed the mock's stdin on connection {0}")]
     NotClosed(usize),
+    /// Stdin ended only as the client's process exited.
+    #[error(
+        "the mock's stdin on connection {0} ended only as the client's process exited: the client never closed it while it lived (close stdin, then wait for the server to exit)"
+    )]
+    ClosedByExit(usize),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::testing::{judge, scenario};
+    use mcp_scenario::checks::Check;
+
+    fn judged(eofs: &[bool]) -> Result<(), String> {
+        let mut events = vec![WireEvent::Started { pid: 1 }];
+        events.extend(eofs.iter().map(|&parent_exiting| WireEvent::StdinEof { t_us: 5, parent_exiting }));
+        judge(&scenario("stdio", "stdin_closed: {}"), events, |check, run| match check {
+            Check::StdinClosed(c) => c.evaluate(run).map_err(|e| e.to_string()),
+            _ => unreachable!("the scenario's one check"),
+        })
+    }
+
+    #[test]
+    fn only_a_close_while_the_client_lived_holds() {
+        assert!(judged(&[false]).is_ok());
+        assert!(judged(&[]).unwrap_err().contains("never closed"));
+        assert!(judged(&[true]).unwrap_err().contains("only as the client's process exited"));
+    }
 }

@@ -53,12 +53,6 @@ impl CheckKind for StreamClosedCheck {
     type Invalid = Invalid;
     type Failure = Failure;
 
-    /// A client process that exits closes its sockets too, and the record cannot tell that
-    /// from a deliberate close: as evidence, a close alone weighs no more than an absence.
-    fn holds_by_absence(&self) -> bool {
-        true
-    }
-
     fn validate(&self, scenario: &Scenario) -> Result<(), Invalid> {
         match resolve(scenario, &self.stream) {
             None => Err(Invalid::NoSuchStream(self.stream.clone())),
@@ -67,48 +61,71 @@ impl CheckKind for StreamClosedCheck {
         }
     }
 
-    fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
-        let name = self.stream.clone();
-        let Some(Some(answers)) = resolve(run.scenario, &self.stream) else {
-            return Err(Failure::NeverOpened(name));
-        };
-        let exchanges: Vec<u64> = match &answers {
-            Answers::Request(label) => {
-                let id = run.transcript.labelled_id(label).ok_or_else(|| Failure::NeverOpened(name.clone()))?;
-                run.transcript
-                    .events()
-                    .filter_map(|e| match e {
-                        WireEvent::HttpRequest { exchange, json: Some(body), .. } if carries(body, id) => {
-                            Some(*exchange)
-                        }
-                        _ => None,
-                    })
-                    .collect()
-            }
-            Answers::Get => run
-                .transcript
-                .events()
-                .filter_map(|e| match e {
-                    WireEvent::HttpRequest { exchange, http_method, .. } if http_method == "GET" => Some(*exchange),
-                    _ => None,
-                })
-                .collect(),
-        };
-        let ends: Vec<&str> = run
+    /// A client process that exits closes its sockets too, so a close is the client's own act
+    /// only when the client went on talking to the mock after it (the next step of a plan
+    /// that cancelled a request and carried on); a close with nothing after it weighs no more
+    /// than an absence.
+    fn holds_by_absence(&self, run: &Run<'_>) -> bool {
+        let Ok(closes) = closes(self, run) else { return true };
+        let last_request = run
             .transcript
             .events()
             .filter_map(|e| match e {
-                WireEvent::StreamEnd { exchange, how, .. } if exchanges.contains(exchange) => Some(how.as_str()),
+                WireEvent::HttpRequest { t_us, .. } => Some(*t_us),
                 _ => None,
             })
-            .collect();
-        if ends.contains(&"client went away") {
-            Ok(())
-        } else if ends.is_empty() {
-            Err(Failure::NeverEnded(name))
-        } else {
-            Err(Failure::EndedOtherwise { name, how: ends.join(", ") })
+            .max();
+        !closes.iter().any(|&closed| last_request.is_some_and(|t| t > closed))
+    }
+
+    fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
+        closes(self, run).map(|_| ())
+    }
+}
+
+/// When the client went away from the stream `check` names (microseconds on the mock's
+/// clock), or how the stream did not end by the client.
+fn closes(check: &StreamClosedCheck, run: &Run<'_>) -> Result<Vec<u64>, Failure> {
+    let name = check.stream.clone();
+    let Some(Some(answers)) = resolve(run.scenario, &check.stream) else {
+        return Err(Failure::NeverOpened(name));
+    };
+    let exchanges: Vec<u64> = match &answers {
+        Answers::Request(label) => {
+            let id = run.transcript.labelled_id(label).ok_or_else(|| Failure::NeverOpened(name.clone()))?;
+            run.transcript
+                .events()
+                .filter_map(|e| match e {
+                    WireEvent::HttpRequest { exchange, json: Some(body), .. } if carries(body, id) => Some(*exchange),
+                    _ => None,
+                })
+                .collect()
         }
+        Answers::Get => run
+            .transcript
+            .events()
+            .filter_map(|e| match e {
+                WireEvent::HttpRequest { exchange, http_method, .. } if http_method == "GET" => Some(*exchange),
+                _ => None,
+            })
+            .collect(),
+    };
+    let ends: Vec<(&str, u64)> = run
+        .transcript
+        .events()
+        .filter_map(|e| match e {
+            WireEvent::StreamEnd { exchange, how, t_us } if exchanges.contains(exchange) => Some((how.as_str(), *t_us)),
+            _ => None,
+        })
+        .collect();
+    let closes: Vec<u64> = ends.iter().filter(|(how, _)| *how == "client went away").map(|(_, t)| *t).collect();
+    if !closes.is_empty() {
+        Ok(closes)
+    } else if ends.is_empty() {
+        Err(Failure::NeverEnded(name))
+    } else {
+        let how: Vec<&str> = ends.iter().map(|(how, _)| *how).collect();
+        Err(Failure::EndedOtherwise { name, how: how.join(", ") })
     }
 }
 

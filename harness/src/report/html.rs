@@ -273,7 +273,7 @@ fn time_of(e: &WireEvent) -> Option<u64> {
         WireEvent::FromClient { t_us, .. }
         | WireEvent::ToClient { t_us, .. }
         | WireEvent::Stderr { t_us, .. }
-        | WireEvent::StdinEof { t_us }
+        | WireEvent::StdinEof { t_us, .. }
         | WireEvent::Signal { t_us, .. }
         | WireEvent::Exit { t_us, .. }
         | WireEvent::HttpRequest { t_us, .. }
@@ -316,7 +316,10 @@ fn describe(e: &WireEvent, gets: &mut HashSet<u64>) -> Option<Described> {
         WireEvent::Stderr { bytes, .. } => {
             (AtMock, Kind::Life, format!("stderr: {}", short(&bytes_text(bytes))), bytes_text(bytes), None)
         }
-        WireEvent::StdinEof { .. } => (ClientToMock, Kind::Close, "stdin closed (EOF)".into(), String::new(), None),
+        WireEvent::StdinEof { parent_exiting, .. } => {
+            let what = if *parent_exiting { "stdin ended as the client exited (EOF)" } else { "stdin closed (EOF)" };
+            (ClientToMock, Kind::Close, what.into(), String::new(), None)
+        }
         WireEvent::Signal { name, ignored, .. } => {
             let label = format!("signal {name}{}", if *ignored { " (ignored by the script)" } else { "" });
             (AtMock, Kind::Fault, label, String::new(), None)
@@ -573,7 +576,8 @@ mod tests {
 
     #[test]
     fn a_script_ends_after_its_last_output_once() {
-        let script = |output_follows| WireEvent::Script { reached: 1, total: 1, finished: true, output_follows };
+        let script =
+            |output_follows| WireEvent::Script { t_us: 0, reached: 1, total: 1, finished: true, output_follows };
         let reply = WireEvent::ToClient {
             t_us: 10,
             bytes: Recorded::of(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n"),
@@ -603,7 +607,7 @@ mod tests {
                 ),
                 why: "reply".into(),
             },
-            WireEvent::StdinEof { t_us: 40 },
+            WireEvent::StdinEof { t_us: 40, parent_exiting: false },
             WireEvent::Exit { t_us: 50, code: Some(0), signal: None, why: "stdin EOF".into() },
         ]);
         let kinds: Vec<Kind> = events.iter().map(|e| e.kind).collect();

@@ -70,8 +70,16 @@ impl HttpRun {
 
     /// Records the script's progress.
     pub fn progress(&self, reached: usize, finished: bool) {
-        self.shared
-            .record(self.n(), &WireEvent::Script { reached, total: self.total, finished, output_follows: false });
+        self.shared.record(
+            self.n(),
+            &WireEvent::Script {
+                t_us: self.shared.now_us(),
+                reached,
+                total: self.total,
+                finished,
+                output_follows: false,
+            },
+        );
     }
 
     /// Records a note.

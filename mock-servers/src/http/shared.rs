@@ -183,6 +183,11 @@ impl Shared {
         reason
     }
 
+    /// Microseconds since the mock started, on the clock of every recorded event.
+    pub fn now_us(&self) -> u64 {
+        self.journal.now_us()
+    }
+
     /// Records an event on connection `n`.
     pub fn record(&self, n: usize, event: &WireEvent) {
         self.journal.record(n, event);

@@ -57,6 +57,8 @@ pub struct Mock {
     answers: Answers,
     eof: AtomicBool,
     eof_seen: Notify,
+    /// The client that started this mock, to tell its close of stdin from its exit.
+    parent: crate::parent::Parent,
     /// False after `stop_reading`.
     pub reading: AtomicBool,
     /// `close_stdin` asks the stdin reader to drop stdin.
@@ -103,6 +105,7 @@ impl Mock {
             answers: Answers::default(),
             eof: AtomicBool::new(false),
             eof_seen: Notify::new(),
+            parent: crate::parent::Parent::now(),
             reading: AtomicBool::new(true),
             close_stdin: Notify::new(),
             stdin_gone: AtomicBool::new(false),
@@ -261,7 +264,8 @@ impl Mock {
 
     /// Records that stdin reached EOF.
     pub fn saw_eof(&self) {
-        self.recorder.record(&WireEvent::StdinEof { t_us: self.recorder.now_us() });
+        let parent_exiting = self.parent.exiting();
+        self.recorder.record(&WireEvent::StdinEof { t_us: self.recorder.now_us(), parent_exiting });
         self.eof.store(true, Ordering::SeqCst);
         self.eof_seen.notify_waiters();
     }
@@ -317,6 +321,7 @@ impl Mock {
 
     fn record_script(&self, output_follows: bool) {
         self.recorder.record(&WireEvent::Script {
+            t_us: self.recorder.now_us(),
             reached: self.reached.load(Ordering::SeqCst),
             total: self.total,
             finished: self.finished.load(Ordering::SeqCst),

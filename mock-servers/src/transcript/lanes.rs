@@ -263,7 +263,7 @@ mod tests {
             json: Some(serde_json::json!({})),
             terminated: true,
         };
-        let eof = |t_us| WireEvent::StdinEof { t_us };
+        let eof = |t_us| WireEvent::StdinEof { t_us, parent_exiting: false };
         let exit = |why: &str| WireEvent::Exit { t_us: 9, code: Some(0), signal: None, why: why.into() };
         let sigterm = WireEvent::Signal { t_us: 5, name: "SIGTERM".into(), ignored: false };
         let closed_first = [line(1), eof(2), exit("stdin EOF")];
@@ -317,7 +317,7 @@ mod tests {
 
     #[test]
     fn a_stdin_eof_that_only_raced_the_script_exit_is_not_shown() {
-        let eof = WireEvent::StdinEof { t_us: 1 };
+        let eof = WireEvent::StdinEof { t_us: 1, parent_exiting: false };
         let exit = |why: &str| WireEvent::Exit { t_us: 2, code: Some(0), signal: None, why: why.into() };
         let (script, on_eof) = (exit("script"), exit("stdin EOF"));
         assert!(without_eof_racing_exit(vec![&eof, &script]).len() == 1);

@@ -399,7 +399,8 @@ fn event_line(e: &WireEvent, redactor: &mut Redactor) -> Option<String> {
             format!("← {shown}  [{why}]")
         }
         WireEvent::Stderr { bytes, .. } => format!("⇠ stderr {}", show(bytes)),
-        WireEvent::StdinEof { .. } => "· stdin closed by the client".into(),
+        WireEvent::StdinEof { parent_exiting: false, .. } => "· stdin closed by the client".into(),
+        WireEvent::StdinEof { parent_exiting: true, .. } => "· stdin ended as the client's process exited".into(),
         WireEvent::Signal { name, ignored, .. } => {
             format!("· {name} received{}", if *ignored { " (ignored)" } else { "" })
         }

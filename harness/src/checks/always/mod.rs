@@ -199,7 +199,7 @@ mod tests {
     fn failures(target: TargetKind) -> Vec<String> {
         let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), SCENARIO).expect("loads");
         let events = vec![
-            WireEvent::Script { reached: 1, total: 2, finished: false, output_follows: false },
+            WireEvent::Script { t_us: 0, reached: 1, total: 2, finished: false, output_follows: false },
             from_client(None, "garbage"),
             from_client(Some(json!([{"id": 5, "method": "x"}, {"jsonrpc": "2.0", "id": 1, "method": "a"}])), ""),
             from_client(Some(json!({"jsonrpc": "2.0", "id": 1, "method": "b"})), ""),
@@ -251,6 +251,7 @@ mod tests {
             let yaml = format!("{SCENARIO}checks:\n{checks}");
             let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &yaml).expect("loads");
             let transcript = Transcript::new(vec![vec![WireEvent::Script {
+                t_us: 0,
                 reached: 1,
                 total: 2,
                 finished: false,
@@ -289,6 +290,7 @@ mod tests {
             .expect("loads");
         let basis = |reached: usize| {
             let transcript = Transcript::new(vec![vec![WireEvent::Script {
+                t_us: 0,
                 reached,
                 total: 3,
                 finished: false,
