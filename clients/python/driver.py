@@ -226,9 +226,9 @@ class Unsupported(Exception):
 #: driver as an unknown key until someone maps it onto the SDK.
 IMPLEMENTED: dict[str, set[str]] = {
     # Listed but refused with their own reason: auth_refresh, managed, reset_timeout_on_progress,
-    # max_total_timeout_ms, and the op abandon.
+    # max_total_timeout_ms, new_session, and the op abandon.
     "connect": {"handshake", "timeout_ms", "env", "max_message_bytes", "string_ids", "roots", "headers", "auth_refresh", "managed", "protocol_version"},
-    "request": {"method", "params", "timeout_ms", "background", "as", "pad_params", "reset_timeout_on_progress", "max_total_timeout_ms"},
+    "request": {"method", "params", "timeout_ms", "background", "as", "pad_params", "reset_timeout_on_progress", "max_total_timeout_ms", "new_session"},
     "await": {"request"},
     "cancel": {"request"},
     "abandon": {"request"},
@@ -603,6 +603,8 @@ class Driver:
         if op == "connect":
             await self.connect(step)
         elif op == "request":
+            if step.get("new_session"):
+                raise Unsupported("the SDK reports a 404 on the session as an error ('Session terminated') and leaves starting a new session to the application")
             if step.get("reset_timeout_on_progress") or step.get("max_total_timeout_ms") is not None:
                 raise Unsupported("the SDK's request timeout is one read timeout: no reset on progress and no separate total bound")
             if step.get("background"):

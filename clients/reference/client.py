@@ -51,6 +51,7 @@ BUGS: dict[str, str] = {
     "id-type-confusion": "matches response ids by their text, so \"1\" settles request 1",
     "orphans-server": "close() only closes the server's stdin and exits without waiting or signalling",
     "no-delete": "never sends DELETE for the session on close",
+    "keeps-expired-session": "after a 404 on its session keeps sending the old session id, never starting a new session",
     "no-cancel-notification": "a cancelled or timed-out request sends no notifications/cancelled",
     "ping-method-not-found": "answers the server's ping with -32601 Method not found",
     "no-version-header": "never sends the MCP-Protocol-Version header after initialize (2025-06-18 and later)",
@@ -188,6 +189,11 @@ class Client:
     def begin(self, method: str, params: Any, timeout_ms: int | None = None) -> Pending:
         if not self.connected:
             raise McpError(NOT_CONNECTED)
+        if method != "initialize" and getattr(self.transport, "session_expired", False):
+            # A 404 on the session: MUST start a new session (a new initialize without the
+            # old id) before anything else goes out.
+            self.transport.session_expired = False
+            self.handshake()
         rid = self.new_id()
         timeout = self.timeout_ms if timeout_ms is None else timeout_ms
         p = Pending(rid, method, timeout)
@@ -254,8 +260,10 @@ class Client:
     def connect(self, handshake: bool) -> None:
         self.transport.start()
         self.connected = True
-        if not handshake:
-            return
+        if handshake:
+            self.handshake()
+
+    def handshake(self) -> None:
         try:
             asked = LEGACY_VERSION if isinstance(self.transport, LegacySseTransport) else SUPPORTED_VERSIONS[0]
             result = self.request(
@@ -833,6 +841,8 @@ class StreamableHttpTransport(HttpBase):
     def __init__(self, client: Client, url: str | None, settings: dict[str, Any]):
         super().__init__(client, url, settings)
         self.session: str | None = None
+        #: The server answered 404 to the session: the next request starts a new one.
+        self.session_expired = False
 
     def protocol_headers(self, accept: str = "application/json, text/event-stream") -> dict[str, str]:
         h = {"Accept": accept}
@@ -847,7 +857,12 @@ class StreamableHttpTransport(HttpBase):
         pass
 
     def expired(self) -> str:
-        return f"Session expired: HTTP 404 for session {self.session}"
+        """The error for a 404 on the session, which is gone: its id is never sent again."""
+        text = f"Session expired: HTTP 404 for session {self.session}"
+        if not bug("keeps-expired-session"):
+            self.session = None
+            self.session_expired = True
+        return text
 
     def post(self, message: dict[str, Any], timeout: float | None, pending: Pending | None = None) -> tuple[Exchange, http.client.HTTPResponse, bool]:
         h = self.protocol_headers("application/json" if bug("post-accepts-json-only") else "application/json, text/event-stream")
@@ -1161,7 +1176,8 @@ class LegacySseTransport(HttpBase):
 
 IMPLEMENTED: dict[str, set[str]] = {
     "connect": {"handshake", "timeout_ms", "env", "max_message_bytes", "string_ids", "roots", "headers", "auth_refresh"},
-    "request": {"method", "params", "timeout_ms", "background", "as", "pad_params"},
+    # new_session: the client starts one by itself after a 404 on its session (Client.begin).
+    "request": {"method", "params", "timeout_ms", "background", "as", "pad_params", "new_session"},
     "await": {"request"},
     "cancel": {"request"},
     "notify": {"method", "params"},

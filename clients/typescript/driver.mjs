@@ -138,9 +138,9 @@ class Unsupported extends Error {}
  */
 const IMPLEMENTED = {
   // Fields listed here but refused below with their own reason: auth_refresh, managed,
-  // reset_timeout_on_progress, max_total_timeout_ms.
+  // reset_timeout_on_progress, max_total_timeout_ms, new_session.
   connect: ["handshake", "timeout_ms", "env", "max_message_bytes", "string_ids", "roots", "headers", "auth_refresh", "managed"],
-  request: ["method", "params", "timeout_ms", "background", "as", "pad_params", "reset_timeout_on_progress", "max_total_timeout_ms"],
+  request: ["method", "params", "timeout_ms", "background", "as", "pad_params", "reset_timeout_on_progress", "max_total_timeout_ms", "new_session"],
   await: ["request"],
   cancel: ["request"],
   abandon: ["request"],
@@ -495,6 +495,9 @@ async function runStep(step) {
     case "connect":
       return connect(step);
     case "request": {
+      if (step.new_session) {
+        throw new Unsupported("the SDK's StreamableHTTPClientTransport reports a 404 on the session as an HTTP error and keeps the session id: starting a new session is left to the application");
+      }
       requireClient();
       const params = withPad(step.params, step.pad_params);
       if (step.background) {

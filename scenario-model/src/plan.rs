@@ -41,6 +41,13 @@ pub enum ClientStep {
         /// A bound on the whole request, in ms, that progress never extends.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         max_total_timeout_ms: Option<u64>,
+        /// An earlier request met a 404 on its session (Streamable HTTP): the client is to
+        /// have started a new session by itself (a new `initialize` without the old session
+        /// id; MCP 2025-03-26 on: MUST) and to send this request on it. A client whose SDK
+        /// leaves that to the application says `unsupported`, so the run is skipped, never
+        /// passed; the bundled client leaves it to its manager (`connect` `managed:`).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        new_session: bool,
     },
     /// Wait for a background request's outcome (recorded on this step).
     Await {

@@ -371,6 +371,9 @@ impl Driver {
                 pad_params,
                 reset_timeout_on_progress,
                 max_total_timeout_ms,
+                // rmcp re-initializes a session that met a 404 by itself (its streamable HTTP
+                // client's transparent re-initialization): the request is sent as any other.
+                new_session: _,
             } => {
                 if reset_timeout_on_progress || max_total_timeout_ms.is_some() {
                     return Outcome::Unsupported(

@@ -232,8 +232,23 @@ async fn run_plan(
                 pad_params,
                 reset_timeout_on_progress,
                 max_total_timeout_ms,
+                new_session,
             } => {
                 let params = pad(params.clone(), *pad_params);
+                if *new_session && managed.is_none() {
+                    // SPEC §4: the transport fails a request that met a 404 on its session;
+                    // starting the new session is the manager's (scenarios/manager/session-404-*).
+                    let why = "the bundled transport leaves a new session after a 404 to its manager (connect with `managed:`); scenarios/manager/session-404-* judge it";
+                    lock(&out).steps.push(StepOutcome {
+                        step: i + 1,
+                        what,
+                        status: StepStatus::Unsupported,
+                        elapsed_ms: 0,
+                        result: None,
+                        error: Some(why.into()),
+                    });
+                    break;
+                }
                 let sender = match (&managed, &conn) {
                     (Some(m), _) => Some(Sender::Managed(m.clone())),
                     (None, Some(t)) => Some(Sender::Plain(t.clone())),

@@ -95,6 +95,11 @@ const VARIANTS: &[Variant] = &[
         caught_as: Level::Should,
         ..v("no-delete", "http/delete-on-close", "the client sent 0 DELETE request(s)")
     },
+    v(
+        "keeps-expired-session",
+        "http/session-expired-404-new-session",
+        "the client sent no HTTP initialize request(s) on connection 2",
+    ),
     // Cancelling by notification has no MUST or SHOULD for the caller's own cancellation
     // (2025-11-25 utilities/cancellation); the server is left working: a robustness finding.
     Variant {
