@@ -449,7 +449,19 @@ class Driver:
         )
         self.session = await self.stack.enter_async_context(session)
         if step.get("handshake", True):
-            await self.session.initialize()
+            try:
+                await self.session.initialize()
+            except Exception:
+                # An application's `async with` leaves the session and its transport on the
+                # exception: the connection its connect failed on is closed, never used again.
+                # The step reports initialize's own error; one the close raises is a side report.
+                self.session = None
+                stack, self.stack = self.stack, contextlib.AsyncExitStack()
+                try:
+                    await stack.aclose()
+                except Exception as e:
+                    emit({"report": f"close after the failed connect: {error_text(e)}"})
+                raise
 
     async def connect_modern(self, step: dict[str, Any], list_roots: Any) -> None:
         """`Client` in its default `mode="auto"`: the `server/discover` probe, then the

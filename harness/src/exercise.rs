@@ -276,21 +276,32 @@ pub fn fault_point(scenario: &Scenario, site: Option<&Site>, transcript: &Transc
 /// tied to one place on the wire (closes, signals, orders) count.
 fn judges_after(check: &mcp_scenario::checks::Check, run: &Run<'_>, point: (usize, usize)) -> bool {
     use mcp_scenario::checks::Check;
-    // Within the fault's connection the mock's clock orders events where both carry a time
-    // (an HTTP journal may write a request after the mark of the step that consumed it);
-    // the place in the record does otherwise.
-    let mark_t = run.transcript.connection(point.0).and_then(|c| c.events().get(point.1)).and_then(WireEvent::t_us);
-    let at = |conn: usize, index: usize| -> Option<u64> {
-        run.transcript.connection(conn).and_then(|c| c.events().get(index)).and_then(WireEvent::t_us)
-    };
-    let after = |conn: usize, index: usize| {
-        conn > point.0
-            || (conn == point.0
-                && match (mark_t, at(conn, index)) {
-                    (Some(mark), Some(t)) => t > mark,
-                    _ => index > point.1,
+    // Where an event is on the wire: its connection, then the mock's clock (an event without
+    // a time takes the last time before it), then its place in the record. The clock wins
+    // over the place: an HTTP journal may write a request after the mark of the step that
+    // consumed it.
+    let clocks: std::collections::HashMap<usize, Vec<u64>> = run
+        .transcript
+        .connections()
+        .iter()
+        .map(|c| {
+            let times = c
+                .events()
+                .iter()
+                .scan(0u64, |last, e| {
+                    *last = e.t_us().unwrap_or(*last);
+                    Some(*last)
                 })
+                .collect();
+            (c.number(), times)
+        })
+        .collect();
+    let key = |conn: usize, index: usize| {
+        let t = clocks.get(&conn).and_then(|ts| ts.get(index)).copied().unwrap_or(0);
+        (conn, t, index)
     };
+    let fault = key(point.0, point.1);
+    let after = |conn: usize, index: usize| key(conn, index) > fault;
     // Each event on the wire with where it is.
     let placed = || {
         run.transcript
@@ -355,7 +366,7 @@ fn judges_after(check: &mcp_scenario::checks::Check, run: &Run<'_>, point: (usiz
                     let needle = format!("\"id\":{id}");
                     let answered_before = placed().any(|(ac, ai, e)| {
                         ac == *c
-                            && ai > *i
+                            && key(ac, ai) > key(*c, *i)
                             && !after(ac, ai)
                             && mock_text(e).is_some_and(|t| {
                                 t.match_indices(&needle).any(|(at, _)| {
@@ -662,6 +673,48 @@ mod tests {
             evidence(&run, site(&scenario).as_ref(), &judged([true, true])),
             Evidence::Judged("check 2 (outcome)".into())
         );
+    }
+
+    #[test]
+    fn the_mock_clock_orders_what_the_record_wrote_late() {
+        use mcp_scenario::results::{ClientOutcome, JudgedCheck, StepOutcome};
+        // The request under check 1 came before the fault (t = 20) but the record wrote it
+        // after the fault's mark (t = 50): by the clock it judges what came before.
+        let text = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\n  - op: request\n    method: tools/list\nserver:\n  - op: handshake\n  - op: expect\n    method: tools/list\n  - op: reply\n  - op: send\n    text: \"junk\\n\"\nchecks:\n  - sent: {method: tools/list}\n    must: \"m\"\n";
+        let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), text).expect("loads");
+        let mark = |t_us, reached| WireEvent::Script {
+            t_us,
+            reached,
+            total: 4,
+            finished: reached == 4,
+            output_follows: false,
+        };
+        let json = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+        let request =
+            WireEvent::FromClient { t_us: 20, bytes: Recorded::of(b"{}"), json: Some(json), terminated: true };
+        let late = Transcript::new(vec![vec![mark(10, 2), mark(30, 3), mark(50, 4), request.clone()]]);
+        let in_order = Transcript::new(vec![vec![mark(10, 2), request, mark(30, 3), mark(50, 4)]]);
+        let ok = |step| StepOutcome {
+            step,
+            what: String::new(),
+            status: StepStatus::Ok,
+            result: None,
+            error: None,
+            elapsed_ms: 1,
+        };
+        let outcome = ClientOutcome { steps: vec![ok(1), ok(2)], ..ClientOutcome::default() };
+        let judged = vec![JudgedCheck {
+            check: "check 1 (sent)".into(),
+            level: Level::Must,
+            reference: None,
+            judgement: Judgement::Held,
+        }];
+        for transcript in [&late, &in_order] {
+            let scope = crate::checks::testing::external_scope(&scenario);
+            let run = Run { scenario: &scenario, scope, outcome: &outcome, transcript };
+            let found = evidence(&run, site(&scenario).as_ref(), &judged);
+            assert!(matches!(&found, Evidence::NotApplicable(why) if why.contains("before the fault")), "{found:?}");
+        }
     }
 
     #[test]

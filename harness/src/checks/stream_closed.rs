@@ -182,6 +182,38 @@ mod tests {
     }
 
     #[test]
+    fn a_close_weighs_as_the_clients_act_only_with_a_request_after_it() {
+        let s = scenario(
+            "  - op: handshake\n  - op: expect\n    method: tools/call\n    as: call\n  - op: open_stream\nchecks:\n  - stream_closed: {stream: call}\n    should: \"s\"\n",
+        );
+        let check = StreamClosedCheck { stream: "call".into() };
+        let request = |t_us, exchange, method: &str| WireEvent::HttpRequest {
+            t_us,
+            exchange,
+            http_method: "POST".into(),
+            path: "/mcp".into(),
+            headers: Default::default(),
+            body: None,
+            json: Some(serde_json::json!({"jsonrpc": "2.0", "id": exchange, "method": method})),
+        };
+        let labelled =
+            WireEvent::Labelled { label: "call".into(), id: serde_json::json!(3), method: "tools/call".into() };
+        let gone = WireEvent::StreamEnd { t_us: 50, exchange: 3, how: "client went away".into() };
+        let weighs = |events: Vec<WireEvent>| {
+            crate::checks::testing::judge(&s, events, |_, run| {
+                (check.evaluate(run).is_ok(), check.holds_by_absence(run))
+            })
+        };
+        let base = vec![request(10, 3, "tools/call"), labelled, gone];
+        // Closed, and nothing after it: the exit of the client's process closes it too.
+        assert_eq!(weighs(base.clone()), (true, true));
+        // Closed, then the client went on: its own act.
+        let mut then = base;
+        then.push(request(80, 4, "tools/list"));
+        assert_eq!(weighs(then), (true, false));
+    }
+
+    #[test]
     fn stream_names_resolve_as_the_mock_names_streams() {
         let s = scenario(
             "  - op: handshake\n  - op: expect\n    method: tools/call\n    as: call\n  - op: open_stream\n  - op: expect\n    method: x\n  - op: open_stream\n    as: bare\n  - op: expect_get\n    as: listener\n",

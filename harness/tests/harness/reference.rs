@@ -359,6 +359,11 @@ async fn clients_that_do_nothing_pass_nothing() {
         async move { (client, runner::run_all(jobs, config(target), 48, 16, Arc::new(|_: &RunResult| {})).await) }
     };
     let (null, hang, idle, claims) = tokio::join!(run("null"), run("hang"), run("idle"), run("claims"));
+    // The lying client reports its close ok and exits: the mock's stdin ends as its process
+    // exits, which is no close of the client's (the mock records its parent exiting).
+    let close = claims.1.iter().find(|r| r.scenario == "close-sequence").expect("close-sequence ran");
+    let stdin = close.judged.iter().find(|j| j.check.ends_with("(stdin_closed)")).expect("stdin_closed judged");
+    assert_eq!(stdin.judgement, mcp_scenario::results::Judgement::Unmet, "{:?}", close.warnings);
     let asks_for_a_request = |r: &RunResult| {
         let scenario = mcp_harness::load(&r.path).expect("loads");
         scenario.client.iter().any(|s| matches!(s, mcp_scenario::ClientStep::Request { .. }))
