@@ -58,6 +58,9 @@ pub fn explain(path: &Path, scenario: &Scenario) -> String {
         number += 1;
     }
     let _ = writeln!(s, "{}", fault_words(scenario));
+    for (step, why) in &scenario.deviations {
+        let _ = writeln!(s, "  Step {step} breaks the revision's schema on purpose: {why}.");
+    }
 
     let _ = writeln!(s, "\nWhat is checked:");
     if scenario.checks.is_empty() {

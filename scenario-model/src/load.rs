@@ -128,6 +128,7 @@ impl<'a> Locator<'a> {
         let at = match name {
             "name" => self.spans.name.as_ref(),
             "fault" => self.spans.fault.as_ref(),
+            "deviations" => self.spans.deviations.as_ref(),
             _ => None,
         };
         let (line, column) = at.map(|s| (s.referenced.line() as u32, s.referenced.column() as u32)).unwrap_or((0, 0));
@@ -178,6 +179,8 @@ struct Spans {
     #[serde(default)]
     fault: Option<Spanned<IgnoredAny>>,
     #[serde(default)]
+    deviations: Option<Spanned<IgnoredAny>>,
+    #[serde(default)]
     client: Vec<Spanned<IgnoredAny>>,
     #[serde(default)]
     server: Vec<Spanned<IgnoredAny>>,
@@ -224,6 +227,27 @@ impl Validator<'_> {
                     ));
                 }
                 Some(_) => {}
+            }
+        }
+        for (step, why) in &s.deviations {
+            let steps = s.server.len();
+            let problem = match s.server.get(step.wrapping_sub(1)) {
+                None => {
+                    Some(format!("server step {step} does not exist (the script has {steps} steps, numbered from 1)"))
+                }
+                Some(crate::ServerStep::NewConnection(_)) => {
+                    Some(format!("server step {step} is a `new_connection`, which sends nothing"))
+                }
+                Some(_) if why.trim().is_empty() => Some(format!("server step {step} has no reason")),
+                Some(_) => None,
+            };
+            if let Some(problem) = problem {
+                return Err(self.at.field(
+                    "deviations",
+                    format!(
+                        "field `deviations`: {problem}: write `<step number>: \"why the message breaks the revision's schema on purpose\"`"
+                    ),
+                ));
             }
         }
         // Each op's own rules come from the caller.
@@ -290,6 +314,16 @@ mod tests {
         );
         let e = err(&deep);
         assert!(e.contains("is beyond what the loader accepts (Depth") && e.contains("nesting too deep"), "{e}");
+    }
+
+    #[test]
+    fn a_deviation_names_a_step_and_says_why() {
+        let base = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver:\n  - op: handshake\n";
+        let ok = format!("{base}deviations:\n  1: \"an initialize result without capabilities\"\n");
+        assert_eq!(parse(Path::new("x.yaml"), &ok).expect("loads").deviations.len(), 1);
+        let missing = format!("{base}deviations:\n  4: \"x\"\n");
+        let e = parse(Path::new("x.yaml"), &missing).expect_err("no step 4").to_string();
+        assert!(e.contains("x.yaml:10:3: field `deviations`: server step 4 does not exist"), "{e}");
     }
 
     #[test]

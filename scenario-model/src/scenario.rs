@@ -50,6 +50,14 @@ pub struct Scenario {
     /// handshake.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<usize>,
+    /// Server steps (1-based, as `fault` numbers them) that send a message the revision's
+    /// schema does not allow, on purpose, each with why: a malformed result the client must
+    /// refuse, a notification a broken server sends. Every other message the mock sends is
+    /// valid for the revision (`harness/tests/harness/mock_conformance.rs` holds it to the
+    /// official schema); the fault's own step needs no entry. `mcp-harness explain` names
+    /// each. E.g. `deviations: {4: "a tools/list result without tools"}`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub deviations: std::collections::BTreeMap<usize, String>,
     /// What must hold of the outcome and the wire transcript, each with what it rests on.
     #[serde(default)]
     pub checks: Vec<CheckEntry>,
