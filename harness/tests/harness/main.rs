@@ -3,7 +3,8 @@
 //! report in headless Chromium (`browser`), a host's recording judged by `check-record`
 //! (`recording`), the planted-bug self-test against the reference client (`reference`) and
 //! the persistent driver mode with a fake driver (`persistent`), the library's timing
-//! margins (`margins`), and the committed matrix's passes (`matrix`).
+//! margins (`margins`), the committed matrix's passes (`matrix`), and every message the mock
+//! sends held to its revision's official schema (`mock_conformance`).
 
 mod architecture;
 mod browser;
@@ -15,6 +16,7 @@ mod hygiene;
 mod layout;
 mod margins;
 mod matrix;
+mod mock_conformance;
 mod persistent;
 mod record;
 mod recording;

@@ -143,11 +143,11 @@ fn counts(failure: &CheckResult) -> bool {
     matches!(failure.level, Level::Must | Level::Unclassified)
 }
 
-fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-fn launcher(bug: Option<&str>) -> Target {
+pub(crate) fn launcher(bug: Option<&str>) -> Target {
     let run = root().join("clients/reference/run");
     let run = std::path::absolute(run).expect("absolute path");
     Target::cmd(match bug {
@@ -156,7 +156,7 @@ fn launcher(bug: Option<&str>) -> Target {
     })
 }
 
-fn config(target: Target) -> Arc<RunConfig> {
+pub(crate) fn config(target: Target) -> Arc<RunConfig> {
     Arc::new(RunConfig {
         target,
         mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
@@ -167,7 +167,7 @@ fn config(target: Target) -> Arc<RunConfig> {
     })
 }
 
-fn jobs_for(paths: &[PathBuf], target: &Target) -> Vec<Job> {
+pub(crate) fn jobs_for(paths: &[PathBuf], target: &Target) -> Vec<Job> {
     let loaded = paths.iter().map(|p| (p.clone(), mcp_harness::load(p).unwrap_or_else(|e| panic!("{e}")))).collect();
     runner::jobs(loaded, target)
 }
@@ -330,7 +330,7 @@ async fn reference_client_passes_the_library() {
     assert!(problems.is_empty(), "{} run(s) failed:\n\n{}", problems.len(), problems.join("\n\n"));
 }
 
-fn collect_yaml(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn collect_yaml(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("read scenarios").flatten() {
         let path = entry.path();
         if path.is_dir() {

@@ -1,0 +1,295 @@
+//! The mock is a conformant server except where a scenario says otherwise (scenarios/README.md,
+//! "A conformant mock"): the whole library runs against the bundled client and the reference
+//! client, and every JSON-RPC message the mock sent is validated against the official JSON
+//! Schema of the scenario's revision (`../shared/mcp-spec/<revision>/schema.json`). A message
+//! from the scenario's fault step or from a step under `deviations:` is the scenario's point
+//! and is not held to it; anything else that fails is an undeclared deviation, named with its
+//! scenario, step and the schema's complaint.
+//!
+//! What a message is validated against: a response's `result` against the schema's result for
+//! the method of the client request with that id (`tools/list` → `ListToolsResult`, by the
+//! request definition whose `method` is that constant; `InputRequiredResult` for a 2026
+//! `input_required` one); a request or notification against the definition whose `method` is
+//! its method; every message against the revision's JSON-RPC envelope. A method the revision
+//! does not define is held to the envelope only.
+
+use super::reference::{collect_yaml, config, launcher, root};
+use futures::StreamExt;
+use mcp_harness::Target;
+use mcp_harness::runner::{self, Job};
+use mcp_scenario::results::RunResult;
+use mcp_scenario::wire::WireEvent;
+use mcp_scenario::{Scenario, ServerStep};
+use serde_json::{Value, json};
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+
+/// The revisions' schemas, each compiled per definition on first use.
+struct Schemas {
+    roots: HashMap<String, Value>,
+    compiled: HashMap<(String, String), jsonschema::Validator>,
+}
+
+impl Schemas {
+    fn load(revisions: &BTreeSet<String>) -> Self {
+        let dir = root().join("../shared/mcp-spec");
+        let roots = revisions
+            .iter()
+            .map(|rev| {
+                let path = dir.join(rev).join("schema.json");
+                let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+                    panic!(
+                        "the official MCP schema for {rev} is read from {} (shared/ beside the project, as on every developer machine and in CI): {e}",
+                        path.display()
+                    )
+                });
+                (rev.clone(), serde_json::from_str(&text).expect("schema.json is JSON"))
+            })
+            .collect();
+        Schemas { roots, compiled: HashMap::new() }
+    }
+
+    fn definitions<'a>(&'a self, rev: &str) -> &'a serde_json::Map<String, Value> {
+        let root = &self.roots[rev];
+        root.get("$defs").or_else(|| root.get("definitions")).and_then(Value::as_object).expect("definitions")
+    }
+
+    /// The definition named `name`, if the revision has it.
+    fn has(&self, rev: &str, name: &str) -> bool {
+        self.definitions(rev).contains_key(name)
+    }
+
+    /// The definition (a name ending in `suffix`) whose `method` is the constant `method`.
+    fn by_method(&self, rev: &str, method: &str, suffix: &str) -> Option<String> {
+        self.definitions(rev)
+            .iter()
+            .find(|(name, def)| {
+                name.ends_with(suffix)
+                    && !name.starts_with("JSONRPC")
+                    && def.pointer("/properties/method/const").and_then(Value::as_str) == Some(method)
+            })
+            .map(|(name, _)| name.clone())
+    }
+
+    /// The schema's complaints about `value` as the definition `name` (empty: valid).
+    fn errors(&mut self, rev: &str, name: &str, value: &Value) -> Vec<String> {
+        let key = (rev.to_string(), name.to_string());
+        if !self.compiled.contains_key(&key) {
+            let root = &self.roots[rev];
+            let defs = if root.get("$defs").is_some() { "$defs" } else { "definitions" };
+            let mut schema = root.clone();
+            schema["$ref"] = json!(format!("#/{defs}/{name}"));
+            let validator = jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("{rev} {name}: {e}"));
+            self.compiled.insert(key.clone(), validator);
+        }
+        self.compiled[&key].iter_errors(value).map(|e| format!("{name}: {e} at `{}`", e.instance_path)).collect()
+    }
+}
+
+/// One message the mock sent, with the server step that wrote it (scenario numbering), if one
+/// did (a default or automatic answer has none).
+struct Sent {
+    connection: usize,
+    step: Option<usize>,
+    why: String,
+    message: Value,
+}
+
+/// The JSON-RPC messages in what the mock wrote: stdio lines, HTTP JSON bodies, SSE `data:`.
+fn messages_in(event: &WireEvent) -> Vec<(String, Value)> {
+    let parse = |text: &str| serde_json::from_str::<Value>(text.trim()).ok();
+    match event {
+        WireEvent::ToClient { bytes, why, .. } => bytes
+            .text
+            .iter()
+            .flat_map(|t| t.lines().filter_map(parse).collect::<Vec<_>>())
+            .map(|m| (why.clone(), m))
+            .collect(),
+        WireEvent::HttpResponse { json: Some(body), why, .. } => vec![(why.clone(), body.clone())],
+        WireEvent::StreamWrite { bytes, why, .. } => {
+            let Some(text) = &bytes.text else { return Vec::new() };
+            let data: Vec<&str> = text
+                .split(['\n', '\r'])
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(|d| d.strip_prefix(' ').unwrap_or(d))
+                .collect();
+            // One event's data lines join with newlines; a write holding several events is
+            // read line by line, which is what each event's single line is here.
+            let joined = data.join("\n");
+            match parse(&joined) {
+                Some(m) => vec![(why.clone(), m)],
+                None => data.into_iter().filter_map(parse).map(|m| (why.clone(), m)).collect(),
+            }
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Where each connection's script starts in `server:` (0-based), so that a connection's step
+/// k is scenario step `offset + k`.
+fn offsets(scenario: &Scenario) -> Vec<usize> {
+    let mut starts = vec![0];
+    for (i, step) in scenario.server.iter().enumerate() {
+        if matches!(step, ServerStep::NewConnection(_)) {
+            starts.push(i + 1);
+        }
+    }
+    starts
+}
+
+/// Answers no script step writes: defaults, automatic refusals, standing rules.
+fn automatic(why: &str) -> bool {
+    ["auto", "default", "unscripted", "reply_always", "session expired", "auth required", "accepted", "stateless"]
+        .iter()
+        .any(|p| why.starts_with(p))
+}
+
+/// Every message the mock sent on the run's wire, with the step that wrote it.
+fn sent(scenario: &Scenario, result: &RunResult) -> Vec<Sent> {
+    let starts = offsets(scenario);
+    let mut out = Vec::new();
+    for (c, events) in result.wire.iter().enumerate() {
+        let offset = starts.get(c).copied().unwrap_or(0);
+        // The step that wrote an event: the last progress mark before it by the mock's clock
+        // (an HTTP journal may write a mark after the output of its step).
+        let marks: Vec<(u64, usize)> = events
+            .iter()
+            .filter_map(|e| match e {
+                WireEvent::Script { t_us, reached, .. } => Some((*t_us, *reached)),
+                _ => None,
+            })
+            .collect();
+        for event in events {
+            let at = event.t_us().unwrap_or(0);
+            let reached = marks.iter().rev().find(|(t, _)| *t <= at).map(|(_, r)| *r);
+            for (why, message) in messages_in(event) {
+                let step = if automatic(&why) { None } else { reached.filter(|r| *r > 0).map(|r| offset + r) };
+                out.push(Sent { connection: c + 1, step, why, message });
+            }
+        }
+    }
+    out
+}
+
+/// The method of the client request with `id` on the run's wire.
+fn request_method<'a>(result: &'a RunResult, id: &Value) -> Option<&'a str> {
+    result.wire.iter().flatten().find_map(|e| {
+        let json = match e {
+            WireEvent::FromClient { json: Some(j), .. } | WireEvent::HttpRequest { json: Some(j), .. } => j,
+            _ => return None,
+        };
+        let items: Vec<&Value> = match json {
+            Value::Array(a) => a.iter().collect(),
+            one => vec![one],
+        };
+        items.into_iter().find(|m| m.get("id") == Some(id) && m.get("method").is_some())?.get("method")?.as_str()
+    })
+}
+
+/// The schema's complaints about one message of a run at revision `rev`.
+fn judge(schemas: &mut Schemas, rev: &str, result: &RunResult, message: &Value) -> Vec<String> {
+    if let Value::Array(batch) = message {
+        return batch.iter().flat_map(|m| judge(schemas, rev, result, m)).collect();
+    }
+    let mut errors = schemas.errors(rev, "JSONRPCMessage", message);
+    let method = message.get("method").and_then(Value::as_str);
+    let kind = if message.get("id").is_some() { "Request" } else { "Notification" };
+    match (method, message.get("result")) {
+        (Some(m), _) => {
+            if let Some(def) = schemas.by_method(rev, m, kind) {
+                errors.extend(schemas.errors(rev, &def, message));
+            }
+        }
+        (None, Some(r)) => {
+            let asked = message.get("id").and_then(|id| request_method(result, id));
+            let def = if r.get("resultType").and_then(Value::as_str) == Some("input_required")
+                && schemas.has(rev, "InputRequiredResult")
+            {
+                Some("InputRequiredResult".to_string())
+            } else {
+                asked
+                    .and_then(|m| schemas.by_method(rev, m, "Request"))
+                    .map(|req| req.trim_end_matches("Request").to_string() + "Result")
+                    .filter(|res| schemas.has(rev, res))
+            };
+            if let Some(def) = def {
+                errors.extend(schemas.errors(rev, &def, r));
+            }
+        }
+        _ => {}
+    }
+    errors
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_message_the_mock_sends_is_valid_for_its_revision_unless_declared() {
+    let mut paths = Vec::new();
+    collect_yaml(&root().join("scenarios"), &mut paths);
+    paths.sort();
+    let scenarios: HashMap<PathBuf, Scenario> =
+        paths.iter().map(|p| (p.clone(), mcp_harness::load(p).unwrap_or_else(|e| panic!("{e}")))).collect();
+    let revisions: BTreeSet<String> = scenarios.values().map(|s| s.revision.as_str().to_string()).collect();
+    let mut schemas = Schemas::load(&revisions);
+    let targets = [Target::bundled(None), launcher(None)];
+    let mut jobs: Vec<(Job, std::sync::Arc<runner::RunConfig>)> = Vec::new();
+    for target in &targets {
+        let loaded = scenarios.iter().map(|(p, s)| (p.clone(), s.clone())).collect();
+        let cfg = config(target.clone());
+        jobs.extend(
+            runner::jobs(loaded, target)
+                .into_iter()
+                .filter(|j| j.scenario.deadline_ms < 30_000)
+                .map(|j| (j, cfg.clone())),
+        );
+    }
+    let results: Vec<(Job, RunResult)> = futures::stream::iter(jobs)
+        .map(|(job, cfg)| async move {
+            let result = runner::run_one(&job, &cfg).await;
+            (job, result)
+        })
+        .buffer_unordered(8)
+        .collect()
+        .await;
+    let mut found: BTreeSet<String> = BTreeSet::new();
+    let mut checked = 0usize;
+    for (job, result) in &results {
+        let scenario = &job.scenario;
+        let rev = scenario.revision.as_str();
+        let fault = mcp_harness::exercise::site(scenario).filter(|s| s.deviates).map(|s| s.index);
+        for sent in sent(scenario, result) {
+            if sent.step.is_some_and(|s| Some(s) == fault || scenario.deviations.contains_key(&s)) {
+                continue;
+            }
+            checked += 1;
+            let errors = judge(&mut schemas, rev, result, &sent.message);
+            if let Some(first) = errors.first() {
+                let step = sent.step.map_or_else(
+                    || format!("an automatic answer ({})", sent.why),
+                    |s| format!("server step {s} ({})", sent.why),
+                );
+                found.insert(format!(
+                    "{} [{}] connection {}, {step}: {first}\n    {}",
+                    job.path.strip_prefix(root()).unwrap_or(&job.path).display(),
+                    job.transport.as_str(),
+                    sent.connection,
+                    truncate(&sent.message.to_string(), 200)
+                ));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "{} message(s) the mock sent break their revision's schema and are neither the scenario's fault nor under its `deviations:`:\n{}",
+        found.len(),
+        found.into_iter().collect::<Vec<_>>().join("\n")
+    );
+    // The whole library ran and its messages were read (a broken reader would find none).
+    assert!(checked > 500, "the library's runs sent only {checked} messages to validate");
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    match s.char_indices().nth(n) {
+        Some((at, _)) => format!("{}…", &s[..at]),
+        None => s.to_string(),
+    }
+}
