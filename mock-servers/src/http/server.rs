@@ -148,8 +148,15 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
         return shared.respond(n, exchange, rule.status, &hs, Bytes::from(rule.text.clone()), "auth required");
     }
     if let Route::Refuse(_, status, why, message) = route {
-        let id = req.json.as_ref().and_then(|j| j.get("id")).cloned().unwrap_or(Value::Null);
-        let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32001, "message": message}});
+        // The refused request's id; a GET or a notification has none, and the schema allows
+        // no `null` id, so the error then carries no `id` at all.
+        let mut body = serde_json::Map::new();
+        body.insert("jsonrpc".into(), json!("2.0"));
+        if let Some(id) = req.json.as_ref().and_then(|j| j.get("id")).filter(|id| !id.is_null()) {
+            body.insert("id".into(), id.clone());
+        }
+        body.insert("error".into(), json!({"code": -32001, "message": message}));
+        let body = Value::Object(body);
         return shared.respond_json(n, exchange, status, &body, &[], why);
     }
     match req.method {
