@@ -364,6 +364,11 @@ async fn clients_that_do_nothing_pass_nothing() {
     let close = claims.1.iter().find(|r| r.scenario == "close-sequence").expect("close-sequence ran");
     let stdin = close.judged.iter().find(|j| j.check.ends_with("(stdin_closed)")).expect("stdin_closed judged");
     assert_eq!(stdin.judgement, mcp_scenario::results::Judgement::Unmet, "{:?}", close.warnings);
+    assert!(
+        close.warnings.iter().any(|w| w.check == "always: stdio shutdown closes stdin first"),
+        "the shutdown rule missed the lying client's exit: {:?}",
+        close.warnings
+    );
     let asks_for_a_request = |r: &RunResult| {
         let scenario = mcp_harness::load(&r.path).expect("loads");
         scenario.client.iter().any(|s| matches!(s, mcp_scenario::ClientStep::Request { .. }))

@@ -94,7 +94,7 @@ fn timeouts_should(revision: Revision) -> &'static str {
 }
 
 /// The stdio shutdown SHOULD, as the scenario's revision words it.
-fn stdio_shutdown_should(revision: Revision) -> &'static str {
+pub(super) fn stdio_shutdown_should(revision: Revision) -> &'static str {
     match revision {
         Revision::R2024_11_05 => {
             "2024-11-05 basic/lifecycle (Shutdown, stdio): the client SHOULD initiate shutdown by: 1. First, closing the input stream to the child process (the server) 2. Waiting for the server to exit, or sending SIGTERM if the server does not exit within a reasonable time 3. Sending SIGKILL if the server does not exit within a reasonable time after SIGTERM"

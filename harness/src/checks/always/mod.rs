@@ -11,6 +11,7 @@ mod params;
 mod process;
 mod reported;
 mod script;
+mod shutdown;
 
 pub use meta::unmarked;
 pub use script::claimed_without_server;
@@ -94,6 +95,7 @@ pub fn judge(run: &Run<'_>) -> Vec<CheckResult> {
     collect(&params::ParamsPresent, run, &mut found);
     collect(&meta::RequestMetadata, run, &mut found);
     collect(&ids::UniqueInFlightIds, run, &mut found);
+    collect(&shutdown::ShutdownClosesStdinFirst, run, &mut found);
     collect(&process::ProcessEndsCleanly, run, &mut found);
     collect(&reported::ResultsFromTheServer, run, &mut found);
     // Stable: at one place, the rules' order above.
@@ -102,7 +104,7 @@ pub fn judge(run: &Run<'_>) -> Vec<CheckResult> {
 }
 
 /// The always-on rules' names, in [`judge`]'s order (for `mcp-harness explain`).
-pub fn names() -> [&'static str; 8] {
+pub fn names() -> [&'static str; 9] {
     fn name<R: Rule>(_: &R) -> &'static str {
         R::NAME
     }
@@ -113,6 +115,7 @@ pub fn names() -> [&'static str; 8] {
         name(&params::ParamsPresent),
         name(&meta::RequestMetadata),
         name(&ids::UniqueInFlightIds),
+        name(&shutdown::ShutdownClosesStdinFirst),
         name(&process::ProcessEndsCleanly),
         name(&reported::ResultsFromTheServer),
     ]

@@ -1,0 +1,126 @@
+//! `always: stdio shutdown closes stdin first`: a client ends a stdio connection by closing
+//! the server's stdin while it lives, then waiting (and only then signalling), as every
+//! revision's stdio shutdown SHOULD asks. Judged for every target on each stdio connection the
+//! client ended: not where the server ended itself (its script exits, stops reading, closes
+//! its own stdin), not on a run the harness killed at its deadline, and not on a plan whose
+//! connect never succeeded (a failed connect drops its connection as it can).
+//!
+//! What the mock records tells the three ways apart: an EOF while its parent lived (the
+//! close), an EOF as its parent exited (`parent_exiting`: the client left without closing),
+//! a signal before any EOF (the client signalled first), or nothing at all (killed outright).
+
+use super::deadline::stdio_shutdown_should;
+use super::{At, Rule};
+use crate::checks::Run;
+use crate::scope::Scope;
+use crate::transcript::Connection;
+use mcp_scenario::basis::Level;
+use mcp_scenario::results::StepStatus;
+use mcp_scenario::wire::WireEvent;
+use mcp_scenario::{ClientStep, ServerStep, TransportName};
+
+/// See the module docs.
+pub struct ShutdownClosesStdinFirst;
+
+impl Rule for ShutdownClosesStdinFirst {
+    const NAME: &'static str = "stdio shutdown closes stdin first";
+    const BASIS: (Level, Option<&'static str>) = (Level::Should, None);
+    type Violation = Violation;
+
+    fn basis(&self, run: &Run<'_>) -> (Level, Option<String>) {
+        (Level::Should, Some(stdio_shutdown_should(run.scenario.revision).into()))
+    }
+
+    fn applies(&self, scope: &Scope) -> bool {
+        scope.transport == TransportName::Stdio
+    }
+
+    fn judge_connection(&self, run: &Run<'_>, c: &Connection) -> Vec<(At, Violation)> {
+        let connected = run.scenario.client.iter().enumerate().any(|(i, step)| {
+            matches!(step, ClientStep::Connect(_))
+                && run.outcome.steps.iter().any(|s| s.step == i + 1 && s.status == StepStatus::Ok)
+        });
+        let script = mcp_scenario::script::connection_script(&run.scenario.server, c.number());
+        let ends_itself = script
+            .iter()
+            .any(|s| matches!(s, ServerStep::Exit(_) | ServerStep::CloseStdin(_) | ServerStep::StopReading(_)));
+        if run.outcome.hung || !connected || ends_itself {
+            return Vec::new();
+        }
+        let events = c.events();
+        let first = events
+            .iter()
+            .enumerate()
+            .find(|(_, e)| matches!(e, WireEvent::StdinEof { .. } | WireEvent::Signal { .. } | WireEvent::Exit { .. }));
+        let n = c.number();
+        let violation = match first {
+            Some((_, WireEvent::StdinEof { parent_exiting: false, .. })) => None,
+            Some((i, WireEvent::StdinEof { parent_exiting: true, .. })) => Some((i, Violation::LeftWithoutClosing(n))),
+            Some((i, WireEvent::Signal { name, .. })) => Some((i, Violation::SignalledFirst(n, name.clone()))),
+            // The server ended by itself (its own deadline): nothing of the client's to judge.
+            Some((_, _)) => None,
+            None if events.iter().any(|e| matches!(e, WireEvent::Started { .. })) => {
+                Some((events.len(), Violation::KilledOutright(n)))
+            }
+            None => None,
+        };
+        violation.map(|(i, v)| (At::Connection(n, Some((i, 0))), v)).into_iter().collect()
+    }
+}
+
+/// How the client ended the stdio connection other than by closing stdin first.
+#[derive(Debug, thiserror::Error)]
+pub enum Violation {
+    /// The server's stdin ended only as the client's process exited.
+    #[error(
+        "connection {0}: the server's stdin ended only as the client's process exited: the client never closed it and waited for the server to exit"
+    )]
+    LeftWithoutClosing(usize),
+    /// A signal reached the server before its stdin was closed.
+    #[error("connection {0}: the client sent the server {1} before closing its stdin")]
+    SignalledFirst(usize, String),
+    /// The server ended with neither an EOF nor a signal it could record (SIGKILL).
+    #[error(
+        "connection {0}: the server was killed outright (no stdin EOF, no signal it could record, e.g. SIGKILL) without its stdin closed first"
+    )]
+    KilledOutright(usize),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::testing::{external_scope, with_plan};
+    use crate::transcript::Transcript;
+    use mcp_scenario::results::{ClientOutcome, StepOutcome};
+
+    fn judged(events: Vec<WireEvent>, hung: bool) -> Vec<String> {
+        let scenario = with_plan("  - op: connect\n");
+        let connect = StepOutcome {
+            step: 1,
+            what: "connect".into(),
+            status: StepStatus::Ok,
+            result: None,
+            error: None,
+            elapsed_ms: 1,
+        };
+        let outcome = ClientOutcome { steps: vec![connect], hung, ..ClientOutcome::default() };
+        let transcript = Transcript::new(vec![events]);
+        let run =
+            Run { scenario: &scenario, scope: external_scope(&scenario), outcome: &outcome, transcript: &transcript };
+        let c = &transcript.connections()[0];
+        ShutdownClosesStdinFirst.judge_connection(&run, c).into_iter().map(|(_, v)| v.to_string()).collect()
+    }
+
+    #[test]
+    fn a_close_while_the_client_lives_is_the_shutdown_and_the_rest_are_not() {
+        let started = WireEvent::Started { pid: 1 };
+        let eof = |parent_exiting| WireEvent::StdinEof { t_us: 5, parent_exiting };
+        let sigterm = WireEvent::Signal { t_us: 4, name: "SIGTERM".into(), ignored: false };
+        assert!(judged(vec![started.clone(), eof(false), sigterm.clone()], false).is_empty());
+        assert!(judged(vec![started.clone(), eof(true)], false)[0].contains("only as the client's process exited"));
+        assert!(judged(vec![started.clone(), sigterm, eof(false)], false)[0].contains("SIGTERM before closing"));
+        assert!(judged(vec![started.clone()], false)[0].contains("killed outright"));
+        // The harness killed a hung client: not the client's shutdown.
+        assert!(judged(vec![started], true).is_empty());
+    }
+}
