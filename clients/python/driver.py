@@ -221,6 +221,10 @@ class Unsupported(Exception):
     """A plan op the SDK cannot express."""
 
 
+class DriverError(RuntimeError):
+    """A step the driver ends itself, never the SDK (reported with `"by": "driver"`)."""
+
+
 #: The plan fields this driver applies, per op. A step carrying any other field is
 #: unsupported (never silently run without it): a field added to the plan later reaches this
 #: driver as an unknown key until someone maps it onto the SDK.
@@ -276,6 +280,14 @@ def shorten(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: shorten(v) for k, v in value.items()}
     return value
+
+
+def failed(step: int, error: BaseException, elapsed_ms: int) -> dict[str, Any]:
+    """The line of a failed step; one the driver ended itself says so (`"by": "driver"`)."""
+    line: dict[str, Any] = {"step": step, "ok": False, "error": error_text(error), "elapsed_ms": elapsed_ms}
+    if isinstance(error, DriverError):
+        line["by"] = "driver"
+    return line
 
 
 def error_text(e: BaseException) -> str:
@@ -558,7 +570,7 @@ class Driver:
 
     def need_session(self) -> ClientSession:
         if self.session is None:
-            raise RuntimeError("not connected (the plan has no successful connect before this step)")
+            raise DriverError("not connected (the plan has no successful connect before this step)")
         return self.session
 
     async def request(self, step: dict[str, Any]) -> Any:
@@ -604,7 +616,7 @@ class Driver:
                 except Exception as e:  # the SDK's error is the outcome
                     entry["error"] = e
             if entry["scope"].cancelled_caught:
-                entry["error"] = RuntimeError("cancelled by the plan (anyio cancel scope); the SDK raised no error of its own")
+                entry["error"] = DriverError("cancelled by the plan (anyio cancel scope); the SDK raised no error of its own")
             entry["done"].set()
 
         self.task_group.start_soon(run)
@@ -698,10 +710,10 @@ class Driver:
                     emit({"step": n, "unsupported": str(e)})
                     break
                 except StepError as e:
-                    emit({"step": n, "ok": False, "error": error_text(e.error), "elapsed_ms": e.elapsed_ms})
+                    emit(failed(n, e.error, e.elapsed_ms))
                     continue
                 except Exception as e:
-                    emit({"step": n, "ok": False, "error": error_text(e), "elapsed_ms": int((time.monotonic() - started) * 1000)})
+                    emit(failed(n, e, int((time.monotonic() - started) * 1000)))
                     continue
                 line: dict[str, Any] = {"step": n, "ok": True}
                 if value is not None:

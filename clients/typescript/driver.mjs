@@ -131,6 +131,9 @@ const RESULT_SCHEMAS = {
 
 class Unsupported extends Error {}
 
+/** A step the driver ends itself, never the SDK (reported with `"by": "driver"`). */
+class DriverError extends Error {}
+
 /**
  * The plan fields this driver applies, per op. A step carrying any other field is
  * `unsupported` (never silently run without it): a field added to the plan later reaches
@@ -480,7 +483,7 @@ async function connect(step) {
 }
 
 function requireClient() {
-  if (!state.client) throw new Error("not connected (the plan has no successful connect before this step)");
+  if (!state.client) throw new DriverError("not connected (the plan has no successful connect before this step)");
   return state.client;
 }
 
@@ -590,7 +593,9 @@ async function runPlan() {
         emit({ step: n, unsupported: e.message });
         break;
       }
-      emit({ step: n, ok: false, error: errorText(e), elapsed_ms: e.elapsed_ms ?? Date.now() - started });
+      const line = { step: n, ok: false, error: errorText(e), elapsed_ms: e.elapsed_ms ?? Date.now() - started };
+      if (e instanceof DriverError) line.by = "driver";
+      emit(line);
     }
   }
   // Like the bundled target, a plan that does not close ends with an implicit close.

@@ -495,6 +495,18 @@ mod tests {
         WireEvent::FromClient { t_us: 0, bytes: Recorded::of(b"{}"), json: None, terminated: true }
     }
 
+    /// A plan step that succeeded.
+    fn ok(step: usize) -> mcp_scenario::results::StepOutcome {
+        mcp_scenario::results::StepOutcome {
+            step,
+            what: String::new(),
+            status: StepStatus::Ok,
+            result: None,
+            error: None,
+            elapsed_ms: 1,
+        }
+    }
+
     fn message(method: &str) -> WireEvent {
         let json = serde_json::json!({"jsonrpc": "2.0", "id": 9, "method": method});
         WireEvent::FromClient { t_us: 0, bytes: Recorded::of(b"{}"), json: Some(json), terminated: true }
@@ -573,7 +585,7 @@ mod tests {
     /// for any client, unless the client also reported a step as a handling client does.
     #[test]
     fn an_absence_alone_is_no_evidence() {
-        use mcp_scenario::results::{ClientOutcome, JudgedCheck, StepOutcome};
+        use mcp_scenario::results::{ClientOutcome, JudgedCheck};
         // A project-level outcome beside the absence is no companion: only what an MCP
         // sentence judges of what the client did is evidence.
         let checks = |outcome_held: bool| {
@@ -593,7 +605,7 @@ mod tests {
         };
         let text = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver:\n  - op: handshake\nchecks:\n  - not_sent: {method: ping}\n    must: \"m\"\n  - outcome: {step: 1, ok: false}\n    project: \"p\"\n";
         let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), text).expect("loads");
-        let step = StepOutcome {
+        let step = mcp_scenario::results::StepOutcome {
             step: 1,
             what: "connect".into(),
             status: StepStatus::Error,
@@ -621,7 +633,7 @@ mod tests {
     /// of how the client handled it; one on a request answered after it is.
     #[test]
     fn only_what_follows_the_fault_is_evidence() {
-        use mcp_scenario::results::{ClientOutcome, JudgedCheck, StepOutcome};
+        use mcp_scenario::results::{ClientOutcome, JudgedCheck};
         let text = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\n  - op: request\n    method: tools/list\n  - op: request\n    method: ping\nserver:\n  - op: handshake\n  - op: expect\n    method: tools/list\n  - op: reply\n  - op: send\n    text: \"junk\\n\"\n  - op: expect\n    method: ping\n  - op: reply\nchecks:\n  - outcome: {step: 2, ok: true}\n    must: \"m\"\n  - outcome: {step: 3, ok: true}\n    must: \"m\"\n";
         let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), text).expect("loads");
         let request = |id: u64, method: &str| {
@@ -645,14 +657,6 @@ mod tests {
             answer(3),
         ];
         let transcript = Transcript::new(vec![events]);
-        let ok = |step| StepOutcome {
-            step,
-            what: String::new(),
-            status: StepStatus::Ok,
-            result: None,
-            error: None,
-            elapsed_ms: 1,
-        };
         let outcome = ClientOutcome { steps: vec![ok(1), ok(2), ok(3)], ..ClientOutcome::default() };
         let scope = crate::checks::testing::external_scope(&scenario);
         let run = Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript };
@@ -677,7 +681,7 @@ mod tests {
 
     #[test]
     fn the_mock_clock_orders_what_the_record_wrote_late() {
-        use mcp_scenario::results::{ClientOutcome, JudgedCheck, StepOutcome};
+        use mcp_scenario::results::{ClientOutcome, JudgedCheck};
         // The request under check 1 came before the fault (t = 20) but the record wrote it
         // after the fault's mark (t = 50): by the clock it judges what came before.
         let text = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\n  - op: request\n    method: tools/list\nserver:\n  - op: handshake\n  - op: expect\n    method: tools/list\n  - op: reply\n  - op: send\n    text: \"junk\\n\"\nchecks:\n  - sent: {method: tools/list}\n    must: \"m\"\n";
@@ -694,14 +698,6 @@ mod tests {
             WireEvent::FromClient { t_us: 20, bytes: Recorded::of(b"{}"), json: Some(json), terminated: true };
         let late = Transcript::new(vec![vec![mark(10, 2), mark(30, 3), mark(50, 4), request.clone()]]);
         let in_order = Transcript::new(vec![vec![mark(10, 2), request, mark(30, 3), mark(50, 4)]]);
-        let ok = |step| StepOutcome {
-            step,
-            what: String::new(),
-            status: StepStatus::Ok,
-            result: None,
-            error: None,
-            elapsed_ms: 1,
-        };
         let outcome = ClientOutcome { steps: vec![ok(1), ok(2)], ..ClientOutcome::default() };
         let judged = vec![JudgedCheck {
             check: "check 1 (sent)".into(),

@@ -310,6 +310,11 @@ pub struct ClientOutcome {
     /// on it are not judged for it, never failed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cannot_report: Vec<Reportable>,
+    /// Plan steps (1-based) the driver ended itself, not the SDK (`"by": "driver"` on an
+    /// `ok: false` line): the step never reached the SDK (no connection to send it on), or
+    /// the driver's own cancellation ended it. Checks on such a step's outcome are not judged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ended_by_driver: Vec<usize>,
 }
 
 /// Something a client reports besides its step lines, which a driver may be unable to.

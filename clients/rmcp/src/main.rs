@@ -288,6 +288,8 @@ enum Outcome {
     Ok(Option<Value>, Option<u64>),
     /// The step failed with this (SDK) error text.
     Err(String, Option<u64>),
+    /// The driver ended the step itself (the plan has no connection): `"by": "driver"`.
+    DriverErr(String),
     /// The SDK cannot do this; stop the plan.
     Unsupported(String),
 }
@@ -460,7 +462,7 @@ impl Driver {
             ClientStep::Notify { method, params } => {
                 let client = match self.client() {
                     Ok(c) => c,
-                    Err(e) => return Outcome::Err(e, None),
+                    Err(e) => return Outcome::DriverErr(e),
                 };
                 let result = if method == "notifications/roots/list_changed" && params.is_none() {
                     client.notify_roots_list_changed().await
@@ -522,7 +524,7 @@ impl Driver {
                     Ok(c) => c.peer().clone(),
                     // A failed serve()/serve_with_ct() drops (and so closes) its transport.
                     Err(_) if self.connect_failed => return Outcome::Ok(None, None),
-                    Err(e) => return Outcome::Err(e, None),
+                    Err(e) => return Outcome::DriverErr(e),
                 };
                 let deadline = Instant::now() + Duration::from_millis(timeout_ms);
                 while !peer.is_transport_closed() {
@@ -725,7 +727,7 @@ impl Driver {
     async fn request(&mut self, request: ClientRequest, options: PeerRequestOptions, timed: bool) -> Outcome {
         let client = match self.client() {
             Ok(c) => c,
-            Err(e) => return Outcome::Err(e, None),
+            Err(e) => return Outcome::DriverErr(e),
         };
         // Plain foreground calls use the convenience method an application would call.
         // Those take no timeout, so any timeout (per request or per connection) goes through
@@ -762,7 +764,7 @@ impl Driver {
     ) -> Outcome {
         let client = match self.client() {
             Ok(c) => c,
-            Err(e) => return Outcome::Err(e, None),
+            Err(e) => return Outcome::DriverErr(e),
         };
         let started = Instant::now();
         match client.send_cancellable_request(request, options).await {
@@ -803,7 +805,7 @@ impl Driver {
         };
         let peer = match self.client() {
             Ok(c) => c.peer().clone(),
-            Err(e) => return Outcome::Err(e, None),
+            Err(e) => return Outcome::DriverErr(e),
         };
         let cancel = CancellationToken::new();
         let shared = self.shared.clone();
@@ -964,6 +966,9 @@ fn main() {
                 }
                 Outcome::Err(error, elapsed) => {
                     emit(json!({"step": n, "ok": false, "error": error, "elapsed_ms": elapsed.unwrap_or_else(|| ms(started.elapsed()))}));
+                }
+                Outcome::DriverErr(error) => {
+                    emit(json!({"step": n, "ok": false, "error": error, "by": "driver", "elapsed_ms": ms(started.elapsed())}));
                 }
                 Outcome::Unsupported(reason) => {
                     emit(json!({"step": n, "unsupported": reason}));

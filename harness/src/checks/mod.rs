@@ -110,6 +110,12 @@ pub trait CheckKind {
         false
     }
 
+    /// Why this run cannot judge the check, where something about the run itself says so
+    /// (a plan step the driver ended, not the SDK); the check is then not judged, with this.
+    fn unjudged(&self, _run: &Run<'_>) -> Option<String> {
+        None
+    }
+
     /// Evaluates the check against the run's transcript and outcome.
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Self::Failure>;
 
@@ -255,8 +261,10 @@ fn evaluate_as(run: &Run<'_>, recording: bool) -> Evaluation {
         Unmet(String),
         Unjudged(Reportable),
         NoReport(&'static str),
+        Withheld(String),
     }
-    fn judge<K: CheckKind>(k: &K, run: &Run<'_>, recording: bool) -> Judged {
+    // A `driver:` check judges the driver itself: what the driver did is its evidence.
+    fn judge<K: CheckKind>(k: &K, run: &Run<'_>, recording: bool, driver: bool) -> Judged {
         if !k.applies(&run.scope) {
             return Judged::Held;
         }
@@ -265,6 +273,9 @@ fn evaluate_as(run: &Run<'_>, recording: bool) -> Evaluation {
         }
         if let Some(needed) = k.needs().filter(|n| run.outcome.cannot_report.contains(n)) {
             return Judged::Unjudged(needed);
+        }
+        if let Some(why) = k.unjudged(run).filter(|_| !driver) {
+            return Judged::Withheld(why);
         }
         k.evaluate(run).err().map_or(Judged::Held, |failure| Judged::Unmet(failure.to_string()))
     }
@@ -277,7 +288,7 @@ fn evaluate_as(run: &Run<'_>, recording: bool) -> Evaluation {
             level: entry.level(),
             reference: entry.basis.as_ref().map(|b| b.reference.clone()),
         };
-        match with_kind!(check, k => judge(k, run, recording)) {
+        match with_kind!(check, k => judge(k, run, recording, entry.level() == Level::Driver)) {
             Judged::Held => {}
             Judged::Unmet(message) => found.unmet.push(result(message)),
             Judged::Unjudged(what) => found.unjudged.push(result(format!(
@@ -287,6 +298,7 @@ fn evaluate_as(run: &Run<'_>, recording: bool) -> Evaluation {
             Judged::NoReport(reads) => found.unjudged.push(result(format!(
                 "not applicable to a recording: it reads {reads}, and a host runs no plan and reports nothing"
             ))),
+            Judged::Withheld(why) => found.unjudged.push(result(why)),
         }
     }
     found.unmet.extend(always::judge(run));

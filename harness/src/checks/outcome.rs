@@ -38,6 +38,17 @@ impl CheckKind for OutcomeCheck {
     fn reads_outcome(&self) -> Option<&'static str> {
         Some("a plan step's result")
     }
+
+    /// A step the driver ended itself (it never reached the SDK, or the driver's own cancel
+    /// ended it) says nothing of how the client handled anything.
+    fn unjudged(&self, run: &Run<'_>) -> Option<String> {
+        run.outcome.ended_by_driver.contains(&self.step).then(|| {
+            format!(
+                "not judged: the driver, not the SDK, ended step {} (`\"by\": \"driver\"`), so its outcome shows nothing of the client",
+                self.step
+            )
+        })
+    }
     type Invalid = Invalid;
     type Failure = Failure;
 
@@ -283,6 +294,20 @@ pub enum Failure {
 mod tests {
     use super::*;
     use crate::checks::testing::with_plan as scenario;
+
+    #[test]
+    fn a_step_the_driver_ended_is_not_judged() {
+        let s = scenario("  - op: connect\n  - op: request\n    method: ping\n");
+        let check = OutcomeCheck { within_ms: None, ..within(0) };
+        let judge = |ended_by_driver: Vec<usize>| {
+            let outcome = mcp_scenario::results::ClientOutcome { ended_by_driver, ..Default::default() };
+            let transcript = crate::transcript::Transcript::new(vec![]);
+            let scope = crate::checks::testing::external_scope(&s);
+            check.unjudged(&Run { scenario: &s, scope, outcome: &outcome, transcript: &transcript })
+        };
+        assert!(judge(vec![2]).is_some_and(|why| why.contains("the driver, not the SDK, ended step 2")));
+        assert_eq!(judge(vec![1]), None);
+    }
 
     fn within(ms: u64) -> OutcomeCheck {
         OutcomeCheck {

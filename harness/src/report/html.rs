@@ -268,24 +268,9 @@ pub fn events_of(recorded: &[WireEvent]) -> Vec<Event> {
     out
 }
 
+/// When an event happened; a script's progress mark is no event on the wire.
 fn time_of(e: &WireEvent) -> Option<u64> {
-    match e {
-        WireEvent::FromClient { t_us, .. }
-        | WireEvent::ToClient { t_us, .. }
-        | WireEvent::Stderr { t_us, .. }
-        | WireEvent::StdinEof { t_us, .. }
-        | WireEvent::Signal { t_us, .. }
-        | WireEvent::Exit { t_us, .. }
-        | WireEvent::HttpRequest { t_us, .. }
-        | WireEvent::HttpResponse { t_us, .. }
-        | WireEvent::StreamWrite { t_us, .. }
-        | WireEvent::StreamEnd { t_us, .. }
-        | WireEvent::Note { t_us, .. } => Some(*t_us),
-        WireEvent::Started { .. }
-        | WireEvent::Labelled { .. }
-        | WireEvent::Script { .. }
-        | WireEvent::Listening { .. } => None,
-    }
+    if matches!(e, WireEvent::Script { .. }) { None } else { e.t_us() }
 }
 
 type Described = (Direction, Kind, String, String, Option<u64>);

@@ -202,6 +202,8 @@ pub fn contract_env(
 enum Reported {
     Ok(Option<Value>),
     Error(String),
+    /// An error the driver made, not the SDK (`"by": "driver"`).
+    DriverError(String),
     Unsupported(String),
 }
 
@@ -246,11 +248,18 @@ impl Collected {
             } else {
                 match obj.get("ok").and_then(Value::as_bool) {
                     Some(true) => Reported::Ok(obj.get("result").cloned().filter(|v| !v.is_null())),
-                    Some(false) => Reported::Error(match obj.get("error") {
-                        Some(Value::String(s)) => s.clone(),
-                        Some(other) => other.to_string(),
-                        None => "(the client gave no error text)".into(),
-                    }),
+                    Some(false) => {
+                        let text = match obj.get("error") {
+                            Some(Value::String(s)) => s.clone(),
+                            Some(other) => other.to_string(),
+                            None => "(the client gave no error text)".into(),
+                        };
+                        if obj.get("by").and_then(Value::as_str) == Some("driver") {
+                            Reported::DriverError(text)
+                        } else {
+                            Reported::Error(text)
+                        }
+                    }
                     None => {
                         return self.note(format!("(step line without \"ok\" or \"unsupported\") {}", escape(line)));
                     }
@@ -572,6 +581,7 @@ pub(super) fn assemble(
         other => format!("{other} before reporting this step"),
     };
     let mut steps = Vec::with_capacity(plan.len());
+    let mut ended_by_driver = Vec::new();
     let mut previous = started;
     let mut sent_at: BTreeMap<String, Instant> = BTreeMap::new();
     for (i, step) in plan.iter().enumerate() {
@@ -595,9 +605,12 @@ pub(super) fn assemble(
             ClientStep::Request { background: true, .. } => format!("{what} (background)"),
             _ => what,
         };
+        if matches!(reported, Reported::DriverError(_)) {
+            ended_by_driver.push(i + 1);
+        }
         let (status, result, error) = match reported {
             Reported::Ok(r) => (StepStatus::Ok, r, None),
-            Reported::Error(e) => (StepStatus::Error, None, Some(e)),
+            Reported::Error(e) | Reported::DriverError(e) => (StepStatus::Error, None, Some(e)),
             Reported::Unsupported(r) => (StepStatus::Unsupported, None, Some(r)),
         };
         steps.push(StepOutcome { step: i + 1, what, status, result, error, elapsed_ms });
@@ -611,6 +624,7 @@ pub(super) fn assemble(
         process: Some(report),
         manager_events: Vec::new(),
         cannot_report: c.cannot_report,
+        ended_by_driver,
     }
 }
 
@@ -671,5 +685,14 @@ mod tests {
         assert_eq!(c.notifications, vec![("n/x".to_string(), serde_json::json!({"a": 1}))]);
         assert_eq!(c.cannot_report, vec![Reportable::Notifications]);
         assert_eq!(c.other.len(), 4, "{:?}", c.other);
+    }
+
+    #[test]
+    fn a_step_the_driver_ended_is_told_apart_from_the_sdks_error() {
+        let mut c = Collected::default();
+        c.accept(br#"{"step":1,"ok":false,"error":"not connected","by":"driver"}"#, 2);
+        c.accept(br#"{"step":2,"ok":false,"error":"Connection closed"}"#, 2);
+        assert!(matches!(c.steps.get(&1), Some((Reported::DriverError(e), _, _)) if e == "not connected"));
+        assert!(matches!(c.steps.get(&2), Some((Reported::Error(_), _, _))));
     }
 }
