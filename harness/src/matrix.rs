@@ -111,7 +111,11 @@ fn cell(run: &RunResult) -> Cell {
         (Status::Passed, Some(e), None) => e,
         (_, _, b) => b.unwrap_or_default(),
     };
-    let flagged = (run.status == Status::Passed && first.is_some()).then_some(!run.warnings.is_empty());
+    let flagged = match run.status {
+        Status::Passed => first.is_some().then_some(!run.warnings.is_empty()),
+        Status::NotApplicable | Status::NotExercised => (!run.warnings.is_empty()).then_some(true),
+        _ => None,
+    };
     Cell {
         status: run.status,
         flagged,
@@ -147,7 +151,10 @@ fn symbol(cell: &Cell) -> &'static str {
         Status::Error => "error",
         Status::Pending => "pending",
         Status::NotRun => "not run",
+        // Harm found on the way stays visible where no verdict is given.
+        Status::NotExercised if cell.flagged == Some(true) => "not exercised (warn)",
         Status::NotExercised => "not exercised",
+        Status::NotApplicable if cell.flagged == Some(true) => "n/a (warn)",
         Status::NotApplicable => "n/a",
     }
 }
@@ -194,7 +201,8 @@ pub fn write(dir: &Path) -> Result<Vec<String>, HarnessError> {
          (a crash, a hang, a retry loop); `pass (note)` differs only from a rule of our own SPEC.md \
          for the bundled transports. `not exercised`: the client never met the scenario's fault, or \
          never finished its plan after it (no evidence either way); `n/a`: no check with an MCP \
-         basis applies to a third-party client there (every check is SPEC.md's). Each client's page \
+         basis applies to a third-party client there (every check is SPEC.md's); `(warn)` beside either \
+         keeps a robustness finding or an unmet SHOULD seen on the way. Each client's page \
          says what every reason rests on; the times a run measured appear there cut to the 100 ms \
          below (`≈`), exact in each client's `results.json`.\n\n",
     );
@@ -306,7 +314,10 @@ mod tests {
              "failures": [{"check": "check 1 (outcome)", "message": "step 2 failed: boom | bang"}]},
             {"scenario": "c", "path": "scenarios/stdio/c.yaml", "transport": "stdio", "status": "skipped", "reason": "no string ids"},
             {"scenario": "d", "path": "scenarios/stdio/d.yaml", "transport": "stdio", "status": "passed",
-             "warnings": [{"check": "check 2 (sent)", "message": "never sent ping", "level": "should", "reference": "2025-11-25 basic/utilities/ping: SHOULD"}]}
+             "warnings": [{"check": "check 2 (sent)", "message": "never sent ping", "level": "should", "reference": "2025-11-25 basic/utilities/ping: SHOULD"}]},
+            {"scenario": "e", "path": "scenarios/http/e.yaml", "transport": "http", "status": "not_applicable",
+             "reason": "nothing here judges a third-party client",
+             "warnings": [{"check": "check 3 (http)", "message": "2 GETs", "level": "robustness", "reference": "a retry loop"}]}
         ]});
         std::fs::write(client.join("results.json"), runs.to_string()).expect("write");
         assert_eq!(write(dir.path()).expect("writes"), vec!["fake".to_string()]);
@@ -320,6 +331,8 @@ mod tests {
         assert!(page.contains("no string ids"));
         let grid = std::fs::read_to_string(dir.path().join("README.md")).expect("grid");
         assert!(grid.contains("| a | stdio | pass |"), "{grid}");
+        // Harm seen in a run that earns no verdict is not dropped from the grid.
+        assert!(grid.contains("| e | http | n/a (warn) |"), "{grid}");
         assert!(grid.contains("| d | stdio | pass (warn) |"), "{grid}");
         assert!(
             page.contains("| d | stdio | pass (warn) |  | check 2 (sent): never sent ping | should: 2025-11-25 basic/utilities/ping: SHOULD |"),
