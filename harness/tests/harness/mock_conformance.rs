@@ -17,6 +17,7 @@ use super::reference::{collect_yaml, config, launcher, root};
 use futures::StreamExt;
 use mcp_harness::Target;
 use mcp_harness::runner::{self, Job};
+use mcp_harness::transcript::Transcript;
 use mcp_scenario::results::RunResult;
 use mcp_scenario::wire::WireEvent;
 use mcp_scenario::{Scenario, ServerStep};
@@ -95,39 +96,26 @@ struct Sent {
     message: Value,
 }
 
-/// The JSON-RPC messages in what the mock wrote: stdio lines, HTTP JSON bodies, SSE `data:`.
-fn messages_in(event: &WireEvent) -> Vec<(String, Value)> {
-    let parse = |text: &str| serde_json::from_str::<Value>(text.trim()).ok();
-    match event {
-        WireEvent::ToClient { bytes, why, .. } => bytes
-            .text
-            .iter()
-            .flat_map(|t| t.lines().filter_map(parse).collect::<Vec<_>>())
-            .map(|m| (why.clone(), m))
-            .collect(),
-        // The mock records a response body as bytes (`json` stays empty): parse it here.
-        WireEvent::HttpResponse { json, body, why, .. } => json
-            .clone()
-            .or_else(|| body.as_ref().and_then(|b| b.text.as_deref()).and_then(parse))
-            .map(|m| vec![(why.clone(), m)])
-            .unwrap_or_default(),
-        WireEvent::StreamWrite { bytes, why, .. } => {
-            let Some(text) = &bytes.text else { return Vec::new() };
-            let data: Vec<&str> = text
-                .split(['\n', '\r'])
-                .filter_map(|l| l.strip_prefix("data:"))
-                .map(|d| d.strip_prefix(' ').unwrap_or(d))
-                .collect();
-            // One event's data lines join with newlines; a write holding several events is
-            // read line by line, which is what each event's single line is here.
-            let joined = data.join("\n");
-            match parse(&joined) {
-                Some(m) => vec![(why.clone(), m)],
-                None => data.into_iter().filter_map(parse).map(|m| (why.clone(), m)).collect(),
-            }
+/// The JSON-RPC messages in one message the mock wrote, as the transcript views the wire
+/// (`Connection::events`: stdio lines, and 2xx JSON bodies and SSE `data:` as `ToClient`):
+/// the whole text (one event's data lines join with newlines), else each line. The view
+/// stands a made-up `ToClient` ("refused") in for a non-2xx answer to a request; the body
+/// the mock really sent is read from the recorded response instead.
+fn messages_in(event: &WireEvent) -> Option<(&str, Vec<Value>)> {
+    let (text, why) = match event {
+        WireEvent::ToClient { why, .. } if why == "refused" => return None,
+        WireEvent::ToClient { bytes, why, .. } => (bytes.text.as_deref()?, why),
+        WireEvent::HttpResponse { status, body: Some(body), why, .. } if !(200..300).contains(status) => {
+            (body.text.as_deref()?, why)
         }
-        _ => Vec::new(),
-    }
+        _ => return None,
+    };
+    let parse = |t: &str| serde_json::from_str::<Value>(t.trim()).ok();
+    let messages = match parse(text) {
+        Some(m) => vec![m],
+        None => text.lines().filter_map(parse).collect(),
+    };
+    Some((why.as_str(), messages))
 }
 
 /// Where each connection's script starts in `server:` (0-based), so that a connection's step
@@ -150,11 +138,12 @@ fn automatic(why: &str) -> bool {
 }
 
 /// Every message the mock sent on the run's wire, with the step that wrote it.
-fn sent(scenario: &Scenario, result: &RunResult) -> Vec<Sent> {
+fn sent(scenario: &Scenario, transcript: &Transcript) -> Vec<Sent> {
     let starts = offsets(scenario);
     let mut out = Vec::new();
-    for (c, events) in result.wire.iter().enumerate() {
-        let offset = starts.get(c).copied().unwrap_or(0);
+    for c in transcript.connections() {
+        let offset = starts.get(c.number() - 1).copied().unwrap_or(0);
+        let events = c.events();
         // The step that wrote an event: the last progress mark before it by the mock's clock
         // (an HTTP journal may write a mark after the output of its step).
         let marks: Vec<(u64, usize)> = events
@@ -165,12 +154,16 @@ fn sent(scenario: &Scenario, result: &RunResult) -> Vec<Sent> {
             })
             .collect();
         for event in events {
+            let Some((why, messages)) = messages_in(event) else { continue };
             let at = event.t_us().unwrap_or(0);
             let reached = marks.iter().rev().find(|(t, _)| *t <= at).map(|(_, r)| *r);
-            for (why, message) in messages_in(event) {
-                let step = if automatic(&why) { None } else { reached.filter(|r| *r > 0).map(|r| offset + r) };
-                out.push(Sent { connection: c + 1, step, why, message });
-            }
+            let step = if automatic(why) { None } else { reached.filter(|r| *r > 0).map(|r| offset + r) };
+            out.extend(messages.into_iter().map(|message| Sent {
+                connection: c.number(),
+                step,
+                why: why.to_string(),
+                message,
+            }));
         }
     }
     out
@@ -178,12 +171,8 @@ fn sent(scenario: &Scenario, result: &RunResult) -> Vec<Sent> {
 
 /// The method of the client request with `id` on connection `connection` (ids repeat across
 /// connections).
-fn request_method<'a>(result: &'a RunResult, connection: usize, id: &Value) -> Option<&'a str> {
-    result.wire.get(connection - 1)?.iter().find_map(|e| {
-        let json = match e {
-            WireEvent::FromClient { json: Some(j), .. } | WireEvent::HttpRequest { json: Some(j), .. } => j,
-            _ => return None,
-        };
+fn request_method<'a>(transcript: &'a Transcript, connection: usize, id: &Value) -> Option<&'a str> {
+    transcript.connection(connection)?.client_messages().find_map(|json| {
         let items: Vec<&Value> = match json {
             Value::Array(a) => a.iter().collect(),
             one => vec![one],
@@ -193,9 +182,9 @@ fn request_method<'a>(result: &'a RunResult, connection: usize, id: &Value) -> O
 }
 
 /// The schema's complaints about one message of a run at revision `rev`.
-fn judge(schemas: &mut Schemas, rev: &str, result: &RunResult, connection: usize, message: &Value) -> Vec<String> {
+fn judge(schemas: &mut Schemas, rev: &str, transcript: &Transcript, connection: usize, message: &Value) -> Vec<String> {
     if let Value::Array(batch) = message {
-        return batch.iter().flat_map(|m| judge(schemas, rev, result, connection, m)).collect();
+        return batch.iter().flat_map(|m| judge(schemas, rev, transcript, connection, m)).collect();
     }
     let mut errors = schemas.errors(rev, "JSONRPCMessage", message);
     let method = message.get("method").and_then(Value::as_str);
@@ -207,7 +196,7 @@ fn judge(schemas: &mut Schemas, rev: &str, result: &RunResult, connection: usize
             }
         }
         (None, Some(r)) => {
-            let asked = message.get("id").and_then(|id| request_method(result, connection, id));
+            let asked = message.get("id").and_then(|id| request_method(transcript, connection, id));
             let def = if r.get("resultType").and_then(Value::as_str) == Some("input_required")
                 && schemas.has(rev, "InputRequiredResult")
             {
@@ -262,12 +251,13 @@ async fn every_message_the_mock_sends_is_valid_for_its_revision_unless_declared(
         let scenario = &job.scenario;
         let rev = scenario.revision.as_str();
         let fault = mcp_harness::exercise::site(scenario).filter(|s| s.deviates).map(|s| s.index);
-        for sent in sent(scenario, result) {
+        let transcript = Transcript::new(result.wire.clone());
+        for sent in sent(scenario, &transcript) {
             if sent.step.is_some_and(|s| Some(s) == fault || scenario.deviations.contains_key(&s)) {
                 continue;
             }
             checked += 1;
-            let errors = judge(&mut schemas, rev, result, sent.connection, &sent.message);
+            let errors = judge(&mut schemas, rev, &transcript, sent.connection, &sent.message);
             if let Some(first) = errors.first() {
                 let step = sent.step.map_or_else(
                     || format!("an automatic answer ({})", sent.why),
