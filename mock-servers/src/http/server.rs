@@ -147,17 +147,19 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
         }
         return shared.respond(n, exchange, rule.status, &hs, Bytes::from(rule.text.clone()), "auth required");
     }
+    if shared.flavour == Flavour::LegacySse && req.method == Method::POST && !shared.is_endpoint(&req.path) {
+        return refuse_json(
+            &shared,
+            n,
+            exchange,
+            &req,
+            404,
+            "not the announced endpoint",
+            "Not found: POST messages to the endpoint this server's `endpoint` event named, with its query",
+        );
+    }
     if let Route::Refuse(_, status, why, message) = route {
-        // The refused request's id; a GET or a notification has none, and the schema allows
-        // no `null` id, so the error then carries no `id` at all.
-        let mut body = serde_json::Map::new();
-        body.insert("jsonrpc".into(), json!("2.0"));
-        if let Some(id) = req.json.as_ref().and_then(|j| j.get("id")).filter(|id| !id.is_null()) {
-            body.insert("id".into(), id.clone());
-        }
-        body.insert("error".into(), json!({"code": -32001, "message": message}));
-        let body = Value::Object(body);
-        return shared.respond_json(n, exchange, status, &body, &[], why);
+        return refuse_json(&shared, n, exchange, &req, status, why, message);
     }
     match req.method {
         Method::POST => post(&shared, &conn, socket, req).await,
@@ -193,6 +195,27 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
             "method not allowed",
         ),
     }
+}
+
+/// A JSON-RPC error refusing `req` with `status`. The refused request's id; a GET or a
+/// notification has none, and the schema allows no `null` id, so the error then carries no
+/// `id` at all.
+fn refuse_json(
+    shared: &Shared,
+    n: usize,
+    exchange: u64,
+    req: &Incoming_,
+    status: u16,
+    why: &str,
+    message: &str,
+) -> Response<MockBody> {
+    let mut body = serde_json::Map::new();
+    body.insert("jsonrpc".into(), json!("2.0"));
+    if let Some(id) = req.json.as_ref().and_then(|j| j.get("id")).filter(|id| !id.is_null()) {
+        body.insert("id".into(), id.clone());
+    }
+    body.insert("error".into(), json!({"code": -32001, "message": message}));
+    shared.respond_json(n, exchange, status, &Value::Object(body), &[], why)
 }
 
 /// Legacy SSE: a GET opens the next connection's stream; a POST goes to the connection its

@@ -63,6 +63,9 @@ pub struct Shared {
     tokens: Mutex<HashMap<String, usize>>,
     exchanges: AtomicU64,
     open_streams: Mutex<Vec<(usize, u64, Weak<StreamWatch>)>>,
+    /// Legacy SSE: the path and query of every `endpoint` event sent so far; a POST
+    /// anywhere else is refused (see [`Shared::is_endpoint`]).
+    endpoints: Mutex<Vec<String>>,
     /// Cancels every task the mock spawned once it has ended.
     tasks: CancellationToken,
     /// How many connection scripts are inside a poll right now (see [`InPoll`]).
@@ -100,10 +103,26 @@ impl Shared {
             tokens: Mutex::new(HashMap::new()),
             exchanges: AtomicU64::new(0),
             open_streams: Mutex::new(Vec::new()),
+            endpoints: Mutex::new(Vec::new()),
             tasks: CancellationToken::new(),
             scripts_in_poll: Arc::new(AtomicUsize::new(0)),
             ending: Ending::default(),
         }
+    }
+
+    /// Legacy SSE: remembers the endpoint an `endpoint` event named, as the path and query a
+    /// POST to it carries (an absolute or network-path URI loses its origin, a relative one is
+    /// resolved against the SSE URL, `/sse`).
+    pub fn announce_endpoint(&self, uri: &str) {
+        lock(&self.endpoints).push(endpoint_path(uri));
+    }
+
+    /// Legacy SSE: whether a POST to `path` (with its query) goes to an endpoint the mock
+    /// announced. A real 2024-11-05 server takes messages only there ("All subsequent client
+    /// messages MUST be sent as HTTP POST requests to this endpoint"), so a POST that drops
+    /// the query or guesses a path must not reach the script.
+    pub fn is_endpoint(&self, path: &str) -> bool {
+        lock(&self.endpoints).iter().any(|e| e == path)
     }
 
     /// The `Allow` value of a 405 refusing `refused` at the MCP endpoint: the methods it
@@ -568,5 +587,32 @@ impl Future for InPoll {
         let polled = self.inner.as_mut().poll(cx);
         self.count.fetch_sub(1, Ordering::SeqCst);
         polled
+    }
+}
+
+/// The path and query a POST to the endpoint `uri` carries: the URI resolved against the
+/// SSE URL, without its origin (the client may reach the mock through a proxy or by another
+/// host name; the origin is judged by the scenarios about it, not here).
+fn endpoint_path(uri: &str) -> String {
+    let base = url::Url::parse("http://mock.invalid/sse").expect("a valid base");
+    match base.join(uri) {
+        Ok(url) => match url.query() {
+            Some(q) => format!("{}?{q}", url.path()),
+            None => url.path().to_string(),
+        },
+        Err(_) => uri.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod endpoint_tests {
+    use super::endpoint_path;
+
+    #[test]
+    fn endpoints_lose_their_origin_and_keep_their_query() {
+        assert_eq!(endpoint_path("/message?session_id=1"), "/message?session_id=1");
+        assert_eq!(endpoint_path("http://127.0.0.1:9/rpc/message?session_id=1"), "/rpc/message?session_id=1");
+        assert_eq!(endpoint_path("//localhost:9/message"), "/message");
+        assert_eq!(endpoint_path("messages/?session_id=1&sid=x"), "/messages/?session_id=1&sid=x");
     }
 }

@@ -36,6 +36,7 @@ impl Op for step::Endpoint {
         Box::pin(async move {
             let uri = run.expand(self.uri.as_deref().unwrap_or("/message?session_id={connection}"));
             let Some(s) = run.stream_for("endpoint", None) else { return };
+            run.shared.announce_endpoint(&uri);
             let e = SseEvent { event: Some("endpoint"), data: Some(&uri), ..SseEvent::default() };
             run.shared.write(run.n(), &s, sse::event(&e, SseLineEnd::Lf), "endpoint");
         })
