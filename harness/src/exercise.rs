@@ -208,8 +208,9 @@ pub fn met(scenario: &Scenario, site: Option<&Site>, transcript: &Transcript, st
     }
     let (reached, finished) = progress(c);
     // A client that kept sending what the script did not wait for did not stop: it went
-    // another way (skipped a message, sent one the mock refused), and is judged on it.
-    let diverted = diverted(scenario, c, reached);
+    // another way (skipped a message, sent one the mock refused), and is judged on it. Not
+    // one the harness killed at the deadline: it did stop, wherever it had gone.
+    let diverted = !killed && diverted(scenario, c, reached);
     let events = c.events();
     let yes = diverted
         || match site.kind {
@@ -430,6 +431,15 @@ pub fn evidence(run: &Run<'_>, site: Option<&Site>, judged: &[JudgedCheck]) -> E
             Some((name, entry, judged))
         })
         .collect();
+    // Checks the deadline left unjudged apply; the client just never let them be judged.
+    let withheld = run.scenario.checks.iter().enumerate().any(|(i, entry)| {
+        weighs(entry.level()) && judgement(&checks::label(i, &entry.check)) == Some(Judgement::NotJudged)
+    });
+    if applying.is_empty() && withheld && checks::cut_by_deadline(run) {
+        return Evidence::CutShort(
+            "the client hung until the run deadline before anything with an MCP basis could be judged".into(),
+        );
+    }
     if applying.is_empty() {
         let why = if run.scenario.checks.iter().any(|c| weighs(c.level())) {
             "its checks with an MCP basis do not apply to this client (the bundled client's error texts and counters, or what the client said it cannot report)"

@@ -22,6 +22,10 @@ impl CheckKind for AnsweredCheck {
     type Invalid = Invalid;
     type Failure = Failure;
 
+    fn short(failure: &Failure) -> bool {
+        matches!(failure, Failure::NeverSent(_) | Failure::Unanswered(_))
+    }
+
     fn validate(&self, scenario: &Scenario) -> Result<(), Invalid> {
         script_labels(scenario, ServerStep::request_label, &self.request)
             .then_some(())

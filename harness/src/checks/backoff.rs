@@ -28,6 +28,10 @@ impl CheckKind for BackoffCheck {
     type Invalid = Infallible;
     type Failure = Failure;
 
+    fn short(failure: &Failure) -> bool {
+        matches!(failure, Failure::Count { got, want } if got < want)
+    }
+
     fn applies(&self, scope: &Scope) -> bool {
         scope.target.is_bundled()
     }

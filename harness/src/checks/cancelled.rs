@@ -21,6 +21,10 @@ impl CheckKind for CancelledCheck {
     type Invalid = Invalid;
     type Failure = Failure;
 
+    fn short(failure: &Failure) -> bool {
+        matches!(failure, Failure::NeverReceived(_) | Failure::NotSent(_))
+    }
+
     /// `sent: false` holds by an absence.
     fn holds_by_absence(&self, _run: &Run<'_>) -> bool {
         !self.sent

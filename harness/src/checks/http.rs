@@ -38,6 +38,11 @@ impl CheckKind for HttpCheck {
     type Invalid = Invalid;
     type Failure = Failure;
 
+    fn short(failure: &Failure) -> bool {
+        matches!(failure, Failure::NoneSent { .. } | Failure::NoneCarrying { .. })
+            || matches!(failure, Failure::Count { carrying, want, .. } if carrying < want)
+    }
+
     /// An upper bound (`at_most`, `count: 0`), or `every` over optional requests (none sent
     /// holds it), holds by an absence.
     fn holds_by_absence(&self, _run: &Run<'_>) -> bool {

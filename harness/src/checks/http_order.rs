@@ -23,6 +23,10 @@ impl CheckKind for HttpOrderCheck {
     type Invalid = Invalid;
     type Failure = Failure;
 
+    fn short(failure: &Failure) -> bool {
+        matches!(failure, Failure::Missing(_))
+    }
+
     fn validate(&self, scenario: &Scenario) -> Result<(), Invalid> {
         if scenario.transport.to_vec().iter().all(|t| *t == TransportName::Stdio) {
             return Err(Invalid::NotHttp);

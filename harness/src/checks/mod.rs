@@ -119,6 +119,15 @@ pub trait CheckKind {
     /// Evaluates the check against the run's transcript and outcome.
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Self::Failure>;
 
+    /// Whether `failure` says the client fell short (did not send, answer, close, report, or
+    /// not often enough) rather than that it did something wrong. A third-party client the
+    /// harness killed at the run deadline may yet have done it: such a failure is not judged
+    /// (the hang is the always-on deadline rule's finding), while one on what it did send
+    /// stands.
+    fn short(_failure: &Self::Failure) -> bool {
+        false
+    }
+
     /// The client messages the check judges, by JSON-RPC method (an HTTP method such as
     /// `DELETE` where it judges requests without one). A script that stopped waiting for one
     /// of them left this check unjudged, so `always: server script completes` rests on it.
@@ -277,7 +286,13 @@ fn evaluate_as(run: &Run<'_>, recording: bool) -> Evaluation {
         if let Some(why) = k.unjudged(run).filter(|_| !driver) {
             return Judged::Withheld(why);
         }
-        k.evaluate(run).err().map_or(Judged::Held, |failure| Judged::Unmet(failure.to_string()))
+        match k.evaluate(run) {
+            Ok(()) => Judged::Held,
+            Err(failure) if !driver && K::short(&failure) && cut_by_deadline(run) => Judged::Withheld(format!(
+                "not judged: {failure}, but the harness killed the client at the run deadline, so its window never closed (the hang is the deadline rule's finding)"
+            )),
+            Err(failure) => Judged::Unmet(failure.to_string()),
+        }
     }
     let mut found = Evaluation::default();
     for (i, entry) in run.scenario.checks.iter().enumerate() {
@@ -303,6 +318,14 @@ fn evaluate_as(run: &Run<'_>, recording: bool) -> Evaluation {
     }
     found.unmet.extend(always::judge(run));
     found
+}
+
+/// Whether the harness killed a third-party client at the run deadline with its plan
+/// unfinished (a `times_out` check that expects the hang judges it instead): what the
+/// client had not done by then it may yet have done. The bundled client is bounded by
+/// SPEC.md, so its shortfalls stand.
+pub fn cut_by_deadline(run: &Run<'_>) -> bool {
+    run.outcome.hung && !run.scope.target.is_bundled() && !times_out::reports_the_hang(run)
 }
 
 /// Every check of the run's scenario with its basis and how `found` judged it, then the
@@ -449,6 +472,33 @@ mod tests {
 
     use super::*;
     use serde_json::json;
+
+    /// A third-party client the deadline killed: what it had not sent yet is not judged,
+    /// what it did send wrong still is; the bundled client's shortfalls always stand.
+    #[test]
+    fn a_hang_withholds_shortfalls_only() {
+        use mcp_scenario::wire::WireEvent;
+        let sent_once = || {
+            let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+            let bytes = mcp_scenario::wire::Recorded::of(ping.to_string().as_bytes());
+            vec![WireEvent::FromClient { t_us: 0, bytes, json: Some(ping), terminated: true }]
+        };
+        let judged = |check: &str, target: TargetKind| {
+            let scenario = testing::scenario("stdio", check);
+            let transcript = Transcript::new(vec![sent_once()]);
+            let outcome = ClientOutcome { hung: true, ..ClientOutcome::default() };
+            let scope = Scope { target, ..testing::external_scope(&scenario) };
+            let run = Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript };
+            let found = evaluate(&run);
+            let named = |l: &[CheckResult]| l.iter().any(|r| r.check.starts_with("check 1"));
+            (named(&found.unmet), named(&found.unjudged))
+        };
+        // Too few pings: the client may yet have sent another.
+        assert_eq!(judged("sent: {method: ping, count: 2}", TargetKind::External), (false, true));
+        // A ping it was not to send: it did.
+        assert_eq!(judged("not_sent: {method: ping}", TargetKind::External), (true, false));
+        assert_eq!(judged("sent: {method: ping, count: 2}", TargetKind::Bundled), (true, false));
+    }
 
     #[test]
     fn subset_matches_recursively() {

@@ -19,6 +19,10 @@ impl CheckKind for NotifiedCheck {
     type Invalid = Infallible;
     type Failure = Failure;
 
+    fn short(_failure: &Failure) -> bool {
+        true
+    }
+
     fn needs(&self) -> Option<Reportable> {
         Some(Reportable::Notifications)
     }

@@ -52,6 +52,10 @@ impl CheckKind for OutcomeCheck {
     type Invalid = Invalid;
     type Failure = Failure;
 
+    fn short(failure: &Failure) -> bool {
+        matches!(failure, Failure::NoOutcome { .. } | Failure::DidNotRun { .. })
+    }
+
     fn validate(&self, scenario: &Scenario) -> Result<(), Invalid> {
         super::NoSuchStep::check(self.step, scenario)?;
         if self.error.is_some() && self.ok == Some(true) {

@@ -30,6 +30,10 @@ impl CheckKind for SentCheck {
     type Invalid = Invalid;
     type Failure = Failure;
 
+    fn short(failure: &Failure) -> bool {
+        matches!(failure, Failure::Never { .. }) || matches!(failure, Failure::Count { got, want, .. } if got < want)
+    }
+
     /// An upper bound (`at_most`, `count: 0`) holds by an absence.
     fn holds_by_absence(&self, _run: &Run<'_>) -> bool {
         self.at_most.is_some() || self.count == Some(0)

@@ -17,6 +17,10 @@ impl CheckKind for OrderCheck {
     type Invalid = Infallible;
     type Failure = Failure;
 
+    fn short(failure: &Failure) -> bool {
+        matches!(failure, Failure::Never(_))
+    }
+
     fn judges(&self, _scenario: &Scenario) -> Vec<String> {
         vec![self.first.clone(), self.then.clone()]
     }

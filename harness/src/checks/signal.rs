@@ -19,6 +19,10 @@ impl CheckKind for SignalCheck {
     type Invalid = Invalid;
     type Failure = Failure;
 
+    fn short(failure: &Failure) -> bool {
+        matches!(failure, Failure::NotReceived(_))
+    }
+
     /// `received: false` holds by an absence.
     fn holds_by_absence(&self, _run: &Run<'_>) -> bool {
         !self.received

@@ -17,6 +17,10 @@ impl CheckKind for StdinClosedCheck {
     type Invalid = Infallible;
     type Failure = Failure;
 
+    fn short(failure: &Failure) -> bool {
+        matches!(failure, Failure::NeverStarted(_) | Failure::NotClosed(_))
+    }
+
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
         let n = self.connection.unwrap_or(1);
         let connection = run.transcript.connection(n).ok_or(Failure::NeverStarted(n))?;

@@ -53,6 +53,10 @@ impl CheckKind for StreamClosedCheck {
     type Invalid = Invalid;
     type Failure = Failure;
 
+    fn short(failure: &Failure) -> bool {
+        matches!(failure, Failure::NeverOpened(_) | Failure::NeverEnded(_))
+    }
+
     fn validate(&self, scenario: &Scenario) -> Result<(), Invalid> {
         match resolve(scenario, &self.stream) {
             None => Err(Invalid::NoSuchStream(self.stream.clone())),

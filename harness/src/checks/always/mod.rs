@@ -241,8 +241,11 @@ mod tests {
                 "always: unique in-flight ids: connection 1: id 1 reused while still in flight",
             ]
         );
-        // SPEC.md's `params` rule is the bundled transports' own.
-        assert_eq!(failures(TargetKind::External).len(), 5);
+        // SPEC.md's `params` rule is the bundled transports' own, and a third-party client
+        // the deadline killed stopped the script by hanging (the deadline rule's finding).
+        let external = failures(TargetKind::External);
+        assert_eq!(external.len(), 4, "{external:?}");
+        assert!(!external.iter().any(|f| f.contains("server script completes")), "{external:?}");
     }
 
     /// A client that stops early is judged by what the scenario's own checks rest on: a
