@@ -682,20 +682,22 @@ impl Driver {
                 self.connect_failed = false;
                 Outcome::Ok(None, None)
             }
-            Err(e) => Outcome::Err(e, None),
+            Err(outcome) => outcome,
         }
     }
 
     /// `serve_with_ct` runs the initialize handshake; a connection timeout cancels it through
     /// the token (rmcp's way to interrupt initialisation). Without a handshake,
-    /// `serve_directly` starts the service loop at once.
+    /// `serve_directly` starts the service loop at once. A handshake the driver's own timer
+    /// cancelled is [`Outcome::DriverErr`]: rmcp has no handshake timeout, so the failure is
+    /// the driver's act, not the SDK's.
     async fn serve<T, E, A>(
         service: Recorder,
         transport: T,
         handshake: bool,
         lifecycle: Option<ClientLifecycleMode>,
         timeout: Option<Duration>,
-    ) -> Result<Client, String>
+    ) -> Result<Client, Outcome>
     where
         T: rmcp::transport::IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
@@ -711,17 +713,25 @@ impl Driver {
             }
         };
         tokio::pin!(serving);
+        let mut cancelled_by_driver = false;
         let result = match timeout {
             None => serving.await,
             Some(t) => tokio::select! {
                 r = &mut serving => r,
                 _ = tokio::time::sleep(t) => {
+                    cancelled_by_driver = true;
                     ct.cancel();
                     serving.await
                 }
             },
         };
-        result.map_err(|e| e.to_string())
+        result.map_err(|e| match cancelled_by_driver {
+            true => Outcome::DriverErr(format!(
+                "connect timed out after {}ms: the driver cancelled rmcp's handshake ({e})",
+                ms(timeout.unwrap_or_default())
+            )),
+            false => Outcome::Err(e.to_string(), None),
+        })
     }
 
     async fn request(&mut self, request: ClientRequest, options: PeerRequestOptions, timed: bool) -> Outcome {
