@@ -57,6 +57,7 @@ use crate::transcript::Transcript;
 use mcp_scenario::basis::Level;
 use mcp_scenario::checks::Check;
 use mcp_scenario::results::{CheckResult, ClientOutcome, JudgedCheck, Judgement, Reportable};
+use mcp_scenario::wire::WireEvent;
 use mcp_scenario::{Scenario, ServerStep};
 use serde_json::Value;
 use std::fmt;
@@ -325,7 +326,49 @@ fn evaluate_as(run: &Run<'_>, recording: bool) -> Evaluation {
 /// client had not done by then it may yet have done. The bundled client is bounded by
 /// SPEC.md, so its shortfalls stand.
 pub fn cut_by_deadline(run: &Run<'_>) -> bool {
-    run.outcome.hung && !run.scope.target.is_bundled() && !times_out::reports_the_hang(run)
+    run.outcome.hung && !run.scope.target.is_bundled() && !times_out::reports_the_hang(run) && !hung_on_an_answer(run)
+}
+
+/// Whether the plan hung on a request the mock had answered (its response, alone or in a
+/// batch, carried the request's id): the client was given what it waited for and did not
+/// take it. That is no open window but how it handled the answer, which its checks judge.
+fn hung_on_an_answer(run: &Run<'_>) -> bool {
+    use mcp_scenario::ClientStep;
+    use mcp_scenario::results::StepStatus;
+    let finished = |n: usize| run.outcome.steps.iter().any(|s| s.step == n && s.status != StepStatus::NotRun);
+    let Some(n) = (1..=run.scenario.client.len()).find(|n| !finished(*n)) else { return false };
+    let methods = match &run.scenario.client[n - 1] {
+        ClientStep::Connect(_) => vec!["initialize".to_string()],
+        _ => plan_method(run.scenario, n),
+    };
+    let ids: Vec<&Value> = run
+        .transcript
+        .client_messages()
+        .filter(|m| crate::transcript::method_of(m).is_some_and(|m| methods.iter().any(|w| w == m)))
+        .filter_map(|m| m.get("id"))
+        .collect();
+    let answers = |m: &Value| {
+        m.get("id").is_some_and(|id| ids.contains(&id)) && (m.get("result").is_some() || m.get("error").is_some())
+    };
+    // The mock's messages as the client got them: a line, a JSON body, an SSE `data:` line
+    // (a fault may frame one oddly: a BOM, a bare CR).
+    let messages = |text: &str| -> Vec<Value> {
+        let whole = serde_json::from_str::<Value>(text.trim()).ok();
+        whole.map(|v| vec![v]).unwrap_or_else(|| {
+            text.split(['\n', '\r'])
+                .map(|l| l.trim_start_matches('\u{feff}'))
+                .map(|l| l.strip_prefix("data:").unwrap_or(l).trim())
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect()
+        })
+    };
+    run.transcript.events().any(|e| {
+        let WireEvent::ToClient { bytes, .. } = e else { return false };
+        messages(bytes.text.as_deref().unwrap_or_default()).iter().any(|m| match m {
+            Value::Array(batch) => batch.iter().any(answers),
+            m => answers(m),
+        })
+    })
 }
 
 /// Every check of the run's scenario with its basis and how `found` judged it, then the
@@ -498,6 +541,33 @@ mod tests {
         // A ping it was not to send: it did.
         assert_eq!(judged("not_sent: {method: ping}", TargetKind::External), (true, false));
         assert_eq!(judged("sent: {method: ping, count: 2}", TargetKind::Bundled), (true, false));
+
+        // Hung on a request the mock answered: it was given what it waited for, so the step
+        // it never finished is judged.
+        let text = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\n  - op: request\n    method: ping\nserver: []\nchecks:\n  - outcome: {step: 2, ok: true}\n    must: \"x\"\n";
+        let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), text).expect("parses");
+        let connect = mcp_scenario::results::StepOutcome {
+            step: 1,
+            what: "connect".into(),
+            status: mcp_scenario::results::StepStatus::Ok,
+            result: None,
+            error: None,
+            elapsed_ms: 1,
+        };
+        let outcome = ClientOutcome { hung: true, steps: vec![connect], ..ClientOutcome::default() };
+        let unmet = |answered: bool| {
+            let mut events = sent_once();
+            if answered {
+                let bytes = mcp_scenario::wire::Recorded::of(br#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#);
+                events.push(WireEvent::ToClient { t_us: 1, bytes, why: "reply".into() });
+            }
+            let transcript = Transcript::new(vec![events]);
+            let scope = testing::external_scope(&scenario);
+            let run = Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript };
+            evaluate(&run).unmet.iter().any(|r| r.check.starts_with("check 1"))
+        };
+        assert!(unmet(true));
+        assert!(!unmet(false));
     }
 
     #[test]
