@@ -89,8 +89,8 @@ impl Baseline {
         match status {
             Status::Skipped | Status::Pending | Status::NotRun | Status::NotApplicable => Verdict::Skipped,
             _ if flaky => Verdict::Flaky,
-            Status::Passed if listed || unexercised => Verdict::StaleEntry,
-            Status::Passed => Verdict::Pass,
+            Status::Passed | Status::Warned if listed || unexercised => Verdict::StaleEntry,
+            Status::Passed | Status::Warned => Verdict::Pass,
             Status::Failed | Status::Error if listed => Verdict::ExpectedFailure,
             Status::Failed | Status::Error => Verdict::UnexpectedFailure,
             Status::NotExercised if unexercised => Verdict::ExpectedNotExercised,

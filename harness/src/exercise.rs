@@ -93,7 +93,11 @@ pub fn site(scenario: &Scenario) -> Option<Site> {
         };
         return Some(make(at, kind, true));
     }
-    if let Some(at) = steps.iter().copied().find(|(_, _, s)| ops::op(s).fault() != Fault::None) {
+    // A refused or odd listener GET (a MAY) before another fault sets the scene (no listener
+    // in the way); the fault is the later step. Alone, it is the fault.
+    let faulty: Vec<_> = steps.iter().copied().filter(|(_, _, s)| ops::op(s).fault() != Fault::None).collect();
+    let listener = |s: &ServerStep| matches!(s, ServerStep::ExpectGet(g) if g.resumption != Some(true));
+    if let Some(&at) = faulty.iter().find(|(_, _, s)| !listener(s)).or(faulty.first()) {
         return Some(make(at, ops::op(at.2).fault(), false));
     }
     // No step deviates: the first answer to a client message other than the handshake.
@@ -255,7 +259,10 @@ pub fn fault_point(scenario: &Scenario, site: Option<&Site>, transcript: &Transc
         _ => r >= site.step,
     };
     let events = c.events();
-    let at = events.iter().position(|e| matches!(e, WireEvent::Script { reached, .. } if past(*reached)))?;
+    // The script's last step has no mark past it: its finishing mark stands in.
+    let at = events
+        .iter()
+        .position(|e| matches!(e, WireEvent::Script { reached, finished, .. } if past(*reached) || *finished))?;
     // A standing rule is met by the first message the mock answers by it (a 404 for the
     // expired session, a 401 for the missing token): what that message carried met the
     // fault; how the client handled it comes after the answer.
@@ -408,6 +415,9 @@ pub enum Evidence {
     NotApplicable(String),
     /// Such checks apply, but the plan was cut short, or they held only by an absence: why.
     CutShort(String),
+    /// None held, but one the client broke (a SHOULD: a warning) judged what it did after the
+    /// fault: its name. The run warns; it is no pass.
+    Unmet(String),
 }
 
 /// Whether one of the scenario's checks with an MCP basis (`must`, `should`, or the driver
@@ -453,10 +463,13 @@ pub fn evidence(run: &Run<'_>, site: Option<&Site>, judged: &[JudgedCheck]) -> E
     }
     let point = fault_point(run.scenario, site, run.transcript);
     let mut before_only = Vec::new();
+    let mut broken = None;
     for (name, entry, judged) in &applying {
-        // Unmet, it judged something the client did (a SHOULD it broke: a warning).
+        // Unmet, it judged something the client did (a SHOULD it broke: a warning), but shows
+        // no handling: evidence for a warning, not for a pass.
         if *judged == Judgement::Unmet {
-            return Evidence::Judged(name.clone());
+            broken.get_or_insert_with(|| name.clone());
+            continue;
         }
         // What the client did, not only what it did not do: an absence holds for any client.
         if checks::holds_by_absence(&entry.check, run) {
@@ -466,6 +479,9 @@ pub fn evidence(run: &Run<'_>, site: Option<&Site>, judged: &[JudgedCheck]) -> E
             return Evidence::Judged(name.clone());
         }
         before_only.push(name.as_str());
+    }
+    if let Some(name) = broken {
+        return Evidence::Unmet(name);
     }
     if before_only.is_empty() {
         let names: Vec<&str> = applying.iter().map(|(name, ..)| name.as_str()).collect();
@@ -534,6 +550,33 @@ mod tests {
         assert_eq!((s.step, s.kind), (3, Fault::Here));
         let only_handshake = site(&scenario("  - op: handshake\n", None)).expect("a site");
         assert_eq!((only_handshake.step, only_handshake.kind), (1, Fault::InAnswer));
+    }
+
+    #[test]
+    fn a_listener_refusal_before_another_fault_only_sets_the_scene() {
+        let text = |later: &str| {
+            format!(
+                "name: t\nsummary: s\ntransport: http\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver:\n  - op: handshake\n  - op: expect_get\n    status: 405\n    optional: true\n  - op: expect\n    method: tools/call\n{later}"
+            )
+        };
+        let load = |t: String| mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &t).expect("loads");
+        let dropped =
+            site(&load(text("  - op: open_stream\n  - op: end_stream\n    how: mid_event\n"))).expect("a site");
+        assert_eq!((dropped.step, dropped.op.as_str()), (5, "end_stream"));
+        let alone = site(&load(text("  - op: reply\n"))).expect("a site");
+        assert_eq!((alone.step, alone.op.as_str()), (2, "expect_get (optional)"));
+    }
+
+    /// The fault in the answer to the script's last step: what the client sent to meet it
+    /// (the DELETE itself) comes before the point; the finishing mark is the point.
+    #[test]
+    fn a_fault_in_the_last_answer_is_placed_at_the_finishing_mark() {
+        let scenario = scenario("  - op: handshake\n  - op: expect\n    method: tools/list\n", Some(2));
+        let at = site(&scenario);
+        assert_eq!(at.as_ref().map(|s| s.kind), Some(Fault::InAnswer));
+        let finished = WireEvent::Script { t_us: 0, reached: 2, total: 2, finished: true, output_follows: false };
+        let transcript = Transcript::new(vec![vec![script(2, 2), message("tools/list"), finished]]);
+        assert_eq!(fault_point(&scenario, at.as_ref(), &transcript), Some((1, 2)));
     }
 
     #[test]
@@ -633,10 +676,11 @@ mod tests {
                 "outcome held: {outcome_held}"
             );
         }
-        // Unmet, the absence judged something the client did.
+        // Unmet, the absence judged something the client did: evidence for a warning (a
+        // broken SHOULD) or a failure, never for a pass.
         let mut unmet = checks(true);
         unmet[0].judgement = Judgement::Unmet;
-        assert_eq!(evidence(&run, site(&scenario).as_ref(), &unmet), Evidence::Judged("check 1 (not_sent)".into()));
+        assert_eq!(evidence(&run, site(&scenario).as_ref(), &unmet), Evidence::Unmet("check 1 (not_sent)".into()));
     }
 
     /// A check on what came before the fault (a request answered before it) is no evidence

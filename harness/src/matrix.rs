@@ -74,6 +74,7 @@ fn cell(run: &RunResult) -> Cell {
     let first = match run.status {
         Status::Failed => run.failures.first(),
         Status::Passed => run.warnings.first().or(run.notes.first()),
+        Status::Warned => run.warnings.first(),
         Status::Skipped
         | Status::Error
         | Status::Pending
@@ -82,7 +83,7 @@ fn cell(run: &RunResult) -> Cell {
         | Status::NotApplicable => None,
     };
     let reason = match (run.status, first) {
-        (Status::Passed, None) => String::new(),
+        (Status::Passed | Status::Warned, None) => String::new(),
         (_, Some(f)) => format!("{}: {}", f.check, f.message),
         (
             Status::Skipped
@@ -113,7 +114,7 @@ fn cell(run: &RunResult) -> Cell {
     };
     let flagged = match run.status {
         Status::Passed => first.is_some().then_some(!run.warnings.is_empty()),
-        Status::NotApplicable | Status::NotExercised => (!run.warnings.is_empty()).then_some(true),
+        Status::Warned | Status::NotApplicable | Status::NotExercised => (!run.warnings.is_empty()).then_some(true),
         _ => None,
     };
     Cell {
@@ -146,6 +147,7 @@ fn symbol(cell: &Cell) -> &'static str {
             Some(false) => "pass (note)",
             None => "pass",
         },
+        Status::Warned => "warn",
         Status::Failed => "**FAIL**",
         Status::Skipped => "skip",
         Status::Error => "error",
@@ -198,7 +200,8 @@ pub fn write(dir: &Path) -> Result<Vec<String>, HarnessError> {
         "A failing cell broke an MCP MUST (or a check not yet classified); a pass met the scenario's \
          fault, ran its plan to the end, and names on the client's page the check with an MCP basis \
          it rests on; `pass (warn)` met every MUST but not a SHOULD, or has a robustness finding \
-         (a crash, a hang, a retry loop); `pass (note)` differs only from a rule of our own SPEC.md \
+         (a crash, a hang, a retry loop); `warn` met the fault and broke a SHOULD handling it, with \
+         no check on an MCP sentence held (no pass); `pass (note)` differs only from a rule of our own SPEC.md \
          for the bundled transports. `not exercised`: the client never met the scenario's fault, or \
          never finished its plan after it (no evidence either way); `n/a`: no check with an MCP \
          basis applies to a third-party client there (every check is SPEC.md's); `(warn)` beside either \
@@ -208,14 +211,14 @@ pub fn write(dir: &Path) -> Result<Vec<String>, HarnessError> {
     );
     let _ = writeln!(
         grid,
-        "| client | passed | failed | not exercised | n/a | skipped | error | with warnings | with notes |\n|---|---|---|---|---|---|---|---|---|"
+        "| client | passed | warn | failed | not exercised | n/a | skipped | error | with warnings | with notes |\n|---|---|---|---|---|---|---|---|---|---|"
     );
     for (client, runs) in &clients {
         let t = Totals::of(runs);
         let _ = writeln!(
             grid,
-            "| [{client}]({client}.md) | {} | {} | {} | {} | {} | {} | {} | {} |",
-            t.passed, t.failed, t.not_exercised, t.not_applicable, t.skipped, t.error, t.warned, t.noted
+            "| [{client}]({client}.md) | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            t.passed, t.warn_only, t.failed, t.not_exercised, t.not_applicable, t.skipped, t.error, t.warned, t.noted
         );
     }
     let names: Vec<&String> = clients.keys().collect();
@@ -247,8 +250,8 @@ fn client_page(client: &str, runs: &[RunResult]) -> String {
     let t = Totals::of(runs);
     let _ = writeln!(
         page,
-        "{} passed, {} failed, {} not exercised, {} not applicable, {} skipped, {} errors; {} with warnings, {} with notes.\n",
-        t.passed, t.failed, t.not_exercised, t.not_applicable, t.skipped, t.error, t.warned, t.noted
+        "{} passed, {} warn, {} failed, {} not exercised, {} not applicable, {} skipped, {} errors; {} with warnings, {} with notes.\n",
+        t.passed, t.warn_only, t.failed, t.not_exercised, t.not_applicable, t.skipped, t.error, t.warned, t.noted
     );
     page.push_str("| scenario | transport | result | baseline | reason | rests on |\n|---|---|---|---|---|---|\n");
     let mut sorted: Vec<&RunResult> = runs.iter().collect();

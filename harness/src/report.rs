@@ -35,6 +35,9 @@ pub struct Totals {
     pub not_applicable: usize,
     /// Runs (of any status) with unmet SHOULDs reported as warnings.
     pub warned: usize,
+    /// Runs whose only verdict is a warning (status `warned`): the client met the fault and
+    /// broke a SHOULD handling it, and no check with an MCP basis held.
+    pub warn_only: usize,
     /// Runs (of any status) with unmet SPEC.md rules reported as notes.
     pub noted: usize,
 }
@@ -48,6 +51,7 @@ impl Totals {
             t.noted += usize::from(!r.notes.is_empty());
             match r.status {
                 Status::Passed => t.passed += 1,
+                Status::Warned => t.warn_only += 1,
                 Status::Failed => t.failed += 1,
                 Status::Skipped => t.skipped += 1,
                 Status::Error => t.error += 1,
@@ -86,6 +90,10 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
                         path.display()
                     );
                 }
+            }
+            Status::Warned => {
+                let _ = writeln!(s, "WARN  {label} ({} ms): {}", r.duration_ms, r.reason.as_deref().unwrap_or(""));
+                weighed_lines(&mut s, r);
             }
             Status::Skipped => {
                 let _ = writeln!(s, "SKIP  {label}: {}", r.reason.as_deref().unwrap_or(""));
@@ -152,6 +160,9 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
     }
     if t.not_run > 0 {
         let _ = write!(extra, ", {} not run", t.not_run);
+    }
+    if t.warn_only > 0 {
+        let _ = write!(extra, ", {} warned (a SHOULD broken, nothing held)", t.warn_only);
     }
     if t.not_exercised > 0 {
         let _ = write!(extra, ", {} not exercised", t.not_exercised);
@@ -381,11 +392,11 @@ impl Case {
             (Status::Pending | Status::NotRun, _) => {
                 CaseVerdict::Skipped(format!("{}: {}", r.status.as_str(), r.reason.clone().unwrap_or_default()))
             }
-            (Status::Passed, Some(Verdict::StaleEntry)) => CaseVerdict::Failure(
+            (Status::Passed | Status::Warned, Some(Verdict::StaleEntry)) => CaseVerdict::Failure(
                 "listed in the expected-failures baseline but passes now: remove it from the baseline".into(),
                 String::new(),
             ),
-            (Status::Passed, _) => CaseVerdict::Passed,
+            (Status::Passed | Status::Warned, _) => CaseVerdict::Passed,
             (Status::Failed | Status::Error, Some(v @ (Verdict::ExpectedFailure | Verdict::Flaky))) => {
                 let why = if v == Verdict::Flaky { "flaky (baseline)" } else { "expected failure (baseline)" };
                 out.insert_str(0, &format!("{}\n", body.join("\n")));

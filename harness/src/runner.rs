@@ -405,6 +405,12 @@ fn earn(result: &mut RunResult, run: &checks::Run<'_>) {
             result.status = Status::NotExercised;
             result.reason = Some(why);
         }
+        (exercise::Met::Yes, exercise::Evidence::Unmet(check)) if third_party && result.status == Status::Passed => {
+            result.status = Status::Warned;
+            result.reason = Some(format!(
+                "the client met the fault and broke what {check} asks of its handling; no check with an MCP basis held (see its warnings)"
+            ));
+        }
         (exercise::Met::Yes, exercise::Evidence::CutShort(why)) if third_party => {
             result.status = Status::NotExercised;
             let see = if result.warnings.is_empty() { "" } else { " (see its warnings)" };

@@ -80,6 +80,7 @@ impl Finish {
 fn word(status: Status) -> &'static str {
     match status {
         Status::Passed => "PASS",
+        Status::Warned => "WARN",
         Status::Failed => "FAIL",
         Status::Skipped => "SKIP",
         Status::Error => "ERROR",

@@ -15,6 +15,10 @@ use std::path::PathBuf;
 pub enum Status {
     /// Every check held and the snapshot matched.
     Passed,
+    /// A third-party client met the fault and broke a SHOULD in handling it, and no check
+    /// with an MCP basis held: a warning is all the run shows, so it is no pass (`--strict`
+    /// fails it, as it fails every unmet SHOULD).
+    Warned,
     /// A check failed or the snapshot differed.
     Failed,
     /// The target cannot run this scenario (the reason says why).
@@ -38,7 +42,7 @@ pub enum Status {
 
 impl Status {
     /// The name as `results.json` writes it (`passed`, `failed`, `skipped`, `error`,
-    /// `pending`, `not_run`, `not_exercised`, `not_applicable`).
+    /// `pending`, `not_run`, `not_exercised`, `not_applicable`, `warned`).
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Passed => "passed",
@@ -49,6 +53,7 @@ impl Status {
             Status::NotRun => "not_run",
             Status::NotExercised => "not_exercised",
             Status::NotApplicable => "not_applicable",
+            Status::Warned => "warned",
         }
     }
 }

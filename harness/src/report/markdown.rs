@@ -33,6 +33,7 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
     let _ = writeln!(s, "| status | runs |\n|---|---:|");
     for (name, n) in [
         ("passed", t.passed),
+        ("warned (the client broke a SHOULD handling the fault; nothing held)", t.warn_only),
         ("failed", t.failed),
         ("not exercised (the client never met the fault)", t.not_exercised),
         ("not applicable (no check judges a third-party client)", t.not_applicable),

@@ -15,7 +15,7 @@
 
   const t = data.totals;
   document.getElementById("totals").textContent =
-    data.runs.length + " runs: " + t.passed + " passed, " + t.failed + " failed, " + t.skipped + " skipped, " +
+    data.runs.length + " runs: " + t.passed + " passed, " + t.warn_only + " warned, " + t.failed + " failed, " + t.skipped + " skipped, " +
     t.error + " errors, " + t.not_exercised + " not exercised, " + t.not_applicable + " not applicable; " + t.warned + " with warnings, " + t.noted + " with notes; wall time " + ms(data.wall_ms) + ".";
 
   // Filters: status, transport, text.
@@ -26,7 +26,7 @@
     for (const [value, text] of options) { const o = add(s, el("option", null, text)); o.value = value; }
     return s;
   }
-  const byStatus = select("status", [["", "all"], ["not-passed", "not passed"], ["passed", "passed"], ["failed", "failed"],
+  const byStatus = select("status", [["", "all"], ["not-passed", "not passed"], ["passed", "passed"], ["warned", "warned"], ["failed", "failed"],
     ["not_exercised", "not exercised"], ["not_applicable", "not applicable"], ["skipped", "skipped"], ["error", "error"],
     ["warn", "with warnings"], ["note", "with notes"]]);
   const transports = Array.from(new Set(data.runs.map(r => r.transport))).sort();
@@ -75,7 +75,7 @@
     if (s === "not-passed" && r.status === "passed") return false;
     if (s === "warn" && !r.warnings.length) return false;
     if (s === "note" && !r.notes.length) return false;
-    if (["passed", "failed", "not_exercised", "not_applicable", "skipped", "error"].includes(s) && r.status !== s) return false;
+    if (["passed", "warned", "failed", "not_exercised", "not_applicable", "skipped", "error"].includes(s) && r.status !== s) return false;
     if (byTransport.value && r.transport !== byTransport.value) return false;
     const q = byText.value.trim().toLowerCase();
     return !q || row.haystack.includes(q);
