@@ -42,7 +42,7 @@ use mcp_scenario::plan::Connect;
 use rmcp::{
     ClientHandler, ErrorData as McpError, Peer, RoleClient, Service, ServiceExt,
     model::{
-        CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientNotification, ClientRequest,
+        ClientCapabilities, ClientConfig, ClientNotification, ClientRequest,
         CustomNotification, CustomRequest, GetMeta, Implementation, ListRootsResult, NotificationMetaObject,
         ProtocolVersion, Root, ServerNotification, ServerResult, SubscriptionFilter,
     },
@@ -300,6 +300,8 @@ enum Background {
     /// A `subscriptions/listen` (`Peer::listen`) running in its own task until the stream
     /// ends; `cancel` asks it to `Subscription::cancel_with_reason`.
     Listen { task: tokio::task::JoinHandle<Outcome>, cancel: CancellationToken, started: Instant },
+    /// A request the plan cancelled with `RequestHandle::cancel`, which consumed its handle.
+    Cancelled,
 }
 
 struct Driver {
@@ -433,28 +435,34 @@ impl Driver {
                         Err(e) => Outcome::Err(format!("the listen task failed: {e}"), elapsed),
                     }
                 }
+                Some(Background::Cancelled) => Outcome::DriverErr(format!(
+                    "{CANCEL_REASON}: rmcp's RequestHandle::cancel consumed the request's handle, so an application has no outcome to await"
+                )),
                 None => Outcome::Err(format!("no background request labelled {request:?}"), None),
             },
-            // rmcp's cancellation is a `notifications/cancelled` for the request id: the serve
-            // loop sends it and then settles the pending request with ServiceError::Cancelled.
-            // `RequestHandle::cancel` does exactly that but consumes the handle, which would hide
-            // the settled outcome from a later `await`, so the driver sends the same
-            // notification with `Peer::notify_cancelled` and keeps the handle.
-            ClientStep::Cancel { request } => {
-                let handle = match self.background.get(&request) {
-                    None => return Outcome::Ok(None, None),
-                    Some(Background::Listen { cancel, .. }) => {
-                        cancel.cancel();
-                        return Outcome::Ok(None, None);
-                    }
-                    Some(Background::Request { handle, .. }) => handle,
-                };
-                let param = CancelledNotificationParam::new(Some(handle.id.clone()), Some(CANCEL_REASON.to_owned()));
-                match handle.peer.notify_cancelled(param).await {
-                    Ok(()) => Outcome::Ok(None, None),
-                    Err(e) => Outcome::Err(e.to_string(), None),
+            // rmcp's cancellation is `RequestHandle::cancel`: it sends `notifications/cancelled`
+            // for the request id (and drops the request's progress and subscription state), and
+            // consumes the handle, so a later `await` has nothing to read: the driver says so
+            // (`"by": "driver"`). The notification on the wire is rmcp's own.
+            ClientStep::Cancel { request } => match self.background.remove(&request) {
+                None => Outcome::Ok(None, None),
+                Some(Background::Listen { task, cancel, started }) => {
+                    cancel.cancel();
+                    self.background.insert(request, Background::Listen { task, cancel, started });
+                    Outcome::Ok(None, None)
                 }
-            }
+                Some(Background::Cancelled) => {
+                    self.background.insert(request, Background::Cancelled);
+                    Outcome::Ok(None, None)
+                }
+                Some(Background::Request { handle, .. }) => {
+                    self.background.insert(request, Background::Cancelled);
+                    match handle.cancel(Some(CANCEL_REASON.to_owned())).await {
+                        Ok(()) => Outcome::Ok(None, None),
+                        Err(e) => Outcome::Err(e.to_string(), None),
+                    }
+                }
+            },
             ClientStep::Abandon { .. } => Outcome::Unsupported(
                 "the driver keeps rmcp's RequestHandle so that `await` can read the outcome; dropping it is not mapped"
                     .into(),
