@@ -11,8 +11,17 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::Event {
+    /// A priming event (an id, perhaps a `retry`, and empty data; 2025-11-25 transports:
+    /// the server SHOULD send one "to prime the client to reconnect") is what a conformant
+    /// server writes; any other hand-made event is the scenario's fault.
     fn fault(&self) -> Fault {
-        Fault::Here
+        let priming = self.id.is_some()
+            && self.data.as_deref().is_none_or(str::is_empty)
+            && self.json.is_none()
+            && self.comment.is_none()
+            && self.event.is_none()
+            && self.line_end == mcp_scenario::script::SseLineEnd::Lf;
+        if priming { Fault::None } else { Fault::Here }
     }
 
     fn explain(&self) -> String {
@@ -77,5 +86,23 @@ impl Op for step::Event {
             // (the engine's sends wait for its next yield: `http::outbox`).
             run.shared.write(run.n(), &s, sse::event(&e, self.line_end), "event");
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(yaml: &str) -> step::Event {
+        serde_saphyr::from_str(yaml).expect("an event step")
+    }
+
+    #[test]
+    fn a_priming_event_is_no_fault() {
+        assert_eq!(event("id: e-1\nretry: 20\ndata: \"\"").fault(), Fault::None);
+        assert_eq!(event("id: e-1").fault(), Fault::None);
+        assert_eq!(event("id: e-1\ndata: x").fault(), Fault::Here);
+        assert_eq!(event("comment: keep-alive").fault(), Fault::Here);
+        assert_eq!(event("id: e-1\nline_end: cr").fault(), Fault::Here);
     }
 }
