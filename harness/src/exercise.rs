@@ -199,6 +199,15 @@ pub fn met(scenario: &Scenario, site: Option<&Site>, transcript: &Transcript, st
         };
         return Met::No(format!("{never}, so it never met the fault ({fault})"));
     };
+    // Server stderr the client let through to its own (spawned with stderr inherited): what
+    // the mock writes there never reaches the client's code.
+    let on_stderr = matches!(scenario.server.get(site.index.wrapping_sub(1)), Some(ServerStep::Stderr(_)));
+    let shared = c.events().iter().any(|e| matches!(e, WireEvent::Started { stderr_shared: true, .. }));
+    if on_stderr && shared {
+        return Met::No(format!(
+            "the client spawned the server with its stderr inherited, so it never reads what the server writes there: it never met the fault ({fault})"
+        ));
+    }
     // An optional GET the script answers with the fault (the listener is a MAY): a client
     // that never opens one passes the step by, and meets nothing there.
     let steps = mcp_scenario::script::connection_script(&scenario.server, c.number());
@@ -608,6 +617,22 @@ mod tests {
         );
         let with_get = Transcript::new(vec![vec![request("POST"), request("GET"), finished]]);
         assert_eq!(met(&scenario, at.as_ref(), &with_get, false, false), Met::Yes);
+    }
+
+    #[test]
+    fn server_stderr_the_client_lets_through_meets_nothing() {
+        let scenario = scenario(
+            "  - op: handshake\n  - op: stderr\n    text: noise\n  - op: expect\n    method: ping\n  - op: reply\n",
+            None,
+        );
+        let at = site(&scenario);
+        assert_eq!(at.as_ref().map(|s| s.op.as_str()), Some("stderr"));
+        let events = |shared: bool| {
+            vec![WireEvent::Started { pid: 1, stderr_shared: shared }, script(3, 4), message("ping"), script(4, 4)]
+        };
+        let met_with = |shared| met(&scenario, at.as_ref(), &Transcript::new(vec![events(shared)]), true, false);
+        assert_eq!(met_with(false), Met::Yes);
+        assert!(matches!(met_with(true), Met::No(m) if m.contains("stderr inherited")));
     }
 
     #[test]

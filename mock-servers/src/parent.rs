@@ -10,6 +10,20 @@
 
 use nix::unistd::{Pid, getppid};
 
+/// Whether this process's stderr is the very file its parent has as stderr: a client that
+/// spawns the server with stderr inherited never reads what the server writes there (it
+/// goes wherever the client's own stderr goes), so a stderr fault never reaches its code.
+/// Linux `/proc` only; elsewhere, or when either end cannot be read, `false`.
+pub fn stderr_shared() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let ours = std::fs::metadata("/proc/self/fd/2");
+    let theirs = std::fs::metadata(format!("/proc/{}/fd/2", getppid()));
+    match (ours, theirs) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
 /// `PF_EXITING` in `/proc/<pid>/stat`'s flags field (include/linux/sched.h).
 const PF_EXITING: u64 = 0x4;
 

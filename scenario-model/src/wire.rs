@@ -53,6 +53,11 @@ pub enum WireEvent {
     Started {
         /// The mock's pid (its process group id too when spawned in its own group).
         pid: u32,
+        /// stdio: the mock's stderr is its parent's own (the client let the server's stderr
+        /// through to its own instead of reading it), so nothing the mock writes there
+        /// reaches the client's code.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        stderr_shared: bool,
     },
     /// One line the client wrote (without its `\n`); `json` when it parsed.
     FromClient {

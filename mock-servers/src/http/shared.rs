@@ -244,7 +244,7 @@ impl Shared {
             conns.push(conn.clone());
             conn
         };
-        self.record(conn.index, &WireEvent::Started { pid: std::process::id() });
+        self.record(conn.index, &WireEvent::Started { pid: std::process::id(), stderr_shared: false });
         self.record(conn.index, &WireEvent::Listening { port: self.port });
         let steps = self.parts[conn.index - 1].steps.clone();
         let script = (self.engine)(self.clone(), conn.clone(), steps);

@@ -34,12 +34,19 @@ pub struct Pipes {
     stdin: Box<dyn AsyncRead + Send + Unpin>,
     stdout: Box<dyn AsyncWrite + Send + Unpin>,
     stderr: Box<dyn AsyncWrite + Send + Unpin>,
+    /// The process's stderr is its parent's (see [`crate::parent::stderr_shared`]).
+    stderr_shared: bool,
 }
 
 impl Pipes {
     /// The process's stdin, stdout and stderr. Call it inside the runtime.
     pub fn process() -> Self {
-        Pipes { stdin: process_stdin(), stdout: process_stdout(), stderr: Box::new(tokio::io::stderr()) }
+        Pipes {
+            stdin: process_stdin(),
+            stdout: process_stdout(),
+            stderr: Box::new(tokio::io::stderr()),
+            stderr_shared: crate::parent::stderr_shared(),
+        }
     }
 
     /// Any three pipes.
@@ -48,7 +55,7 @@ impl Pipes {
         stdout: impl AsyncWrite + Send + Unpin + 'static,
         stderr: impl AsyncWrite + Send + Unpin + 'static,
     ) -> Self {
-        Pipes { stdin: Box::new(stdin), stdout: Box::new(stdout), stderr: Box::new(stderr) }
+        Pipes { stdin: Box::new(stdin), stdout: Box::new(stdout), stderr: Box::new(stderr), stderr_shared: false }
     }
 }
 
@@ -119,7 +126,7 @@ pub async fn serve(
     let connection = claim_connection(run_dir)?;
     let steps = mcp_scenario::script::connection_script(&scenario.server, connection);
     let recorder = Recorder::create(&record_path(run_dir, connection))?;
-    recorder.record(&WireEvent::Started { pid: std::process::id() });
+    recorder.record(&WireEvent::Started { pid: std::process::id(), stderr_shared: pipes.stderr_shared });
     let budget = ops::budget(&steps, TransportName::Stdio);
     let mut mock = Mock::new(
         recorder,

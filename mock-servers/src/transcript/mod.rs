@@ -108,7 +108,7 @@ impl Connection {
     /// The pid the mock recorded when it started serving this connection.
     pub fn mock_pid(&self) -> Option<u32> {
         self.recorded.iter().find_map(|e| match e {
-            WireEvent::Started { pid } => Some(*pid),
+            WireEvent::Started { pid, .. } => Some(*pid),
             _ => None,
         })
     }
@@ -191,7 +191,7 @@ impl Transcript {
     /// The pids the mock recorded as it started serving each connection.
     pub fn mock_pids(&self) -> impl Iterator<Item = u32> {
         self.connections.iter().flat_map(|c| c.recorded()).filter_map(|e| match e {
-            WireEvent::Started { pid } => Some(*pid),
+            WireEvent::Started { pid, .. } => Some(*pid),
             _ => None,
         })
     }
