@@ -421,7 +421,11 @@ class StdioTransport:
         if not self.command:
             raise McpError("MCP_HARNESS_SERVER_COMMAND is missing or empty")
         try:
-            self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+            # stderr is captured and forwarded (the spec lets a client capture, forward or
+            # ignore it): read all along, so a chatty server never blocks on it.
+            self.proc = subprocess.Popen(
+                self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0
+            )
         except OSError as e:
             raise McpError(f"could not start the server: {e}") from None
         assert self.proc.stdin is not None
@@ -429,8 +433,25 @@ class StdioTransport:
         self.stdin_open = True
         self.stdin_lock = threading.Lock()
         threading.Thread(target=self.read_loop, daemon=True).start()
+        threading.Thread(target=self.forward_stderr, args=(self.proc.stderr,), daemon=True).start()
         self.writer = threading.Thread(target=self.write_loop, daemon=True)
         self.writer.start()
+
+    @staticmethod
+    def forward_stderr(pipe: Any) -> None:
+        """Copies the server's stderr to ours as it comes; it is logging, never an error."""
+        while True:
+            try:
+                chunk = pipe.read1(65536) if hasattr(pipe, "read1") else os.read(pipe.fileno(), 65536)
+            except (OSError, ValueError):
+                return
+            if not chunk:
+                return
+            try:
+                sys.stderr.buffer.write(chunk)
+                sys.stderr.buffer.flush()
+            except (OSError, ValueError):
+                pass
 
     def close_stdin(self) -> None:
         with self.stdin_lock:
