@@ -129,6 +129,11 @@ pub trait CheckKind {
         false
     }
 
+    /// The plan step a failure is about, where it is about one (an `outcome`).
+    fn step_of(_failure: &Self::Failure) -> Option<usize> {
+        None
+    }
+
     /// The client messages the check judges, by JSON-RPC method (an HTTP method such as
     /// `DELETE` where it judges requests without one). A script that stopped waiting for one
     /// of them left this check unjudged, so `always: server script completes` rests on it.
@@ -289,9 +294,16 @@ fn evaluate_as(run: &Run<'_>, recording: bool) -> Evaluation {
         }
         match k.evaluate(run) {
             Ok(()) => Judged::Held,
-            Err(failure) if !driver && K::short(&failure) && cut_by_deadline(run) => Judged::Withheld(format!(
-                "not judged: {failure}, but the harness killed the client at the run deadline, so its window never closed (the hang is the deadline rule's finding)"
-            )),
+            Err(failure)
+                if !driver
+                    && K::short(&failure)
+                    && cut_by_deadline(run)
+                    && (K::step_of(&failure).is_none() || K::step_of(&failure) != hung_on_an_answer(run)) =>
+            {
+                Judged::Withheld(format!(
+                    "not judged: {failure}, but the harness killed the client at the run deadline, so its window never closed (the hang is the deadline rule's finding)"
+                ))
+            }
             Err(failure) => Judged::Unmet(failure.to_string()),
         }
     }
@@ -324,19 +336,21 @@ fn evaluate_as(run: &Run<'_>, recording: bool) -> Evaluation {
 /// Whether the harness killed a third-party client at the run deadline with its plan
 /// unfinished (a `times_out` check that expects the hang judges it instead): what the
 /// client had not done by then it may yet have done. The bundled client is bounded by
-/// SPEC.md, so its shortfalls stand.
+/// SPEC.md, so its shortfalls stand. One shortfall stands even so: the step the client hung
+/// on when the mock had answered it ([`hung_on_an_answer`]).
 pub fn cut_by_deadline(run: &Run<'_>) -> bool {
-    run.outcome.hung && !run.scope.target.is_bundled() && !times_out::reports_the_hang(run) && !hung_on_an_answer(run)
+    run.outcome.hung && !run.scope.target.is_bundled() && !times_out::reports_the_hang(run)
 }
 
-/// Whether the plan hung on a request the mock had answered (its response, alone or in a
-/// batch, carried the request's id): the client was given what it waited for and did not
-/// take it. That is no open window but how it handled the answer, which its checks judge.
-fn hung_on_an_answer(run: &Run<'_>) -> bool {
+/// The plan step the client hung on, when the mock had answered its request (the response,
+/// alone or in a batch, carried the request's id): the client was given what it waited for
+/// and did not take it. That step's outcome is no open window but how it handled the
+/// answer, so its checks judge it; what the plan would have done after it is still open.
+fn hung_on_an_answer(run: &Run<'_>) -> Option<usize> {
     use mcp_scenario::ClientStep;
     use mcp_scenario::results::StepStatus;
     let finished = |n: usize| run.outcome.steps.iter().any(|s| s.step == n && s.status != StepStatus::NotRun);
-    let Some(n) = (1..=run.scenario.client.len()).find(|n| !finished(*n)) else { return false };
+    let n = (1..=run.scenario.client.len()).find(|n| !finished(*n))?;
     let methods = match &run.scenario.client[n - 1] {
         ClientStep::Connect(_) => vec!["initialize".to_string()],
         _ => plan_method(run.scenario, n),
@@ -362,13 +376,14 @@ fn hung_on_an_answer(run: &Run<'_>) -> bool {
                 .collect()
         })
     };
-    run.transcript.events().any(|e| {
+    let answered = run.transcript.events().any(|e| {
         let WireEvent::ToClient { bytes, .. } = e else { return false };
         messages(bytes.text.as_deref().unwrap_or_default()).iter().any(|m| match m {
             Value::Array(batch) => batch.iter().any(answers),
             m => answers(m),
         })
-    })
+    });
+    answered.then_some(n)
 }
 
 /// Every check of the run's scenario with its basis and how `found` judged it, then the

@@ -56,6 +56,13 @@ impl CheckKind for OutcomeCheck {
         matches!(failure, Failure::NoOutcome { .. } | Failure::DidNotRun { .. })
     }
 
+    fn step_of(failure: &Failure) -> Option<usize> {
+        match failure {
+            Failure::NoOutcome { step } | Failure::DidNotRun { step, .. } => Some(*step),
+            _ => None,
+        }
+    }
+
     fn validate(&self, scenario: &Scenario) -> Result<(), Invalid> {
         super::NoSuchStep::check(self.step, scenario)?;
         if self.error.is_some() && self.ok == Some(true) {

@@ -19,8 +19,9 @@ pub struct FinishesBeforeDeadline;
 impl Rule for FinishesBeforeDeadline {
     const NAME: &'static str = "finishes before the deadline";
     /// A hang by itself is at most a SHOULD. What the client had not done by the deadline is
-    /// not judged for a third-party client (`crate::checks::cut_by_deadline`), unless it hung
-    /// on an answer the mock had sent; the bundled client's shortfalls fail on their own bases.
+    /// not judged for a third-party client (`crate::checks::cut_by_deadline`), except the step
+    /// it hung on when the mock had answered it; the bundled client's shortfalls fail on their
+    /// own bases.
     const BASIS: (Level, Option<&'static str>) = (Level::Should, None);
     type Violation = Hung;
 
