@@ -530,17 +530,7 @@ mod tests {
         WireEvent::FromClient { t_us: 0, bytes: Recorded::of(b"{}"), json: None, terminated: true }
     }
 
-    /// A plan step that succeeded.
-    fn ok(step: usize) -> mcp_scenario::results::StepOutcome {
-        mcp_scenario::results::StepOutcome {
-            step,
-            what: String::new(),
-            status: StepStatus::Ok,
-            result: None,
-            error: None,
-            elapsed_ms: 1,
-        }
-    }
+    use crate::checks::testing::ok_step as ok;
 
     fn message(method: &str) -> WireEvent {
         let json = serde_json::json!({"jsonrpc": "2.0", "id": 9, "method": method});

@@ -278,8 +278,14 @@ fn evaluate_as(run: &Run<'_>, recording: bool) -> Evaluation {
         NoReport(&'static str),
         Withheld(String),
     }
+    /// A run the deadline cut short, and the step it hung on with its answer in hand, if any
+    /// (see [`cut_by_deadline`]): worked out once per run.
+    struct Cut {
+        cut: bool,
+        answered_step: Option<usize>,
+    }
     // A `driver:` check judges the driver itself: what the driver did is its evidence.
-    fn judge<K: CheckKind>(k: &K, run: &Run<'_>, recording: bool, driver: bool) -> Judged {
+    fn judge<K: CheckKind>(k: &K, run: &Run<'_>, recording: bool, driver: bool, deadline: &Cut) -> Judged {
         if !k.applies(&run.scope) {
             return Judged::Held;
         }
@@ -296,9 +302,9 @@ fn evaluate_as(run: &Run<'_>, recording: bool) -> Evaluation {
             Ok(()) => Judged::Held,
             Err(failure)
                 if !driver
+                    && deadline.cut
                     && K::short(&failure)
-                    && cut_by_deadline(run)
-                    && (K::step_of(&failure).is_none() || K::step_of(&failure) != hung_on_an_answer(run)) =>
+                    && K::step_of(&failure).is_none_or(|step| Some(step) != deadline.answered_step) =>
             {
                 Judged::Withheld(format!(
                     "not judged: {failure}, but the harness killed the client at the run deadline, so its window never closed (the hang is the deadline rule's finding)"
@@ -307,6 +313,8 @@ fn evaluate_as(run: &Run<'_>, recording: bool) -> Evaluation {
             Err(failure) => Judged::Unmet(failure.to_string()),
         }
     }
+    let cut = cut_by_deadline(run);
+    let deadline = Cut { cut, answered_step: if cut { hung_on_an_answer(run) } else { None } };
     let mut found = Evaluation::default();
     for (i, entry) in run.scenario.checks.iter().enumerate() {
         let check = &entry.check;
@@ -316,7 +324,7 @@ fn evaluate_as(run: &Run<'_>, recording: bool) -> Evaluation {
             level: entry.level(),
             reference: entry.basis.as_ref().map(|b| b.reference.clone()),
         };
-        match with_kind!(check, k => judge(k, run, recording, entry.level() == Level::Driver)) {
+        match with_kind!(check, k => judge(k, run, recording, entry.level() == Level::Driver, &deadline)) {
             Judged::Held => {}
             Judged::Unmet(message) => found.unmet.push(result(message)),
             Judged::Unjudged(what) => found.unjudged.push(result(format!(
@@ -364,21 +372,9 @@ fn hung_on_an_answer(run: &Run<'_>) -> Option<usize> {
     let answers = |m: &Value| {
         m.get("id").is_some_and(|id| ids.contains(&id)) && (m.get("result").is_some() || m.get("error").is_some())
     };
-    // The mock's messages as the client got them: a line, a JSON body, an SSE `data:` line
-    // (a fault may frame one oddly: a BOM, a bare CR).
-    let messages = |text: &str| -> Vec<Value> {
-        let whole = serde_json::from_str::<Value>(text.trim()).ok();
-        whole.map(|v| vec![v]).unwrap_or_else(|| {
-            text.split(['\n', '\r'])
-                .map(|l| l.trim_start_matches('\u{feff}'))
-                .map(|l| l.strip_prefix("data:").unwrap_or(l).trim())
-                .filter_map(|l| serde_json::from_str(l).ok())
-                .collect()
-        })
-    };
     let answered = run.transcript.events().any(|e| {
         let WireEvent::ToClient { bytes, .. } = e else { return false };
-        messages(bytes.text.as_deref().unwrap_or_default()).iter().any(|m| match m {
+        crate::transcript::messages_in(bytes.text.as_deref().unwrap_or_default()).iter().any(|m| match m {
             Value::Array(batch) => batch.iter().any(answers),
             m => answers(m),
         })
@@ -561,15 +557,7 @@ mod tests {
         // it never finished is judged.
         let text = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\n  - op: request\n    method: ping\nserver: []\nchecks:\n  - outcome: {step: 2, ok: true}\n    must: \"x\"\n";
         let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), text).expect("parses");
-        let connect = mcp_scenario::results::StepOutcome {
-            step: 1,
-            what: "connect".into(),
-            status: mcp_scenario::results::StepStatus::Ok,
-            result: None,
-            error: None,
-            elapsed_ms: 1,
-        };
-        let outcome = ClientOutcome { hung: true, steps: vec![connect], ..ClientOutcome::default() };
+        let outcome = ClientOutcome { hung: true, steps: vec![testing::ok_step(1)], ..ClientOutcome::default() };
         let unmet = |answered: bool| {
             let mut events = sent_once();
             if answered {

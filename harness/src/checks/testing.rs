@@ -37,6 +37,18 @@ pub fn external_scope(scenario: &Scenario) -> Scope {
     }
 }
 
+/// Plan step `step`, reported as succeeded.
+pub fn ok_step(step: usize) -> mcp_scenario::results::StepOutcome {
+    mcp_scenario::results::StepOutcome {
+        step,
+        what: String::new(),
+        status: mcp_scenario::results::StepStatus::Ok,
+        result: None,
+        error: None,
+        elapsed_ms: 1,
+    }
+}
+
 /// `evaluate` applied to the scenario's one check and a bundled run over `events`.
 pub fn judge<T>(scenario: &Scenario, events: Vec<WireEvent>, evaluate: impl FnOnce(&Check, &Run<'_>) -> T) -> T {
     judge_outcome(scenario, events, &ClientOutcome::default(), evaluate)

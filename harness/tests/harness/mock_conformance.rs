@@ -110,12 +110,7 @@ fn messages_in(event: &WireEvent) -> Option<(&str, Vec<Value>)> {
         }
         _ => return None,
     };
-    let parse = |t: &str| serde_json::from_str::<Value>(t.trim()).ok();
-    let messages = match parse(text) {
-        Some(m) => vec![m],
-        None => text.lines().filter_map(parse).collect(),
-    };
-    Some((why.as_str(), messages))
+    Some((why.as_str(), mcp_harness::transcript::messages_in(text)))
 }
 
 /// Where each connection's script starts in `server:` (0-based), so that a connection's step

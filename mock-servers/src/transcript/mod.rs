@@ -28,6 +28,21 @@ pub fn method_of(v: &Value) -> Option<&str> {
     v.get("method").and_then(Value::as_str)
 }
 
+/// The JSON-RPC messages one write of the mock carries, as the client reads them: the whole
+/// text (a JSON body, one SSE event's data), else each line, a line read past a BOM and a
+/// `data:` field name (a raw write may frame a message so), lines ending in LF, CRLF or CR.
+pub fn messages_in(text: &str) -> Vec<Value> {
+    let parse = |t: &str| serde_json::from_str::<Value>(t.trim()).ok();
+    match parse(text) {
+        Some(m) => vec![m],
+        None => text
+            .split(['\n', '\r'])
+            .map(|l| l.trim_start_matches('\u{feff}'))
+            .filter_map(|l| parse(l.strip_prefix("data:").unwrap_or(l)))
+            .collect(),
+    }
+}
+
 /// How many client messages the mock recorded that match `method` (JSON-RPC) and
 /// `http_method` (then HTTP requests only), either of which may be absent: what a plan's
 /// `wait_sent` step waits for. The drivers count the same way (`clients/README.md`).
@@ -254,6 +269,15 @@ fn message_view(events: &[WireEvent]) -> Vec<WireEvent> {
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    #[test]
+    fn messages_in_a_write_are_read_as_a_client_reads_them() {
+        let m = serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {}});
+        assert_eq!(messages_in(&m.to_string()), std::slice::from_ref(&m));
+        assert_eq!(messages_in(&format!("{m}\r\n{m}\r")), [m.clone(), m.clone()]);
+        assert_eq!(messages_in(&format!("\u{feff}data: {m}\n\n")), [m]);
+        assert!(messages_in("junk\n").is_empty());
+    }
 
     #[test]
     fn http_records_are_viewed_as_messages() {
