@@ -8,8 +8,14 @@
 //!
 //! A scripted `expect` for the method, a `reply_always` rule and the 2026-07-28 request
 //! checks all come first; the engines consult [`Defaults`] only after them.
+//!
+//! [`Defaults::capabilities`] is what a handshake or `server/discover` answer advertises when
+//! the scenario sets none: what the plan calls and the script serves or announces. A client
+//! that follows "only use capabilities that were successfully negotiated" (the lifecycle
+//! page of every revision) then sends what the scenario is about instead of refusing it
+//! locally.
 
-use mcp_scenario::{ClientStep, Revision, Scenario};
+use mcp_scenario::{ClientStep, Revision, Scenario, ServerStep};
 use serde_json::{Value, json};
 
 /// The default answers of one scenario's mock.
@@ -21,6 +27,8 @@ pub struct Defaults {
     /// 2026-07-28 results carry `resultType` (basic/index: the result MUST include it), and
     /// listings `ttlMs` / `cacheScope`.
     result_type: bool,
+    /// The server capabilities a default answer advertises.
+    capabilities: Value,
 }
 
 /// A default answer: the JSON-RPC `result` and the label the transcript shows.
@@ -45,7 +53,17 @@ impl Defaults {
                 tools.push(name.to_string());
             }
         }
-        Defaults { tools, result_type: scenario.revision >= Revision::R2026_07_28 }
+        Defaults {
+            tools,
+            result_type: scenario.revision >= Revision::R2026_07_28,
+            capabilities: capabilities(scenario),
+        }
+    }
+
+    /// The server capabilities a handshake or `server/discover` answer advertises when the
+    /// scenario sets none (see [`capabilities`]).
+    pub fn capabilities(&self) -> &Value {
+        &self.capabilities
     }
 
     /// The default answer to an unscripted request with `method`, if the spec lets a
@@ -71,6 +89,86 @@ impl Defaults {
         }
         Some(Answer { result, why })
     }
+}
+
+/// The server notifications that rest on a capability.
+const NOTIFICATIONS: [&str; 5] = [
+    "notifications/tools/list_changed",
+    "notifications/prompts/list_changed",
+    "notifications/resources/list_changed",
+    "notifications/resources/updated",
+    "notifications/message",
+];
+
+/// What a scenario's mock offers: a capability for each feature the plan calls
+/// (`tools/*`, `resources/*`, `prompts/*`, `logging/setLevel`, `completion/complete`) or the
+/// script expects, `listChanged` where the script announces a list change, `subscribe` where
+/// the plan subscribes to a resource or the script announces an update, `logging` where the
+/// script sends log messages. Nothing more: a capability the mock cannot serve would invite
+/// calls the script never answers. `completions` only from 2025-03-26, the first revision
+/// that has it.
+pub fn capabilities(scenario: &Scenario) -> Value {
+    let mut methods: Vec<String> = Vec::new();
+    let mut notifications: Vec<String> = Vec::new();
+    for step in &scenario.client {
+        if let ClientStep::Request { method, params, .. } = step {
+            methods.push(method.clone());
+            // 2026-07-28 `subscriptions/listen` names the list changes it asks for.
+            if method == "subscriptions/listen"
+                && let Some(asked) = params.as_ref().and_then(|p| p.get("notifications")).and_then(Value::as_object)
+            {
+                let of = [
+                    ("toolsListChanged", "notifications/tools/list_changed"),
+                    ("resourcesListChanged", "notifications/resources/list_changed"),
+                    ("promptsListChanged", "notifications/prompts/list_changed"),
+                    ("resourceSubscriptions", "notifications/resources/updated"),
+                ];
+                for (key, notification) in of {
+                    if asked.get(key).is_some_and(|v| v != &Value::Bool(false) && !v.is_null()) {
+                        notifications.push(notification.to_string());
+                    }
+                }
+            }
+        }
+    }
+    for step in &scenario.server {
+        match step {
+            ServerStep::Expect(e) => methods.push(e.method.clone()),
+            ServerStep::Notify(n) => notifications.push(n.method.clone()),
+            ServerStep::SubscriptionNotify(n) => notifications.push(n.method.clone()),
+            // Raw bytes (`send`, an SSE `event`, a `respond` body) may carry a notification
+            // too: a method name anywhere in the step counts.
+            _ => {
+                let text = serde_json::to_string(step).unwrap_or_default();
+                notifications.extend(NOTIFICATIONS.iter().filter(|m| text.contains(*m)).map(|m| m.to_string()));
+            }
+        }
+    }
+    let calls = |prefix: &str| methods.iter().any(|m| m.starts_with(prefix));
+    let announces = |method: &str| notifications.iter().any(|n| n == method);
+    let mut caps = serde_json::Map::new();
+    let mut feature = |name: &str, used: bool, list_changed: bool| {
+        if used || list_changed {
+            let mut cap = serde_json::Map::new();
+            if list_changed {
+                cap.insert("listChanged".into(), json!(true));
+            }
+            caps.insert(name.into(), Value::Object(cap));
+        }
+    };
+    feature("tools", calls("tools/"), announces("notifications/tools/list_changed"));
+    feature("prompts", calls("prompts/"), announces("notifications/prompts/list_changed"));
+    feature("resources", calls("resources/"), announces("notifications/resources/list_changed"));
+    if methods.iter().any(|m| m == "resources/subscribe") || announces("notifications/resources/updated") {
+        caps.entry("resources").or_insert_with(|| json!({}))["subscribe"] = json!(true);
+    }
+    if calls("logging/") || announces("notifications/message") {
+        caps.insert("logging".into(), json!({}));
+    }
+    if calls("completion/") && scenario.revision >= Revision::R2025_03_26 {
+        caps.insert("completions".into(), json!({}));
+    }
+    Value::Object(caps)
 }
 
 #[cfg(test)]
@@ -99,6 +197,25 @@ mod tests {
                 {"name": "a", "inputSchema": {"type": "object"}},
             ]})
         );
+    }
+
+    #[test]
+    fn capabilities_offer_what_the_plan_calls_and_nothing_more() {
+        let plan = "  - op: connect\n  - op: request\n    method: tools/call\n    params: {\"name\": \"t\"}\n  - op: request\n    method: resources/subscribe\n    params: {\"uri\": \"file:///a\"}\n  - op: request\n    method: completion/complete";
+        let caps = |revision| capabilities(&scenario(revision, plan));
+        assert_eq!(caps("2025-11-25"), json!({"tools": {}, "resources": {"subscribe": true}, "completions": {}}));
+        // 2024-11-05 has no completions capability.
+        assert_eq!(caps("2024-11-05"), json!({"tools": {}, "resources": {"subscribe": true}}));
+        assert_eq!(capabilities(&scenario("2025-11-25", "  - op: connect")), json!({}));
+    }
+
+    #[test]
+    fn announced_changes_and_log_messages_are_offered() {
+        let text = "name: d\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver:\n  - op: handshake\n  - op: notify\n    method: notifications/tools/list_changed\n  - op: notify\n    method: notifications/message\n    params: {\"level\": \"info\", \"data\": \"x\"}\n  - op: expect\n    method: prompts/get\n";
+        let s = crate::load::parse(std::path::Path::new("d.yaml"), text).expect("scenario");
+        assert_eq!(capabilities(&s), json!({"tools": {"listChanged": true}, "prompts": {}, "logging": {}}));
+        let listen = "  - op: connect\n  - op: request\n    method: subscriptions/listen\n    params: {\"notifications\": {\"promptsListChanged\": true}}";
+        assert_eq!(capabilities(&scenario("2026-07-28", listen)), json!({"prompts": {"listChanged": true}}));
     }
 
     #[test]

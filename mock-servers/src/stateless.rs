@@ -113,13 +113,14 @@ pub fn check_body(rules: &Rules, message: &Value) -> Option<Refusal> {
     None
 }
 
-/// The answer to an unscripted `server/discover`: the versions the mock accepts, no
-/// capabilities beyond what the script serves, and the fields every 2026-07-28 result carries.
-pub fn discover_result(rules: &Rules) -> Value {
+/// The answer to an unscripted `server/discover`: the versions the mock accepts, the
+/// capabilities the scenario needs (`Defaults::capabilities`: what the script serves, nothing
+/// beyond), and the fields every 2026-07-28 result carries.
+pub fn discover_result(rules: &Rules, capabilities: &Value) -> Value {
     json!({
         "resultType": "complete",
         "supportedVersions": rules.supported,
-        "capabilities": {},
+        "capabilities": capabilities,
         "ttlMs": 0,
         "cacheScope": "private",
     })
@@ -222,7 +223,7 @@ mod tests {
     fn discover_names_the_accepted_versions() {
         let mut rules = Rules::for_revision("2026-07-28");
         rules.supported.push("2030-01-01".into());
-        let result = discover_result(&rules);
+        let result = discover_result(&rules, &json!({}));
         assert_eq!(result["supportedVersions"], json!(["2026-07-28", "2030-01-01"]));
         assert_eq!(result["resultType"], json!("complete"));
         assert!(result["capabilities"].is_object());

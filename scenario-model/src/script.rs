@@ -181,7 +181,9 @@ pub mod step {
     pub struct Handshake {
         /// Overrides the protocolVersion the mock answers with.
         pub protocol_version: Option<String>,
-        /// Overrides the advertised server capabilities (default `{}`).
+        /// Overrides the advertised server capabilities (default: what the plan calls and
+        /// the script serves or announces, so a client that uses only negotiated
+        /// capabilities sends what the scenario is about; `{}` for a bare `connect`).
         pub capabilities: Option<Value>,
         /// Streamable HTTP (stateful revisions): issue an `Mcp-Session-Id` on the initialize
         /// response (default true). Once issued, requests without it get 400 and requests

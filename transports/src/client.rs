@@ -37,6 +37,10 @@ pub struct ClientOptions {
     /// The bound on the whole handshake (SPEC §6), normally the connection's resolved
     /// timeout; `None`: each step is bounded by the request timeout only.
     pub timeout: Option<Duration>,
+    /// Whether the handshake ends with `tools/list` when the server advertises tools
+    /// (SPEC §6; on by default). A host that lists later, or a test harness whose mock
+    /// advertises tools only so strict clients may call them, turns it off.
+    pub list_tools: bool,
 }
 
 impl Default for ClientOptions {
@@ -47,6 +51,7 @@ impl Default for ClientOptions {
             client_version: env!("CARGO_PKG_VERSION").into(),
             roots: Vec::new(),
             timeout: None,
+            list_tools: true,
         }
     }
 }
@@ -81,7 +86,8 @@ pub fn default_request_handler(roots: Vec<Value>) -> RequestHandler {
 }
 
 /// Runs the stateful handshake (none on a modern revision): `initialize` → version check → `notifications/initialized`
-/// → [`Transport::on_initialized`] → `tools/list` (all pages) when tools are advertised.
+/// → [`Transport::on_initialized`] → `tools/list` (all pages) when tools are advertised
+/// and [`ClientOptions::list_tools`] is on.
 /// Any failure closes the transport, so a failed handshake leaves nothing open; each step
 /// is bounded by the transport's request timeout and the whole by `options.timeout`.
 pub async fn handshake(transport: &dyn Transport, options: &ClientOptions) -> Result<InitializeResult, TransportError> {
@@ -131,7 +137,7 @@ async fn run_handshake(transport: &dyn Transport, options: &ClientOptions) -> Re
 
     let capabilities = init.get("capabilities").cloned().unwrap_or_else(|| json!({}));
     let tools = match capabilities.get("tools") {
-        Some(v) if !v.is_null() => list_tools(transport).await?,
+        Some(v) if !v.is_null() && options.list_tools => list_tools(transport).await?,
         _ => Vec::new(),
     };
     Ok(InitializeResult {
@@ -180,6 +186,18 @@ pub async fn create_transport_with_auth(
     handlers: Handlers,
     auth: Option<AuthRefresh>,
 ) -> Result<Arc<dyn Transport>, TransportError> {
+    create_client_transport(config, handlers, auth, &ClientOptions::default()).await
+}
+
+/// Like [`create_transport_with_auth`]; a 2026-07-28 transport that falls back to a legacy
+/// server runs the stateful handshake with `client` (at [`LATEST_PROTOCOL_VERSION`]), so the
+/// caller's choices (e.g. [`ClientOptions::list_tools`]) hold after a fallback too.
+pub async fn create_client_transport(
+    config: &TransportConfig,
+    handlers: Handlers,
+    auth: Option<AuthRefresh>,
+    client: &ClientOptions,
+) -> Result<Arc<dyn Transport>, TransportError> {
     let modern = stateless::is_modern(&config.protocol_version) && config.kind != TransportKind::Sse;
     let caller_handlers = handlers.clone();
     let gate = Subscriptions::new(handlers.on_notification.clone(), handlers.on_error.clone());
@@ -190,8 +208,10 @@ pub async fn create_transport_with_auth(
         TransportKind::Sse => return Ok(LegacySseTransport::connect_with_auth(config, handlers, auth).await?),
     };
     if modern {
-        let legacy: stateless::LegacyHandshake = Arc::new(|t: Arc<dyn Transport>| {
-            Box::pin(async move { handshake(t.as_ref(), &ClientOptions::default()).await.map(|_| ()) })
+        let options = Arc::new(ClientOptions { protocol_version: LATEST_PROTOCOL_VERSION.into(), ..client.clone() });
+        let legacy: stateless::LegacyHandshake = Arc::new(move |t: Arc<dyn Transport>| {
+            let options = options.clone();
+            Box::pin(async move { handshake(t.as_ref(), &options).await.map(|_| ()) })
         });
         let modern = Stateless::new(transport, &config.protocol_version, &caller_handlers, gate);
         return Ok(Arc::new(modern.with_legacy_fallback(legacy)));

@@ -197,6 +197,7 @@ async fn run_plan(
                     protocol_version: config.protocol_version.clone(),
                     roots: c.roots.clone(),
                     timeout: config.timeout(),
+                    list_tools: lists_tools_on_connect(scenario),
                     ..ClientOptions::default()
                 };
                 let result = async {
@@ -212,8 +213,13 @@ async fn run_plan(
                         managed = Some(ManagedConnection::connect(config).await?);
                         return Ok(None);
                     }
-                    let t = client::create_transport_with_auth(&config, handlers, refresh_hook(c.auth_refresh.clone()))
-                        .await?;
+                    let t = client::create_client_transport(
+                        &config,
+                        handlers,
+                        refresh_hook(c.auth_refresh.clone()),
+                        &client_options,
+                    )
+                    .await?;
                     conn = Some(t.clone());
                     if c.handshake {
                         client::handshake(t.as_ref(), &client_options).await?;
@@ -478,6 +484,25 @@ impl Sender {
 }
 
 /// The manager's policy a plan's `managed` asks for.
+/// Whether the bundled client ends its handshake with SPEC §6's `tools/list`: not where
+/// every `handshake` step leaves the capabilities to the mock. Those derived capabilities
+/// exist so that clients which use only negotiated capabilities call what the plan calls;
+/// they do not ask for a listing the script never serves (one there would meet the fault the
+/// script keeps for the plan's own request). A script that sets them on some connection, or
+/// answers `initialize` itself (a recording), gets the listing SPEC §6 promises.
+fn lists_tools_on_connect(scenario: &Scenario) -> bool {
+    let handshakes = scenario.server.iter().filter_map(|s| match s {
+        mcp_scenario::ServerStep::Handshake(h) => Some(h.capabilities.is_some()),
+        _ => None,
+    });
+    let (mut sets, mut derives) = (false, false);
+    for explicit in handshakes {
+        sets |= explicit;
+        derives |= !explicit;
+    }
+    sets || !derives
+}
+
 fn policy(m: &mcp_scenario::plan::Managed) -> ReconnectPolicy {
     ReconnectPolicy {
         base_delay: Duration::from_millis(m.base_delay_ms),

@@ -12,6 +12,12 @@
 //! `input_required` one); a request or notification against the definition whose `method` is
 //! its method; every message against the revision's JSON-RPC envelope. A method the revision
 //! does not define is held to the envelope only.
+//!
+//! The capabilities too (issue: a conformant mock): on a stateful run, every request the
+//! plan had the client send that needs a server capability (`tools/*` needs `tools`, …) and
+//! every notification the mock sent that rests on one (`notifications/message` on `logging`,
+//! a list change on `listChanged`) must be covered by what the mock's `initialize` result
+//! advertised, unless that handshake step is the fault or declared.
 
 use super::reference::{collect_yaml, config, launcher, root};
 use futures::StreamExt;
@@ -247,7 +253,12 @@ async fn every_message_the_mock_sends_is_valid_for_its_revision_unless_declared(
         let rev = scenario.revision.as_str();
         let fault = mcp_harness::exercise::site(scenario).filter(|s| s.deviates).map(|s| s.index);
         let transcript = Transcript::new(result.wire.clone());
-        for sent in sent(scenario, &transcript) {
+        let sent = sent(scenario, &transcript);
+        let name = job.path.strip_prefix(root()).unwrap_or(&job.path).display().to_string();
+        for gap in unadvertised(scenario, &transcript, &sent) {
+            found.insert(format!("{name} [{}] {gap}", job.transport.as_str()));
+        }
+        for sent in sent {
             if sent.step.is_some_and(|s| Some(s) == fault || scenario.deviations.contains_key(&s)) {
                 continue;
             }
@@ -270,13 +281,99 @@ async fn every_message_the_mock_sends_is_valid_for_its_revision_unless_declared(
     }
     assert!(
         found.is_empty(),
-        "{} message(s) the mock sent break their revision's schema and are neither the scenario's fault nor under its `deviations:`:\n{}",
+        "{} message(s) the mock sent break their revision's schema or capability rules and are neither the scenario's fault nor under its `deviations:`:\n{}",
         found.len(),
         found.into_iter().collect::<Vec<_>>().join("\n")
     );
     eprintln!("{checked} messages the mock sent were validated");
     // The whole library ran and its messages were read (a broken reader would find none).
     assert!(checked > 1000, "the library's runs sent only {checked} messages to validate");
+}
+
+/// The server capability (a path in `capabilities`) that a client request with `method`
+/// needs at `rev`, if any (each revision's server feature pages: "Servers that support …
+/// MUST declare the … capability").
+fn needed_for_request(rev: &str, method: &str) -> Option<&'static [&'static str]> {
+    Some(match method {
+        "resources/subscribe" | "resources/unsubscribe" => &["resources", "subscribe"],
+        "logging/setLevel" => &["logging"],
+        // 2024-11-05 has no completions capability.
+        "completion/complete" if rev != "2024-11-05" => &["completions"],
+        m if m.starts_with("tools/") => &["tools"],
+        m if m.starts_with("resources/") => &["resources"],
+        m if m.starts_with("prompts/") => &["prompts"],
+        _ => return None,
+    })
+}
+
+/// The server capability a notification the server sends with `method` rests on.
+fn needed_for_notification(method: &str) -> Option<&'static [&'static str]> {
+    Some(match method {
+        "notifications/message" => &["logging"],
+        "notifications/tools/list_changed" => &["tools", "listChanged"],
+        "notifications/resources/list_changed" => &["resources", "listChanged"],
+        "notifications/prompts/list_changed" => &["prompts", "listChanged"],
+        "notifications/resources/updated" => &["resources", "subscribe"],
+        _ => return None,
+    })
+}
+
+fn advertises(capabilities: &Value, path: &[&str]) -> bool {
+    let mut at = capabilities;
+    for key in path {
+        match at.get(key) {
+            Some(v) if !v.is_null() && v != &Value::Bool(false) => at = v,
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Where a stateful run's mock used or invited a feature it never advertised: a client
+/// request the plan made that needs a server capability the `initialize` result left out, or
+/// a notification the mock sent that rests on one. The handshake step that answered is
+/// exempt when it is the scenario's fault or under `deviations:` (a scenario testing a
+/// client against a missing capability says so).
+fn unadvertised(scenario: &Scenario, transcript: &Transcript, sent: &[Sent]) -> Vec<String> {
+    let rev = scenario.revision.as_str();
+    let fault = mcp_harness::exercise::site(scenario).filter(|s| s.deviates).map(|s| s.index);
+    let mut out = Vec::new();
+    for c in transcript.connections() {
+        let n = c.number();
+        let Some(init) = sent.iter().find(|s| {
+            s.connection == n
+                && s.message.pointer("/result/capabilities").is_some()
+                && s.message.get("id").and_then(|id| request_method(transcript, n, id)) == Some("initialize")
+        }) else {
+            continue;
+        };
+        if init.step.is_some_and(|s| Some(s) == fault || scenario.deviations.contains_key(&s)) {
+            continue;
+        }
+        let caps = &init.message["result"]["capabilities"];
+        let asked = c.client_messages().flat_map(|m| match m {
+            Value::Array(a) => a.clone(),
+            one => vec![one.clone()],
+        });
+        for m in asked.filter(|m| m.get("id").is_some()) {
+            let method = m.get("method").and_then(Value::as_str).unwrap_or_default();
+            if let Some(path) = needed_for_request(rev, method).filter(|p| !advertises(caps, p)) {
+                out.push(format!("connection {n}: the client was asked to send {method}, but the mock's capabilities {caps} have no {}", path.join(".")));
+            }
+        }
+        for s in sent.iter().filter(|s| s.connection == n && s.message.get("id").is_none()) {
+            let method = s.message.get("method").and_then(Value::as_str).unwrap_or_default();
+            if let Some(path) = needed_for_notification(method).filter(|p| !advertises(caps, p)) {
+                out.push(format!(
+                    "connection {n}: the mock sent {method} without {} in its capabilities {caps}",
+                    path.join(".")
+                ));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 fn truncate(s: &str, n: usize) -> String {

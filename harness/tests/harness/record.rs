@@ -227,7 +227,7 @@ async fn a_faulty_server_recorded_replays_the_clients_failure() {
 
     let text = std::fs::read_to_string(&out).expect("scenario");
     assert!(
-        text.contains("op: send\n    text: \"{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":2,\\\"res\""),
+        text.contains("op: send\n    text: \"{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":3,\\\"res\""),
         "the half line is sent raw:\n{text}"
     );
     assert!(text.contains("op: exit\n    code: 1"), "the server's exit is scripted:\n{text}");
@@ -269,7 +269,7 @@ async fn a_changed_client_is_told_where_it_left_the_recording() {
         .unwrap_or_else(|| panic!("no replays failure: {}", failures(&result)));
     assert_eq!(
         divergence.message,
-        "replay diverged from the recording at client message 3 on connection 1 (the recording's server step 4: `expect tools/call`): expected tools/call with params ⊇ {\"name\":\"crash\",\"arguments\":{}}; actual {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"other\",\"arguments\":{}}}"
+        "replay diverged from the recording at client message 4 on connection 1 (the recording's server step 6: `expect tools/call`): expected tools/call with params ⊇ {\"name\":\"crash\",\"arguments\":{}}; actual {\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"other\",\"arguments\":{}}}"
     );
 }
 
@@ -454,7 +454,7 @@ async fn an_http_session_through_the_proxy_replays_with_its_stream() {
     }
     let replayed = replay(&out).await;
     assert_eq!(replayed.status, Status::Passed, "{}\n\n{text}\n\n{}", failures(&replayed), replayed.transcript);
-    assert!(replayed.transcript.contains("⇐ #3 : keep-alive\\n\\n"), "{}", replayed.transcript);
+    assert!(replayed.transcript.contains("⇐ #4 : keep-alive\\n\\n"), "{}", replayed.transcript);
     assert!(
         replayed
             .transcript
@@ -462,5 +462,5 @@ async fn an_http_session_through_the_proxy_replays_with_its_stream() {
         "{}",
         replayed.transcript
     );
-    assert!(replayed.transcript.contains("· #3 stream ended: clean"), "{}", replayed.transcript);
+    assert!(replayed.transcript.contains("· #4 stream ended: clean"), "{}", replayed.transcript);
 }

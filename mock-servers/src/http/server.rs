@@ -315,9 +315,10 @@ fn auto_answer(shared: &Shared, method: &str, id: Value) -> (Value, &'static str
         None if let Some(answer) = shared.defaults.answer(method) => {
             (json!({"jsonrpc": "2.0", "id": id, "result": answer.result}), answer.why)
         }
-        None if let Some(rules) = shared.stateless_rules().filter(|_| method == "server/discover") => {
-            (json!({"jsonrpc": "2.0", "id": id, "result": stateless::discover_result(&rules)}), "auto server/discover")
-        }
+        None if let Some(rules) = shared.stateless_rules().filter(|_| method == "server/discover") => (
+            json!({"jsonrpc": "2.0", "id": id, "result": stateless::discover_result(&rules, shared.defaults.capabilities())}),
+            "auto server/discover",
+        ),
         None => (
             json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("Method not found: {method} (unscripted)")}}),
             "auto -32601",

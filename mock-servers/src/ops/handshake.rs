@@ -13,10 +13,11 @@ use mcp_scenario::payload;
 use mcp_scenario::script::{LineEnd, step};
 use serde_json::{Value, json};
 
-/// The `initialize` result of a mock speaking `revision`.
-fn result(step: &step::Handshake, revision: &str) -> Value {
+/// The `initialize` result of a mock speaking `revision`: the step's capabilities, else what
+/// the scenario's plan and script need (`Defaults::capabilities`).
+fn result(step: &step::Handshake, revision: &str, defaults: &crate::defaults::Defaults) -> Value {
     let version = step.protocol_version.as_deref().unwrap_or(revision);
-    payload::initialize_result(version, step.capabilities.as_ref())
+    payload::initialize_result(version, Some(step.capabilities.as_ref().unwrap_or(defaults.capabilities())))
 }
 
 impl Op for step::Handshake {
@@ -47,7 +48,7 @@ impl Op for step::Handshake {
     fn run_stdio<'a>(&'a self, run: &'a mut StdioRun<'_>) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             let init = run.expect("initialize").await;
-            let result = result(self, &run.mock.revision);
+            let result = result(self, &run.mock.revision, &run.mock.defaults);
             let id = init.get("id").cloned().unwrap_or(Value::Null);
             run.mock.write(&payload::reply_line(id, Some(&result), None, None, LineEnd::Lf), "reply initialize").await;
             run.expect("notifications/initialized").await;
@@ -57,7 +58,7 @@ impl Op for step::Handshake {
     fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             let i = run.consume("initialize", None, false).await;
-            let result = result(self, run.shared.revision.as_str());
+            let result = result(self, run.shared.revision.as_str(), &run.shared.defaults);
             let id = run.held[i].inbound.message.get("id").cloned().unwrap_or(Value::Null);
             let stateful =
                 matches!(run.shared.revision, Revision::R2025_03_26 | Revision::R2025_06_18 | Revision::R2025_11_25);

@@ -228,7 +228,7 @@ impl Mock {
                 } else if let (Some(rules), Some(id), "server/discover") =
                     (rules.as_ref(), id.filter(|id| !id.is_null()), method)
                 {
-                    let result = crate::stateless::discover_result(rules);
+                    let result = crate::stateless::discover_result(rules, self.defaults.capabilities());
                     let bytes = payload::reply_line(id.clone(), Some(&result), None, None, LineEnd::Lf);
                     self.write(&bytes, "auto server/discover").await;
                 } else if let Some(id) = id.filter(|id| !id.is_null()) {

@@ -394,7 +394,8 @@ impl Inner {
         let closed = Arc::new(AtomicBool::new(false));
         let handlers = Inner::handlers(inner, generation, closed.clone());
         let config = &inner.config;
-        let transport = client::create_transport_with_auth(&config.transport, handlers, config.auth.clone()).await?;
+        let transport =
+            client::create_client_transport(&config.transport, handlers, config.auth.clone(), &config.client).await?;
         let init = client::handshake(transport.as_ref(), &config.client).await?;
         if inner.closing.load(Ordering::SeqCst) {
             transport.close().await;
