@@ -54,6 +54,7 @@ BUGS: dict[str, str] = {
     "keeps-expired-session": "after a 404 on its session keeps sending the old session id, never starting a new session",
     "no-cancel-notification": "a cancelled or timed-out request sends no notifications/cancelled",
     "ping-method-not-found": "answers the server's ping with -32601 Method not found",
+    "ping-not-empty": "answers the server's ping with a result that is not empty ({\"pong\": true})",
     "no-version-header": "never sends the MCP-Protocol-Version header after initialize (2025-06-18 and later)",
     "get-accepts-json-only": "its GET listener sends Accept: application/json, not listing text/event-stream",
     "post-accepts-json-only": "its POSTs send Accept: application/json, not listing text/event-stream",
@@ -357,7 +358,7 @@ class Client:
         method = message["method"]
         reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
         if method == "ping" and not bug("ping-method-not-found"):
-            reply["result"] = {}
+            reply["result"] = {"pong": True} if bug("ping-not-empty") else {}
         elif method == "roots/list":
             reply["result"] = {"roots": self.roots}
         else:

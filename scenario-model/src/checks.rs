@@ -358,6 +358,11 @@ pub struct AnsweredCheck {
     /// The answer must be an error (any code): for a MUST that asks for an error but no code.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub error: bool,
+    /// The answer must be an empty result: no member but `_meta` (a ping's answer:
+    /// "The receiver MUST respond promptly with an empty response"). `result: {}` is a
+    /// subset, which any result holds.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub empty: bool,
 }
 
 /// See [`Check::Signal`].

@@ -10,6 +10,7 @@ use serde_json::Value;
 impl CheckKind for AnsweredCheck {
     fn explain(&self) -> String {
         let how = match (&self.result, self.error_code, self.error) {
+            _ if self.empty => " with an empty result".into(),
             (Some(r), _, _) => format!(" with a result containing {r}"),
             (None, Some(code), _) => format!(" with an error of code {code}"),
             (None, None, true) => " with an error".into(),
@@ -43,6 +44,12 @@ impl CheckKind for AnsweredCheck {
             let got = answer.get("result").ok_or_else(|| Failure::NoResult(answer.clone()))?;
             if !subset(want, got) {
                 return Err(Failure::Result { got: got.clone(), want: want.clone() });
+            }
+        }
+        if self.empty {
+            let got = answer.get("result").ok_or_else(|| Failure::NoResult(answer.clone()))?;
+            if got.as_object().is_none_or(|m| m.keys().any(|k| k != "_meta")) {
+                return Err(Failure::NotEmpty(got.clone()));
             }
         }
         if self.error && answer.get("error").is_none() {
@@ -83,6 +90,9 @@ pub enum Failure {
         /// The members expected.
         want: Value,
     },
+    /// The result has members (other than `_meta`) where an empty one was due.
+    #[error("answer result {0} is not empty")]
+    NotEmpty(Value),
     /// The answer is not an error.
     #[error("answer {0} is not an error")]
     NoError(Value),

@@ -111,6 +111,7 @@ const VARIANTS: &[Variant] = &[
         )
     },
     v("ping-method-not-found", "stdio/server-ping", "has no result"),
+    v("ping-not-empty", "stdio/server-ping", "is not empty"),
     v("no-version-header", "http/protocol-version-header-after-init", "lacked MCP-Protocol-Version: 2025-06-18"),
     v("get-accepts-json-only", "http/get-listener-405", "lacked Accept listing text/event-stream"),
     v("post-accepts-json-only", "http/json-reply", "lacked Accept listing application/json, text/event-stream"),
