@@ -87,6 +87,8 @@ pub fn site(scenario: &Scenario) -> Option<Site> {
     if let Some(n) = scenario.fault {
         let at = steps.iter().copied().find(|(_, _, s)| index_of(*s) == n)?;
         let kind = match ops::op(at.2).fault() {
+            // The 2026-07-28 request checks as the fault: met by the first request they refuse.
+            Fault::None if matches!(at.2, ServerStep::Stateless(_)) => Fault::FromNextMessage,
             Fault::None if waits_for_client(at.2) => Fault::InAnswer,
             Fault::None => Fault::Here,
             kind => kind,
@@ -94,8 +96,12 @@ pub fn site(scenario: &Scenario) -> Option<Site> {
         return Some(make(at, kind, true));
     }
     // A refused or odd listener GET (a MAY) before another fault sets the scene (no listener
-    // in the way); the fault is the later step. Alone, it is the fault.
-    let faulty: Vec<_> = steps.iter().copied().filter(|(_, _, s)| ops::op(s).fault() != Fault::None).collect();
+    // in the way); the fault is the later step. Alone, it is the fault, unless it is
+    // `optional`: a client need not open the listener, and a refusal is an answer MCP allows,
+    // so the script is judged as one without a fault.
+    let optional_get = |s: &ServerStep| matches!(s, ServerStep::ExpectGet(g) if g.optional);
+    let faulty: Vec<_> =
+        steps.iter().copied().filter(|(_, _, s)| ops::op(s).fault() != Fault::None && !optional_get(s)).collect();
     let listener = |s: &ServerStep| matches!(s, ServerStep::ExpectGet(g) if g.resumption != Some(true));
     if let Some(&at) = faulty.iter().find(|(_, _, s)| !listener(s)).or(faulty.first()) {
         return Some(make(at, ops::op(at.2).fault(), false));
@@ -225,6 +231,16 @@ pub fn met(scenario: &Scenario, site: Option<&Site>, transcript: &Transcript, st
     // one the harness killed at the deadline: it did stop, wherever it had gone.
     let diverted = !killed && diverted(scenario, c, reached);
     let events = c.events();
+    if matches!(steps.get(site.step.wrapping_sub(1)), Some(ServerStep::Stateless(_))) {
+        let refused = transcript.connections().iter().any(|o| o.events().iter().any(refusal));
+        return if refused {
+            Met::Yes
+        } else {
+            Met::No(format!(
+                "the mock never refused a request by its 2026-07-28 checks: the client never met the fault ({fault})"
+            ))
+        };
+    }
     let yes = diverted
         || match site.kind {
             Fault::None | Fault::Here => finished || reached >= site.step,
@@ -275,15 +291,36 @@ pub fn fault_point(scenario: &Scenario, site: Option<&Site>, transcript: &Transc
     // A standing rule is met by the first message the mock answers by it (a 404 for the
     // expired session, a 401 for the missing token): what that message carried met the
     // fault; how the client handled it comes after the answer.
+    // An optional GET passes its step by before the GET comes (the listener is a MAY), so
+    // its mark can precede the refusal: the fault is met when the mock answered the GET.
+    let steps = mcp_scenario::script::connection_script(&scenario.server, c.number());
+    if matches!(steps.get(site.step.wrapping_sub(1)), Some(ServerStep::ExpectGet(g)) if g.optional) {
+        let answered = events.iter().position(
+            |e| matches!(e, WireEvent::HttpResponse { why, .. } if why == mcp_mock::http::conn::OPTIONAL_GET),
+        )?;
+        return Some((c.number(), answered));
+    }
     if site.kind == Fault::FromNextMessage {
-        let ruled = |why: &str| why == "session expired" || why == "auth required";
-        let answer = events[at..].iter().position(|e| match e {
-            WireEvent::HttpResponse { why, .. } | WireEvent::ToClient { why, .. } => ruled(why),
+        let ruled = |e: &WireEvent| match e {
+            WireEvent::HttpResponse { why, .. } | WireEvent::ToClient { why, .. } => {
+                why == "session expired" || why == "auth required"
+            }
             _ => false,
-        });
+        };
+        let answer = events[at..].iter().position(|e| ruled(e) || refusal(e));
         return Some((c.number(), answer.map_or(at, |n| at + n)));
     }
     Some((c.number(), at))
+}
+
+/// Whether `event` is the mock refusing a request by its 2026-07-28 checks.
+fn refusal(event: &WireEvent) -> bool {
+    match event {
+        WireEvent::HttpResponse { why, .. } | WireEvent::ToClient { why, .. } => {
+            mcp_mock::stateless::REFUSALS.contains(&why.as_str())
+        }
+        _ => false,
+    }
 }
 
 /// Whether a held check judged something at or after the fault: a notification the mock sent
@@ -553,17 +590,21 @@ mod tests {
 
     #[test]
     fn a_listener_refusal_before_another_fault_only_sets_the_scene() {
-        let text = |later: &str| {
+        let text = |optional: bool, later: &str| {
             format!(
-                "name: t\nsummary: s\ntransport: http\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver:\n  - op: handshake\n  - op: expect_get\n    status: 405\n    optional: true\n  - op: expect\n    method: tools/call\n{later}"
+                "name: t\nsummary: s\ntransport: http\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver:\n  - op: handshake\n  - op: expect_get\n    status: 405\n    optional: {optional}\n  - op: expect\n    method: tools/call\n{later}"
             )
         };
         let load = |t: String| mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &t).expect("loads");
         let dropped =
-            site(&load(text("  - op: open_stream\n  - op: end_stream\n    how: mid_event\n"))).expect("a site");
+            site(&load(text(true, "  - op: open_stream\n  - op: end_stream\n    how: mid_event\n"))).expect("a site");
         assert_eq!((dropped.step, dropped.op.as_str()), (5, "end_stream"));
-        let alone = site(&load(text("  - op: reply\n"))).expect("a site");
-        assert_eq!((alone.step, alone.op.as_str()), (2, "expect_get (optional)"));
+        // Alone, a required refusal is the fault; an optional one is none (the listener is a
+        // MAY and the refusal an answer MCP allows): the answer to the call is.
+        let required = site(&load(text(false, "  - op: reply\n"))).expect("a site");
+        assert_eq!((required.step, required.op.as_str()), (2, "expect_get"));
+        let optional = site(&load(text(true, "  - op: reply\n"))).expect("a site");
+        assert_eq!((optional.step, optional.op.as_str(), optional.deviates), (4, "reply", false));
     }
 
     /// The fault in the answer to the script's last step: what the client sent to meet it
@@ -587,7 +628,7 @@ mod tests {
 
     #[test]
     fn an_optional_get_the_client_never_sent_meets_nothing() {
-        let text = "name: t\nsummary: s\ntransport: http\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver:\n  - op: handshake\n  - op: expect_get\n    status: 405\n    optional: true\n  - op: expect\n    method: tools/list\n  - op: reply\n";
+        let text = "name: t\nsummary: s\ntransport: http\nrevision: 2025-11-25\nfault: 2\nclient:\n  - op: connect\nserver:\n  - op: handshake\n  - op: expect_get\n    status: 405\n    optional: true\n  - op: expect\n    method: tools/list\n  - op: reply\n";
         let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), text).expect("loads");
         let at = site(&scenario);
         assert_eq!(at.as_ref().map(|s| s.op.as_str()), Some("expect_get (optional)"));
@@ -605,8 +646,60 @@ mod tests {
         assert!(
             matches!(met(&scenario, at.as_ref(), &only_posts, false, false), Met::No(m) if m.contains("never sent the optional GET"))
         );
-        let with_get = Transcript::new(vec![vec![request("POST"), request("GET"), finished]]);
+        let with_get = Transcript::new(vec![vec![request("POST"), request("GET"), finished.clone()]]);
         assert_eq!(met(&scenario, at.as_ref(), &with_get, false, false), Met::Yes);
+        // The step's mark passes before the GET comes; the fault is the mock's refusal.
+        let passed = WireEvent::Script { t_us: 1, reached: 3, total: 4, finished: false, output_follows: false };
+        let refused = WireEvent::HttpResponse {
+            t_us: 5,
+            exchange: 2,
+            status: 405,
+            headers: Default::default(),
+            body: None,
+            json: None,
+            why: mcp_mock::http::conn::OPTIONAL_GET.into(),
+        };
+        let later = Transcript::new(vec![vec![passed, request("POST"), request("GET"), refused, finished]]);
+        let (conn, index) = fault_point(&scenario, at.as_ref(), &later).expect("a fault point");
+        let event = &later.connection(conn).expect("connection").events()[index];
+        assert!(matches!(event, WireEvent::HttpResponse { status: 405, .. }), "{event:?}");
+    }
+
+    #[test]
+    fn a_declared_stateless_fault_is_met_by_a_refusal_only() {
+        let text = "name: t\nsummary: s\ntransport: http\nrevision: 2026-07-28\nfault: 1\nclient:\n  - op: connect\nserver:\n  - op: stateless\n    param_headers: {\"t\": {\"Region\": \"region\"}}\n  - op: reply_always\n    method: tools/call\n    result: {\"resultType\": \"complete\", \"content\": []}\n";
+        let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), text).expect("loads");
+        let at = site(&scenario).expect("a site");
+        assert_eq!((at.step, at.kind), (1, Fault::FromNextMessage));
+        let post = WireEvent::HttpRequest {
+            t_us: 2,
+            exchange: 1,
+            http_method: "POST".into(),
+            path: "/mcp".into(),
+            headers: Default::default(),
+            body: None,
+            json: Some(serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call"})),
+        };
+        let answer = |status: u16, why: &str| WireEvent::HttpResponse {
+            t_us: 3,
+            exchange: 1,
+            status,
+            headers: Default::default(),
+            body: None,
+            json: None,
+            why: why.into(),
+        };
+        let finished = WireEvent::Script { t_us: 1, reached: 2, total: 2, finished: true, output_follows: false };
+        let avoided = Transcript::new(vec![vec![finished.clone(), post.clone(), answer(200, "reply_always")]]);
+        assert!(
+            matches!(met(&scenario, Some(&at), &avoided, false, false), Met::No(m) if m.contains("never refused")),
+            "a client that sent the header at once never met the refusal"
+        );
+        let refused = Transcript::new(vec![vec![finished, post, answer(400, mcp_mock::stateless::REFUSALS[0])]]);
+        assert_eq!(met(&scenario, Some(&at), &refused, false, false), Met::Yes);
+        let (conn, index) = fault_point(&scenario, Some(&at), &refused).expect("a fault point");
+        let event = &refused.connection(conn).expect("connection").events()[index];
+        assert!(matches!(event, WireEvent::HttpResponse { status: 400, .. }), "{event:?}");
     }
 
     #[test]
