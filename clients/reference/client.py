@@ -14,6 +14,13 @@ Planted bugs: `--bug NAME` (or MCP_REFERENCE_BUG=NAME) switches on one realistic
 bug, so the harness's self-test can prove that the scenario library catches it
 (harness/tests/harness/reference.rs). `--list-bugs` prints them. Every bug is a one-line
 `bug("name")` test at the place the correct code would be, so the variants share the rest.
+
+Strict mode: `--strict` (or MCP_REFERENCE_STRICT=1) is no bug but how strict real SDKs
+behave, so the library can be shown to judge them fairly: the client uses only the server
+capabilities the handshake negotiated (the lifecycle page: "Only use capabilities that were
+successfully negotiated"; a request for another is refused locally, never sent), and over
+stdio it first spawns a short-lived probe copy of the server, asks it `server/discover`
+(the 2026-07-28 stdio version probe), and ends that copy before it starts the real session.
 """
 
 from __future__ import annotations
@@ -64,6 +71,19 @@ BUGS: dict[str, str] = {
     "ignores-configured-headers": "a driver bug: drops the plan's connect.headers instead of reporting them unsupported",
 }
 BUG: str | None = None
+#: Strict mode (see the module docs).
+STRICT = False
+#: A request's method prefix → the server capability it needs (each feature page: servers
+#: that support it MUST declare it).
+NEEDS_CAPABILITY = {
+    "tools/": "tools",
+    "resources/": "resources",
+    "prompts/": "prompts",
+    "logging/": "logging",
+    "completion/": "completions",
+}
+#: Strict mode's stdio probe: how long to wait for the probe copy's answer.
+PROBE_S = 1.0
 
 
 def bug(name: str) -> bool:
@@ -161,6 +181,8 @@ class Client:
         self.timeout_ms = connection_timeout(settings)
         self.max_message = settings.get("max_message_bytes") or DEFAULT_MAX_MESSAGE
         self.version: str | None = None
+        self.server_capabilities: dict[str, Any] = {}
+        self.server_command = server_command
         self.connected = False
         self.shut = False
         self.closed = threading.Event()
@@ -190,6 +212,7 @@ class Client:
     def begin(self, method: str, params: Any, timeout_ms: int | None = None) -> Pending:
         if not self.connected:
             raise McpError(NOT_CONNECTED)
+        self.check_negotiated(method)
         if method != "initialize" and getattr(self.transport, "session_expired", False):
             # A 404 on the session: MUST start a new session (a new initialize without the
             # old id) before anything else goes out.
@@ -248,6 +271,17 @@ class Client:
     def request(self, method: str, params: Any, timeout_ms: int | None = None) -> Any:
         return self.finish(self.begin(method, params, timeout_ms))
 
+    def check_negotiated(self, method: str) -> None:
+        """Strict mode: refuses, without sending it, a request for a capability the server
+        did not advertise (2024-11-05's completion/complete has no capability)."""
+        if not STRICT or self.version is None:
+            return
+        for prefix, capability in NEEDS_CAPABILITY.items():
+            if not method.startswith(prefix) or (capability == "completions" and self.version == LEGACY_VERSION):
+                continue
+            if not isinstance(self.server_capabilities.get(capability), dict):
+                raise McpError(f"the server did not advertise the {capability} capability, so {method} is not sent")
+
     def notify(self, method: str, params: Any) -> None:
         if not self.connected:
             raise McpError(NOT_CONNECTED)
@@ -259,6 +293,8 @@ class Client:
     # -- lifecycle ------------------------------------------------------------------------
 
     def connect(self, handshake: bool) -> None:
+        if STRICT and isinstance(self.transport, StdioTransport):
+            probe_copy(self.server_command)
         self.transport.start()
         self.connected = True
         if handshake:
@@ -279,6 +315,8 @@ class Client:
             if version not in SUPPORTED_VERSIONS:
                 raise McpError(f"Unsupported protocol version from the server: {version!r} (this client speaks {', '.join(SUPPORTED_VERSIONS)})")
             self.version = version
+            capabilities = result.get("capabilities") if isinstance(result, dict) else None
+            self.server_capabilities = capabilities if isinstance(capabilities, dict) else {}
             if not bug("no-initialized"):
                 self.notify("notifications/initialized", None)
             self.transport.initialized()
@@ -405,6 +443,47 @@ def connection_timeout(settings: dict[str, Any]) -> int | None:
 # ---------------------------------------------------------------------------------------
 # stdio
 # ---------------------------------------------------------------------------------------
+
+
+def probe_copy(command: list[str]) -> None:
+    """Strict mode: a throwaway copy of the server answers `server/discover` (a 2026-07-28
+    server with its versions, an older one with an error), then is ended as the stdio
+    shutdown asks: stdin closed, a wait, SIGTERM, SIGKILL. What it said is only logged: this
+    client speaks the stateful revisions either way."""
+    if not command:
+        return
+    try:
+        proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError as e:
+        report(f"probe copy: could not start the server: {e}")
+        return
+    assert proc.stdin is not None and proc.stdout is not None
+    answer: list[bytes] = []
+    reader = threading.Thread(target=lambda: answer.append(proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]
+    try:
+        probe = {
+            "jsonrpc": "2.0",
+            "id": "probe-1",
+            "method": "server/discover",
+            "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}},
+        }
+        proc.stdin.write((json.dumps(probe) + "\n").encode())
+        proc.stdin.flush()
+        reader.start()
+        reader.join(PROBE_S)
+        report(f"probe copy answered: {answer[0][:200]!r}" if answer else "probe copy: no answer")
+        proc.stdin.close()
+    except OSError:
+        pass
+    try:
+        proc.wait(GRACE_S)
+    except subprocess.TimeoutExpired:
+        proc.terminate()
+        try:
+            proc.wait(GRACE_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 class StdioTransport:
@@ -1346,6 +1425,11 @@ def main(argv: list[str]) -> int:
         for name, what in BUGS.items():
             print(f"{name}\t{what}")
         return 0
+    global STRICT
+    STRICT = os.environ.get("MCP_REFERENCE_STRICT") == "1"
+    if "--strict" in args:
+        STRICT = True
+        args.remove("--strict")
     BUG = os.environ.get("MCP_REFERENCE_BUG") or None
     if "--bug" in args:
         i = args.index("--bug")

@@ -141,7 +141,25 @@ pub fn record_path(run_dir: &Path, connection: usize) -> PathBuf {
 pub fn read_run(run_dir: &Path) -> Vec<Vec<WireEvent>> {
     let mut follower = RunFollower::default();
     follower.update(run_dir);
-    follower.connections().map(<[WireEvent]>::to_vec).collect()
+    let mut run: Vec<Vec<WireEvent>> = follower.connections().map(<[WireEvent]>::to_vec).collect();
+    // Then the stdio probe processes (`stdio::run::Unbound`), and any mock killed before it
+    // knew which it was, as connections of their own after the scripted ones.
+    let probes = (1..).map_while(|n| std::fs::read(probe_path(run_dir, n)).ok());
+    let mut pending: Vec<PathBuf> = std::fs::read_dir(run_dir)
+        .map(|d| d.flatten().map(|e| e.path()).filter(|p| is_pending(p)).collect())
+        .unwrap_or_default();
+    pending.sort();
+    let pending = pending.into_iter().filter_map(|p| std::fs::read(p).ok());
+    for bytes in probes.chain(pending) {
+        run.push(
+            bytes.split(|&b| b == b'\n').filter_map(|line| serde_json::from_slice::<WireEvent>(line).ok()).collect(),
+        );
+    }
+    run
+}
+
+fn is_pending(path: &Path) -> bool {
+    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("pending-") && n.ends_with(".jsonl"))
 }
 
 /// Follows a run directory's record files as they grow: each [`RunFollower::update`] reads
@@ -197,17 +215,39 @@ impl RunFollower {
     }
 }
 
+/// The record file of probe process `n` of a run (see `stdio::run::Unbound`).
+pub fn probe_path(run_dir: &Path, n: usize) -> PathBuf {
+    run_dir.join(format!("probe-{n}.jsonl"))
+}
+
+/// The record file a stdio mock writes before it knows whether it serves a connection or a
+/// probe.
+pub fn pending_path(run_dir: &Path) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    run_dir.join(format!("pending-{}-{n}.jsonl", std::process::id()))
+}
+
+/// Claims the next probe number in a run directory (1, 2, …), like [`claim_connection`].
+pub fn claim_probe(run_dir: &Path) -> Result<usize, MockError> {
+    claim(run_dir, "probe")
+}
+
 /// Claims the next connection number in a run directory (1, 2, …), atomically across
 /// processes: a respawned stdio mock learns which part of the script is its own.
 pub fn claim_connection(run_dir: &Path) -> Result<usize, MockError> {
+    claim(run_dir, "conn")
+}
+
+fn claim(run_dir: &Path, kind: &str) -> Result<usize, MockError> {
     for n in 1..10_000 {
-        match OpenOptions::new().write(true).create_new(true).open(run_dir.join(format!("conn-{n}.claim"))) {
+        match OpenOptions::new().write(true).create_new(true).open(run_dir.join(format!("{kind}-{n}.claim"))) {
             Ok(_) => return Ok(n),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(MockError::io(format!("claiming a connection in {}", run_dir.display()), e)),
+            Err(e) => return Err(MockError::io(format!("claiming a {kind} number in {}", run_dir.display()), e)),
         }
     }
-    Err(MockError::io("claiming a connection", std::io::Error::other("too many connections")))
+    Err(MockError::io(format!("claiming a {kind} number"), std::io::Error::other("too many")))
 }
 
 #[cfg(test)]

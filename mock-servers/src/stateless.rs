@@ -44,6 +44,22 @@ pub struct Rules {
 }
 
 impl Rules {
+    /// Applies a `stateless` step's changes.
+    pub fn apply(&mut self, step: &mcp_scenario::script::step::Stateless) {
+        if let Some(on) = step.check_meta {
+            self.meta = on;
+        }
+        if let Some(on) = step.check_headers {
+            self.headers = on;
+        }
+        if let Some(versions) = &step.supported_versions {
+            self.supported = versions.clone();
+        }
+        if let Some(params) = &step.param_headers {
+            self.params.extend(params.clone());
+        }
+    }
+
     /// Every check on, accepting `revision`.
     pub fn for_revision(revision: &str) -> Self {
         Rules { meta: true, headers: true, supported: vec![revision.to_owned()], params: BTreeMap::new() }

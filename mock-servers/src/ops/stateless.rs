@@ -4,26 +4,10 @@
 use super::op::Op;
 use super::transports::Transports;
 use crate::http::run::HttpRun;
-use crate::stateless::Rules;
 use crate::stdio::run::StdioRun;
 use crate::sync::lock;
 use futures::future::BoxFuture;
 use mcp_scenario::script::step;
-
-fn apply(step: &step::Stateless, rules: &mut Rules) {
-    if let Some(on) = step.check_meta {
-        rules.meta = on;
-    }
-    if let Some(on) = step.check_headers {
-        rules.headers = on;
-    }
-    if let Some(versions) = &step.supported_versions {
-        rules.supported = versions.clone();
-    }
-    if let Some(params) = &step.param_headers {
-        rules.params.extend(params.clone());
-    }
-}
 
 impl Op for step::Stateless {
     fn explain(&self) -> String {
@@ -36,13 +20,13 @@ impl Op for step::Stateless {
 
     fn run_stdio<'a>(&'a self, run: &'a mut StdioRun<'_>) -> BoxFuture<'a, ()> {
         if let Some(rules) = lock(&run.mock.stateless).as_mut() {
-            apply(self, rules);
+            rules.apply(self);
         }
         Box::pin(async {})
     }
 
     fn run_http<'a>(&'a self, run: &'a mut HttpRun, _next: Option<&'a dyn Op>) -> BoxFuture<'a, ()> {
-        run.shared.set_stateless_rules(|rules| apply(self, rules));
+        run.shared.set_stateless_rules(|rules| rules.apply(self));
         Box::pin(async {})
     }
 }

@@ -123,9 +123,26 @@ pub async fn serve(
     pipes: Pipes,
     shutdown: Shutdown,
 ) -> Result<ExitReason, MockError> {
-    let connection = claim_connection(run_dir)?;
-    let steps = mcp_scenario::script::connection_script(&scenario.server, connection);
-    let recorder = Recorder::create(&record_path(run_dir, connection))?;
+    // A client may probe with a throwaway copy first (see `run::Unbound`): where every
+    // connection's script waits for the client before it acts, the script is bound to this
+    // process by the client's first message that is not a `server/discover` request.
+    let (steps, path, bind) = if may_be_probed(scenario) {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let pending = crate::record::pending_path(run_dir);
+        let unbound = run::Unbound {
+            run_dir: run_dir.to_path_buf(),
+            pending: pending.clone(),
+            server: scenario.server.clone(),
+            script: tx,
+            budget: ops::budget,
+            probed: false,
+        };
+        (Vec::new(), pending, Some((unbound, rx)))
+    } else {
+        let connection = claim_connection(run_dir)?;
+        (mcp_scenario::script::connection_script(&scenario.server, connection), record_path(run_dir, connection), None)
+    };
+    let recorder = Recorder::create(&path)?;
     recorder.record(&WireEvent::Started { pid: std::process::id(), stderr_shared: pipes.stderr_shared });
     let budget = ops::budget(&steps, TransportName::Stdio);
     let mut mock = Mock::new(
@@ -137,6 +154,21 @@ pub async fn serve(
         steps.len(),
     );
     mock.defaults = crate::defaults::Defaults::for_scenario(scenario);
+    let script = match bind {
+        Some((unbound, rx)) => {
+            // A probe's `server/discover` is answered by the checks the script starts with.
+            let leading = mcp_scenario::script::connection_parts(&scenario.server).next().unwrap_or_default();
+            for step in leading.iter().take_while(|s| ops::op(s).transports().standing) {
+                if let (ServerStep::Stateless(step), Some(rules)) = (step, crate::sync::lock(&mock.stateless).as_mut())
+                {
+                    rules.apply(step);
+                }
+            }
+            mock.unbound(unbound);
+            Script::Unbound(rx)
+        }
+        None => Script::Bound(steps),
+    };
     let mock = Arc::new(mock);
     // Dropped (and so aborted) when `serve` returns.
     let mut tasks = JoinSet::new();
@@ -145,10 +177,40 @@ pub async fn serve(
     tokio::select! {
         reason = mock.ending().wait() => Ok(reason),
         () = async {
+            let steps = match script {
+                Script::Bound(steps) => steps,
+                // Dropped unbound: the process ended as a probe, and `ending` resolves.
+                Script::Unbound(rx) => rx.await.unwrap_or_default(),
+            };
             run_script(&mock, &steps).await;
             std::future::pending::<()>().await
         } => unreachable!("the script parks when it ends"),
     }
+}
+
+/// A connection's script: known at start, or bound by the client's first message.
+enum Script {
+    Bound(Vec<ServerStep>),
+    Unbound(tokio::sync::oneshot::Receiver<Vec<ServerStep>>),
+}
+
+/// Whether a process of this scenario may be a client's probe copy: no step expects a
+/// `server/discover` (the scenario's own subject then), and every connection's script waits
+/// for a client message before it acts on the protocol (a script that speaks first runs at
+/// once, as ever).
+fn may_be_probed(scenario: &Scenario) -> bool {
+    let expects_discover =
+        scenario.server.iter().any(|s| matches!(s, ServerStep::Expect(e) if e.method == "server/discover"));
+    // Leading output (`stderr`, raw `send` bytes) is written once the client has spoken
+    // rather than at spawn: the client reads it all the same before its first answer.
+    let waits_first = |part: &[ServerStep]| {
+        part.iter()
+            .filter(|s| !matches!(s, ServerStep::Stderr(_) | ServerStep::Send(_)))
+            .map(ops::op)
+            .find(|op| op.transports().stdio && !op.transports().standing)
+            .is_some_and(|op| !op.consumes().is_empty())
+    };
+    !expects_discover && mcp_scenario::script::connection_parts(&scenario.server).all(waits_first)
 }
 
 /// Runs the steps in order, each by its op (steps of other transports are skipped).

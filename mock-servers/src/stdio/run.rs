@@ -32,6 +32,70 @@ enum Waiting {
     Answer(String),
 }
 
+/// A mock whose client may be probing: a process that sends nothing but `server/discover`
+/// requests before it leaves is a probe copy (a client's version probe, SPEC-neutral and
+/// common), answered by the defaults and recorded apart (`probe-<n>.jsonl`), so the
+/// scenario's script goes to the client's next process. The first other message binds the
+/// connection's script (`conn-<n>.jsonl`). The record is written from the start to a
+/// pending file named by the pid, renamed when the process turns out to be one or the other.
+pub struct Unbound {
+    /// The run directory.
+    pub run_dir: std::path::PathBuf,
+    /// The pending record file.
+    pub pending: std::path::PathBuf,
+    /// The scenario's whole script.
+    pub server: Vec<mcp_scenario::ServerStep>,
+    /// Where the bound connection's steps go (the script loop waits on it).
+    pub script: tokio::sync::oneshot::Sender<Vec<mcp_scenario::ServerStep>>,
+    /// The message budget of a script (`ops::budget`, handed in: ops sit above this module).
+    pub budget: fn(&[mcp_scenario::ServerStep], mcp_scenario::TransportName) -> Budget,
+    /// A `server/discover` request came: if nothing else does, this process is a probe.
+    pub probed: bool,
+}
+
+impl Unbound {
+    /// Claims the next connection for this process: its record takes the connection's name
+    /// and its script is that connection's part.
+    fn bind(&self, recorder: &Recorder) -> Vec<mcp_scenario::ServerStep> {
+        let n = crate::record::claim_connection(&self.run_dir).unwrap_or(usize::MAX);
+        if let Err(e) = std::fs::rename(&self.pending, crate::record::record_path(&self.run_dir, n)) {
+            tracing::error!(error = %e, "cannot name the record of connection {n}");
+        }
+        recorder.flush();
+        mcp_scenario::script::connection_script(&self.server, n)
+    }
+
+    /// Files this process's record as a probe's.
+    fn probe(self, recorder: &Recorder) {
+        let n = crate::record::claim_probe(&self.run_dir).unwrap_or(usize::MAX);
+        recorder.record(&WireEvent::Note { t_us: recorder.now_us(), text: format!("{PROBE_NOTE} {n}") });
+        if let Err(e) = std::fs::rename(&self.pending, crate::record::probe_path(&self.run_dir, n)) {
+            tracing::error!(error = %e, "cannot name the record of probe {n}");
+        }
+    }
+}
+
+/// The note a probe's record ends with (then its number): the transcript labels the
+/// connection by it.
+pub const PROBE_NOTE: &str =
+    "a probe process: the client left before any message but server/discover, so no script ran here; probe";
+
+impl Mock {
+    /// Leaves the script unbound until the client's first message that is not a
+    /// `server/discover` request (see [`Unbound`]).
+    pub fn unbound(&self, unbound: Unbound) {
+        *lock(&self.unbound) = Some(unbound);
+    }
+
+    /// Binds the next connection's script to this process; returns its steps.
+    fn bind(&self, unbound: &Unbound) -> Vec<mcp_scenario::ServerStep> {
+        let steps = unbound.bind(&self.recorder);
+        *lock(&self.budget) = (unbound.budget)(&steps, mcp_scenario::TransportName::Stdio);
+        self.total.store(steps.len(), Ordering::SeqCst);
+        steps
+    }
+}
+
 /// The state of one stdio connection.
 pub struct Mock {
     /// The connection's record.
@@ -71,8 +135,10 @@ pub struct Mock {
     /// True after `ignore_stdin_eof`.
     pub ignore_eof: AtomicBool,
     reached: AtomicUsize,
-    total: usize,
+    total: AtomicUsize,
     finished: AtomicBool,
+    /// Until a script is bound (see [`Unbound`]): where to bind it from.
+    unbound: Mutex<Option<Unbound>>,
     /// What the script is blocked on, if it is waiting for input (see [`Mock::quiescent`]).
     waiting: Mutex<Option<Waiting>>,
     /// Woken whenever the script waits or finishes.
@@ -113,8 +179,9 @@ impl Mock {
             ignore_sigterm: AtomicBool::new(false),
             ignore_eof: AtomicBool::new(false),
             reached: AtomicUsize::new(0),
-            total,
+            total: AtomicUsize::new(total),
             finished: AtomicBool::new(false),
+            unbound: Mutex::new(None),
             waiting: Mutex::new(None),
             progress: Notify::new(),
             ending: Ending::default(),
@@ -189,7 +256,16 @@ impl Mock {
     /// hands `serve` its [`ExitReason`]. Only the first call counts.
     pub fn exit(&self, code: i32, signal: Option<Signal>, why: &str) {
         self.ending.end(|| {
-            self.record_progress();
+            match lock(&self.unbound).take() {
+                Some(unbound) if unbound.probed => unbound.probe(&self.recorder),
+                // The client never spoke: the connection's script was waiting at its start.
+                Some(unbound) => {
+                    let steps = self.bind(&unbound);
+                    self.reached.store(usize::from(!steps.is_empty()), Ordering::SeqCst);
+                    self.record_progress();
+                }
+                None => self.record_progress(),
+            }
             self.recorder.record(&WireEvent::Exit {
                 t_us: self.recorder.now_us(),
                 code: signal.is_none().then_some(code),
@@ -213,6 +289,21 @@ impl Mock {
         // The message is read from the recorded event, not copied for it.
         let WireEvent::FromClient { json: Some(json @ Value::Object(_)), .. } = &event else { return };
         let Value::Object(obj) = json else { return };
+        let probing = obj.get("method").and_then(Value::as_str) == Some("server/discover") && obj.contains_key("id");
+        let unbound = {
+            let mut slot = lock(&self.unbound);
+            match slot.as_mut() {
+                Some(u) if probing => {
+                    u.probed = true;
+                    None
+                }
+                _ => slot.take(),
+            }
+        };
+        if let Some(unbound) = unbound {
+            let steps = self.bind(&unbound);
+            let _ = unbound.script.send(steps);
+        }
         match (obj.get("method").and_then(Value::as_str), obj.get("id")) {
             (Some(method), id) => {
                 let rules = lock(&self.stateless).clone();
@@ -280,7 +371,7 @@ impl Mock {
     /// exits only once quiescent, so a client that writes and closes at once is still
     /// served in full, like a real server draining its input.
     pub fn quiescent(&self) -> bool {
-        if self.finished.load(Ordering::SeqCst) {
+        if self.finished.load(Ordering::SeqCst) || lock(&self.unbound).is_some() {
             return true;
         }
         match lock(&self.waiting).clone() {
@@ -323,7 +414,7 @@ impl Mock {
         self.recorder.record(&WireEvent::Script {
             t_us: self.recorder.now_us(),
             reached: self.reached.load(Ordering::SeqCst),
-            total: self.total,
+            total: self.total.load(Ordering::SeqCst),
             finished: self.finished.load(Ordering::SeqCst),
             output_follows,
         });

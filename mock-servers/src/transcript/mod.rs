@@ -88,6 +88,15 @@ impl Connection {
         self.number
     }
 
+    /// Whether a stdio client's probe copy made it: a process that sent nothing but
+    /// `server/discover` and ran no script (see `stdio::run::Unbound`); listed after the
+    /// scripted connections.
+    pub fn is_probe(&self) -> bool {
+        self.events()
+            .iter()
+            .any(|e| matches!(e, WireEvent::Note { text, .. } if text.starts_with(crate::stdio::run::PROBE_NOTE)))
+    }
+
     /// The events exactly as the mock recorded them (what the snapshot renders).
     pub fn recorded(&self) -> &[WireEvent] {
         &self.recorded

@@ -56,7 +56,8 @@ pub fn transcript(
         let events = connection.recorded();
         let upstream =
             if connection.upstream() > 1 { format!(" (upstream {})", connection.upstream()) } else { String::new() };
-        let _ = writeln!(s, "── connection {}{upstream} ──", connection.number());
+        let probe = if connection.is_probe() { " (a probe copy: no script)" } else { "" };
+        let _ = writeln!(s, "── connection {}{upstream}{probe} ──", connection.number());
         // The Streamable HTTP GET listener runs beside the POSTs; its own section keeps the
         // transcript independent of which of the two the client happened to send first.
         let (main, listener) = http_lanes(events, transport);

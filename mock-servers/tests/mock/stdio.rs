@@ -255,6 +255,55 @@ async fn signals_stop_the_mock_unless_sigterm_is_ignored() {
     assert!(signalled(&run, "SIGTERM", true) && signalled(&run, "SIGINT", false));
 }
 
+/// A client's probe copy (a process that asks `server/discover` and leaves) gets the
+/// default answer and its own record; the script goes to the client's next process.
+#[tokio::test]
+async fn a_probe_copy_leaves_the_script_to_the_next_process() {
+    let text = script(
+        "  - op: handshake\n  - op: expect\n    method: ping\n  - op: reply\n    result: {\"scripted\": true}\n",
+    );
+    let mut probe = Stdio::start(&text);
+    probe.send(request("p-1", "server/discover")).await;
+    let answer = probe.line().await;
+    assert_eq!(answer["error"]["code"], -32601, "a 2025-11-25 server does not know server/discover: {answer}");
+    probe.close_stdin();
+    let mut real = probe.beside(&text);
+    let (reason, probe_run) = probe.ended_run().await;
+    assert_eq!(reason, ExitReason::code(0, "stdin EOF"));
+    // (The real process's record is there too, still pending: it has not heard the client.)
+    let is_probe = |events: &Vec<WireEvent>| {
+        events
+            .iter()
+            .any(|e| matches!(e, WireEvent::Note { text, .. } if text.starts_with(mcp_mock::stdio::run::PROBE_NOTE)))
+    };
+    let probe_events = probe_run.iter().find(|c| is_probe(c)).unwrap_or_else(|| panic!("{probe_run:?}"));
+    assert!(!probe_events.iter().any(|e| matches!(e, WireEvent::Script { .. })), "no script ran on the probe");
+    // The real session runs connection 1's script.
+    let init = real.handshake().await;
+    assert!(init["result"]["protocolVersion"].is_string(), "{init}");
+    real.send(request(2, "ping")).await;
+    assert_eq!(real.line().await["result"], serde_json::json!({"scripted": true}));
+    real.close_stdin();
+    let (_, run) = real.ended_run().await;
+    assert_eq!(run.len(), 2, "connection 1, then the probe: {run:?}");
+    assert!(run[0].iter().any(|e| matches!(e, WireEvent::Script { finished: true, .. })), "{:?}", run[0]);
+}
+
+/// A process the client never spoke to still holds the connection's script (it waited at
+/// its start): only a `server/discover` makes a probe.
+#[tokio::test]
+async fn a_silent_process_is_a_connection_not_a_probe() {
+    let mut m = Stdio::start(&script("  - op: handshake\n"));
+    m.close_stdin();
+    let (_, run) = m.ended_run().await;
+    assert_eq!(run.len(), 1);
+    assert!(
+        matches!(run[0].iter().rev().nth(1), Some(WireEvent::Script { reached: 1, finished: false, .. })),
+        "{:?}",
+        run[0]
+    );
+}
+
 #[tokio::test]
 async fn the_deadline_ends_the_mock() {
     let m = Stdio::start_with(&script("  - op: expect\n    method: never\n"), 1 << 16, Duration::from_millis(50));

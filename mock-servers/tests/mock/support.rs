@@ -51,7 +51,7 @@ pub struct Stdio {
     pub stderr: DuplexStream,
     stop: UnboundedSender<Signal>,
     task: JoinHandle<Result<ExitReason, MockError>>,
-    dir: TempDir,
+    dir: std::sync::Arc<TempDir>,
 }
 
 impl Stdio {
@@ -62,8 +62,17 @@ impl Stdio {
 
     /// Serves `text` with a stdin pipe of `stdin_capacity` bytes and `deadline`.
     pub fn start_with(text: &str, stdin_capacity: usize, deadline: Duration) -> Self {
+        Stdio::start_in(std::sync::Arc::new(tempfile::tempdir().expect("tempdir")), text, stdin_capacity, deadline)
+    }
+
+    /// Another process of the same run (a client's respawn or its real session after a
+    /// probe copy), serving `text` in this one's run directory.
+    pub fn beside(&self, text: &str) -> Self {
+        Stdio::start_in(self.dir.clone(), text, 1 << 20, BOUND)
+    }
+
+    fn start_in(dir: std::sync::Arc<TempDir>, text: &str, stdin_capacity: usize, deadline: Duration) -> Self {
         let scenario = scenario(text);
-        let dir = tempfile::tempdir().expect("tempdir");
         let (client_stdin, mock_stdin) = tokio::io::duplex(stdin_capacity);
         let (mock_stdout, client_stdout) = tokio::io::duplex(1 << 20);
         let (mock_stderr, client_stderr) = tokio::io::duplex(1 << 20);
@@ -143,9 +152,14 @@ impl Stdio {
 
     /// Waits for the mock to end; its reason and record.
     pub async fn ended(self) -> (ExitReason, Vec<WireEvent>) {
-        let reason = bounded("the mock ends", self.task).await.expect("join").expect("served");
-        let mut run = read_run(self.dir.path());
+        let (reason, mut run) = self.ended_run().await;
         (reason, run.pop().unwrap_or_default())
+    }
+
+    /// Waits for the mock to end; its reason and the run's records (every process's).
+    pub async fn ended_run(self) -> (ExitReason, Vec<Vec<WireEvent>>) {
+        let reason = bounded("the mock ends", self.task).await.expect("join").expect("served");
+        (reason, read_run(self.dir.path()))
     }
 }
 
