@@ -18,9 +18,10 @@ bug, so the harness's self-test can prove that the scenario library catches it
 Strict mode: `--strict` (or MCP_REFERENCE_STRICT=1) is no bug but how strict real SDKs
 behave, so the library can be shown to judge them fairly: the client uses only the server
 capabilities the handshake negotiated (the lifecycle page: "Only use capabilities that were
-successfully negotiated"; a request for another is refused locally, never sent), and over
+successfully negotiated"; a request for another is refused locally, never sent); over
 stdio it first spawns a short-lived probe copy of the server, asks it `server/discover`
-(the 2026-07-28 stdio version probe), and ends that copy before it starts the real session.
+(the 2026-07-28 stdio version probe), and ends that copy before it starts the real session;
+over Streamable HTTP it asks `server/discover` before `initialize`.
 """
 
 from __future__ import annotations
@@ -81,6 +82,10 @@ NEEDS_CAPABILITY = {
     "prompts/": "prompts",
     "logging/": "logging",
     "completion/": "completions",
+}
+#: Strict mode's `server/discover` params: the 2026-07-28 per-request fields.
+DISCOVER_PARAMS = {
+    "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
 }
 #: Strict mode's stdio probe: how long to wait for the probe copy's answer.
 PROBE_S = 1.0
@@ -297,8 +302,20 @@ class Client:
             probe_copy(self.server_command)
         self.transport.start()
         self.connected = True
+        if STRICT and handshake and isinstance(self.transport, StreamableHttpTransport):
+            self.probe_discover()
         if handshake:
             self.handshake()
+
+    def probe_discover(self) -> None:
+        """Strict mode over Streamable HTTP: `server/discover` first (the 2026-07-28 probe; a
+        MAY on HTTP). Any answer but a 2026-07-28 result means an older server, and this
+        client speaks the stateful revisions either way: the answer is only logged."""
+        try:
+            result = self.request("server/discover", dict(DISCOVER_PARAMS))
+            report(f"discover answered: {shorten(result)}")
+        except McpError as e:
+            report(f"discover refused ({e}): an older server, so the initialize handshake")
 
     def handshake(self) -> None:
         try:
@@ -465,7 +482,7 @@ def probe_copy(command: list[str]) -> None:
             "jsonrpc": "2.0",
             "id": "probe-1",
             "method": "server/discover",
-            "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}},
+            "params": DISCOVER_PARAMS,
         }
         proc.stdin.write((json.dumps(probe) + "\n").encode())
         proc.stdin.flush()

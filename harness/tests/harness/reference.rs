@@ -332,7 +332,8 @@ async fn reference_client_passes_the_library() {
 }
 
 /// The strict variant (`--strict`: only negotiated capabilities; over stdio a probe copy of
-/// the server asked `server/discover` before the real session, as some SDKs do) is judged
+/// the server asked `server/discover` before the real session, as some SDKs do; over
+/// Streamable HTTP `server/discover` before `initialize`) is judged
 /// as truly as the lenient one: over the whole library (quick pass) no failure and no
 /// warning. The mock advertises what each scenario uses and leaves the script to the
 /// process after a probe, or this fails.
