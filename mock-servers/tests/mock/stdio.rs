@@ -289,6 +289,23 @@ async fn a_probe_copy_leaves_the_script_to_the_next_process() {
     assert!(run[0].iter().any(|e| matches!(e, WireEvent::Script { finished: true, .. })), "{:?}", run[0]);
 }
 
+/// On 2026-07-28 a probe copy's `server/discover` is answered as the script's leading
+/// `stateless` step says (its versions), though no script runs there.
+#[tokio::test]
+async fn a_probe_copy_is_answered_by_the_scripts_leading_rules() {
+    let text = head("2026-07-28", "stdio")
+        + "server:\n  - op: stateless\n    supported_versions: [\"2026-07-28\", \"2030-01-01\"]\n  - op: expect\n    method: tools/list\n  - op: reply\n";
+    let mut probe = Stdio::start(&text);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+    probe.send(json!({"jsonrpc": "2.0", "id": "p", "method": "server/discover", "params": {"_meta": meta}})).await;
+    let answer = probe.line().await;
+    assert_eq!(answer["result"]["supportedVersions"], json!(["2026-07-28", "2030-01-01"]), "{answer}");
+    probe.close_stdin();
+    let (_, run) = probe.ended_run().await;
+    assert_eq!(run.len(), 1, "{run:?}");
+    assert!(!run[0].iter().any(|e| matches!(e, WireEvent::Script { .. })), "no script ran: {:?}", run[0]);
+}
+
 /// A process the client never spoke to still holds the connection's script (it waited at
 /// its start): only a `server/discover` makes a probe.
 #[tokio::test]
