@@ -87,8 +87,9 @@ pub fn site(scenario: &Scenario) -> Option<Site> {
     if let Some(n) = scenario.fault {
         let at = steps.iter().copied().find(|(_, _, s)| index_of(*s) == n)?;
         let kind = match ops::op(at.2).fault() {
-            // The 2026-07-28 request checks as the fault: met by the first request they refuse.
-            Fault::None if matches!(at.2, ServerStep::Stateless(_)) => Fault::FromNextMessage,
+            // The 2026-07-28 request checks, or a legacy server refusing requests before its
+            // session, as the fault: met by the first request they refuse.
+            _ if refuses(at.2) => Fault::FromNextMessage,
             Fault::None if waits_for_client(at.2) => Fault::InAnswer,
             Fault::None => Fault::Here,
             kind => kind,
@@ -231,14 +232,12 @@ pub fn met(scenario: &Scenario, site: Option<&Site>, transcript: &Transcript, st
     // one the harness killed at the deadline: it did stop, wherever it had gone.
     let diverted = !killed && diverted(scenario, c, reached);
     let events = c.events();
-    if matches!(steps.get(site.step.wrapping_sub(1)), Some(ServerStep::Stateless(_))) {
+    if site.declared && steps.get(site.step.wrapping_sub(1)).is_some_and(refuses) {
         let refused = transcript.connections().iter().any(|o| o.events().iter().any(refusal));
         return if refused {
             Met::Yes
         } else {
-            Met::No(format!(
-                "the mock never refused a request by its 2026-07-28 checks: the client never met the fault ({fault})"
-            ))
+            Met::No(format!("the mock never refused a request by that rule: the client never met the fault ({fault})"))
         };
     }
     let yes = diverted
@@ -313,11 +312,17 @@ pub fn fault_point(scenario: &Scenario, site: Option<&Site>, transcript: &Transc
     Some((c.number(), at))
 }
 
-/// Whether `event` is the mock refusing a request by its 2026-07-28 checks.
+/// Whether `step` is a standing rule that refuses requests: the 2026-07-28 request checks
+/// (`stateless`), or a `handshake` with `refuse_before` (a legacy server before its session).
+fn refuses(step: &ServerStep) -> bool {
+    matches!(step, ServerStep::Stateless(_)) || matches!(step, ServerStep::Handshake(h) if h.refuse_before)
+}
+
+/// Whether `event` is the mock refusing a request by a rule [`refuses`] names.
 fn refusal(event: &WireEvent) -> bool {
     match event {
         WireEvent::HttpResponse { why, .. } | WireEvent::ToClient { why, .. } => {
-            mcp_mock::stateless::REFUSALS.contains(&why.as_str())
+            mcp_mock::stateless::REFUSALS.contains(&why.as_str()) || why == mcp_mock::http::shared::NO_SESSION_YET
         }
         _ => false,
     }

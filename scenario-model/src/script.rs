@@ -196,6 +196,13 @@ pub mod step {
         /// many ms after it arrived, so that whether the client waited for that answer
         /// before its next request shows in the record (`http_order` with `answered`).
         pub hold_initialized_ms: Option<u64>,
+        /// Streamable HTTP, the first connection's handshake: until a session is issued, a
+        /// request other than `initialize` without one is refused `400` with a body that is
+        /// no modern error (`Bad Request: No valid session ID provided`), as a 2025 server
+        /// answers a client's modern first request, whichever it is (a `server/discover`
+        /// probe, the call itself).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        pub refuse_before: bool,
     }
 
     /// `op: expect` (see [`ServerStep::Expect`](super::ServerStep::Expect)).

@@ -56,6 +56,9 @@ pub struct Shared {
     conns: Mutex<Vec<Arc<Conn>>>,
     sessions: Mutex<HashMap<String, Session>>,
     sessions_issued: AtomicBool,
+    /// A `handshake` with `refuse_before` opens the script: refuse sessionless requests
+    /// until a session is issued.
+    pub refuse_before_session: AtomicBool,
     rules: RwLock<HashMap<String, Arc<str>>>,
     /// The 2026-07-28 request checks (`None` on stateful revisions).
     stateless: RwLock<Option<crate::stateless::Rules>>,
@@ -72,6 +75,9 @@ pub struct Shared {
     scripts_in_poll: Arc<AtomicUsize>,
     ending: Ending,
 }
+
+/// Why a request is refused before the first session by a `handshake` with `refuse_before`.
+pub const NO_SESSION_YET: &str = "no session yet";
 
 impl Shared {
     /// The shared state for a scenario's script, split into connections, each run by
@@ -95,6 +101,7 @@ impl Shared {
             conns: Mutex::new(Vec::new()),
             sessions: Mutex::new(HashMap::new()),
             sessions_issued: AtomicBool::new(false),
+            refuse_before_session: AtomicBool::new(false),
             rules: RwLock::new(HashMap::new()),
             stateless: RwLock::new(
                 (revision.as_str() >= "2026-07-28").then(|| crate::stateless::Rules::for_revision(revision.as_str())),
@@ -317,6 +324,9 @@ impl Shared {
         let latest = self.latest();
         if lock(&latest.session).is_some() {
             return Route::Refuse(latest, 400, "session missing", "Bad Request: Mcp-Session-Id header is required");
+        }
+        if self.refuse_before_session.load(Ordering::SeqCst) && !self.sessions_issued.load(Ordering::SeqCst) {
+            return Route::Refuse(latest, 400, NO_SESSION_YET, "Bad Request: No valid session ID provided");
         }
         Route::Conn(latest)
     }
