@@ -21,7 +21,9 @@ capabilities the handshake negotiated (the lifecycle page: "Only use capabilitie
 successfully negotiated"; a request for another is refused locally, never sent); over
 stdio it first spawns a short-lived probe copy of the server, asks it `server/discover`
 (the 2026-07-28 stdio version probe), and ends that copy before it starts the real session;
-over Streamable HTTP it asks `server/discover` before `initialize`.
+over Streamable HTTP it asks `server/discover` before `initialize`; and it refuses a result
+that its revision's official JSON Schema does not allow (as SDKs that validate results do),
+read from MCP_SPEC_DIR (default: the `shared/mcp-spec` folder beside the project).
 """
 
 from __future__ import annotations
@@ -139,6 +141,110 @@ def shorten(value: Any) -> Any:
     return value
 
 
+class Schemas:
+    """Strict mode: the official JSON Schema of each revision, and a validator for the
+    keywords those schemas use ($ref, type, properties, required, additionalProperties, items,
+    enum, const, anyOf, allOf, minimum, maximum, maxItems; `format` is not checked). Written
+    here because the reference client has no dependencies to install."""
+
+    def __init__(self) -> None:
+        here = os.path.dirname(os.path.abspath(__file__))
+        self.dir = os.environ.get("MCP_SPEC_DIR") or os.path.join(here, "..", "..", "..", "shared", "mcp-spec")
+        self.roots: dict[str, Any] = {}
+        self.warned = False
+
+    def root(self, version: str) -> Any:
+        if version not in self.roots:
+            try:
+                with open(os.path.join(self.dir, version, "schema.json"), encoding="utf-8") as f:
+                    self.roots[version] = json.load(f)
+            except (OSError, ValueError) as e:
+                if not self.warned:
+                    report(f"strict mode: no schema for {version} ({e}): results are not validated")
+                    self.warned = True
+                self.roots[version] = None
+        return self.roots[version]
+
+    def result_problem(self, version: str, method: str, result: Any) -> str | None:
+        """What the schema finds wrong with `result` as the answer to `method`, if anything."""
+        root = self.root(version)
+        if root is None:
+            return None
+        defs = root.get("$defs") or root.get("definitions") or {}
+        request = next(
+            (name for name, d in defs.items()
+             if name.endswith("Request") and not name.startswith("JSONRPC")
+             and d.get("properties", {}).get("method", {}).get("const") == method),
+            None,
+        )
+        name = request[: -len("Request")] + "Result" if request else None
+        if name not in defs:
+            return None
+        return self.problem(defs[name], result, defs, "result")
+
+    def problem(self, schema: Any, value: Any, defs: dict[str, Any], at: str) -> str | None:
+        if not isinstance(schema, dict):
+            return None
+        if "$ref" in schema:
+            return self.problem(defs.get(schema["$ref"].rsplit("/", 1)[-1]), value, defs, at)
+        kinds = schema.get("type")
+        if kinds is not None and not any(json_type(value, k) for k in (kinds if isinstance(kinds, list) else [kinds])):
+            return f"{at} is not of type {kinds}"
+        if "const" in schema and value != schema["const"]:
+            return f"{at} is not {schema['const']!r}"
+        if "enum" in schema and value not in schema["enum"]:
+            return f"{at} is not one of {schema['enum']}"
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if "minimum" in schema and value < schema["minimum"]:
+                return f"{at} is below {schema['minimum']}"
+            if "maximum" in schema and value > schema["maximum"]:
+                return f"{at} is above {schema['maximum']}"
+        for sub in schema.get("allOf", []):
+            found = self.problem(sub, value, defs, at)
+            if found:
+                return found
+        if "anyOf" in schema and all(self.problem(sub, value, defs, at) for sub in schema["anyOf"]):
+            return f"{at} matches none of its alternatives"
+        if isinstance(value, dict):
+            for key in schema.get("required", []):
+                if key not in value:
+                    return f"{at} lacks the required member {key!r}"
+            props = schema.get("properties", {})
+            extra = schema.get("additionalProperties", True)
+            for key, member in value.items():
+                if key in props:
+                    found = self.problem(props[key], member, defs, f"{at}.{key}")
+                elif extra is False:
+                    return f"{at} has the member {key!r}, which is not allowed"
+                else:
+                    found = self.problem(extra, member, defs, f"{at}.{key}") if isinstance(extra, dict) else None
+                if found:
+                    return found
+        if isinstance(value, list):
+            if "maxItems" in schema and len(value) > schema["maxItems"]:
+                return f"{at} has more than {schema['maxItems']} items"
+            for i, item in enumerate(value):
+                found = self.problem(schema.get("items"), item, defs, f"{at}[{i}]")
+                if found:
+                    return found
+        return None
+
+
+def json_type(value: Any, kind: str) -> bool:
+    return {
+        "object": isinstance(value, dict),
+        "array": isinstance(value, list),
+        "string": isinstance(value, str),
+        "boolean": isinstance(value, bool),
+        "integer": isinstance(value, int) and not isinstance(value, bool),
+        "number": isinstance(value, (int, float)) and not isinstance(value, bool),
+        "null": value is None,
+    }.get(kind, True)
+
+
+SCHEMAS = Schemas()
+
+
 class McpError(Exception):
     """A failed operation; str() is the text reported for the step."""
 
@@ -247,6 +353,11 @@ class Client:
             p.done.wait()
         if p.error is not None:
             raise McpError(p.error)
+        version = self.version or (p.result.get("protocolVersion") if isinstance(p.result, dict) else None)
+        if STRICT and version in SUPPORTED_VERSIONS:
+            problem = SCHEMAS.result_problem(str(version), p.method, p.result)
+            if problem:
+                raise McpError(f"invalid {p.method} result for {version}: {problem}")
         return p.result
 
     def abandon(self, p: Pending, error: str) -> bool:

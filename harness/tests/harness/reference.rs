@@ -342,8 +342,7 @@ async fn the_strict_reference_client_passes_the_library() {
     let mut paths = Vec::new();
     collect_yaml(&root().join("scenarios"), &mut paths);
     paths.sort();
-    let run = std::path::absolute(root().join("clients/reference/run")).expect("absolute path");
-    let target = Target::cmd(format!("{} --strict", run.display()));
+    let target = target_strict();
     let mut jobs = jobs_for(&paths, &target);
     jobs.retain(|j| j.scenario.deadline_ms < 30_000);
     let results = runner::run_all(jobs, config(target), 8, 8, Arc::new(|_: &RunResult| {})).await;
@@ -361,6 +360,28 @@ async fn the_strict_reference_client_passes_the_library() {
     assert!(problems.is_empty(), "{} run(s):\n{}", problems.len(), problems.join("\n"));
     let passed = results.iter().filter(|r| r.status == Status::Passed).count();
     assert!(passed > 50, "only {passed} runs passed");
+
+    // It really validates: a listing whose tool lacks `inputSchema` is refused.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let malformed = dir.path().join("malformed-listing.yaml");
+    std::fs::write(
+        &malformed,
+        "name: malformed-listing\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\ndeviations:\n  3: \"a tool without inputSchema\"\nclient:\n  - op: connect\n  - op: request\n    method: tools/list\nserver:\n  - op: handshake\n  - op: expect\n    method: tools/list\n  - op: reply\n    result: {\"tools\": [{\"name\": \"t\"}]}\nchecks:\n  - outcome: {step: 2, ok: false}\n    project: \"a strict client refuses a result its schema does not allow\"\n",
+    )
+    .expect("write");
+    let job = jobs_for(&[malformed], &config(target_strict()).target).remove(0);
+    let result = runner::run_one(&job, &config(target_strict())).await;
+    let step = result.steps.iter().find(|s| s.step == 2).expect("step 2 ran");
+    assert!(
+        step.error.as_deref().is_some_and(|e| e.contains("invalid tools/list result") && e.contains("inputSchema")),
+        "{step:?}\n{}",
+        result.transcript
+    );
+}
+
+fn target_strict() -> Target {
+    let run = std::path::absolute(root().join("clients/reference/run")).expect("absolute path");
+    Target::cmd(format!("{} --strict", run.display()))
 }
 
 pub(crate) fn collect_yaml(dir: &Path, out: &mut Vec<PathBuf>) {
