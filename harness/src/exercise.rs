@@ -100,7 +100,6 @@ pub fn site(scenario: &Scenario) -> Option<Site> {
     // in the way); the fault is the later step. Alone, it is the fault, unless it is
     // `optional`: a client need not open the listener, and a refusal is an answer MCP allows,
     // so the script is judged as one without a fault.
-    let optional_get = |s: &ServerStep| matches!(s, ServerStep::ExpectGet(g) if g.optional);
     let faulty: Vec<_> =
         steps.iter().copied().filter(|(_, _, s)| ops::op(s).fault() != Fault::None && !optional_get(s)).collect();
     let listener = |s: &ServerStep| matches!(s, ServerStep::ExpectGet(g) if g.resumption != Some(true));
@@ -218,7 +217,7 @@ pub fn met(scenario: &Scenario, site: Option<&Site>, transcript: &Transcript, st
     // An optional GET the script answers with the fault (the listener is a MAY): a client
     // that never opens one passes the step by, and meets nothing there.
     let steps = mcp_scenario::script::connection_script(&scenario.server, c.number());
-    let optional_get = matches!(steps.get(site.step.wrapping_sub(1)), Some(ServerStep::ExpectGet(g)) if g.optional);
+    let optional_get = steps.get(site.step.wrapping_sub(1)).is_some_and(optional_get);
     let sent_get =
         c.events().iter().any(|e| matches!(e, WireEvent::HttpRequest { http_method, .. } if http_method == "GET"));
     if optional_get && !sent_get {
@@ -293,7 +292,7 @@ pub fn fault_point(scenario: &Scenario, site: Option<&Site>, transcript: &Transc
     // An optional GET passes its step by before the GET comes (the listener is a MAY), so
     // its mark can precede the refusal: the fault is met when the mock answered the GET.
     let steps = mcp_scenario::script::connection_script(&scenario.server, c.number());
-    if matches!(steps.get(site.step.wrapping_sub(1)), Some(ServerStep::ExpectGet(g)) if g.optional) {
+    if steps.get(site.step.wrapping_sub(1)).is_some_and(optional_get) {
         let answered = events.iter().position(
             |e| matches!(e, WireEvent::HttpResponse { why, .. } if why == mcp_mock::http::conn::OPTIONAL_GET),
         )?;
@@ -310,6 +309,11 @@ pub fn fault_point(scenario: &Scenario, site: Option<&Site>, transcript: &Transc
         return Some((c.number(), answer.map_or(at, |n| at + n)));
     }
     Some((c.number(), at))
+}
+
+/// Whether `step` is an `optional` `expect_get` (a listener GET the client need not send).
+fn optional_get(step: &ServerStep) -> bool {
+    matches!(step, ServerStep::ExpectGet(g) if g.optional)
 }
 
 /// Whether `step` is a standing rule that refuses requests: the 2026-07-28 request checks

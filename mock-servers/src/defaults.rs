@@ -91,13 +91,32 @@ impl Defaults {
     }
 }
 
-/// The server notifications that rest on a capability.
-const NOTIFICATIONS: [&str; 5] = [
-    "notifications/tools/list_changed",
-    "notifications/prompts/list_changed",
-    "notifications/resources/list_changed",
-    "notifications/resources/updated",
-    "notifications/message",
+/// The server features an answer advertises, in the order it lists them: the capability,
+/// and the prefix of the methods that use it.
+const FEATURES: [(&str, &str); 5] = [
+    ("tools", "tools/"),
+    ("prompts", "prompts/"),
+    ("resources", "resources/"),
+    ("logging", "logging/"),
+    ("completions", "completion/"),
+];
+
+/// The server notifications that rest on a capability: the notification, its feature, and
+/// the flag of the feature it needs (in the order an answer lists flags).
+const ANNOUNCED: [(&str, &str, Option<&str>); 5] = [
+    ("notifications/tools/list_changed", "tools", Some("listChanged")),
+    ("notifications/prompts/list_changed", "prompts", Some("listChanged")),
+    ("notifications/resources/list_changed", "resources", Some("listChanged")),
+    ("notifications/resources/updated", "resources", Some("subscribe")),
+    ("notifications/message", "logging", None),
+];
+
+/// A 2026-07-28 `subscriptions/listen` filter key, and the notification it asks for.
+const LISTENED: [(&str, &str); 4] = [
+    ("toolsListChanged", "notifications/tools/list_changed"),
+    ("resourcesListChanged", "notifications/resources/list_changed"),
+    ("promptsListChanged", "notifications/prompts/list_changed"),
+    ("resourceSubscriptions", "notifications/resources/updated"),
 ];
 
 /// What a scenario's mock offers: a capability for each feature the plan calls
@@ -108,65 +127,51 @@ const NOTIFICATIONS: [&str; 5] = [
 /// calls the script never answers. `completions` only from 2025-03-26, the first revision
 /// that has it.
 pub fn capabilities(scenario: &Scenario) -> Value {
-    let mut methods: Vec<String> = Vec::new();
-    let mut notifications: Vec<String> = Vec::new();
+    let mut methods: Vec<&str> = Vec::new();
+    let mut notifications: Vec<&str> = Vec::new();
     for step in &scenario.client {
         if let ClientStep::Request { method, params, .. } = step {
-            methods.push(method.clone());
+            methods.push(method);
             // 2026-07-28 `subscriptions/listen` names the list changes it asks for.
             if method == "subscriptions/listen"
                 && let Some(asked) = params.as_ref().and_then(|p| p.get("notifications")).and_then(Value::as_object)
             {
-                let of = [
-                    ("toolsListChanged", "notifications/tools/list_changed"),
-                    ("resourcesListChanged", "notifications/resources/list_changed"),
-                    ("promptsListChanged", "notifications/prompts/list_changed"),
-                    ("resourceSubscriptions", "notifications/resources/updated"),
-                ];
-                for (key, notification) in of {
-                    if asked.get(key).is_some_and(|v| v != &Value::Bool(false) && !v.is_null()) {
-                        notifications.push(notification.to_string());
-                    }
-                }
+                let on = |key: &str| asked.get(key).is_some_and(|v| v != &Value::Bool(false) && !v.is_null());
+                notifications.extend(LISTENED.iter().filter(|(key, _)| on(key)).map(|(_, n)| *n));
             }
         }
     }
     for step in &scenario.server {
         match step {
-            ServerStep::Expect(e) => methods.push(e.method.clone()),
-            ServerStep::Notify(n) => notifications.push(n.method.clone()),
-            ServerStep::SubscriptionNotify(n) => notifications.push(n.method.clone()),
+            ServerStep::Expect(e) => methods.push(&e.method),
+            ServerStep::Notify(n) => notifications.push(&n.method),
+            ServerStep::SubscriptionNotify(n) => notifications.push(&n.method),
             // Raw bytes (`send`, an SSE `event`, a `respond` body) may carry a notification
             // too: a method name anywhere in the step counts.
             _ => {
                 let text = serde_json::to_string(step).unwrap_or_default();
-                notifications.extend(NOTIFICATIONS.iter().filter(|m| text.contains(*m)).map(|m| m.to_string()));
+                notifications.extend(ANNOUNCED.iter().map(|(n, ..)| *n).filter(|n| text.contains(n)));
             }
         }
     }
-    let calls = |prefix: &str| methods.iter().any(|m| m.starts_with(prefix));
-    let announces = |method: &str| notifications.iter().any(|n| n == method);
+    // What the scenario needs: a feature, and perhaps one of its flags.
+    let mut needs: Vec<(&str, Option<&str>)> = Vec::new();
+    for method in methods {
+        needs.extend(FEATURES.iter().filter(|(_, prefix)| method.starts_with(prefix)).map(|(f, _)| (*f, None)));
+        if method == "resources/subscribe" {
+            needs.push(("resources", Some("subscribe")));
+        }
+    }
+    needs.extend(ANNOUNCED.iter().filter(|(n, ..)| notifications.contains(n)).map(|(_, f, flag)| (*f, *flag)));
     let mut caps = serde_json::Map::new();
-    let mut feature = |name: &str, used: bool, list_changed: bool| {
-        if used || list_changed {
-            let mut cap = serde_json::Map::new();
-            if list_changed {
-                cap.insert("listChanged".into(), json!(true));
-            }
-            caps.insert(name.into(), Value::Object(cap));
+    for (feature, _) in FEATURES {
+        if !needs.iter().any(|(f, _)| *f == feature)
+            || (feature == "completions" && scenario.revision < Revision::R2025_03_26)
+        {
+            continue;
         }
-    };
-    feature("tools", calls("tools/"), announces("notifications/tools/list_changed"));
-    feature("prompts", calls("prompts/"), announces("notifications/prompts/list_changed"));
-    feature("resources", calls("resources/"), announces("notifications/resources/list_changed"));
-    if methods.iter().any(|m| m == "resources/subscribe") || announces("notifications/resources/updated") {
-        caps.entry("resources").or_insert_with(|| json!({}))["subscribe"] = json!(true);
-    }
-    if calls("logging/") || announces("notifications/message") {
-        caps.insert("logging".into(), json!({}));
-    }
-    if calls("completion/") && scenario.revision >= Revision::R2025_03_26 {
-        caps.insert("completions".into(), json!({}));
+        let flags = ["listChanged", "subscribe"].into_iter().filter(|flag| needs.contains(&(feature, Some(flag))));
+        caps.insert(feature.into(), Value::Object(flags.map(|flag| (flag.to_string(), json!(true))).collect()));
     }
     Value::Object(caps)
 }

@@ -150,12 +150,13 @@ pub fn read_run(run_dir: &Path) -> Vec<Vec<WireEvent>> {
         .unwrap_or_default();
     pending.sort();
     let pending = pending.into_iter().filter_map(|p| std::fs::read(p).ok());
-    for bytes in probes.chain(pending) {
-        run.push(
-            bytes.split(|&b| b == b'\n').filter_map(|line| serde_json::from_slice::<WireEvent>(line).ok()).collect(),
-        );
-    }
+    run.extend(probes.chain(pending).map(|bytes| events_in(&bytes).collect()));
     run
+}
+
+/// The events in complete record lines (a torn line, from a mock killed mid-write, is skipped).
+fn events_in(bytes: &[u8]) -> impl Iterator<Item = WireEvent> + '_ {
+    bytes.split(|&b| b == b'\n').filter_map(|line| serde_json::from_slice::<WireEvent>(line).ok())
 }
 
 fn is_pending(path: &Path) -> bool {
@@ -202,9 +203,7 @@ impl RunFollower {
             let Some(last_newline) = followed.partial.iter().rposition(|&b| b == b'\n') else { continue };
             let rest = followed.partial.split_off(last_newline + 1);
             let complete = std::mem::replace(&mut followed.partial, rest);
-            followed.events.extend(
-                complete.split(|&b| b == b'\n').filter_map(|line| serde_json::from_slice::<WireEvent>(line).ok()),
-            );
+            followed.events.extend(events_in(&complete));
         }
         before
     }

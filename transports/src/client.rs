@@ -176,22 +176,14 @@ pub async fn create_transport(
     config: &TransportConfig,
     handlers: Handlers,
 ) -> Result<Arc<dyn Transport>, TransportError> {
-    create_transport_with_auth(config, handlers, None).await
+    create_client_transport(config, handlers, None, &ClientOptions::default()).await
 }
 
 /// Like [`create_transport`], with the auth refresh hook the HTTP transports ask once on a
-/// 401/403 (SPEC §4); stdio ignores it.
-pub async fn create_transport_with_auth(
-    config: &TransportConfig,
-    handlers: Handlers,
-    auth: Option<AuthRefresh>,
-) -> Result<Arc<dyn Transport>, TransportError> {
-    create_client_transport(config, handlers, auth, &ClientOptions::default()).await
-}
-
-/// Like [`create_transport_with_auth`]; a 2026-07-28 transport that falls back to a legacy
-/// server runs the stateful handshake with `client` (at [`LATEST_PROTOCOL_VERSION`]), so the
-/// caller's choices (e.g. [`ClientOptions::list_tools`]) hold after a fallback too.
+/// 401/403 (SPEC §4; stdio ignores it) and the client options a 2026-07-28 transport that
+/// falls back to a legacy server runs the stateful handshake with (at
+/// [`LATEST_PROTOCOL_VERSION`]), so the caller's choices (e.g. [`ClientOptions::list_tools`])
+/// hold after a fallback too.
 pub async fn create_client_transport(
     config: &TransportConfig,
     handlers: Handlers,

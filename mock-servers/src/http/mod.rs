@@ -101,17 +101,10 @@ impl Server {
         let journal = Journal::start(run_dir);
         let mut shared = Shared::new(journal, flavour, scenario.revision, port, parts, engine::start);
         shared.defaults = crate::defaults::Defaults::for_scenario(scenario);
-        let refuses = connection_parts(&scenario.server)
-            .next()
-            .and_then(|part| {
-                part.iter().find_map(|s| {
-                    if let mcp_scenario::ServerStep::Handshake(h) = s { Some(h.refuse_before) } else { None }
-                })
-            })
-            .unwrap_or(false);
-        if refuses && flavour == Flavour::StreamableHttp {
-            shared.refuse_before_session.store(true, std::sync::atomic::Ordering::SeqCst);
-        }
+        shared.refuse_before_session = flavour == Flavour::StreamableHttp
+            && connection_parts(&scenario.server).next().is_some_and(|part| {
+                part.iter().any(|s| matches!(s, mcp_scenario::ServerStep::Handshake(h) if h.refuse_before))
+            });
         let shared = Arc::new(shared);
         shared.start_next();
         Ok(Server { shared, listener })

@@ -58,7 +58,7 @@ pub struct Shared {
     sessions_issued: AtomicBool,
     /// A `handshake` with `refuse_before` opens the script: refuse sessionless requests
     /// until a session is issued.
-    pub refuse_before_session: AtomicBool,
+    pub refuse_before_session: bool,
     rules: RwLock<HashMap<String, Arc<str>>>,
     /// The 2026-07-28 request checks (`None` on stateful revisions).
     stateless: RwLock<Option<crate::stateless::Rules>>,
@@ -101,7 +101,7 @@ impl Shared {
             conns: Mutex::new(Vec::new()),
             sessions: Mutex::new(HashMap::new()),
             sessions_issued: AtomicBool::new(false),
-            refuse_before_session: AtomicBool::new(false),
+            refuse_before_session: false,
             rules: RwLock::new(HashMap::new()),
             stateless: RwLock::new(
                 (revision.as_str() >= "2026-07-28").then(|| crate::stateless::Rules::for_revision(revision.as_str())),
@@ -325,7 +325,7 @@ impl Shared {
         if lock(&latest.session).is_some() {
             return Route::Refuse(latest, 400, "session missing", "Bad Request: Mcp-Session-Id header is required");
         }
-        if self.refuse_before_session.load(Ordering::SeqCst) && !self.sessions_issued.load(Ordering::SeqCst) {
+        if self.refuse_before_session && !self.sessions_issued.load(Ordering::SeqCst) {
             return Route::Refuse(latest, 400, NO_SESSION_YET, "Bad Request: No valid session ID provided");
         }
         Route::Conn(latest)

@@ -57,7 +57,10 @@ impl Unbound {
     /// Claims the next connection for this process: its record takes the connection's name
     /// and its script is that connection's part.
     fn bind(&self, recorder: &Recorder) -> Vec<mcp_scenario::ServerStep> {
-        let n = crate::record::claim_connection(&self.run_dir).unwrap_or(usize::MAX);
+        let n = crate::record::claim_connection(&self.run_dir).unwrap_or_else(|e| {
+            tracing::error!(error = %e, "cannot claim a connection: no script runs here");
+            usize::MAX
+        });
         if let Err(e) = std::fs::rename(&self.pending, crate::record::record_path(&self.run_dir, n)) {
             tracing::error!(error = %e, "cannot name the record of connection {n}");
         }
@@ -67,7 +70,10 @@ impl Unbound {
 
     /// Files this process's record as a probe's.
     fn probe(self, recorder: &Recorder) {
-        let n = crate::record::claim_probe(&self.run_dir).unwrap_or(usize::MAX);
+        let n = crate::record::claim_probe(&self.run_dir).unwrap_or_else(|e| {
+            tracing::error!(error = %e, "cannot claim a probe number");
+            usize::MAX
+        });
         recorder.record(&WireEvent::Note { t_us: recorder.now_us(), text: format!("{PROBE_NOTE} {n}") });
         if let Err(e) = std::fs::rename(&self.pending, crate::record::probe_path(&self.run_dir, n)) {
             tracing::error!(error = %e, "cannot name the record of probe {n}");
