@@ -36,8 +36,8 @@ pub fn binary() -> Option<PathBuf> {
 }
 
 /// The generated `nginx.conf`: listens on 127.0.0.1:`port`, proxies to `upstreams` (one
-/// peer per entry, POSTs round-robin, never marked down; other methods to the first), everything
-/// nginx writes under `dir`.
+/// peer per entry, never marked down; which request reaches which peer is said in the body),
+/// everything nginx writes under `dir`.
 pub fn config(settings: &Nginx, port: u16, upstreams: &[SocketAddr], dir: &Path, as_root: bool) -> String {
     let d = dir.display();
     let mut c = String::new();
@@ -58,14 +58,29 @@ pub fn config(settings: &Nginx, port: u16, upstreams: &[SocketAddr], dir: &Path,
         let _ = writeln!(c, "    server {u} max_fails=0;");
     }
     let _ = writeln!(c, "  }}");
-    // Only POSTs take round-robin turns; GETs (the listener) and DELETEs (the session's end)
-    // always go to the first peer. A client may send those concurrently with its POSTs (MCP
-    // orders none of them), and that order must not decide which instance a POST reaches.
-    let pool = match upstreams.first() {
-        Some(first) if upstreams.len() > 1 => {
+    // With a second instance (`second_upstream`), POSTs carrying a session id go to it and
+    // everything else to the first: whatever session-less requests a client sends first (a
+    // `server/discover` probe, initialize), the session it was issued is always presented to
+    // the instance that never issued it, which is what no stickiness does at its worst. Any
+    // other second peer is the same mock again (for `retry_post`): POSTs take round-robin turns
+    // and GETs (the listener) and DELETEs (the session's end) always go to the first, so a
+    // client sending them concurrently with its POSTs (MCP orders none of them) cannot change
+    // which peer a POST reaches.
+    let pool = match upstreams {
+        [first, second, ..] => {
             let _ = writeln!(c, "  upstream mcp_first {{\n    server {first} max_fails=0;\n  }}");
-            let _ =
-                writeln!(c, "  map $request_method $mcp_pool {{\n    POST mcp_upstream;\n    default mcp_first;\n  }}");
+            if settings.second_upstream.is_some() {
+                let _ = writeln!(c, "  upstream mcp_second {{\n    server {second} max_fails=0;\n  }}");
+                let _ = writeln!(
+                    c,
+                    "  map \"$request_method:$http_mcp_session_id\" $mcp_pool {{\n    \"~^POST:.\" mcp_second;\n    default mcp_first;\n  }}"
+                );
+            } else {
+                let _ = writeln!(
+                    c,
+                    "  map $request_method $mcp_pool {{\n    POST mcp_upstream;\n    default mcp_first;\n  }}"
+                );
+            }
             "$mcp_pool"
         }
         _ => "mcp_upstream",
@@ -253,10 +268,10 @@ mod tests {
     }
 
     #[test]
-    fn only_posts_take_round_robin_turns() {
-        let settings: Nginx = serde_json::from_value(serde_json::json!({})).expect("settings");
-        let (a, b) = (SocketAddr::from(([127, 0, 0, 1], 9)), SocketAddr::from(([127, 0, 0, 1], 10)));
-        let two = config(&settings, 8, &[a, b], Path::new("/run/x"), false);
+    fn only_posts_take_round_robin_turns_over_the_same_mock() {
+        let settings: Nginx = serde_json::from_value(serde_json::json!({"retry_post": true})).expect("settings");
+        let a = SocketAddr::from(([127, 0, 0, 1], 9));
+        let two = config(&settings, 8, &[a, a], Path::new("/run/x"), false);
         for line in [
             "upstream mcp_first {\n    server 127.0.0.1:9 max_fails=0;\n  }",
             "POST mcp_upstream;\n    default mcp_first;",
@@ -266,5 +281,20 @@ mod tests {
         }
         let one = config(&settings, 8, &[a], Path::new("/run/x"), false);
         assert!(one.contains("proxy_pass http://mcp_upstream;") && !one.contains("mcp_first"), "{one}");
+    }
+
+    #[test]
+    fn a_second_instance_gets_every_post_that_carries_a_session() {
+        let settings: Nginx = serde_json::from_value(serde_json::json!({"second_upstream": []})).expect("settings");
+        let (a, b) = (SocketAddr::from(([127, 0, 0, 1], 9)), SocketAddr::from(([127, 0, 0, 1], 10)));
+        let c = config(&settings, 8, &[a, b], Path::new("/run/x"), false);
+        for line in [
+            "upstream mcp_first {\n    server 127.0.0.1:9 max_fails=0;\n  }",
+            "upstream mcp_second {\n    server 127.0.0.1:10 max_fails=0;\n  }",
+            "map \"$request_method:$http_mcp_session_id\" $mcp_pool {\n    \"~^POST:.\" mcp_second;\n    default mcp_first;",
+            "proxy_pass http://$mcp_pool;",
+        ] {
+            assert!(c.contains(line), "{line} not in\n{c}");
+        }
     }
 }

@@ -53,13 +53,14 @@ pub struct Nginx {
     /// a mock again: what a gateway in front of a replicated server does.
     #[serde(default)]
     pub retry_post: bool,
-    /// A second mock instance behind the same upstream group, running this script (it
-    /// shares nothing with the first: sessions one issued are unknown to the other). nginx
-    /// balances POSTs round-robin between the two, without sticky sessions; GETs (the
-    /// listener) and DELETEs always go to the first and take no turn, so a client sending them
-    /// concurrently with its POSTs (MCP orders none of them) cannot change which instance a
-    /// POST reaches. Its records
-    /// follow the first mock's connections in the transcript, headed `(upstream 2)`.
+    /// A second mock instance behind the same nginx, running this script (it shares nothing
+    /// with the first: sessions one issued are unknown to the other). Without sticky sessions
+    /// at its worst: every POST that carries an `Mcp-Session-Id` reaches the second instance,
+    /// everything else (initialize, a `server/discover` probe, any request sent before a
+    /// session exists, GETs, DELETEs) the first. So the routing does not depend on how many
+    /// session-less requests a client sends first, or on the order of requests MCP leaves
+    /// unordered. Its records follow the first mock's connections in the transcript, headed
+    /// `(upstream 2)`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub second_upstream: Option<Vec<ServerStep>>,
 }
