@@ -131,6 +131,7 @@ async fn connect(options: &ConnectOptions, revision: &str) -> Result<Connection,
         // The whole handshake is bounded like one request (SPEC §6); 0 disables timeouts.
         timeout: options.timeout_ms.filter(|&ms| ms > 0).map(std::time::Duration::from_millis),
         list_tools: true,
+        legacy_fallback: true,
     };
     let initialized = handshake(&*transport, &client).await.map_err(|e| ClientError::transport("initialize", e))?;
     Ok(Connection { transport, revision: initialized.protocol_version.clone(), initialized: Some(initialized) })

@@ -231,7 +231,7 @@ class DriverError(RuntimeError):
 IMPLEMENTED: dict[str, set[str]] = {
     # Listed but refused with their own reason: auth_refresh, managed, reset_timeout_on_progress,
     # max_total_timeout_ms, new_session, and the op abandon.
-    "connect": {"handshake", "timeout_ms", "env", "max_message_bytes", "string_ids", "roots", "headers", "auth_refresh", "managed", "protocol_version"},
+    "connect": {"handshake", "timeout_ms", "env", "max_message_bytes", "string_ids", "roots", "headers", "auth_refresh", "managed", "protocol_version", "legacy_fallback"},
     "request": {"method", "params", "timeout_ms", "background", "as", "pad_params", "reset_timeout_on_progress", "max_total_timeout_ms", "new_session"},
     "await": {"request"},
     "cancel": {"request"},
@@ -425,6 +425,14 @@ class Driver:
     async def connect(self, step: dict[str, Any]) -> None:
         revision = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "")
         modern = revision >= "2026-07-28"
+        fallback = step.get("legacy_fallback")
+        if fallback is not None and SDK_MAJOR < 2:
+            raise Unsupported(f"mcp {SDK_VERSION} has only the initialize handshake: no modern version to fall back from")
+        # A modern offer to a legacy server, for a dual-era client: `Client(mode="auto")`.
+        if not modern and fallback is True and step.get("protocol_version", "") >= "2026-07-28":
+            modern = True
+        elif not modern and fallback is not None:
+            raise Unsupported("legacy_fallback applies to a modern protocol_version offered to a legacy server (this plan offers none)")
         if modern and SDK_MAJOR < 2:
             raise Unsupported(f"mcp {SDK_VERSION} does not speak {revision} (it has only the initialize handshake)")
         if not modern and "protocol_version" in step:
@@ -486,7 +494,10 @@ class Driver:
                 f"Client's server/discover probe always proposes {LATEST_MODERN_VERSION} "
                 f"(mcp_types.version.LATEST_MODERN_VERSION); it has no setting to prefer {preferred}"
             )
-        mode = "auto" if step.get("handshake", True) else LATEST_MODERN_VERSION
+        # `legacy_fallback: false` (a modern-only client) pins the revision too: no probe,
+        # so no fallback.
+        auto = step.get("handshake", True) and step.get("legacy_fallback") is not False
+        mode = "auto" if auto else LATEST_MODERN_VERSION
         client = Client(
             self.transport_cm(),
             mode=mode,

@@ -175,6 +175,11 @@ fn connect_words(c: &Connect) -> String {
     if let Some(v) = &c.protocol_version {
         with.push(format!("protocol version {v}"));
     }
+    match c.legacy_fallback {
+        Some(true) => with.push("a fallback to initialize if the server is legacy (a dual-era client)".into()),
+        Some(false) => with.push("no fallback to initialize (a modern-only client)".into()),
+        None => {}
+    }
     if c.string_ids {
         with.push("string request ids".into());
     }

@@ -237,6 +237,13 @@ pub struct HttpCheck {
     /// For a MUST about "all requests" that should not fail a client for sending none.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub optional: bool,
+    /// Only requests the client sent after its first message with this JSON-RPC method on
+    /// the same connection, e.g. `initialize` for a rule about "all subsequent requests".
+    /// A client that never sent it (a 2026-07-28 client that did not fall back) is not
+    /// judged by this check, and a note says so: the rule had nothing to apply to. Likewise
+    /// a `value` with `{session}` is not judged where the mock issued no session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
 }
 
 /// See [`Check::Outcome`].

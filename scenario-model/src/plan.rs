@@ -218,6 +218,14 @@ pub struct Connect {
     /// The protocol version the client prefers (default: the scenario's revision), e.g. a
     /// later modern version the mock does not support, to make it negotiate.
     pub protocol_version: Option<String>,
+    /// With a modern `protocol_version` (2026-07-28 on), which client the plan needs when the
+    /// server turns out legacy: `true` a dual-era one, which falls back to the initialize
+    /// handshake (the versioning page's Dual-era / Legacy row); `false` a modern-only one,
+    /// which surfaces the error (Modern / Legacy). Absent: the client's own default. A
+    /// driver whose client cannot be what is asked (a client that speaks only 2026-07-28,
+    /// asked for `true`) reports the step `unsupported`, so the fallback scenarios never
+    /// judge a modern-only client by the legacy rules.
+    pub legacy_fallback: Option<bool>,
 }
 
 fn default_count() -> usize {

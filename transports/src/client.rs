@@ -41,6 +41,11 @@ pub struct ClientOptions {
     /// (SPEC §6; on by default). A host that lists later, or a test harness whose mock
     /// advertises tools only so strict clients may call them, turns it off.
     pub list_tools: bool,
+    /// Whether a 2026-07-28 transport falls back to the initialize handshake when the
+    /// server shows it is legacy (a dual-era client, the default), or returns that error to
+    /// the caller (a modern-only client: the Modern / Legacy row of the versioning page's
+    /// compatibility matrix, which fails).
+    pub legacy_fallback: bool,
 }
 
 impl Default for ClientOptions {
@@ -52,6 +57,7 @@ impl Default for ClientOptions {
             roots: Vec::new(),
             timeout: None,
             list_tools: true,
+            legacy_fallback: true,
         }
     }
 }
@@ -206,6 +212,9 @@ pub async fn create_client_transport(
             Box::pin(async move { handshake(t.as_ref(), &options).await.map(|_| ()) })
         });
         let modern = Stateless::new(transport, &config.protocol_version, &caller_handlers, gate);
+        if !client.legacy_fallback {
+            return Ok(Arc::new(modern));
+        }
         return Ok(Arc::new(modern.with_legacy_fallback(legacy)));
     }
     Ok(transport)

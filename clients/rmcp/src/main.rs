@@ -566,6 +566,7 @@ impl Driver {
             auth_refresh,
             managed,
             protocol_version,
+            legacy_fallback,
         } = connect;
         // Until serve succeeds: any failure below leaves no transport open.
         self.connect_failed = true;
@@ -599,9 +600,13 @@ impl Driver {
         }
         let revision = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").unwrap_or_default();
         let modern = !revision.is_empty() && !protocol_version_of(&revision).has_initialize();
-        // 2026-07-28 on: rmcp's Discover lifecycle, proposing the plan's preferred version
-        // first (default: the scenario's revision), then the revision itself.
-        let lifecycle = if modern {
+        let offered_modern = protocol_version.as_deref().is_some_and(|v| !protocol_version_of(v).has_initialize());
+        // 2026-07-28 on (the revision, or the plan's preferred version): rmcp's Discover
+        // lifecycle (modern only) proposing the plan's preferred version first (default: the
+        // scenario's revision), then the revision itself; with `legacy_fallback: true` its
+        // Auto lifecycle, which falls back to initialize at the scenario's revision when the
+        // server shows it is legacy.
+        let lifecycle = if modern || offered_modern {
             if !handshake {
                 return Outcome::Unsupported(
                     "without its discover/initialize startup rmcp sends no per-request _meta: serve_directly leaves the client request metadata unset (Peer::set_client_request_metadata is pub(crate))".to_owned(),
@@ -609,15 +614,35 @@ impl Driver {
             }
             let mut preferred = vec![protocol_version_of(protocol_version.as_deref().unwrap_or(&revision))];
             let own = protocol_version_of(&revision);
-            if !preferred.contains(&own) {
-                preferred.push(own);
+            if modern && !preferred.contains(&own) {
+                preferred.push(own.clone());
             }
-            Some(ClientLifecycleMode::Discover { preferred_versions: preferred })
+            match legacy_fallback {
+                Some(true) => Some(ClientLifecycleMode::Auto {
+                    preferred_versions: preferred,
+                    legacy_version: (!modern).then_some(own),
+                }),
+                Some(false) => Some(ClientLifecycleMode::Discover { preferred_versions: preferred }),
+                // A modern offer to a legacy revision without saying which client: rmcp's own
+                // default (`serve`) never offers a modern version at all.
+                None if !modern => {
+                    return Outcome::Unsupported(format!(
+                        "the plan offers {} to a {revision} server without `legacy_fallback`: rmcp's default lifecycle offers its own initialize version",
+                        protocol_version.as_deref().unwrap_or_default()
+                    ));
+                }
+                None => Some(ClientLifecycleMode::Discover { preferred_versions: preferred }),
+            }
         } else {
             if let Some(version) = protocol_version {
                 return Outcome::Unsupported(format!(
                     "the driver does not choose the offered protocol version ({version}); rmcp offers its own"
                 ));
+            }
+            if legacy_fallback.is_some() {
+                return Outcome::Unsupported(
+                    "legacy_fallback applies to a modern protocol_version; this plan offers the initialize handshake".to_owned(),
+                );
             }
             None
         };

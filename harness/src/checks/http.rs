@@ -17,6 +17,9 @@ impl CheckKind for HttpCheck {
         if let Some(c) = self.connection {
             which.push(format!("on connection {c}"));
         }
+        if let Some(m) = &self.after {
+            which.push(format!("sent after {m}"));
+        }
         let which =
             if which.is_empty() { "HTTP requests".to_string() } else { format!("{} requests", which.join(" ")) };
         let header = match (&self.header, &self.value) {
@@ -80,6 +83,23 @@ impl CheckKind for HttpCheck {
         self.method.clone().or_else(|| self.http_method.clone()).into_iter().collect()
     }
 
+    /// A rule about what follows a message the client never sent, or about a session the
+    /// mock never issued, has nothing to apply to.
+    fn unjudged(&self, run: &Run<'_>) -> Option<String> {
+        let in_scope =
+            || run.transcript.connections().iter().filter(|c| self.connection.is_none_or(|n| n == c.number()));
+        if let Some(after) = &self.after
+            && !in_scope().any(|c| c.events().iter().any(|e| sent_method(e, after)))
+        {
+            return Some(format!(
+                "not judged: the client never sent {after}, and this rule is about the requests after it"
+            ));
+        }
+        let wants_session = self.value.as_ref().is_some_and(|v| v.contains("{session}"));
+        (wants_session && in_scope().all(|c| c.session_id().is_empty()))
+            .then(|| "not judged: the mock issued no session id, and this rule is about the one it issued".to_string())
+    }
+
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
         let header = self.header.as_ref().map(|n| n.to_ascii_lowercase());
         let filter = filter_of(self);
@@ -93,8 +113,13 @@ impl CheckKind for HttpCheck {
             }
             // The session id the mock issued on this connection, for `{session}`.
             let session = connection.session_id();
+            let mut after_seen = self.after.is_none();
             for e in connection.events() {
                 let WireEvent::HttpRequest { t_us, http_method, path, headers, json, .. } = e else { continue };
+                if !after_seen {
+                    after_seen = self.after.as_deref().is_some_and(|m| sent_method(e, m));
+                    continue;
+                }
                 if !selects(self, &filter, http_method, path, json.as_ref()) {
                     continue;
                 }
@@ -177,6 +202,17 @@ pub(super) fn spacing(times_us: &[u64]) -> String {
 fn selects(h: &HttpCheck, filter: &HttpFilter, http_method: &str, path: &str, json: Option<&Value>) -> bool {
     let query = path.split_once('?').map_or("", |(_, q)| q);
     request_matches(filter, http_method, path, json) && h.query.as_ref().is_none_or(|q| q == query)
+}
+
+/// Whether `event` is a client request whose body carries `method` (one of a batch's).
+fn sent_method(event: &WireEvent, method: &str) -> bool {
+    match event {
+        WireEvent::HttpRequest { json: Some(Value::Array(items)), .. } => {
+            items.iter().any(|v| method_of(v) == Some(method))
+        }
+        WireEvent::HttpRequest { json: Some(v), .. } => method_of(v) == Some(method),
+        _ => false,
+    }
 }
 
 /// The check's request filters, in the form `http_order` shares.
@@ -380,5 +416,49 @@ mod tests {
             judge("{http_method: GET, at_most: 0}", &[7]),
             Err("the client sent 1 GET request(s), expected at most 0 (at +0 ms)".into())
         );
+    }
+
+    /// A POST of `method` carrying `headers`, at exchange `n`.
+    fn post(n: u64, method: &str, headers: &[(&str, &str)]) -> WireEvent {
+        WireEvent::HttpRequest {
+            t_us: n * 1000,
+            exchange: n,
+            http_method: "POST".into(),
+            path: "/mcp".into(),
+            headers: headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            body: None,
+            json: Some(serde_json::json!({"jsonrpc": "2.0", "id": n, "method": method})),
+        }
+    }
+
+    /// `(unjudged note, evaluation)` of one check over `events`.
+    fn both(check: &str, events: Vec<WireEvent>) -> (Option<String>, Result<(), String>) {
+        let scenario = testing::scenario("http", &format!("http: {check}"));
+        testing::judge(&scenario, events, |check, run| {
+            let Check::Http(h) = check else { panic!("an http check") };
+            (h.unjudged(run), h.evaluate(run).map_err(|f| f.to_string()))
+        })
+    }
+
+    #[test]
+    fn after_judges_only_what_followed_the_method_and_nothing_without_it() {
+        let check = "{method: prompts/list, header: MCP-Protocol-Version, value: \"2025-11-25\", every: true, after: initialize}";
+        let v = [("mcp-protocol-version", "2025-11-25")];
+        let modern = [("mcp-protocol-version", "2026-07-28")];
+        // A modern prompts/list before the fallback is not about the rule; the one after is.
+        let fell_back = vec![post(1, "prompts/list", &modern), post(2, "initialize", &[]), post(3, "prompts/list", &v)];
+        assert_eq!(both(check, fell_back), (None, Ok(())));
+        let wrong_after = vec![post(1, "initialize", &[]), post(2, "prompts/list", &modern)];
+        assert!(both(check, wrong_after).1.is_err(), "the request after initialize is judged");
+        let never = vec![post(1, "prompts/list", &modern)];
+        let (note, _) = both(check, never);
+        assert!(note.is_some_and(|n| n.contains("never sent initialize")));
+    }
+
+    #[test]
+    fn a_session_rule_is_not_judged_where_no_session_was_issued() {
+        let check = "{method: tools/list, header: Mcp-Session-Id, value: \"{session}\", count: 1}";
+        let (note, _) = both(check, vec![post(1, "tools/list", &[])]);
+        assert!(note.is_some_and(|n| n.contains("no session id")));
     }
 }
