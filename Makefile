@@ -21,14 +21,16 @@ run: build nginx
 	$(HARNESS) run $(SCENARIOS) --target bundled
 
 ## Third-party SDK drivers (clients/README.md): name → launcher.
-CLIENTS ?= typescript python-v2 python-v1 rmcp
+CLIENTS ?= typescript typescript-v2 python-v2 python-v1 rmcp
 client_cmd_typescript := clients/typescript/run
+client_cmd_typescript-v2 := clients/typescript-v2/run
 client_cmd_python-v2 := clients/python/run-v2
 client_cmd_python-v1 := clients/python/run-v1
 client_cmd_rmcp := clients/rmcp/run
 ## How each driver runs: cmd+persistent (one driver process serves many plans; clients/README.md
 ## "Persistent drivers") where the driver supports it. ONE_SHOT=1: one process per run (cmd:).
 client_mode_typescript := cmd+persistent
+client_mode_typescript-v2 := cmd+persistent
 client_mode_python-v2 := cmd+persistent
 client_mode_python-v1 := cmd+persistent
 client_mode_rmcp := cmd

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the third-party SDK drivers that mcp-harness runs as cmd: targets.
 #
-#   clients/install.sh [typescript|python|rmcp|all]...   (default: all)
+#   clients/install.sh [typescript|typescript-v2|python|rmcp|all]...   (default: all)
 #
 # Idempotent and fast when already installed: each part keeps a stamp of the inputs it was
 # installed from (lock file, requirements, Cargo.lock + sources) and does nothing while they
@@ -32,6 +32,16 @@ install_typescript() {
   local d; d="$(digest "$dir/package.json" "$dir/package-lock.json")"
   if up_to_date "$stamp" "$d"; then say "typescript: up to date"; return; fi
   say "typescript: npm ci"
+  (cd "$dir" && "$NPM" ci --no-audit --no-fund --loglevel=error)
+  echo "$d" > "$stamp"
+}
+
+install_typescript_v2() {
+  local dir="$here/typescript-v2" stamp="$here/typescript-v2/node_modules/.mcp-harness-stamp"
+  command -v node >/dev/null || die "node is not installed (Node.js 20+ is needed for the TypeScript v2 driver)"
+  local d; d="$(digest "$dir/package.json" "$dir/package-lock.json")"
+  if up_to_date "$stamp" "$d"; then say "typescript-v2: up to date"; return; fi
+  say "typescript-v2: npm ci"
   (cd "$dir" && "$NPM" ci --no-audit --no-fund --loglevel=error)
   echo "$d" > "$stamp"
 }
@@ -75,9 +85,10 @@ parts=("$@")
 for part in "${parts[@]}"; do
   case "$part" in
     typescript) install_typescript ;;
+    typescript-v2) install_typescript_v2 ;;
     python) install_python ;;
     rmcp) install_rmcp ;;
-    all) install_typescript; install_python; install_rmcp ;;
-    *) die "unknown part '$part': use typescript, python, rmcp or all" ;;
+    all) install_typescript; install_typescript_v2; install_python; install_rmcp ;;
+    *) die "unknown part '$part': use typescript, typescript-v2, python, rmcp or all" ;;
   esac
 done
