@@ -133,6 +133,7 @@ bench: nginx
 ## Regenerate scenarios/schema.json from the format's Rust types.
 schema: build
 	$(HARNESS) schema > scenarios/schema.json
+	$(HARNESS) contract > clients/CONTRACT.md
 
 ## Format the workspace and the crates outside it (bench programs, fuzz targets, rmcp driver).
 fmt:

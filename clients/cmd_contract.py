@@ -72,6 +72,19 @@ def count_sent(step: dict[str, Any]) -> int | None:
 PERSISTENT_ENV = "MCP_HARNESS_PERSISTENT"
 
 
+#: The driver contract version the Python drivers here are written against (clients/CONTRACT.md).
+CONTRACT = "2026-12-05"
+
+
+def declare(performs: dict[str, set[str]]) -> bool:
+    """With MCP_HARNESS_DECLARE=1: print the driver's declaration (each op it handles and that
+    op's fields, from the table that also refuses unknown fields) and say so; the caller exits."""
+    if os.environ.get("MCP_HARNESS_DECLARE") != "1":
+        return False
+    print(json.dumps({"contract": CONTRACT, "performs": {op: sorted(fields) for op, fields in performs.items()}}), flush=True)
+    return True
+
+
 def persistent() -> bool:
     """Whether the harness started this driver to serve many plans."""
     return os.environ.get(PERSISTENT_ENV) == "1"

@@ -766,6 +766,8 @@ def run_plan(args: list[str]) -> None:
 
 
 def main() -> int:
+    if cmd_contract.declare(IMPLEMENTED):
+        return 0
     try:
         if cmd_contract.persistent():
             warm()

@@ -642,7 +642,15 @@ async function servePersistent() {
   exitWhenWritten(0);
 }
 
+/** The driver contract version this driver is written against (clients/CONTRACT.md). */
+const CONTRACT = "2026-12-05";
+
 async function main() {
+  if (process.env.MCP_HARNESS_DECLARE === "1") {
+    // Each op it handles and that op's fields: the table that also refuses unknown fields.
+    process.stdout.write(`${JSON.stringify({ contract: CONTRACT, performs: IMPLEMENTED })}\n`);
+    return exitWhenWritten(0);
+  }
   if (process.env.MCP_HARNESS_PERSISTENT === "1") return servePersistent();
   loadContract(process.argv.slice(2));
   await runPlan();

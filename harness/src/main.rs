@@ -53,6 +53,10 @@ const MATRIX_EXAMPLES: &str = "Examples:
 const SCHEMA_EXAMPLES: &str = "Examples:
   mcp-harness schema > scenarios/schema.json          what `make schema` does";
 
+const CONTRACT_EXAMPLES: &str = "Examples:
+  mcp-harness contract > clients/CONTRACT.md          what `make schema` does
+  MCP_HARNESS_DECLARE=1 clients/typescript/run        what a driver declares (one JSON line)";
+
 /// Runs MCP client-transport scenarios against a client, checks the wire and snapshots it.
 #[derive(Parser, Debug)]
 #[command(name = "mcp-harness", version, after_help = EXIT_CODES)]
@@ -214,6 +218,10 @@ enum Command {
     /// Print the JSON Schema of the scenario format (committed as scenarios/schema.json).
     #[command(after_help = SCHEMA_EXAMPLES)]
     Schema,
+    /// Print the driver contract reference: every plan op and field, its meaning, default and
+    /// the contract version that added it (committed as clients/CONTRACT.md).
+    #[command(after_help = CONTRACT_EXAMPLES)]
+    Contract,
     /// Run the mock server (same as the `mcp-mock` binary; see `mcp-harness mock --help`):
     /// `mock serve <scenario>` or `mock stdio <scenario>` points a real MCP host at a scenario.
     Mock,
@@ -394,6 +402,10 @@ fn main() {
         },
         Command::Schema => {
             emit(&mcp_scenario::schema::schema_json());
+            0
+        }
+        Command::Contract => {
+            emit(&mcp_scenario::contract::reference_markdown());
             0
         }
         Command::Mock => unreachable_mock(),

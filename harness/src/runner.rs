@@ -205,6 +205,12 @@ pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
         result.reason = Some(reason.clone());
         return result;
     }
+    if let Some(reason) = target.declines(scenario) {
+        // Never run with a field the driver would drop: no mock, no client, no snapshot.
+        result.status = Status::Skipped;
+        result.reason = Some(reason);
+        return result;
+    }
     let run_dir = match tempfile::Builder::new().prefix("mcp-run-").tempdir() {
         Ok(d) => d,
         Err(e) => {

@@ -7,6 +7,7 @@
 //!
 //! - [`scenario`] — one scenario file: name, transports, revision, and its three parts.
 //! - [`plan`] — the client plan ([`ClientStep`]): the external-driver contract.
+//! - [`contract`] — the driver contract's versions, drivers' declarations, its reference.
 //! - [`script`] — the server script ([`ServerStep`]) and the value types its steps use.
 //! - [`checks`] — check data ([`Check`]); evaluating them is the harness's job.
 //! - [`basis`] — what a check rests on (`must` / `should` / `project`), beside its kind.
@@ -22,6 +23,7 @@
 
 pub mod basis;
 pub mod checks;
+pub mod contract;
 pub mod error;
 pub mod indent;
 pub mod load;

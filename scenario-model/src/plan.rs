@@ -14,7 +14,12 @@ use serde_with::skip_serializing_none;
 pub enum ClientStep {
     /// Connect (spawn / open) and, unless `handshake: false`, run the MCP handshake.
     Connect(Connect),
-    /// Send a request and wait for its outcome (unless `background`).
+    /// Send a request and wait for its outcome (unless `background`). The step reports the
+    /// request's end: the result, or the error the SDK raised. For a 2026-07-28
+    /// `subscriptions/listen` that end is the subscription's: `ok` with the server's result
+    /// when the server ends it gracefully, an error when the stream drops for good or the
+    /// request is cancelled; a driver reports each notification that arrives meanwhile as it
+    /// comes (a `background` listen is ended by `cancel`).
     Request {
         /// The method.
         method: String,
@@ -83,6 +88,9 @@ pub enum ClientStep {
     },
     /// Wait until the client has received a notification with this method (bounded by
     /// `timeout_ms`, default 1000). Lets a plan act only once the server got somewhere.
+    /// A driver whose SDK does not hand notifications of this method to the application (it
+    /// consumes them itself, or has no handler for them) says `unsupported`; it never waits
+    /// out the bound and reports `ok`, nor reports a notification it did not see.
     WaitNotification {
         /// The notification method.
         method: String,
@@ -190,7 +198,11 @@ pub struct Connect {
     /// Run initialize / initialized (default true).
     #[serde(default = "default_true")]
     pub handshake: bool,
-    /// The connection's timeout in ms (`0` disables).
+    /// The connection's timeout in ms (`0` disables): the default bound of every request
+    /// on it, and of the handshake as a whole. It counts from when the transport is
+    /// connected (stdio: the server process spawned; HTTP: the first request sent), so
+    /// spawning the server is not in it. A driver whose SDK counts spawning too passes the
+    /// value on as it is and says so in its README.
     pub timeout_ms: Option<u64>,
     /// Environment for the client (e.g. `MCP_TIMEOUT_MS`).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
@@ -216,7 +228,9 @@ pub struct Connect {
     /// its replay rule. Absent: a plain transport.
     pub managed: Option<Managed>,
     /// The protocol version the client prefers (default: the scenario's revision), e.g. a
-    /// later modern version the mock does not support, to make it negotiate.
+    /// later modern version the mock does not support, to make it negotiate. A driver for
+    /// an SDK that takes a list of versions puts this one first, then the scenario's
+    /// revision; one whose SDK always offers its own says `unsupported`.
     pub protocol_version: Option<String>,
     /// With a modern `protocol_version` (2026-07-28 on), which client the plan needs when the
     /// server turns out legacy: `true` a dual-era one, which falls back to the initialize

@@ -42,9 +42,9 @@ use mcp_scenario::plan::Connect;
 use rmcp::{
     ClientHandler, ErrorData as McpError, Peer, RoleClient, Service, ServiceExt,
     model::{
-        ClientCapabilities, ClientConfig, ClientNotification, ClientRequest,
-        CustomNotification, CustomRequest, GetMeta, Implementation, ListRootsResult, NotificationMetaObject,
-        ProtocolVersion, Root, ServerNotification, ServerResult, SubscriptionFilter,
+        ClientCapabilities, ClientConfig, ClientNotification, ClientRequest, CustomNotification, CustomRequest,
+        GetMeta, Implementation, ListRootsResult, NotificationMetaObject, ProtocolVersion, Root, ServerNotification,
+        ServerResult, SubscriptionFilter,
     },
     service::{
         ClientLifecycleMode, NotificationContext, PeerRequestOptions, RequestContext, RequestHandle, RunningService,
@@ -641,7 +641,8 @@ impl Driver {
             }
             if legacy_fallback.is_some() {
                 return Outcome::Unsupported(
-                    "legacy_fallback applies to a modern protocol_version; this plan offers the initialize handshake".to_owned(),
+                    "legacy_fallback applies to a modern protocol_version; this plan offers the initialize handshake"
+                        .to_owned(),
                 );
             }
             None
@@ -949,6 +950,17 @@ fn fail(message: &str) -> ! {
 }
 
 fn main() {
+    // The declaration: every op and field of the plan model this driver is compiled against.
+    // Each is destructured in full below (only ops reported unsupported as a whole use `..`),
+    // so a field the model gains cannot reach this driver unhandled.
+    if std::env::var("MCP_HARNESS_DECLARE").as_deref() == Ok("1") {
+        let performs: serde_json::Map<String, Value> = mcp_scenario::contract::model()
+            .into_iter()
+            .map(|op| (op.name, Value::from(op.fields.into_iter().map(|f| f.name).collect::<Vec<_>>())))
+            .collect();
+        println!("{}", json!({"contract": mcp_scenario::contract::VERSION, "performs": performs}));
+        return;
+    }
     // The plan file is always written; the inline variable only for small plans.
     let raw = match std::env::var("MCP_HARNESS_PLAN_FILE") {
         Ok(path) => std::fs::read_to_string(&path)

@@ -14,6 +14,7 @@
 //! a tail is kept); whoever left the group and outlived the client is found and killed
 //! (`escapees`).
 
+use super::declaration::{CONTRACT_ENV, Declared};
 use super::{Client, ClientRun, Endpoint, escapees, process_group};
 use crate::outcome::{describe_step, lock, not_run};
 use crate::scope::TargetKind;
@@ -56,12 +57,29 @@ use crate::scope::{DEFAULT_STARTUP_MS, Deadline};
 pub struct Cmd {
     /// The command line, as given.
     line: String,
+    /// What the program declared, once asked (before the runs).
+    declared: Arc<std::sync::OnceLock<Declared>>,
 }
 
 impl Cmd {
     /// The target for a command line (split like a shell would when a run starts it).
     pub fn new(command_line: impl Into<String>) -> Self {
-        Cmd { line: command_line.into() }
+        Cmd { line: command_line.into(), declared: Arc::default() }
+    }
+
+    /// Asks the program for its declaration, once, and shows the notice it calls for.
+    pub(super) async fn ask_declaration(&self) {
+        if self.declared.get().is_some() {
+            return;
+        }
+        let declared = match shlex::split(&self.line) {
+            Some(argv) => Declared::ask(&argv).await,
+            None => Declared::No(StartError::Unsplittable(self.line.clone()).to_string()),
+        };
+        if let Some(notice) = declared.notice(&self.spec()) {
+            eprintln!("{notice}");
+        }
+        let _ = self.declared.set(declared);
     }
 }
 
@@ -98,6 +116,14 @@ impl Client for Cmd {
 
     fn run<'a>(&'a self, run: ClientRun<'a>) -> BoxFuture<'a, ClientOutcome> {
         Box::pin(run_program(&self.line, run))
+    }
+
+    fn warm_up(&self, _slots: usize) -> BoxFuture<'_, ()> {
+        Box::pin(self.ask_declaration())
+    }
+
+    fn declines(&self, scenario: &Scenario) -> Option<String> {
+        self.declared.get()?.declines(scenario)
     }
 }
 
@@ -187,6 +213,7 @@ pub fn contract_env(
         ("MCP_CONFORMANCE_PROTOCOL_VERSION".into(), scenario.revision.as_str().to_string()),
         ("MCP_HARNESS_TRANSPORT".into(), transport.as_str().to_string()),
         ("MCP_HARNESS_PLAN_FILE".into(), plan_file.display().to_string()),
+        (CONTRACT_ENV.into(), mcp_scenario::contract::VERSION.into()),
     ];
     if plan.len() <= PLAN_INLINE_MAX {
         env.push(("MCP_HARNESS_PLAN".into(), plan));

@@ -7,11 +7,14 @@
 //!   with its process hygiene (deadline, process group, capped pipes).
 //! - [`persistent`] — the same contract with one driver process serving many plans
 //!   (`cmd+persistent:`), restarted after any run it did not end cleanly.
+//! - [`declaration`] — what an external driver declares it handles, asked once before the
+//!   runs; plans using anything else are skipped with the field named.
 //! - `process_group`, `escapees` — who an external client left running: in its
 //!   process group, and outside it.
 
 pub mod bundled;
 pub mod cmd;
+pub mod declaration;
 mod escapees;
 pub mod persistent;
 mod process_group;
@@ -97,6 +100,12 @@ pub trait Client: fmt::Debug + Send + Sync {
     /// Called once the runs are over: ends whatever the target keeps between runs (a
     /// persistent driver). Runs after it start afresh.
     fn finish(&self) {}
+
+    /// Why the scenario is skipped for this client before anything runs, if it is: its plan
+    /// uses an op or field the driver does not declare (known once [`Client::warm_up`] ran).
+    fn declines(&self, _scenario: &Scenario) -> Option<String> {
+        None
+    }
 }
 
 /// The client under test, as parsed from `--target`.

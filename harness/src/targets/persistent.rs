@@ -116,6 +116,7 @@ impl Client for Persistent {
     fn warm_up(&self, slots: usize) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             use futures::StreamExt;
+            self.one_shot.ask_declaration().await;
             let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
             let started: Vec<_> = futures::stream::iter(0..slots)
                 .map(|_| Driver::start(&self.line))
@@ -124,6 +125,10 @@ impl Client for Persistent {
                 .await;
             lock(&self.idle).extend(started.into_iter().flatten());
         })
+    }
+
+    fn declines(&self, scenario: &mcp_scenario::Scenario) -> Option<String> {
+        self.one_shot.declines(scenario)
     }
 
     fn finish(&self) {

@@ -96,6 +96,16 @@ fn committed_schema_is_current() {
     );
 }
 
+#[test]
+fn committed_contract_reference_is_current() {
+    let committed =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../clients/CONTRACT.md")).unwrap_or_default();
+    assert!(
+        committed == mcp_scenario::contract::reference_markdown(),
+        "clients/CONTRACT.md is stale: run `make schema` (cargo run -p mcp-harness -- contract > clients/CONTRACT.md)"
+    );
+}
+
 /// Writes `text` as `<dir>/<name>.yaml` (the name taken from the text's `name:`).
 fn write_scenario(dir: &Path, text: &str) -> std::path::PathBuf {
     let name = text.lines().next().and_then(|l| l.strip_prefix("name: ")).expect("name line");
@@ -408,4 +418,45 @@ fn a_run_not_exercised_fails_the_exit_code_and_is_named_so() {
                 ))
                 .and(predicate::str::contains("0 passed, 0 failed, 0 skipped, 0 errors, 1 not exercised")),
         );
+}
+
+/// A copy of the reference driver written against the first contract, without `headers`:
+/// told what changed, and the plan that uses `headers` skipped with the field named, never
+/// run with it dropped; a plan it handles still runs.
+#[test]
+fn a_driver_of_an_older_contract_is_told_and_skips_what_it_lacks() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let driver = dir.path().join("old-driver");
+    let declaration = r#"{"contract":"2026-12-01","performs":{"connect":["handshake","timeout_ms","env","max_message_bytes","string_ids","roots"],"request":["method","params","timeout_ms","background","as","pad_params"],"await":["request"],"cancel":["request"],"notify":["method","params"],"wait":["ms"],"wait_notification":["method","timeout_ms"],"wait_closed":["timeout_ms"],"close":[]}}"#;
+    std::fs::write(
+        &driver,
+        format!(
+            "#!/bin/sh\nif [ \"$MCP_HARNESS_DECLARE\" = 1 ]; then echo '{declaration}'; exit 0; fi\nexec {root}/clients/reference/run \"$@\"\n"
+        ),
+    )
+    .expect("write");
+    std::fs::set_permissions(&driver, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+    let headers = format!("{root}/scenarios/driver-selftest/connect-headers.yaml");
+    let plain = format!("{root}/scenarios/driver-selftest/request-params.yaml");
+    let target = format!("cmd:{}", driver.display());
+    let out = harness()
+        .args(["run", &headers, &plain, "--target", &target, "--no-snapshots", "--reports"])
+        .arg(dir.path().join("reports"))
+        .assert()
+        .code(0);
+    let out = out.get_output();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        stderr.contains("declares driver contract 2026-12-01; this harness speaks")
+            && stderr.contains("`connect.headers`")
+            && stderr.contains("clients/CONTRACT.md"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains(
+            "SKIP  connect-headers [http, cmd:") && stdout.contains("step 1 (connect) uses `connect.headers`, which the driver does not declare (it declares contract 2026-12-01; it came in contract 2026-12-05)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("PASS  request-params"), "{stdout}");
 }
