@@ -173,7 +173,6 @@ pub struct FieldDoc {
 /// reference cannot drift from the types.
 pub fn model() -> Vec<OpDoc> {
     let schema = serde_json::to_value(schemars::schema_for!(ClientStep)).unwrap_or(Value::Null);
-    let defs = schema.get("$defs").cloned().unwrap_or(Value::Null);
     let variants = schema.get("oneOf").and_then(Value::as_array).cloned().unwrap_or_default();
     variants
         .iter()
@@ -187,7 +186,7 @@ pub fn model() -> Vec<OpDoc> {
                     name: k.clone(),
                     doc: text(p.get("description")),
                     default: p.get("default").cloned(),
-                    kind: kind(p, &defs),
+                    kind: kind(p),
                 })
                 .collect();
             let required = v
@@ -209,12 +208,12 @@ fn text(v: Option<&Value>) -> String {
 }
 
 /// A field's JSON type in words (`integer`, `string or null`, `Managed`).
-fn kind(p: &Value, defs: &Value) -> String {
+fn kind(p: &Value) -> String {
     if let Some(r) = p.get("$ref").and_then(Value::as_str) {
         return r.rsplit('/').next().unwrap_or(r).to_string();
     }
     if let Some(any) = p.get("anyOf").and_then(Value::as_array) {
-        return any.iter().map(|a| kind(a, defs)).collect::<Vec<_>>().join(" or ");
+        return any.iter().map(kind).collect::<Vec<_>>().join(" or ");
     }
     match p.get("type") {
         Some(Value::String(t)) => t.clone(),
@@ -282,7 +281,7 @@ pub fn reference_markdown() -> String {
             let _ = writeln!(
                 s,
                 "| `{field}` | {} | {default} | {} |",
-                kind(p, &Value::Null),
+                kind(p),
                 text(p.get("description")).replace('|', "\\|")
             );
         }
@@ -356,6 +355,6 @@ mod tests {
         );
         assert_eq!(d.lacks(&step(serde_json::json!({"op": "wait", "ms": 5}))), Some("wait".into()));
         assert_eq!(d.missed().iter().map(|(v, _)| *v).collect::<Vec<_>>(), vec!["2026-12-05"]);
-        assert!(Declaration::parse("hello").unwrap_err().contains("expected one line like"));
+        assert!(Declaration::parse("hello").expect_err("not a declaration").contains("expected one line like"));
     }
 }
