@@ -720,7 +720,12 @@ mod tests {
         let at = site(&scenario);
         assert_eq!(at.as_ref().map(|s| s.op.as_str()), Some("stderr"));
         let events = |shared: bool| {
-            vec![WireEvent::Started { pid: 1, stderr_shared: shared }, script(3, 4), message("ping"), script(4, 4)]
+            vec![
+                WireEvent::Started { pid: 1, stderr_shared: shared, origin_unix_us: None },
+                script(3, 4),
+                message("ping"),
+                script(4, 4),
+            ]
         };
         let met_with = |shared| met(&scenario, at.as_ref(), &Transcript::new(vec![events(shared)]), true, false);
         assert_eq!(met_with(false), Met::Yes);

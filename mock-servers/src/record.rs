@@ -23,6 +23,13 @@ pub fn written() -> &'static Notify {
     &WRITTEN
 }
 
+/// The wall-clock time of `start`, in µs since the Unix epoch: what orders records of
+/// different mock processes, whose `t_us` each count from their own start.
+pub fn origin_unix_us(start: Instant) -> u64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    now.saturating_sub(start.elapsed()).as_micros() as u64
+}
+
 /// Appends events to a connection's record file.
 pub struct Recorder {
     file: Mutex<Output>,
@@ -65,6 +72,11 @@ impl Recorder {
     /// Microseconds since the recorder was created.
     pub fn now_us(&self) -> u64 {
         self.start.elapsed().as_micros() as u64
+    }
+
+    /// The wall-clock time of [`Recorder::now_us`]'s zero, in µs since the Unix epoch.
+    pub fn origin_unix_us(&self) -> u64 {
+        origin_unix_us(self.start)
     }
 
     /// Writes one event as one line, in one `write` call (after anything held, in the same

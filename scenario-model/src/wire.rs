@@ -58,6 +58,11 @@ pub enum WireEvent {
         /// reaches the client's code.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         stderr_shared: bool,
+        /// The wall-clock time (µs since the Unix epoch) of the mock's clock zero, which
+        /// every `t_us` of its records counts from: it orders messages across mock
+        /// processes (a stdio client's probe copy and its session). Absent in old records.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        origin_unix_us: Option<u64>,
     },
     /// One line the client wrote (without its `\n`); `json` when it parsed.
     FromClient {

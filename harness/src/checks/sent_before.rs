@@ -1,5 +1,6 @@
 //! `sent_before`: the client's first `first` message precedes its first `then` message
-//! (across connections, in connection then wire order). A wire check: it applies to every
+//! (across connections, in the order the client sent them: by the mocks' wall clocks, so a
+//! stdio probe copy counts where it came). A wire check: it applies to every
 //! target.
 
 use super::{CheckKind, Run};
@@ -26,7 +27,8 @@ impl CheckKind for OrderCheck {
     }
 
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
-        let pos = |method: &str| run.transcript.client_messages().position(|v| method_of(v) == Some(method));
+        let sent = run.transcript.client_messages_in_time();
+        let pos = |method: &str| sent.iter().position(|v| method_of(v) == Some(method));
         match (pos(&self.first), pos(&self.then)) {
             (Some(a), Some(b)) if a < b => Ok(()),
             (Some(_), Some(_)) => Err(Failure::WrongOrder { first: self.first.clone(), then: self.then.clone() }),

@@ -65,7 +65,7 @@ mod tests {
     use mcp_scenario::checks::Check;
 
     fn judged(eofs: &[bool]) -> Result<(), String> {
-        let mut events = vec![WireEvent::Started { pid: 1, stderr_shared: false }];
+        let mut events = vec![WireEvent::Started { pid: 1, stderr_shared: false, origin_unix_us: None }];
         events.extend(eofs.iter().map(|&parent_exiting| WireEvent::StdinEof { t_us: 5, parent_exiting }));
         judge(&scenario("stdio", "stdin_closed: {}"), events, |check, run| match check {
             Check::StdinClosed(c) => c.evaluate(run).map_err(|e| e.to_string()),

@@ -582,7 +582,7 @@ mod tests {
     #[test]
     fn stdio_raw_bytes_and_closes_are_drawn() {
         let events = events_of(&[
-            WireEvent::Started { pid: 9, stderr_shared: false },
+            WireEvent::Started { pid: 9, stderr_shared: false, origin_unix_us: None },
             WireEvent::ToClient { t_us: 10, bytes: Recorded::of(b"starting up...\n"), why: "send".into() },
             WireEvent::ToClient { t_us: 20, bytes: Recorded::of(b"\xff\x00"), why: "send".into() },
             WireEvent::ToClient {

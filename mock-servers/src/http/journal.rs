@@ -53,6 +53,11 @@ impl Journal {
         self.start.elapsed().as_micros() as u64
     }
 
+    /// The wall-clock time of [`Journal::now_us`]'s zero, in µs since the Unix epoch.
+    pub fn origin_unix_us(&self) -> u64 {
+        crate::record::origin_unix_us(self.start)
+    }
+
     /// Queues one event for connection `connection` (1-based). Blocks only while the queue is
     /// full; a dead writer loses the event (logged once per event, never a panic).
     pub fn record(&self, connection: usize, event: &WireEvent) {

@@ -251,7 +251,14 @@ impl Shared {
             conns.push(conn.clone());
             conn
         };
-        self.record(conn.index, &WireEvent::Started { pid: std::process::id(), stderr_shared: false });
+        self.record(
+            conn.index,
+            &WireEvent::Started {
+                pid: std::process::id(),
+                stderr_shared: false,
+                origin_unix_us: Some(self.journal.origin_unix_us()),
+            },
+        );
         self.record(conn.index, &WireEvent::Listening { port: self.port });
         let steps = self.parts[conn.index - 1].steps.clone();
         let script = (self.engine)(self.clone(), conn.clone(), steps);

@@ -143,7 +143,11 @@ pub async fn serve(
         (mcp_scenario::script::connection_script(&scenario.server, connection), record_path(run_dir, connection), None)
     };
     let recorder = Recorder::create(&path)?;
-    recorder.record(&WireEvent::Started { pid: std::process::id(), stderr_shared: pipes.stderr_shared });
+    recorder.record(&WireEvent::Started {
+        pid: std::process::id(),
+        stderr_shared: pipes.stderr_shared,
+        origin_unix_us: Some(recorder.origin_unix_us()),
+    });
     let budget = ops::budget(&steps, TransportName::Stdio);
     let mut mock = Mock::new(
         recorder,

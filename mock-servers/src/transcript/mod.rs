@@ -203,6 +203,28 @@ impl Transcript {
         self.connections.iter().flat_map(Connection::client_messages)
     }
 
+    /// The client's JSON messages on every connection in the order the client sent them:
+    /// by wall-clock time where every connection's record says when its clock started (a
+    /// stdio client's probe copy, listed after the scripted connections, usually came
+    /// first), else as [`Transcript::client_messages`].
+    pub fn client_messages_in_time(&self) -> Vec<&Value> {
+        let mut timed = Vec::new();
+        for (c, connection) in self.connections.iter().enumerate() {
+            let origin = connection.recorded.iter().find_map(|e| match e {
+                WireEvent::Started { origin_unix_us, .. } => *origin_unix_us,
+                _ => None,
+            });
+            let Some(origin) = origin else { return self.client_messages().collect() };
+            for (i, e) in connection.events().iter().enumerate() {
+                if let WireEvent::FromClient { t_us, json: Some(v), .. } = e {
+                    timed.push((origin + t_us, c, i, v));
+                }
+            }
+        }
+        timed.sort_by_key(|(t, c, i, _)| (*t, *c, *i));
+        timed.into_iter().map(|(_, _, _, v)| v).collect()
+    }
+
     /// The wire id a script label stands for (a client request the script expected with
     /// `as:`, or a server-to-client request it sent), on any connection.
     pub fn labelled_id(&self, label: &str) -> Option<&Value> {
@@ -278,6 +300,27 @@ fn message_view(events: &[WireEvent]) -> Vec<WireEvent> {
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    #[test]
+    fn messages_across_processes_are_ordered_by_the_mocks_clocks() {
+        let from = |t_us: u64, method: &str| WireEvent::FromClient {
+            t_us,
+            bytes: mcp_scenario::wire::Recorded::of(method.as_bytes()),
+            json: Some(serde_json::json!({"jsonrpc": "2.0", "id": t_us, "method": method})),
+            terminated: true,
+        };
+        let started = |origin: Option<u64>| WireEvent::Started { pid: 1, stderr_shared: false, origin_unix_us: origin };
+        let methods = |t: &Transcript| -> Vec<String> {
+            t.client_messages_in_time().iter().filter_map(|v| v["method"].as_str().map(String::from)).collect()
+        };
+        // The session (connection 1) started after the probe copy (connection 2) had asked.
+        let session = vec![started(Some(5_000)), from(10, "initialize")];
+        let probe = vec![started(Some(1_000)), from(10, "server/discover")];
+        assert_eq!(methods(&Transcript::new(vec![session.clone(), probe])), ["server/discover", "initialize"]);
+        // Old records without the clock: connection order.
+        let old = vec![started(None), from(10, "server/discover")];
+        assert_eq!(methods(&Transcript::new(vec![session, old])), ["initialize", "server/discover"]);
+    }
 
     #[test]
     fn messages_in_a_write_are_read_as_a_client_reads_them() {

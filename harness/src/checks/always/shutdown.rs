@@ -113,7 +113,7 @@ mod tests {
 
     #[test]
     fn a_close_while_the_client_lives_is_the_shutdown_and_the_rest_are_not() {
-        let started = WireEvent::Started { pid: 1, stderr_shared: false };
+        let started = WireEvent::Started { pid: 1, stderr_shared: false, origin_unix_us: None };
         let eof = |parent_exiting| WireEvent::StdinEof { t_us: 5, parent_exiting };
         let sigterm = WireEvent::Signal { t_us: 4, name: "SIGTERM".into(), ignored: false };
         assert!(judged(vec![started.clone(), eof(false), sigterm.clone()], false).is_empty());
