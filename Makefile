@@ -21,12 +21,14 @@ run: build nginx
 	$(HARNESS) run $(SCENARIOS) --target bundled
 
 ## Third-party SDK drivers (clients/README.md): name → launcher.
-CLIENTS ?= typescript typescript-v2 python-v2 python-v1 rmcp
+CLIENTS ?= typescript typescript-v2 python-v2 python-v1 rmcp rmcp-serve
 client_cmd_typescript := clients/typescript/run
 client_cmd_typescript-v2 := clients/typescript-v2/run
 client_cmd_python-v2 := clients/python/run-v2
 client_cmd_python-v1 := clients/python/run-v1
 client_cmd_rmcp := clients/rmcp/run
+## rmcp's default lifecycle (plain serve(), what most rmcp users get): its own column.
+client_cmd_rmcp-serve := clients/rmcp/run --default-lifecycle
 ## How each driver runs: cmd+persistent (one driver process serves many plans; clients/README.md
 ## "Persistent drivers") where the driver supports it. ONE_SHOT=1: one process per run (cmd:).
 client_mode_typescript := cmd+persistent
@@ -34,17 +36,19 @@ client_mode_typescript-v2 := cmd+persistent
 client_mode_python-v2 := cmd+persistent
 client_mode_python-v1 := cmd+persistent
 client_mode_rmcp := cmd
+client_mode_rmcp-serve := cmd
 client_target = $(if $(ONE_SHOT),cmd,$(client_mode_$(CLIENT))):$(client_cmd_$(CLIENT))
 ## Runs at once, where the harness's default for the target kind does not fit: the rmcp driver
 ## is a native binary that starts in milliseconds, so its one-shot runs mostly wait on timers,
 ## like the bundled client's (4 per core); the default for `cmd:` (1 per core) is for
 ## interpreters. Same verdicts either way; a pass over the library drops from ~50 s to ~17 s.
 client_jobs_rmcp := $(shell echo $$(( $$(nproc 2>/dev/null || echo 2) * 4 )))
+client_jobs_rmcp-serve := $(client_jobs_rmcp)
 client_jobs = $(if $(client_jobs_$(CLIENT)),-j $(client_jobs_$(CLIENT)))
 
 ## Install the drivers (idempotent, fast when already installed).
 clients:
-	bash clients/install.sh $(sort $(patsubst python-%,python,$(CLIENTS)))
+	bash clients/install.sh $(sort $(patsubst rmcp-%,rmcp,$(patsubst python-%,python,$(CLIENTS))))
 
 ## Run the library against every driver and compare with its expected-failures baseline
 ## (clients/baselines/<client>.yml): fails only when a client's results change. Reports in

@@ -318,7 +318,12 @@ struct Driver {
     modern: bool,
     /// The last connect attempt failed (nothing is left open).
     connect_failed: bool,
+    /// `--default-lifecycle`: plain `serve()` (the initialize handshake) on every revision.
+    default_lifecycle: bool,
 }
+
+/// The flag that runs rmcp's default lifecycle on every revision.
+const DEFAULT_LIFECYCLE_FLAG: &str = "--default-lifecycle";
 
 /// A protocol version string as rmcp's type (its `Deserialize` keeps unknown versions too).
 fn protocol_version_of(version: &str) -> ProtocolVersion {
@@ -606,7 +611,26 @@ impl Driver {
         // scenario's revision), then the revision itself; with `legacy_fallback: true` its
         // Auto lifecycle, which falls back to initialize at the scenario's revision when the
         // server shows it is legacy.
-        let lifecycle = if modern || offered_modern {
+        let lifecycle = if self.default_lifecycle {
+            // Judged as what it is, a client of the initialize handshake: never by the rules
+            // of a revision it does not speak (the versioning page's Legacy / Modern row).
+            if modern {
+                return Outcome::Unsupported(format!(
+                    "plain serve() (--default-lifecycle, rmcp's default) runs the initialize handshake only; {revision} needs ClientLifecycleMode::Discover or Auto"
+                ));
+            }
+            if let Some(version) = protocol_version {
+                return Outcome::Unsupported(format!(
+                    "plain serve() (--default-lifecycle) offers rmcp's own initialize version, not {version}"
+                ));
+            }
+            if legacy_fallback.is_some() {
+                return Outcome::Unsupported(
+                    "plain serve() (--default-lifecycle) runs the initialize handshake only: no modern version to fall back from".to_owned(),
+                );
+            }
+            None
+        } else if modern || offered_modern {
             if !handshake {
                 return Outcome::Unsupported(
                     "without its discover/initialize startup rmcp sends no per-request _meta: serve_directly leaves the client request metadata unset (Peer::set_client_request_metadata is pub(crate))".to_owned(),
@@ -649,7 +673,7 @@ impl Driver {
         };
         if managed.is_some() {
             return Outcome::Unsupported(
-                "rmcp has no reconnecting connection manager (no reconnect with backoff, session renewal or tool-call replay rule); a closed RunningService stays closed".to_owned(),
+                "rmcp has no reconnecting connection manager (no reconnect with backoff after a close, no storm breaker, no tool-call replay rule): a closed RunningService stays closed. (It does start a new session after a 404 by itself: session-expired-404-new-session.)".to_owned(),
             );
         }
         if auth_refresh.is_some() {
@@ -711,7 +735,7 @@ impl Driver {
         match result {
             Ok(client) => {
                 self.client = Some(client);
-                self.modern = modern;
+                self.modern = modern && !self.default_lifecycle;
                 self.closed = false;
                 self.connect_failed = false;
                 Outcome::Ok(None, None)
@@ -977,8 +1001,11 @@ fn main() {
             .unwrap_or_else(|e| fail(&format!("MCP_HARNESS_SERVER_COMMAND is not a JSON array of strings ({e})"))),
         Err(_) => Vec::new(),
     };
-    let args: Vec<String> = std::env::args().collect();
-    let url = (args.len() > 1).then(|| args[args.len() - 1].clone());
+    // `--default-lifecycle`: plain `serve()` on every revision, the startup most rmcp users
+    // get (its own matrix column); otherwise Discover / Auto on 2026-07-28.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let default_lifecycle = args.iter().any(|a| a == DEFAULT_LIFECYCLE_FLAG);
+    let url = args.iter().rfind(|a| *a != DEFAULT_LIFECYCLE_FLAG).cloned();
     emit(json!({"sdk": {"name": "rmcp", "version": SDK_VERSION}}));
     let transport = std::env::var("MCP_HARNESS_TRANSPORT").unwrap_or_else(|_| "stdio".to_owned());
 
@@ -998,6 +1025,7 @@ fn main() {
             closed: false,
             modern: false,
             connect_failed: false,
+            default_lifecycle,
         };
         for (i, raw) in plan.into_iter().enumerate() {
             let n = i + 1;
