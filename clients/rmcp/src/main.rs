@@ -384,11 +384,6 @@ impl Driver {
                 // client's transparent re-initialization): the request is sent as any other.
                 new_session: _,
             } => {
-                if reset_timeout_on_progress || max_total_timeout_ms.is_some() {
-                    return Outcome::Unsupported(
-                        "rmcp's PeerRequestOptions carries one timeout only: no reset on progress and no separate total bound".to_owned(),
-                    );
-                }
                 let params = match pad_params {
                     None => params,
                     Some(n) => {
@@ -407,18 +402,34 @@ impl Driver {
                     Some(t) => timeout_of(t),
                     None => self.timeout,
                 };
-                let options = match timeout {
+                let mut options = match timeout {
                     Some(t) => PeerRequestOptions::with_timeout(t),
                     None => PeerRequestOptions::no_options(),
                 };
+                // rmcp's own progress options: `reset_timeout_on_progress` restarts the
+                // timeout on each notifications/progress for the request's progress token
+                // (rmcp stamps its own token on every request), `with_max_total_timeout` bounds
+                // the whole request whatever progress arrives.
+                if reset_timeout_on_progress {
+                    options = options.reset_timeout_on_progress();
+                }
+                if let Some(total) = max_total_timeout_ms.and_then(timeout_of) {
+                    options = options.with_max_total_timeout(total);
+                }
+                let timed = timeout_ms.is_some() || self.timeout.is_some() || options.max_total_timeout.is_some();
                 if self.modern && method == "subscriptions/listen" {
+                    if reset_timeout_on_progress || max_total_timeout_ms.is_some() {
+                        return Outcome::Unsupported(
+                            "Peer::listen takes no request options (no progress reset, no total bound)".to_owned(),
+                        );
+                    }
                     return self.listen(params, timeout_ms, background, label.unwrap_or_default()).await;
                 }
                 let request = client_request(&method, &params);
                 if background {
                     self.background_request(request, options, label.unwrap_or_default()).await
                 } else {
-                    self.request(request, options, timeout_ms.is_some() || self.timeout.is_some()).await
+                    self.request(request, options, timed).await
                 }
             }
             ClientStep::Await { request } => match self.background.remove(&request) {
@@ -468,10 +479,21 @@ impl Driver {
                     }
                 }
             },
-            ClientStep::Abandon { .. } => Outcome::Unsupported(
-                "the driver keeps rmcp's RequestHandle so that `await` can read the outcome; dropping it is not mapped"
-                    .into(),
-            ),
+            // A Rust caller that stops waiting without cancelling drops what it holds (its own
+            // timeout or `select!` drops the future): here rmcp's `RequestHandle` (rmcp gives it
+            // no `Drop` of its own, so whatever goes on the wire is rmcp's doing), or for a listen
+            // the task that owns the `Subscription`. Nothing is left to `await`.
+            ClientStep::Abandon { request } => match self.background.remove(&request) {
+                Some(Background::Request { handle, .. }) => {
+                    drop(handle);
+                    Outcome::Ok(None, None)
+                }
+                Some(Background::Listen { task, .. }) => {
+                    task.abort();
+                    Outcome::Ok(None, None)
+                }
+                Some(Background::Cancelled) | None => Outcome::Ok(None, None),
+            },
             ClientStep::Notify { method, params } => {
                 let client = match self.client() {
                     Ok(c) => c,
@@ -619,9 +641,10 @@ impl Driver {
                     "plain serve() (--default-lifecycle, rmcp's default) runs the initialize handshake only; {revision} needs ClientLifecycleMode::Discover or Auto"
                 ));
             }
-            if let Some(version) = protocol_version {
+            if offered_modern {
                 return Outcome::Unsupported(format!(
-                    "plain serve() (--default-lifecycle) offers rmcp's own initialize version, not {version}"
+                    "plain serve() (--default-lifecycle) runs the initialize handshake only: it never offers {} through a server/discover probe",
+                    protocol_version.as_deref().unwrap_or_default()
                 ));
             }
             if legacy_fallback.is_some() {
@@ -658,11 +681,6 @@ impl Driver {
                 None => Some(ClientLifecycleMode::Discover { preferred_versions: preferred }),
             }
         } else {
-            if let Some(version) = protocol_version {
-                return Outcome::Unsupported(format!(
-                    "the driver does not choose the offered protocol version ({version}); rmcp offers its own"
-                ));
-            }
             if legacy_fallback.is_some() {
                 return Outcome::Unsupported(
                     "legacy_fallback applies to a modern protocol_version; this plan offers the initialize handshake"
@@ -688,6 +706,13 @@ impl Driver {
 
         let mut info = ClientConfig::default();
         info.client_info = Implementation::new("mcp-harness-driver-rmcp", SDK_VERSION);
+        // The initialize handshake offers the `protocol_version` of the ClientHandler's
+        // `get_info()` (rmcp's default: its latest handshake version); an application that
+        // prefers another version sets it there. A modern preference goes to the discover
+        // lifecycle above instead.
+        if let Some(version) = protocol_version.as_deref().filter(|_| !offered_modern) {
+            info.protocol_version = protocol_version_of(version);
+        }
         if !roots.is_empty() {
             info.capabilities = serde_json::from_value::<ClientCapabilities>(json!({"roots": {"listChanged": true}}))
                 .expect("roots capability");
