@@ -24,6 +24,7 @@ import {
   GetPromptResultSchema,
   CompleteResultSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
+  LATEST_PROTOCOL_VERSION,
 } from "@modelcontextprotocol/sdk/types.js";
 import { createRequire } from "node:module";
 import { readdirSync, readFileSync } from "node:fs";
@@ -141,8 +142,8 @@ class DriverError extends Error {}
  */
 const IMPLEMENTED = {
   // Fields listed here but refused below with their own reason: auth_refresh, managed,
-  // reset_timeout_on_progress, max_total_timeout_ms, new_session.
-  connect: ["handshake", "timeout_ms", "env", "max_message_bytes", "string_ids", "roots", "headers", "auth_refresh", "managed"],
+  // protocol_version, legacy_fallback, new_session; max_message_bytes on HTTP.
+  connect: ["handshake", "timeout_ms", "env", "max_message_bytes", "string_ids", "roots", "headers", "auth_refresh", "managed", "protocol_version", "legacy_fallback"],
   request: ["method", "params", "timeout_ms", "background", "as", "pad_params", "reset_timeout_on_progress", "max_total_timeout_ms", "new_session"],
   await: ["request"],
   cancel: ["request"],
@@ -169,6 +170,8 @@ const freshState = () => ({
   client: null,
   transport: null,
   timeoutMs: undefined,
+  /** `connect.max_message_bytes` → StdioClientTransport's maxBufferSize. */
+  maxBufferSize: undefined,
   closed: false,
   closeWaiters: [],
   notifications: [],
@@ -294,7 +297,9 @@ function makeTransport() {
         throw new Error("MCP_HARNESS_SERVER_COMMAND is missing or empty");
       }
       const [command, ...args] = serverCommand;
-      return new StdioClientTransport({ command, args });
+      // `maxBufferSize`: the SDK's cap on its stdio read buffer (default 10 MB); past it the
+      // transport reports an error and closes.
+      return new StdioClientTransport({ command, args, ...(state.maxBufferSize !== undefined ? { maxBufferSize: state.maxBufferSize } : {}) });
     }
     case "http":
       if (!url) throw new Error("no server URL: the harness appends it as the last argument");
@@ -327,9 +332,10 @@ function requestOptions(timeoutMs, signal) {
 function progressOptions(step, options) {
   const asksProgress = step.params?._meta?.progressToken !== undefined;
   if (!asksProgress) {
-    if (step.reset_timeout_on_progress || step.max_total_timeout_ms !== undefined) {
-      throw new Unsupported("the SDK resets timeouts only on progress for a token it issues (the plan's params carry no _meta.progressToken)");
-    }
+    // The SDK takes both options without `onprogress` too; it then issues no progress token,
+    // so only the timeout and the total bound remain (it checks the total when progress comes).
+    if (step.reset_timeout_on_progress) options.resetTimeoutOnProgress = true;
+    if (step.max_total_timeout_ms !== undefined) options.maxTotalTimeout = step.max_total_timeout_ms;
     return options;
   }
   const s = state;
@@ -429,26 +435,41 @@ async function connect(step) {
   if (step.env && Object.keys(step.env).length > 0) {
     throw new Unsupported(`the SDK reads no transport settings from the environment (plan sets ${Object.keys(step.env).join(", ")})`);
   }
-  if (step.max_message_bytes !== undefined) {
-    throw new Unsupported("the SDK has no inbound message size cap setting");
+  if (step.max_message_bytes !== undefined && transportName !== "stdio") {
+    throw new Unsupported(
+      "the SDK's only inbound size setting is StdioClientTransport's maxBufferSize; StreamableHTTPClientTransport and SSEClientTransport have none",
+    );
+  }
+  if (step.legacy_fallback !== undefined && step.legacy_fallback !== null) {
+    throw new Unsupported(`SDK ${INSTALLED_SDK_VERSION} has only the initialize handshake: no modern version to fall back from`);
+  }
+  if (step.protocol_version !== undefined && step.protocol_version !== null) {
+    throw new Unsupported(
+      `Client.connect always offers LATEST_PROTOCOL_VERSION (${LATEST_PROTOCOL_VERSION}) in initialize; it has no setting to offer ${step.protocol_version}`,
+    );
   }
   if (step.string_ids) {
-    throw new Unsupported("the SDK always uses numeric request ids and has no option for string ids");
+    throw new Unsupported("the SDK always uses numeric request ids (Protocol.request numbers them from its _requestMessageId counter) and has no option for string ids");
   }
   if (step.auth_refresh !== undefined) {
-    throw new Unsupported("the SDK's only auth hook is an OAuth client provider; it has no refresh hook that returns headers");
+    throw new Unsupported("the SDK's only auth hook is the transports' authProvider (an OAuthClientProvider): on a 401/403 it runs the SDK's OAuth flow (auth()); there is no refresh hook that returns headers");
   }
   if (step.headers && Object.keys(step.headers).length > 0 && transportName === "stdio") {
     throw new Unsupported("headers apply to the HTTP transports only");
   }
   state.headers = step.headers ?? {};
   if (step.managed !== undefined) {
-    throw new Unsupported("the SDK's Client has no reconnecting connection manager (reconnect with backoff, new session after a 404, tool-call replay rule)");
+    throw new Unsupported("the SDK's Client has no reconnecting connection manager: a closed Client stays closed (no reconnect with backoff, no storm breaker), a 404 on the session is an error (no new session) and there is no tool-call replay rule; StreamableHTTPClientTransport's reconnectionOptions only resume its SSE streams");
   }
   if (step.handshake === false) {
-    throw new Unsupported("Client.connect always runs the initialize handshake; the SDK has no connect-without-handshake");
+    throw new Unsupported(
+      transportName === "http"
+        ? "Client.connect skips the initialize handshake only when the transport already has a session id (StreamableHTTPClientTransport's sessionId option, resuming a session); it has no connect without handshake and without a session"
+        : "Client.connect always runs the initialize handshake unless the transport already has a session id, which only StreamableHTTPClientTransport has; the SDK has no connect-without-handshake here",
+    );
   }
   state.timeoutMs = step.timeout_ms;
+  state.maxBufferSize = step.max_message_bytes ?? undefined;
   const roots = step.roots ?? [];
   // A plan that has the client send notifications/roots/list_changed asks for a client
   // whose roots change: the SDK sends it only with roots.listChanged declared, as the spec
