@@ -98,6 +98,12 @@ impl Baseline {
         }
     }
 
+    /// Whether this baseline lists `r` as a known failure (`client:` or `flaky:`), as a run
+    /// ends: `multi` says whether its scenario runs over more than one transport.
+    pub fn expects_failure(&self, r: &RunResult, multi: bool) -> bool {
+        matches!(self.verdict(&Self::key(r, multi), r.status), Verdict::ExpectedFailure | Verdict::Flaky)
+    }
+
     /// Verdicts for every run, in order.
     pub fn judge(&self, results: &[RunResult]) -> Vec<Verdict> {
         results

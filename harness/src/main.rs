@@ -560,7 +560,20 @@ fn run(
     let windows = cores * target.window_runs_per_core();
     let mut work = runner::jobs(scenarios, &target);
     work.retain(|job| selection.transports.is_empty() || selection.transports.contains(&job.transport));
-    let (done, bar) = terminal::progress(work.len(), terminal::ProgressStyle::detect(how.quiet));
+    let expected: terminal::Expected = match &baseline {
+        Some(b) => {
+            let b = b.clone();
+            let mut seen = std::collections::HashMap::<String, usize>::new();
+            for job in &work {
+                *seen.entry(job.scenario.name.clone()).or_default() += 1;
+            }
+            Arc::new(move |r: &mcp_scenario::results::RunResult| {
+                b.expects_failure(r, seen.get(&r.scenario).is_some_and(|n| *n > 1))
+            })
+        }
+        None => Arc::new(|_: &mcp_scenario::results::RunResult| false),
+    };
+    let (done, bar) = terminal::progress(work.len(), terminal::ProgressStyle::detect(how.quiet), expected);
     let mut results = runtime.block_on(runner::run_all(work, config, parallel, windows, done));
     bar.done();
     let wall_ms = started.elapsed().as_millis() as u64;

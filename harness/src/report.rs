@@ -121,7 +121,8 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
                 let _ = writeln!(s, "N/A   {label}: {}", r.reason.as_deref().unwrap_or(""));
             }
             Status::Failed => {
-                let _ = writeln!(s, "FAIL  {label} — {}", r.path.display());
+                let expected = if r.baseline == Some(Verdict::ExpectedFailure) { " (expected: baseline)" } else { "" };
+                let _ = writeln!(s, "FAIL{expected}  {label} — {}", r.path.display());
                 for f in &r.failures {
                     let _ = writeln!(s, "      {}: {}", f.check, f.message);
                 }
@@ -153,6 +154,7 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
             }
         }
     }
+    s.push_str(&recap(results));
     let t = Totals::of(results);
     let mut extra = String::new();
     if t.pending > 0 {
@@ -191,6 +193,91 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
         let _ = writeln!(s, "{created} new snapshot(s) written beside their scenarios: review them before committing");
     }
     s
+}
+
+/// Every run that needs a look, one line each, just above the totals (the run lines above
+/// may have scrolled away): failed and errored runs, then runs not exercised, each with its
+/// first failing check and the file:line of that check in the scenario; what the baseline
+/// expects comes last, labelled. Empty when nothing needs a look.
+pub fn recap(results: &[RunResult]) -> String {
+    let needs_look = |r: &&RunResult| matches!(r.status, Status::Failed | Status::Error | Status::NotExercised);
+    let expected = |r: &RunResult| {
+        matches!(r.baseline, Some(Verdict::ExpectedFailure | Verdict::ExpectedNotExercised | Verdict::Flaky))
+    };
+    let mut listed: Vec<&RunResult> = results.iter().filter(needs_look).collect();
+    if listed.is_empty() {
+        return String::new();
+    }
+    listed.sort_by_key(|r| (expected(r), !matches!(r.status, Status::Failed | Status::Error)));
+    let count = |f: &dyn Fn(&RunResult) -> bool| listed.iter().filter(|r| f(r)).count();
+    let (failed, unexercised) = (
+        count(&|r| !expected(r) && matches!(r.status, Status::Failed | Status::Error)),
+        count(&|r| !expected(r) && r.status == Status::NotExercised),
+    );
+    let mut s = format!("── needs a look: {failed} failed, {unexercised} not exercised");
+    let known = count(&|r| expected(r));
+    if known > 0 {
+        let _ = write!(s, " (and {known} the baseline expects)");
+    }
+    s.push_str(" ──\n");
+    for r in listed {
+        let word = match r.status {
+            Status::Failed => "FAIL",
+            Status::Error => "ERROR",
+            _ => "NOT EXERCISED",
+        };
+        let label = if expected(r) { format!("{word} (expected: baseline)") } else { word.to_string() };
+        let (at, why) = match r.failures.first() {
+            Some(f) => (check_location(&r.path, &f.check), format!("{}: {}", f.check, f.message)),
+            None if matches!(r.snapshot, SnapshotStatus::Mismatch { .. }) => {
+                (r.path.display().to_string(), "the transcript differs from its snapshot".to_string())
+            }
+            None => (r.path.display().to_string(), r.reason.clone().unwrap_or_default()),
+        };
+        let why: String = why.lines().next().unwrap_or_default().chars().take(160).collect();
+        let _ = writeln!(s, "{label}  {} [{}] — {at}: {why}", r.scenario, r.transport.as_str());
+    }
+    s
+}
+
+/// `path:line` of the check a failure names (`check 3 (sent)`: the third item of the file's
+/// `checks:`), or the path alone for a rule of the harness (`always: …`) or a file it cannot
+/// read.
+fn check_location(path: &Path, check: &str) -> String {
+    let n: Option<usize> =
+        check.strip_prefix("check ").and_then(|rest| rest.split_whitespace().next()).and_then(|n| n.parse().ok());
+    let line = n.and_then(|n| std::fs::read_to_string(path).ok().and_then(|text| nth_check_line(&text, n)));
+    match line {
+        Some(line) => format!("{}:{line}", path.display()),
+        None => path.display().to_string(),
+    }
+}
+
+/// The 1-based line of the `n`th item of a scenario text's top-level `checks:` list (block
+/// style, as every scenario writes it), counting only items at the first item's indentation.
+fn nth_check_line(text: &str, n: usize) -> Option<usize> {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines.iter().position(|l| l.trim_end() == "checks:")?;
+    let mut indent = None;
+    let mut seen = 0;
+    for (i, line) in lines.iter().enumerate().skip(start + 1) {
+        let trimmed = line.trim_start();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let at = line.len() - trimmed.len();
+        if at == 0 && !trimmed.starts_with('-') {
+            return None;
+        }
+        if trimmed.starts_with("- ") && indent.is_none_or(|d| d == at) {
+            indent = Some(at);
+            seen += 1;
+            if seen == n {
+                return Some(i + 1);
+            }
+        }
+    }
+    None
 }
 
 /// The summary without passed, skipped, pending and not applicable runs, nor runs not
@@ -471,6 +558,43 @@ mod tests {
             "baseline": baseline,
         }))
         .expect("a run")
+    }
+
+    #[test]
+    fn the_recap_lists_what_needs_a_look_with_the_failing_check_line_last_before_the_totals() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("e.yaml");
+        std::fs::write(
+            &path,
+            "name: e\nchecks:\n  # a comment\n  - sent: {method: x}\n    must: \"m\"\n  - http: {header: A}\n",
+        )
+        .expect("write");
+        let mut failed = run("e", "bundled", "failed", None);
+        failed.path = path.clone();
+        failed.failures.swap(0, 1);
+        let expected = run("k", "bundled", "failed", Some("expected_failure"));
+        let passed = run("p", "bundled", "passed", None);
+        let summary = summary(&[expected, failed, passed], 1);
+        let tail: Vec<&str> = summary.lines().rev().take(5).collect();
+        assert!(tail.iter().any(|l| l.starts_with("1 passed, 2 failed")), "{summary}");
+        let at = format!("— {}:6: check 2 (http): second", path.display());
+        let header = summary
+            .lines()
+            .position(|l| l == "── needs a look: 1 failed, 0 not exercised (and 1 the baseline expects) ──");
+        let first = summary.lines().position(|l| l.starts_with("FAIL  e [http]") && l.ends_with(&at));
+        let known =
+            summary.lines().position(|l| l.starts_with("FAIL (expected: baseline)  k [http] — scenarios/k.yaml:"));
+        assert!(header.is_some() && header < first && first < known, "{summary}");
+        assert_eq!(recap(&[run("p", "bundled", "passed", None)]), "");
+    }
+
+    #[test]
+    fn the_nth_check_is_found_at_the_list_items_own_indentation() {
+        let text = "name: x\nchecks:\n- outcome: {step: 1}\n  must: \"a\"\n- sent:\n    params:\n      - not an item\n  project: \"b\"\n";
+        assert_eq!(nth_check_line(text, 1), Some(3));
+        assert_eq!(nth_check_line(text, 2), Some(5));
+        assert_eq!(nth_check_line(text, 3), None);
+        assert_eq!(nth_check_line("checks: [{sent: {method: x}}]\n", 1), None);
     }
 
     #[test]
