@@ -53,9 +53,13 @@ if SDK_MAJOR >= 2:
     from mcp.client.streamable_http import streamable_http_client as http_client
     from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY, event_to_notification
     from mcp_types.version import LATEST_MODERN_VERSION
+    from mcp_types.version import LATEST_HANDSHAKE_VERSION as INITIALIZE_VERSION
+    INITIALIZE_VERSION_NAME = "LATEST_HANDSHAKE_VERSION"
 else:
     import httpx
     from mcp.client.streamable_http import streamablehttp_client as http_client
+    from mcp.types import LATEST_PROTOCOL_VERSION as INITIALIZE_VERSION
+    INITIALIZE_VERSION_NAME = "mcp.types.LATEST_PROTOCOL_VERSION"
 
 from pydantic import TypeAdapter  # noqa: E402  (after the version switch on purpose)
 
@@ -355,6 +359,7 @@ class Driver:
         self.background: dict[str, dict[str, Any]] = {}
         self.task_group: Any = None
         self.headers: dict[str, str] = {}
+        self.max_message_bytes: int | None = None
         self.posts = NotificationPosts()
 
     def own(self, client: Any) -> Any:
@@ -416,7 +421,10 @@ class Driver:
                 # 2.x takes headers only through an httpx client of the caller's; the SDK's own
                 # factory gives it the transports' default timeouts. The transport does not close
                 # a client it was given, so it is closed with the rest of the stack.
-                return http_client(self.url, http_client=self.own(self.counted(sdk_http_client(headers=headers))))
+                # `max_message_bytes` → the transport's `max_sse_event_size` (2.x's only inbound
+                # size setting: it caps one SSE event; the SDK leaves JSON responses uncapped).
+                sized = {} if self.max_message_bytes is None else {"max_sse_event_size": self.max_message_bytes}
+                return http_client(self.url, http_client=self.own(self.counted(sdk_http_client(headers=headers))), **sized)
             return http_client(self.url, headers=headers, httpx_client_factory=self.client_factory)
         if self.transport == "legacy-sse":
             return sse_client(self.url, headers=headers, httpx_client_factory=self.client_factory)
@@ -436,13 +444,25 @@ class Driver:
         if modern and SDK_MAJOR < 2:
             raise Unsupported(f"mcp {SDK_VERSION} does not speak {revision} (it has only the initialize handshake)")
         if not modern and "protocol_version" in step:
-            raise Unsupported("this driver does not apply connect field(s) protocol_version")
+            raise Unsupported(
+                f"ClientSession.initialize always offers {INITIALIZE_VERSION_NAME} ({INITIALIZE_VERSION}); "
+                f"it has no setting to offer {step['protocol_version']}"
+            )
         if step.get("env"):
             raise Unsupported(f"the SDK reads no transport settings from the environment (plan sets {', '.join(step['env'])})")
-        if step.get("max_message_bytes") is not None:
-            raise Unsupported("the SDK has no inbound message size cap setting")
+        if step.get("max_message_bytes") is not None and not (SDK_MAJOR >= 2 and self.transport == "http"):
+            raise Unsupported(
+                "the SDK has no inbound message size setting for this transport (stdio_client reads lines unbounded; "
+                + ("sse_client has none; only streamable_http_client's max_sse_event_size caps an SSE event)" if SDK_MAJOR >= 2
+                   else "sse_client and streamablehttp_client have none)")
+            )
+        self.max_message_bytes = step.get("max_message_bytes")
         if step.get("string_ids"):
-            raise Unsupported("the SDK always uses numeric request ids and has no option for string ids")
+            raise Unsupported(
+                "the SDK always uses numeric request ids and has no option for string ids"
+                + (" (ClientSession numbers requests from its dispatcher's counter; only the SDK's own subscriptions/listen mints string ids)" if SDK_MAJOR >= 2
+                   else " (BaseSession numbers requests from its integer _request_id)")
+            )
         if step.get("auth_refresh") is not None:
             raise Unsupported("the SDK's auth hook is an httpx.Auth / OAuth provider; it has no refresh hook that returns headers")
         self.headers = dict(step.get("headers") or {})
@@ -693,7 +713,7 @@ class Driver:
                     raise RuntimeError(f"the mock saw fewer than {want} such message(s) within {timeout}ms")
                 await anyio.sleep(0.005)
         elif op == "wait_closed":
-            raise Unsupported("ClientSession exposes no connection-closed event to wait on")
+            raise Unsupported("ClientSession exposes no connection-closed event or flag to wait on (a closed connection shows only as pending and later requests failing with CONNECTION_CLOSED)")
         elif op == "close":
             await self.close()
         else:
