@@ -61,6 +61,11 @@ pub fn parse_with(path: &Path, text: &str, server_rules: ServerRules<'_>) -> Res
     let scenario: Scenario = serde_saphyr::from_str_with_options(text, options).map_err(|e| {
         let (line, column) = e.location().map(|l| (l.line() as u32, l.column() as u32)).unwrap_or((0, 0));
         let message = with_hint(first_line(&e.to_string()));
+        // A value of the wrong type is reported at the mapping that holds it: find its own
+        // line and say which field wants what.
+        if let Some((at_line, at_column, m)) = wrong_type(text, line, &message) {
+            return ScenarioError::Invalid { path: path.into(), line: at_line, column: at_column, message: m };
+        }
         // A line whose indentation does not line up explains most structural errors better
         // than the parser's symptom at the enclosing mapping (`missing field …`).
         if let Some(m) = crate::indent::misaligned(text) {
@@ -90,6 +95,41 @@ fn duplicate_key(text: &str, line: u32, message: &str) -> Option<String> {
     Some(format!("`{key}` is given twice in the same mapping{first}: remove one"))
 }
 
+/// serde's "invalid type: string \"two\", expected usize", reported at the start of the step
+/// that holds the value: the line below `from_line` that gives that value, the field's name,
+/// and what to write instead.
+fn wrong_type(text: &str, from_line: u32, message: &str) -> Option<(u32, u32, String)> {
+    let rest = message.strip_prefix("invalid type: ")?;
+    let (got, expected) = rest.split_once(", expected ")?;
+    let value = got.split_once(' ').map(|(_, v)| v.trim_matches('"'))?;
+    let (index, line) = text.lines().enumerate().skip((from_line as usize).saturating_sub(1)).find(|(_, l)| {
+        l.split_once(':').is_some_and(|(_, v)| v.trim().trim_matches(|c| c == '"' || c == '\'') == value)
+    })?;
+    let key = line.split_once(':')?.0.trim().trim_start_matches("- ").trim();
+    let column = line.len() - line.trim_start().trim_start_matches("- ").len() + 1;
+    let (want, example) = match expected.trim() {
+        "usize" | "u64" | "u32" | "u16" | "u8" | "i64" | "i32" => ("a whole number", "2".to_string()),
+        "f64" | "f32" => ("a number", "0.5".to_string()),
+        "a boolean" => ("`true` or `false`", "true".to_string()),
+        "a string" => ("a string", format!("\"{value}\"")),
+        other => (other, String::new()),
+    };
+    let write = if example.is_empty() { String::new() } else { format!(": write e.g. `{key}: {example}`") };
+    Some((index as u32 + 1, column as u32, format!("field `{key}`: expected {want}, not {got}{write}")))
+}
+
+/// `; did you mean `x`?` for the closest of serde's "expected one of a, b, c" to `given`.
+fn did_you_mean(given: &str, message: &str) -> String {
+    let Some((_, list)) = message.split_once("expected one of ") else { return String::new() };
+    let closest = list
+        .split(',')
+        .map(|c| c.trim().trim_matches('`'))
+        .map(|c| (strsim::levenshtein(given, c), c))
+        .filter(|(d, c)| *d <= 2.max(c.len() / 3))
+        .min_by_key(|(d, _)| *d);
+    closest.map(|(_, c)| format!("; did you mean `{c}`?")).unwrap_or_default()
+}
+
 /// What to write instead of a field the format no longer has; what a parser budget means.
 fn with_hint(message: String) -> String {
     // serde-saphyr stops runaway input (deep nesting, alias bombs) with a `Debug` of its
@@ -98,6 +138,14 @@ fn with_hint(message: String) -> String {
         return format!(
             "the YAML is beyond what the loader accepts ({budget}): nesting too deep, or anchors and aliases that expand to too many nodes; a scenario file needs neither"
         );
+    }
+    for kind in ["unknown variant `", "unknown field `"] {
+        if let Some(given) = message.split_once(kind).and_then(|(_, r)| r.split_once('`')).map(|(g, _)| g.to_string()) {
+            let hint = did_you_mean(&given, &message);
+            if !hint.is_empty() {
+                return format!("{message}{hint}");
+            }
+        }
     }
     if message.contains("unknown field `bundled_only`") {
         return format!(
@@ -129,6 +177,8 @@ impl<'a> Locator<'a> {
             "name" => self.spans.name.as_ref(),
             "fault" => self.spans.fault.as_ref(),
             "deviations" => self.spans.deviations.as_ref(),
+            "revision" => self.spans.revision.as_ref(),
+            "via" => self.spans.via.as_ref(),
             _ => None,
         };
         let (line, column) = at.map(|s| (s.referenced.line() as u32, s.referenced.column() as u32)).unwrap_or((0, 0));
@@ -181,6 +231,10 @@ struct Spans {
     #[serde(default)]
     deviations: Option<Spanned<IgnoredAny>>,
     #[serde(default)]
+    revision: Option<Spanned<IgnoredAny>>,
+    #[serde(default)]
+    via: Option<Spanned<IgnoredAny>>,
+    #[serde(default)]
     client: Vec<Spanned<IgnoredAny>>,
     #[serde(default)]
     server: Vec<Spanned<IgnoredAny>>,
@@ -196,16 +250,24 @@ struct Validator<'a> {
 impl Validator<'_> {
     fn validate(&self, s: &Scenario) -> Result<(), ScenarioError> {
         if s.name.is_empty() || !s.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
-            return Err(self
-                .at
-                .scenario(format!("field `name`: {:?} must be lowercase letters, digits and `-`", s.name)));
+            let fixed: String = s
+                .name
+                .to_ascii_lowercase()
+                .split(|c: char| !(c.is_ascii_alphanumeric()))
+                .filter(|p| !p.is_empty())
+                .collect::<Vec<_>>()
+                .join("-");
+            return Err(self.at.field(
+                "name",
+                format!("field `name`: {:?} must be lowercase letters, digits and `-` (e.g. `name: {fixed}`)", s.name),
+            ));
         }
         if s.transport.to_vec().contains(&TransportName::LegacySse) && s.revision.as_str() != "2024-11-05" {
-            return Err(self.at.scenario("field `revision`: legacy-sse scenarios speak 2024-11-05"));
+            return Err(self.at.field("revision", "field `revision`: legacy-sse scenarios speak 2024-11-05 (write `revision: 2024-11-05`, or another transport)"));
         }
         if let Some(via) = &s.via {
             crate::via::validate(via, &s.transport.to_vec())
-                .map_err(|m| self.at.scenario(format!("field `via`: {m}")))?;
+                .map_err(|m| self.at.field("via", format!("field `via`: {m}")))?;
         }
         if let Some(fault) = s.fault {
             let steps = s.server.len();
@@ -346,6 +408,23 @@ mod tests {
         assert!(e.contains("methd"), "{e}");
         let loc: Vec<&str> = e.splitn(4, ':').collect();
         assert!(loc[1].parse::<u32>().expect("line") > 0, "{e}");
+    }
+
+    #[test]
+    fn messages_name_the_field_its_line_and_what_to_write() {
+        let e = err(&GOOD.replace("name: t\n", "name: Wait Sent\n"));
+        assert_eq!(
+            e,
+            "x.yaml:1:7: field `name`: \"Wait Sent\" must be lowercase letters, digits and `-` (e.g. `name: wait-sent`)"
+        );
+        let e =
+            err(&GOOD
+                .replace("    method: tools/list\nserver", "    method: tools/list\n    timeout_ms: \"two\"\nserver"));
+        assert!(e.starts_with("x.yaml:9:5: field `timeout_ms`: expected a whole number, not string \"two\": write e.g. `timeout_ms: 2`"), "{e}");
+        let e = err(&GOOD.replace("  - op: expect\n", "  - op: expct\n"));
+        assert!(e.contains("unknown variant `expct`") && e.ends_with("did you mean `expect`?"), "{e}");
+        let e = err(&GOOD.replace("    method: tools/list\nserver", "    methd: tools/list\nserver"));
+        assert!(e.ends_with("did you mean `method`?"), "{e}");
     }
 
     #[test]
