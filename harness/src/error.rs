@@ -24,6 +24,16 @@ pub enum HarnessError {
         "none of the {0} scenarios matches the filters (--filter, --transport, --revision, --tag): `mcp-harness list` with the same filters shows what they select"
     )]
     NothingSelected(usize),
+    /// A `--tag` no scenario carries (a typo selects nothing, silently).
+    #[error("unknown tag `{given}`{hint}: the scenarios carry {known}")]
+    UnknownTag {
+        /// The tag as given (without `!`).
+        given: String,
+        /// `; did you mean …?`, or empty.
+        hint: String,
+        /// Every tag the scenarios carry, comma-separated.
+        known: String,
+    },
     /// No scenario matched the paths.
     #[error("no scenario files (*.yaml) found under {0}")]
     NoScenarios(String),

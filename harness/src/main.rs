@@ -53,6 +53,14 @@ const MATRIX_EXAMPLES: &str = "Examples:
 const SCHEMA_EXAMPLES: &str = "Examples:
   mcp-harness schema > scenarios/schema.json          what `make schema` does";
 
+const CHECK_RECORD_EXAMPLES: &str = "Examples:
+  mcp-harness mock stdio scenarios/stdio/handshake-order.yaml --record /tmp/host.jsonl
+      (point a host's server command at that line, use the host, quit it), then:
+  mcp-harness check-record scenarios/stdio/handshake-order.yaml /tmp/host.jsonl
+  mcp-harness mock serve scenarios/http/session-capture-and-resend.yaml --record /tmp/http-host.jsonl
+      (give the host the printed URL, use it, stop the mock with Ctrl-C), then:
+  mcp-harness check-record scenarios/http/session-capture-and-resend.yaml /tmp/http-host.jsonl --strict";
+
 const CONTRACT_EXAMPLES: &str = "Examples:
   mcp-harness contract > clients/CONTRACT.md          what `make schema` does
   MCP_HARNESS_DECLARE=1 clients/typescript/run        what a driver declares (one JSON line)";
@@ -196,6 +204,7 @@ enum Command {
     /// reports about its plan (outcome, error_is, times_out, notified, not_notified,
     /// diagnostics, backoff) are listed as not applicable: a host runs no plan. Exit 0 when
     /// it passes, 1 when it fails, 2 for an invalid scenario or an unreadable recording.
+    #[command(after_help = CHECK_RECORD_EXAMPLES)]
     CheckRecord {
         /// The scenario file the mock served.
         scenario: PathBuf,
@@ -336,13 +345,19 @@ fn main() {
         Command::List { paths, text, filters } => {
             let selection = selection(text, true, filters);
             match discover::scenario_files(&paths).map_err(|e| vec![e]).and_then(|f| discover::load_all(&f)) {
-                Ok(loaded) => {
-                    let shown: Vec<_> = loaded.iter().filter(|(p, s)| selection.matches(p, s)).collect();
-                    let lines: String = shown.iter().map(|(p, s)| select::line(p, s) + "\n").collect();
-                    emit(&lines);
-                    eprintln!("{} of {} scenarios", shown.len(), loaded.len());
-                    0
-                }
+                Ok(loaded) => match selection.unknown_tag(&loaded) {
+                    Some(e) => {
+                        eprintln!("mcp-harness: {e}");
+                        2
+                    }
+                    None => {
+                        let shown: Vec<_> = loaded.iter().filter(|(p, s)| selection.matches(p, s)).collect();
+                        let lines: String = shown.iter().map(|(p, s)| select::line(p, s) + "\n").collect();
+                        emit(&lines);
+                        eprintln!("{} of {} scenarios", shown.len(), loaded.len());
+                        0
+                    }
+                },
                 Err(errors) => {
                     for e in &errors {
                         eprintln!("mcp-harness: {e}");
@@ -497,8 +512,19 @@ fn find_scenario(given: &str, dir: &Path) -> Result<PathBuf, String> {
     }
     let files = discover::scenario_files(&[dir.to_path_buf()]).map_err(|e| e.to_string())?;
     let stem = |p: &PathBuf| p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    if let Some(found) = files.iter().find(|p| stem(p) == given) {
-        return Ok(found.clone());
+    let found: Vec<&PathBuf> = files.iter().filter(|p| stem(p) == given).collect();
+    match found.as_slice() {
+        [one] => return Ok((*one).clone()),
+        [] => {}
+        many => {
+            let listed: Vec<String> = many.iter().map(|p| p.display().to_string()).collect();
+            return Err(format!(
+                "{} scenarios are named {given:?} under {}: {}; give the file's path",
+                many.len(),
+                dir.display(),
+                listed.join(", ")
+            ));
+        }
     }
     let mut near: Vec<(usize, String)> =
         files.iter().map(|p| (strsim::levenshtein(&stem(p), given), stem(p))).filter(|(d, _)| *d <= 3).collect();
@@ -535,6 +561,9 @@ fn run(
         eprintln!("mcp-harness: skipped (--keep-going): {e}");
     }
     let loaded = scenarios.len();
+    if let Some(e) = selection.unknown_tag(&scenarios) {
+        return Err(vec![e]);
+    }
     let scenarios: Vec<_> = scenarios.into_iter().filter(|(p, s)| selection.matches(p, s)).collect();
     if scenarios.is_empty() && loaded > 0 {
         return Err(vec![HarnessError::NothingSelected(loaded)]);

@@ -71,6 +71,27 @@ impl Selection {
             .collect()
     }
 
+    /// The first `--tag` (with or without `!`) that none of `loaded` carries, as an error
+    /// naming the closest known tag and every known one.
+    pub fn unknown_tag(&self, loaded: &[(std::path::PathBuf, Scenario)]) -> Option<crate::error::HarnessError> {
+        let mut known: BTreeSet<String> = loaded.iter().flat_map(|(p, s)| tags(p, s)).collect();
+        // Tags a library may carry on no scenario today, still legitimate to ask for.
+        known.extend(["pending", "slow"].map(String::from));
+        let given = self.tags.iter().map(|t| t.trim_start_matches('!')).find(|t| !known.contains(*t))?;
+        let hint = known
+            .iter()
+            .map(|k| (strsim::levenshtein(given, k), k))
+            .filter(|(d, k)| *d <= 2.max(k.len() / 3))
+            .min_by_key(|(d, _)| *d)
+            .map(|(_, k)| format!("; did you mean `{k}`?"))
+            .unwrap_or_default();
+        Some(crate::error::HarnessError::UnknownTag {
+            given: given.to_string(),
+            hint,
+            known: known.into_iter().collect::<Vec<_>>().join(", "),
+        })
+    }
+
     /// Whether any filter is given.
     pub fn is_empty(&self) -> bool {
         self.filter.is_none() && self.transports.is_empty() && self.revisions.is_empty() && self.tags.is_empty()
@@ -187,5 +208,16 @@ mod tests {
             line(Path::new("scenarios/stdio/a.yaml"), &s),
             "a  [stdio]  2025-11-25  should,stdio  PENDING: waits on issue 7"
         );
+    }
+
+    #[test]
+    fn an_unknown_tag_is_an_error_that_suggests_the_closest() {
+        let s = crate::checks::testing::scenario("stdio", "sent: {method: x}");
+        let loaded = vec![(std::path::PathBuf::from("scenarios/stdio/x.yaml"), s)];
+        let with = |t: &str| Selection { tags: vec![t.into()], ..Selection::default() }.unknown_tag(&loaded);
+        let e = with("!shuold").expect("unknown").to_string();
+        assert!(e.starts_with("unknown tag `shuold`") && e.contains("carry") && e.contains("project"), "{e}");
+        assert!(with("stdio").is_none() && with("!slow").is_none() && with("pending").is_none());
+        assert!(with("projct").expect("unknown").to_string().contains("did you mean `project`?"));
     }
 }

@@ -286,11 +286,14 @@ fn evaluate_as(run: &Run<'_>, recording: bool) -> Evaluation {
     }
     // A `driver:` check judges the driver itself: what the driver did is its evidence.
     fn judge<K: CheckKind>(k: &K, run: &Run<'_>, recording: bool, driver: bool, deadline: &Cut) -> Judged {
-        if !k.applies(&run.scope) {
-            return Judged::Held;
-        }
+        // A recording lists every check that reads a client's report as not applicable,
+        // even one that would apply to the bundled client only (`diagnostics`): a reader
+        // of the verdict sees each check of the file accounted for.
         if let Some(reads) = k.reads_outcome().filter(|_| recording) {
             return Judged::NoReport(reads);
+        }
+        if !k.applies(&run.scope) {
+            return Judged::Held;
         }
         if let Some(needed) = k.needs().filter(|n| run.outcome.cannot_report.contains(n)) {
             return Judged::Unjudged(needed);
@@ -522,6 +525,27 @@ mod tests {
         let strict = weigh(unmet, TargetKind::External, true);
         assert_eq!(names(&strict.failures), ["must", "should", "unclassified", "driver", "robustness"]);
         assert_eq!(names(&strict.notes), ["project"]);
+    }
+
+    #[test]
+    fn a_recording_lists_every_check_that_reads_a_report_even_a_bundled_only_one() {
+        let scenario = crate::checks::testing::scenario("stdio", "diagnostics: {protocol_violations: 1}");
+        let transcript = crate::transcript::Transcript::new(vec![vec![]]);
+        let outcome = mcp_scenario::results::ClientOutcome::default();
+        let run = super::Run {
+            scenario: &scenario,
+            scope: crate::checks::testing::external_scope(&scenario),
+            outcome: &outcome,
+            transcript: &transcript,
+        };
+        let found = super::evaluate_recording(&run);
+        assert_eq!(found.unjudged.len(), 1, "{:?}", found.unjudged);
+        assert!(
+            found.unjudged[0]
+                .message
+                .starts_with("not applicable to a recording: it reads the bundled client's counters")
+        );
+        assert!(super::evaluate(&run).unjudged.is_empty(), "a third-party run leaves it out, as before");
     }
 
     use super::*;
