@@ -350,6 +350,11 @@ fn finish(
         }
     }
     let redactor = Redactor::for_run(transcript.connections().iter().flat_map(|c| c.recorded()), run_dir);
+    // Verdict texts quote the wire (a session id, a token): they read as the transcript does.
+    for c in result.failures.iter_mut().chain(&mut result.warnings).chain(&mut result.notes) {
+        c.message = redactor.text(&c.message);
+    }
+    result.reason = result.reason.as_deref().map(|r| redactor.text(r));
     result.wire =
         transcript.connections().iter().map(|c| c.recorded().iter().map(|e| redactor.event(e)).collect()).collect();
     result.client = outcome.process.take();

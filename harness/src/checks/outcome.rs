@@ -53,12 +53,14 @@ impl CheckKind for OutcomeCheck {
     type Failure = Failure;
 
     fn short(failure: &Failure) -> bool {
-        matches!(failure, Failure::NoOutcome { .. } | Failure::DidNotRun { .. })
+        matches!(failure, Failure::NoOutcome { .. } | Failure::DidNotRun { .. } | Failure::DidNotFinish { .. })
     }
 
     fn step_of(failure: &Failure) -> Option<usize> {
         match failure {
-            Failure::NoOutcome { step } | Failure::DidNotRun { step, .. } => Some(*step),
+            Failure::NoOutcome { step } | Failure::DidNotRun { step, .. } | Failure::DidNotFinish { step, .. } => {
+                Some(*step)
+            }
             _ => None,
         }
     }
@@ -101,7 +103,14 @@ impl CheckKind for OutcomeCheck {
         let step = n.checked_sub(1).and_then(|i| run.outcome.steps.get(i)).ok_or(Failure::NoOutcome { step: n })?;
         let what = || step.what.clone();
         if matches!(step.status, StepStatus::NotRun | StepStatus::Unsupported) {
-            return Err(Failure::DidNotRun { step: n, what: what(), why: step.error.clone().unwrap_or_default() });
+            let why = step.error.clone().unwrap_or_default();
+            // The first step without an outcome of a plan the deadline cut was running then:
+            // it started and hung, it did not fail to start.
+            let first_open = run.outcome.steps.iter().find(|s| s.status == StepStatus::NotRun).map(|s| s.step);
+            if run.outcome.hung && step.status == StepStatus::NotRun && first_open == Some(n) {
+                return Err(Failure::DidNotFinish { step: n, what: what(), why });
+            }
+            return Err(Failure::DidNotRun { step: n, what: what(), why });
         }
         let want_ok = self.ok.unwrap_or(self.error.is_none());
         if !self.settled && want_ok != (step.status == StepStatus::Ok) {
@@ -231,6 +240,16 @@ pub enum Failure {
         /// The step.
         step: usize,
     },
+    /// The step was running when the run deadline cut the plan: it started and hung.
+    #[error("step {step} ({what}) did not finish: {why} while it ran")]
+    DidNotFinish {
+        /// The step.
+        step: usize,
+        /// Its description.
+        what: String,
+        /// Why, as reported (the deadline).
+        why: String,
+    },
     /// The step was not run or not supported.
     #[error("step {step} ({what}) did not run: {why}")]
     DidNotRun {
@@ -318,6 +337,25 @@ mod tests {
         };
         assert!(judge(vec![2]).is_some_and(|why| why.contains("the driver, not the SDK, ended step 2")));
         assert_eq!(judge(vec![1]), None);
+    }
+
+    #[test]
+    fn the_step_a_deadline_cut_did_not_finish_and_the_later_ones_did_not_run() {
+        let s = scenario("  - op: connect\n  - op: request\n    method: ping\n  - op: close\n");
+        let deadline = Some("run deadline of 3000ms expired".to_string());
+        let steps = vec![
+            crate::checks::testing::ok_step(1),
+            crate::outcome::not_run(1, &s.client[1], deadline.clone()),
+            crate::outcome::not_run(2, &s.client[2], deadline),
+        ];
+        let outcome = mcp_scenario::results::ClientOutcome { steps, hung: true, ..Default::default() };
+        let transcript = crate::transcript::Transcript::new(vec![]);
+        let scope = crate::checks::testing::external_scope(&s);
+        let run = Run { scenario: &s, scope, outcome: &outcome, transcript: &transcript };
+        let at =
+            |step| OutcomeCheck { step, within_ms: None, ..within(0) }.evaluate(&run).expect_err("fails").to_string();
+        assert_eq!(at(2), "step 2 (request ping) did not finish: run deadline of 3000ms expired while it ran");
+        assert!(at(3).starts_with("step 3 (close) did not run: "), "{}", at(3));
     }
 
     fn within(ms: u64) -> OutcomeCheck {

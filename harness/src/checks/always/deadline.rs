@@ -128,7 +128,7 @@ fn external_hang(run: &Run<'_>) -> Option<String> {
     let stuck = steps.iter().find(|s| s.status == StepStatus::NotRun);
     let stuck = stuck.map(|s| format!(" at step {} ({})", s.step, s.what)).unwrap_or_default();
     Some(format!(
-        "; the client reported {reported} of {} plan steps, then nothing until the harness killed its whole process group{stuck}: give every request the plan makes a timeout (a client that waits forever on a server is this finding), or raise {} if its runtime only starts slowly",
+        "; the client reported {reported} of {} plan steps, then nothing until the harness killed its whole process group{stuck}: give every request the plan makes a bound shorter than the scenario's deadline (a client with no timeout, or one longer than this run allows, shows as this finding), or raise {} if its runtime only starts slowly",
         run.scenario.client.len(),
         crate::scope::STARTUP_ENV
     ))
