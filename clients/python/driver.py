@@ -84,6 +84,25 @@ def tls_context() -> Any:
     return _TLS_CONTEXT
 
 
+class RefreshOnDenied(httpx.Auth):
+    """`connect.auth_refresh` as an application hands the SDK its auth hook (the transports'
+    `auth=`, an httpx Auth): asked once on a 401 or 403; when it returns headers the request is
+    re-sent once with them and later requests carry them too; `{}` returns nothing, so the
+    401/403 goes to the caller."""
+
+    def __init__(self, refreshed: dict[str, str]) -> None:
+        self.refreshed = refreshed
+        self.current: dict[str, str] = {}
+
+    def auth_flow(self, request: Any) -> Any:
+        request.headers.update(self.current)
+        response = yield request
+        if response.status_code in (401, 403) and self.refreshed:
+            self.current = dict(self.refreshed)
+            request.headers.update(self.current)
+            yield request
+
+
 def sdk_http_client(headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None) -> Any:
     """The client of the SDK's `create_mcp_http_client` (mcp.shared._httpx_utils): its default
     timeouts, the caller's headers and auth, and the default TLS verification, given as the
@@ -359,6 +378,8 @@ class Driver:
         self.background: dict[str, dict[str, Any]] = {}
         self.task_group: Any = None
         self.headers: dict[str, str] = {}
+        #: `connect.auth_refresh` as the transports' httpx Auth.
+        self.auth: RefreshOnDenied | None = None
         self.max_message_bytes: int | None = None
         self.posts = NotificationPosts()
 
@@ -424,10 +445,11 @@ class Driver:
                 # `max_message_bytes` → the transport's `max_sse_event_size` (2.x's only inbound
                 # size setting: it caps one SSE event; the SDK leaves JSON responses uncapped).
                 sized = {} if self.max_message_bytes is None else {"max_sse_event_size": self.max_message_bytes}
-                return http_client(self.url, http_client=self.own(self.counted(sdk_http_client(headers=headers))), **sized)
-            return http_client(self.url, headers=headers, httpx_client_factory=self.client_factory)
+                client = sdk_http_client(headers=headers, auth=self.auth)
+                return http_client(self.url, http_client=self.own(self.counted(client)), **sized)
+            return http_client(self.url, headers=headers, httpx_client_factory=self.client_factory, auth=self.auth)
         if self.transport == "legacy-sse":
-            return sse_client(self.url, headers=headers, httpx_client_factory=self.client_factory)
+            return sse_client(self.url, headers=headers, httpx_client_factory=self.client_factory, auth=self.auth)
         raise Unsupported(f"unknown transport {self.transport!r}")
 
     async def connect(self, step: dict[str, Any]) -> None:
@@ -463,8 +485,10 @@ class Driver:
                 + (" (ClientSession numbers requests from its dispatcher's counter; only the SDK's own subscriptions/listen mints string ids)" if SDK_MAJOR >= 2
                    else " (BaseSession numbers requests from its integer _request_id)")
             )
-        if step.get("auth_refresh") is not None:
-            raise Unsupported("the SDK's auth hook is an httpx.Auth / OAuth provider; it has no refresh hook that returns headers")
+        refresh = step.get("auth_refresh")
+        self.auth = RefreshOnDenied(dict(refresh)) if refresh is not None else None
+        if self.auth is not None and self.transport == "stdio":
+            raise Unsupported("auth_refresh applies to the HTTP transports only")
         self.headers = dict(step.get("headers") or {})
         if self.headers and self.transport == "stdio":
             raise Unsupported("headers apply to the HTTP transports only")
