@@ -26,25 +26,18 @@ up_to_date() { # stamp-file digest
   [[ -f "$1" && "$(cat "$1")" == "$2" ]]
 }
 
-install_typescript() {
-  local dir="$here/typescript" stamp="$here/typescript/node_modules/.mcp-harness-stamp"
-  command -v node >/dev/null || die "node is not installed (Node.js 18+ is needed for the TypeScript driver)"
+install_node_driver() { # folder node-major
+  local dir="$here/$1" stamp="$here/$1/node_modules/.mcp-harness-stamp"
+  command -v node >/dev/null || die "node is not installed (Node.js $2+ is needed for the $1 driver)"
   local d; d="$(digest "$dir/package.json" "$dir/package-lock.json")"
-  if up_to_date "$stamp" "$d"; then say "typescript: up to date"; return; fi
-  say "typescript: npm ci"
+  if up_to_date "$stamp" "$d"; then say "$1: up to date"; return; fi
+  say "$1: npm ci"
   (cd "$dir" && "$NPM" ci --no-audit --no-fund --loglevel=error)
   echo "$d" > "$stamp"
 }
 
-install_typescript_v2() {
-  local dir="$here/typescript-v2" stamp="$here/typescript-v2/node_modules/.mcp-harness-stamp"
-  command -v node >/dev/null || die "node is not installed (Node.js 20+ is needed for the TypeScript v2 driver)"
-  local d; d="$(digest "$dir/package.json" "$dir/package-lock.json")"
-  if up_to_date "$stamp" "$d"; then say "typescript-v2: up to date"; return; fi
-  say "typescript-v2: npm ci"
-  (cd "$dir" && "$NPM" ci --no-audit --no-fund --loglevel=error)
-  echo "$d" > "$stamp"
-}
+install_typescript() { install_node_driver typescript 18; }
+install_typescript_v2() { install_node_driver typescript-v2 20; }
 
 install_python_venv() { # name requirements-file
   local venv="$here/python/.venv-$1" req="$here/python/$2" stamp="$here/python/.venv-$1/.mcp-harness-stamp"
