@@ -147,9 +147,16 @@ impl<'de> Visitor<'de> for EntryVisitor {
                 }
                 basis = Some(Basis { level, reference });
             } else if check.is_some() {
-                return Err(de::Error::custom(format!(
-                    "`{key}`: one item holds one check; write it as its own `- {key}: …` item"
-                )));
+                // A misspelt basis reads as a second check kind: say which basis it looks like.
+                let basis = ["must", "should", "project", "driver", "robustness"]
+                    .into_iter()
+                    .find(|b| strsim::levenshtein(b, &key) <= 2);
+                return Err(de::Error::custom(match basis {
+                    Some(b) => format!(
+                        "`{key}:` is no basis; did you mean `{b}:`? (a check rests on must, should, project, driver or robustness)"
+                    ),
+                    None => format!("`{key}`: one item holds one check; write it as its own `- {key}: …` item"),
+                }));
             } else {
                 check = Some(Check::deserialize(KindDeserializer { key, map: &mut map })?);
             }
@@ -318,6 +325,8 @@ mod tests {
         assert!(none.contains("no check"), "{none}");
         let field = parse("- sent: {methd: ping}\n").expect_err("unknown field");
         assert!(field.contains("unknown field `methd`"), "{field}");
+        let basis = parse("- sent: {method: ping}\n  shuold: a\n").expect_err("misspelt basis");
+        assert!(basis.contains("`shuold:` is no basis; did you mean `should:`?"), "{basis}");
     }
 
     #[test]
