@@ -238,7 +238,30 @@ enum Command {
     /// pins the client's (scenarios/README.md "From a field bug to a scenario").
     #[command(after_help = RECORD_HELP)]
     Record(RecordArgs),
+    /// Review pending snapshots (`.snap.new`, left by a changed transcript or by the first
+    /// run of a failing scenario): each as a diff against the accepted one, then accept
+    /// (it replaces the `.snap`), reject (it is deleted) or skip. On a terminal it asks; with
+    /// `--accept` / `--reject` it does that to every one without asking; otherwise it lists
+    /// them. Exit 0 when none is left pending, 1 when some are (a CI check), 2 on an error.
+    #[command(after_help = REVIEW_EXAMPLES)]
+    Review {
+        /// Scenario files or folders to look under.
+        #[arg(default_value = "scenarios")]
+        paths: Vec<PathBuf>,
+        /// Accept every pending snapshot without asking.
+        #[arg(long, conflicts_with = "reject")]
+        accept: bool,
+        /// Reject every pending snapshot without asking.
+        #[arg(long)]
+        reject: bool,
+    },
 }
+
+const REVIEW_EXAMPLES: &str = "Examples:
+  mcp-harness review                                  every pending snapshot under scenarios/, one by one
+  mcp-harness review scenarios/stdio --accept         accept all of them there
+  mcp-harness review --reject                         throw every pending one away
+  mcp-harness review > /dev/null || echo pending      a CI check: exit 1 while any is pending";
 
 const RECORD_HELP: &str = "Examples:
   stdio: put this where the host's config names the server, then use the host as usual:
@@ -425,6 +448,7 @@ fn main() {
         }
         Command::Mock => unreachable_mock(),
         Command::Record(args) => record(args),
+        Command::Review { paths, accept, reject } => review(&paths, accept, reject),
     };
     std::process::exit(code);
 }
@@ -455,6 +479,72 @@ fn record(args: RecordArgs) -> i32 {
             2
         }
     }
+}
+
+/// `review`: each pending snapshot's diff, then what to do with it (see the subcommand's
+/// docs); returns the exit code.
+fn review(paths: &[PathBuf], accept_all: bool, reject_all: bool) -> i32 {
+    use std::io::{BufRead, IsTerminal, Write};
+    let pending = snapshot::pending(paths);
+    if pending.is_empty() {
+        println!(
+            "no pending snapshots under {}",
+            paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        );
+        return 0;
+    }
+    let asking = !accept_all && !reject_all && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    let (mut left, mut accepted, mut rejected) = (0usize, 0usize, 0usize);
+    let mut answers = std::io::stdin().lock().lines();
+    for (i, p) in pending.iter().enumerate() {
+        let text = match snapshot::review_text(p) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("mcp-harness review: cannot read {}: {e}", p.display());
+                return 2;
+            }
+        };
+        println!("── {}/{} {} ──", i + 1, pending.len(), snapshot::accepted_path(p).display());
+        let shown = if terminal::colour() { terminal::paint(&indent(&text)) } else { indent(&text) };
+        print!("{shown}");
+        let choice = if accept_all {
+            'a'
+        } else if reject_all {
+            'r'
+        } else if asking {
+            print!("accept (a), reject (r), skip (s), quit (q)? ");
+            let _ = std::io::stdout().flush();
+            answers.next().and_then(Result::ok).and_then(|l| l.trim().chars().next()).unwrap_or('q')
+        } else {
+            's'
+        };
+        let done = match choice {
+            'a' => snapshot::accept(p).map(|()| accepted += 1),
+            'r' => snapshot::reject(p).map(|()| rejected += 1),
+            'q' => {
+                left += pending.len() - i;
+                break;
+            }
+            _ => {
+                left += 1;
+                Ok(())
+            }
+        };
+        if let Err(e) = done {
+            eprintln!("mcp-harness review: {}: {e}", p.display());
+            return 2;
+        }
+    }
+    println!("{accepted} accepted, {rejected} rejected, {left} still pending");
+    if left > 0 && !asking {
+        println!("(accept or reject them: `mcp-harness review` on a terminal, or --accept / --reject)");
+    }
+    i32::from(left > 0)
+}
+
+/// Diff lines as the run summary shows them (eight spaces in), so they colour alike.
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("        {l}\n")).collect()
 }
 
 fn unreachable_mock() -> i32 {

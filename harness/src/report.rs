@@ -131,7 +131,7 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
                     SnapshotStatus::Mismatch { path, diff } => {
                         let _ = writeln!(
                             s,
-                            "      snapshot {} differs (review with `cargo insta review` or rerun with --update-snapshots)",
+                            "      snapshot {} differs (`mcp-harness review` shows it and accepts or rejects the new one; or rerun with --update-snapshots)",
                             path.display()
                         );
                         for line in diff.lines() {
@@ -148,6 +148,13 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
                     SnapshotStatus::Created { path } => {
                         let _ =
                             writeln!(s, "      first snapshot written to {} (review and commit it)", path.display());
+                    }
+                    SnapshotStatus::Withheld { path } => {
+                        let _ = writeln!(
+                            s,
+                            "      no snapshot taken: the run failed, so its transcript waits as {}.new (`mcp-harness review` accepts it once it is right)",
+                            path.display()
+                        );
                     }
                     _ => {}
                 }
@@ -458,6 +465,9 @@ impl Case {
                 body.push(format!("snapshot {} differs\n{diff}", path.display()))
             }
             SnapshotStatus::Missing { path } => body.push(format!("snapshot {} is missing", path.display())),
+            SnapshotStatus::Withheld { path } => {
+                body.push(format!("no snapshot taken (the run failed): pending review as {}.new", path.display()))
+            }
             _ => {}
         }
         let first = markdown::first_failure(r);

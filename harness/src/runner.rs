@@ -313,7 +313,8 @@ fn finish(
         render::transcript(scenario, job.transport, scope.target.client(), &outcome, &transcript, run_dir);
     if config.compare_snapshots && overridden.is_none() {
         let path = snapshot::path_for(&job.path, scenario, job.transport, target);
-        result.snapshot = snapshot::compare_or_update(&path, &job.path, &result.transcript, config.snapshots);
+        let failed = !result.failures.is_empty();
+        result.snapshot = snapshot::compare_or_update(&path, &job.path, &result.transcript, config.snapshots, failed);
     }
     // A third-party transcript that drifts from its snapshot is a change to review, not a
     // verdict: it rests on no spec sentence, and such transcripts record orders the spec

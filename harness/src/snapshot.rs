@@ -1,6 +1,7 @@
 //! Snapshots: insta-format `.snap` files beside their scenario. The harness compares them
 //! itself (so `mcp-harness run` needs no test runner) the way insta does, and writes
-//! `.snap.new` on a mismatch so `cargo insta review` can accept it.
+//! `.snap.new` on a mismatch, and for the first transcript of a run that failed, for
+//! `mcp-harness review` ([`pending`], [`accept`], [`reject`]) to accept or reject.
 
 use crate::targets::Target;
 use mcp_scenario::Scenario;
@@ -65,7 +66,16 @@ pub struct Policy {
 
 /// Compares `transcript` with the snapshot at `path`; writes it when asked to, or when
 /// there is none yet and none is required.
-pub fn compare_or_update(path: &Path, scenario_path: &Path, transcript: &str, policy: Policy) -> SnapshotStatus {
+///
+/// The first transcript of a run that `failed` is never taken as its snapshot: it waits as
+/// `.snap.new` for review.
+pub fn compare_or_update(
+    path: &Path,
+    scenario_path: &Path,
+    transcript: &str,
+    policy: Policy,
+    failed: bool,
+) -> SnapshotStatus {
     let existing = std::fs::read_to_string(path).ok();
     if let Some(text) = &existing
         && normalise(read_body(text)) == normalise(transcript)
@@ -74,6 +84,12 @@ pub fn compare_or_update(path: &Path, scenario_path: &Path, transcript: &str, po
         return SnapshotStatus::Matched;
     }
     let first = existing.is_none() && !policy.update && !policy.require;
+    if first && failed {
+        return match std::fs::write(new_path(path), file_text(scenario_path, transcript)) {
+            Ok(()) => SnapshotStatus::Withheld { path: path.into() },
+            Err(e) => SnapshotStatus::Mismatch { path: path.into(), diff: format!("cannot write the snapshot: {e}") },
+        };
+    }
     if first || policy.update {
         return match std::fs::write(path, file_text(scenario_path, transcript)) {
             Ok(()) => {
@@ -84,7 +100,7 @@ pub fn compare_or_update(path: &Path, scenario_path: &Path, transcript: &str, po
             Err(e) => SnapshotStatus::Mismatch { path: path.into(), diff: format!("cannot write the snapshot: {e}") },
         };
     }
-    // Like insta: leave a .snap.new for `cargo insta review`, except on CI.
+    // Like insta: leave a .snap.new for review, except on CI.
     if std::env::var_os("CI").is_none() {
         let _ = std::fs::write(new_path(path), file_text(scenario_path, transcript));
     }
@@ -95,6 +111,50 @@ pub fn compare_or_update(path: &Path, scenario_path: &Path, transcript: &str, po
             diff: first_difference(&normalise(read_body(&text)), &normalise(transcript)),
         },
     }
+}
+
+/// Every pending `.snap.new` under `paths` (files or folders), sorted.
+pub fn pending(paths: &[PathBuf]) -> Vec<PathBuf> {
+    fn walk(p: &Path, out: &mut Vec<PathBuf>) {
+        if p.is_dir() {
+            for entry in std::fs::read_dir(p).into_iter().flatten().flatten() {
+                walk(&entry.path(), out);
+            }
+        } else if p.to_string_lossy().ends_with(".snap.new") {
+            out.push(p.to_path_buf());
+        }
+    }
+    let mut out = Vec::new();
+    for p in paths {
+        walk(p, &mut out);
+    }
+    out.sort();
+    out
+}
+
+/// The snapshot a pending `.snap.new` would replace.
+pub fn accepted_path(pending: &Path) -> PathBuf {
+    PathBuf::from(pending.to_string_lossy().trim_end_matches(".new"))
+}
+
+/// What review shows of a pending snapshot: the diff against the accepted one, or the whole
+/// transcript when there is none yet.
+pub fn review_text(pending: &Path) -> std::io::Result<String> {
+    let new = std::fs::read_to_string(pending)?;
+    Ok(match std::fs::read_to_string(accepted_path(pending)) {
+        Ok(old) => first_difference(&normalise(read_body(&old)), &normalise(read_body(&new))),
+        Err(_) => format!("(no snapshot yet: the whole transcript)\n{}", read_body(&new).trim_end()),
+    })
+}
+
+/// Accepts a pending snapshot: it replaces the accepted one.
+pub fn accept(pending: &Path) -> std::io::Result<()> {
+    std::fs::rename(pending, accepted_path(pending))
+}
+
+/// Rejects a pending snapshot: it is deleted.
+pub fn reject(pending: &Path) -> std::io::Result<()> {
+    std::fs::remove_file(pending)
 }
 
 fn new_path(path: &Path) -> PathBuf {
@@ -144,11 +204,11 @@ mod tests {
         let snap = dir.path().join("a.snap");
         std::fs::write(&snap, file_text(Path::new("scenarios/stdio/a.yaml"), "line one\nline two")).expect("write");
         assert_eq!(
-            compare_or_update(&snap, Path::new("a.yaml"), "line one\nline two\n", Policy::default()),
+            compare_or_update(&snap, Path::new("a.yaml"), "line one\nline two\n", Policy::default(), false),
             SnapshotStatus::Matched
         );
         let SnapshotStatus::Mismatch { diff, .. } =
-            compare_or_update(&snap, Path::new("a.yaml"), "line one\nline twp", Policy::default())
+            compare_or_update(&snap, Path::new("a.yaml"), "line one\nline twp", Policy::default(), false)
         else {
             panic!("a changed byte must be a mismatch")
         };
@@ -160,12 +220,37 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let snap = dir.path().join("a.snap");
         let required = Policy { require: true, ..Policy::default() };
-        assert!(matches!(compare_or_update(&snap, Path::new("a.yaml"), "t", required), SnapshotStatus::Missing { .. }));
+        assert!(matches!(
+            compare_or_update(&snap, Path::new("a.yaml"), "t", required, false),
+            SnapshotStatus::Missing { .. }
+        ));
         assert!(!snap.exists(), "a required snapshot is never written by the run that lacks it");
         assert!(matches!(
-            compare_or_update(&snap, Path::new("a.yaml"), "t", Policy::default()),
+            compare_or_update(&snap, Path::new("a.yaml"), "t", Policy::default(), false),
             SnapshotStatus::Created { .. }
         ));
-        assert_eq!(compare_or_update(&snap, Path::new("a.yaml"), "t", required), SnapshotStatus::Matched);
+        assert_eq!(compare_or_update(&snap, Path::new("a.yaml"), "t", required, false), SnapshotStatus::Matched);
+    }
+
+    #[test]
+    fn a_failed_first_run_waits_for_review_and_review_accepts_or_rejects() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let snap = dir.path().join("a.snap");
+        let status = compare_or_update(&snap, Path::new("a.yaml"), "bad\n", Policy::default(), true);
+        assert_eq!(status, SnapshotStatus::Withheld { path: snap.clone() });
+        assert!(!snap.exists(), "never the accepted first snapshot");
+        let found = pending(&[dir.path().to_path_buf()]);
+        assert_eq!(found, [dir.path().join("a.snap.new")]);
+        assert!(review_text(&found[0]).expect("readable").contains("no snapshot yet"));
+        accept(&found[0]).expect("accepted");
+        assert!(snap.exists() && pending(&[dir.path().to_path_buf()]).is_empty());
+        // A mismatch leaves a pending one beside the accepted; review shows the diff.
+        let _ = compare_or_update(&snap, Path::new("a.yaml"), "good\n", Policy::default(), false);
+        let found = pending(&[dir.path().to_path_buf()]);
+        let diff = review_text(&found[0]).expect("readable");
+        assert!(diff.contains("- bad") && diff.contains("+ good"), "{diff}");
+        reject(&found[0]).expect("rejected");
+        assert!(pending(&[dir.path().to_path_buf()]).is_empty());
+        assert_eq!(read_body(&std::fs::read_to_string(&snap).expect("snap")).trim(), "bad");
     }
 }

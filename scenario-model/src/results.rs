@@ -201,6 +201,12 @@ pub enum SnapshotStatus {
         /// The file written.
         path: PathBuf,
     },
+    /// There was no snapshot yet and the run failed: its transcript waits beside it as
+    /// `<file>.new` for review (`mcp-harness review`), never taken as the first snapshot.
+    Withheld {
+        /// The snapshot file it would become.
+        path: PathBuf,
+    },
     /// There is no snapshot yet and it was required (`--require-snapshots`).
     Missing {
         /// The file that should exist.

@@ -157,6 +157,7 @@ impl SnapshotView {
             SnapshotStatus::Updated { path } => ("updated", Some(path), None),
             SnapshotStatus::Created { path } => ("created", Some(path), None),
             SnapshotStatus::Missing { path } => ("missing", Some(path), None),
+            SnapshotStatus::Withheld { path } => ("pending review", Some(path), None),
             SnapshotStatus::Mismatch { path, diff } => ("differs", Some(path), Some(diff.clone())),
         };
         SnapshotView { state, path: path.map(|p| p.display().to_string()), diff }

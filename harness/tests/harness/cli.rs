@@ -460,3 +460,31 @@ fn a_driver_of_an_older_contract_is_told_and_skips_what_it_lacks() {
     );
     assert!(stdout.contains("PASS  request-params"), "{stdout}");
 }
+
+/// `review` lists pending snapshots with their diff (exit 1 while any is pending), and
+/// `--accept` / `--reject` settle them without asking.
+#[test]
+fn review_lists_accepts_and_rejects_pending_snapshots() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let write = |name: &str, body: &str| {
+        std::fs::write(dir.path().join(name), format!("---\nsource: x\nexpression: transcript\n---\n{body}\n"))
+            .expect("write")
+    };
+    write("a.snap", "old line");
+    write("a.snap.new", "new line");
+    write("b.snap.new", "first transcript");
+    let d = dir.path().to_str().expect("utf8");
+    harness().args(["review", d]).assert().code(1).stdout(
+        predicate::str::contains("- old line")
+            .and(predicate::str::contains("+ new line"))
+            .and(predicate::str::contains("no snapshot yet"))
+            .and(predicate::str::contains("0 accepted, 0 rejected, 2 still pending")),
+    );
+    harness().args(["review", d, "--accept"]).assert().code(0).stdout(predicate::str::contains("2 accepted"));
+    assert!(std::fs::read_to_string(dir.path().join("a.snap")).expect("a").contains("new line"));
+    assert!(dir.path().join("b.snap").exists());
+    write("a.snap.new", "newer line");
+    harness().args(["review", d, "--reject"]).assert().code(0).stdout(predicate::str::contains("1 rejected"));
+    assert!(!dir.path().join("a.snap.new").exists());
+    harness().args(["review", d]).assert().code(0).stdout(predicate::str::contains("no pending snapshots"));
+}
