@@ -46,6 +46,10 @@ enum Command {
     /// requests with its defaults). The harness passes --scenario, --run-dir and
     /// --deadline-ms: one connection per process, and a respawned mock with the same
     /// --run-dir serves the next connection's part of the script.
+    #[command(after_help = "Examples:
+  mcp-mock stdio scenarios/stdio/handshake-order.yaml                  a host's server command
+  mcp-mock stdio scenarios/stdio/handshake-order.yaml --record /tmp/host.jsonl
+      then: mcp-harness check-record scenarios/stdio/handshake-order.yaml /tmp/host.jsonl")]
     Stdio(StdioArgs),
     /// Serve one scenario over HTTP to an MCP host that connects by URL, until stopped.
     ///
@@ -56,22 +60,33 @@ enum Command {
     /// --deadline-ms. Once a connection's script has run to its end a note says so on
     /// stderr and the mock keeps answering unscripted requests with its defaults (ping and
     /// tools/list; other methods -32601).
+    #[command(after_help = "Examples:
+  mcp-mock serve scenarios/http/json-reply.yaml                        prints the URL to give a host
+  mcp-mock serve scenarios/http/session-capture-and-resend.yaml --port 9000 --record /tmp/h.jsonl")]
     Serve(ServeArgs),
     /// Serve one scenario over Streamable HTTP on 127.0.0.1, for the harness. Prints exactly
     /// one line, `listening http://127.0.0.1:<port>/mcp`, once bound; serves until killed
     /// (SIGTERM flushes the record and exits 143) or the deadline.
+    #[command(after_help = "Examples (what the harness runs; a person wants `serve`):
+  mcp-mock http --scenario scenarios/http/json-reply.yaml --run-dir /tmp/run --deadline-ms 10000")]
     Http(HttpArgs),
     /// Serve one scenario over legacy HTTP+SSE (2024-11-05) on 127.0.0.1, for the harness:
     /// a GET stream that sends the `endpoint` event, and the POST endpoint. Prints
     /// `listening http://127.0.0.1:<port>/sse` once bound.
+    #[command(after_help = "Examples (what the harness runs; a person wants `serve`):
+  mcp-mock legacy-sse --scenario scenarios/legacy-sse/endpoint-relative-path.yaml --run-dir /tmp/run")]
     LegacySse(HttpArgs),
     /// Load and validate scenario files; print each error as file:line:column: message.
+    #[command(after_help = "Examples:
+  mcp-mock check scenarios/stdio/*.yaml")]
     Check {
         /// Scenario files.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
     /// Print the JSON Schema of the scenario format.
+    #[command(after_help = "Examples:
+  mcp-mock schema > scenarios/schema.json")]
     Schema,
 }
 
