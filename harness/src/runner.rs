@@ -313,7 +313,10 @@ fn finish(
         render::transcript(scenario, job.transport, scope.target.client(), &outcome, &transcript, run_dir);
     if config.compare_snapshots && overridden.is_none() {
         let path = snapshot::path_for(&job.path, scenario, job.transport, target);
-        let failed = !result.failures.is_empty();
+        // A bundled transcript pins SPEC.md's behaviour, so a failing one is never its first
+        // snapshot; a third-party one records what the client does, failing or not (its
+        // changes are notes), so it is.
+        let failed = !result.failures.is_empty() && scope.target.is_bundled();
         result.snapshot = snapshot::compare_or_update(&path, &job.path, &result.transcript, config.snapshots, failed);
     }
     // A third-party transcript that drifts from its snapshot is a change to review, not a

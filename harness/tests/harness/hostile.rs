@@ -56,7 +56,7 @@ async fn a_hanging_client_is_killed_at_the_deadline_with_what_it_left_outside_it
     let hang = result.warnings.iter().find(|f| f.check.contains("finishes before the deadline"));
     let hang = hang.map(|h| h.message.as_str()).unwrap_or_default();
     assert!(
-        hang.contains("the client reported 1 of 2 plan steps, then nothing until the harness killed its whole process group at step 2 (request tools/list): give every request the plan makes a timeout")
+        hang.contains("the client reported 1 of 2 plan steps, then nothing until the harness killed its whole process group at step 2 (request tools/list): give every request the plan makes a bound shorter than the scenario's deadline")
             && hang.contains("raise MCP_HARNESS_STARTUP_MS"),
         "{hang}"
     );
