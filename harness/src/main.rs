@@ -299,8 +299,10 @@ struct RecordArgs {
     /// HTTP: where the proxy listens (the client connects here), e.g. 127.0.0.1:9000.
     #[arg(long, value_name = "ADDR", requires = "upstream")]
     listen: Option<String>,
-    /// stdio: the real server's command and its arguments, after `--`.
-    #[arg(last = true, value_name = "COMMAND")]
+    /// stdio: the real server's command and its arguments (after `--`, or simply last: the
+    /// first word that is not an option of `record` starts it, and everything after it is
+    /// the server's, options included).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = false, value_name = "COMMAND")]
     command: Vec<String>,
 }
 

@@ -488,3 +488,20 @@ fn review_lists_accepts_and_rejects_pending_snapshots() {
     assert!(!dir.path().join("a.snap.new").exists());
     harness().args(["review", d]).assert().code(0).stdout(predicate::str::contains("no pending snapshots"));
 }
+
+/// `record` takes the server's command with or without `--`; the server's own options
+/// (`--flag`) stay the server's.
+#[test]
+fn record_takes_the_server_command_with_or_without_a_double_dash() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, dash) in [("plain", false), ("dashed", true)] {
+        let out = dir.path().join(format!("{name}.yaml"));
+        let mut args = vec!["record".to_string(), "--out".into(), out.display().to_string()];
+        if dash {
+            args.push("--".into());
+        }
+        args.extend(["sh", "-c", "echo \"$1\" >&2", "server", "--flag"].map(String::from));
+        harness().args(&args).write_stdin("").assert().code(0).stderr(predicate::str::contains("--flag"));
+        assert!(out.exists(), "{name}: no scenario written");
+    }
+}
