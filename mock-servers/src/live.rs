@@ -202,10 +202,16 @@ impl Live {
         // Only the new events: an end of script already seen was announced then.
         let over: Vec<(usize, usize)> = record
             .connections()
-            .zip(known_before)
+            .zip(known_before.iter().copied())
             .enumerate()
             .filter_map(|(i, (events, before))| script_over(&events[before..]).map(|total| (i + 1, total)))
             .collect();
+        // A host's new session the scenario has no connection left for.
+        let refused_sessions = record
+            .connections()
+            .zip(known_before.iter().copied())
+            .filter(|(events, before)| events[*before..].iter().any(refuses_a_new_session))
+            .count();
         if let Some(file) = &self.record {
             let transcript = Transcript::new(record.connections().map(<[WireEvent]>::to_vec).collect());
             let text = render::transcript(
@@ -218,6 +224,14 @@ impl Live {
             );
             write_whole(file, &text)?;
         }
+        if self.announce && refused_sessions > 0 {
+            let connections = record.connections().count();
+            eprintln!(
+                "mcp-mock: a new session began (initialize), but the scenario's {connections} connection(s) are used: it \
+                 was answered -32601 (unscripted). To serve another session, restart the mock, or give the scenario \
+                 another connection (a `new_connection` step and its script)"
+            );
+        }
         for (n, total) in over {
             if self.announce && announced.insert(n) {
                 eprintln!(
@@ -228,6 +242,17 @@ impl Live {
         }
         Ok(())
     }
+}
+
+/// Whether `event` is the mock's default answer to an `initialize` no connection's script
+/// was left to take.
+fn refuses_a_new_session(event: &WireEvent) -> bool {
+    let (why, body) = match event {
+        WireEvent::ToClient { bytes, why, .. } => (why, bytes.text.as_deref()),
+        WireEvent::HttpResponse { body, why, .. } => (why, body.as_ref().and_then(|b| b.text.as_deref())),
+        _ => return false,
+    };
+    why.starts_with("auto -32601") && body.is_some_and(|b| b.contains("initialize (unscripted)"))
 }
 
 /// The steps of a connection's script, once it has run to its end.
@@ -255,6 +280,21 @@ fn write_whole(file: &Path, text: &str) -> Result<(), MockError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_answer_to_an_initialize_is_a_refused_session() {
+        use mcp_scenario::wire::Recorded;
+        let answer = |why: &str, text: &str| WireEvent::ToClient {
+            t_us: 1,
+            bytes: Recorded::of(text.as_bytes()),
+            why: why.into(),
+        };
+        let refused =
+            r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"Method not found: initialize (unscripted)"}}"#;
+        assert!(refuses_a_new_session(&answer("auto -32601", refused)));
+        assert!(!refuses_a_new_session(&answer("auto -32601", &refused.replace("initialize", "tools/call"))));
+        assert!(!refuses_a_new_session(&answer("reply", refused)));
+    }
 
     #[test]
     fn a_new_recording_clears_only_its_own_files() {
