@@ -505,3 +505,23 @@ fn record_takes_the_server_command_with_or_without_a_double_dash() {
         assert!(out.exists(), "{name}: no scenario written");
     }
 }
+
+/// Every committed driver baseline loads (a broken one fails `make validate` only for its
+/// driver, which CI does not run for every driver), and every driver in the Makefile has one.
+#[test]
+fn every_committed_baseline_loads() {
+    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../clients/baselines"));
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("clients/baselines") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "yml") {
+            mcp_harness::baseline::Baseline::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            names.push(path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
+        }
+    }
+    let makefile = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../Makefile")).expect("Makefile");
+    let clients = makefile.lines().find_map(|l| l.strip_prefix("CLIENTS ?= ")).expect("CLIENTS in the Makefile");
+    for client in clients.split_whitespace() {
+        assert!(names.iter().any(|n| n == client), "no clients/baselines/{client}.yml");
+    }
+}
