@@ -12,7 +12,8 @@ pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, HarnessError> {
             return Err(HarnessError::MissingPath(p.clone()));
         }
         if p.is_dir() {
-            collect(p, &mut files).map_err(|e| HarnessError::io(format!("reading {}", p.display()), e))?;
+            files_under(p, &is_scenario_file, &mut files)
+                .map_err(|e| HarnessError::io(format!("reading {}", p.display()), e))?;
         } else {
             files.push(p.clone());
         }
@@ -26,12 +27,17 @@ pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, HarnessError> {
     Ok(files)
 }
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+fn is_scenario_file(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "yaml" || e == "yml")
+}
+
+/// Every file under `dir` (recursively) that `keep` accepts, appended to `out` unsorted.
+pub fn files_under(dir: &Path, keep: &dyn Fn(&Path) -> bool, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
         if path.is_dir() {
-            collect(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+            files_under(&path, keep, out)?;
+        } else if keep(&path) {
             out.push(path);
         }
     }

@@ -247,44 +247,17 @@ pub fn recap(results: &[RunResult]) -> String {
     s
 }
 
-/// `path:line` of the check a failure names (`check 3 (sent)`: the third item of the file's
-/// `checks:`), or the path alone for a rule of the harness (`always: …`) or a file it cannot
-/// read.
+/// `path:line` of the check a failure names (where the loader places it), or the path
+/// alone for a rule of the harness (`always: …`) or a file it cannot read.
 fn check_location(path: &Path, check: &str) -> String {
-    let n: Option<usize> =
-        check.strip_prefix("check ").and_then(|rest| rest.split_whitespace().next()).and_then(|n| n.parse().ok());
-    let line = n.and_then(|n| std::fs::read_to_string(path).ok().and_then(|text| nth_check_line(&text, n)));
-    match line {
-        Some(line) => format!("{}:{line}", path.display()),
+    let position = crate::checks::index_of_label(check).and_then(|i| {
+        let text = std::fs::read_to_string(path).ok()?;
+        mcp_scenario::load::Locator::new(path, &text).check_position(i)
+    });
+    match position {
+        Some((line, _)) => format!("{}:{line}", path.display()),
         None => path.display().to_string(),
     }
-}
-
-/// The 1-based line of the `n`th item of a scenario text's top-level `checks:` list (block
-/// style, as every scenario writes it), counting only items at the first item's indentation.
-fn nth_check_line(text: &str, n: usize) -> Option<usize> {
-    let lines: Vec<&str> = text.lines().collect();
-    let start = lines.iter().position(|l| l.trim_end() == "checks:")?;
-    let mut indent = None;
-    let mut seen = 0;
-    for (i, line) in lines.iter().enumerate().skip(start + 1) {
-        let trimmed = line.trim_start();
-        if trimmed.is_empty() || trimmed.starts_with('#') {
-            continue;
-        }
-        let at = line.len() - trimmed.len();
-        if at == 0 && !trimmed.starts_with('-') {
-            return None;
-        }
-        if trimmed.starts_with("- ") && indent.is_none_or(|d| d == at) {
-            indent = Some(at);
-            seen += 1;
-            if seen == n {
-                return Some(i + 1);
-            }
-        }
-    }
-    None
 }
 
 /// The summary without passed, skipped, pending and not applicable runs, nor runs not
@@ -596,15 +569,6 @@ mod tests {
             summary.lines().position(|l| l.starts_with("FAIL (expected: baseline)  k [http] — scenarios/k.yaml:"));
         assert!(header.is_some() && header < first && first < known, "{summary}");
         assert_eq!(recap(&[run("p", "bundled", "passed", None)]), "");
-    }
-
-    #[test]
-    fn the_nth_check_is_found_at_the_list_items_own_indentation() {
-        let text = "name: x\nchecks:\n- outcome: {step: 1}\n  must: \"a\"\n- sent:\n    params:\n      - not an item\n  project: \"b\"\n";
-        assert_eq!(nth_check_line(text, 1), Some(3));
-        assert_eq!(nth_check_line(text, 2), Some(5));
-        assert_eq!(nth_check_line(text, 3), None);
-        assert_eq!(nth_check_line("checks: [{sent: {method: x}}]\n", 1), None);
     }
 
     #[test]

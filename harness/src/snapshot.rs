@@ -115,18 +115,14 @@ pub fn compare_or_update(
 
 /// Every pending `.snap.new` under `paths` (files or folders), sorted.
 pub fn pending(paths: &[PathBuf]) -> Vec<PathBuf> {
-    fn walk(p: &Path, out: &mut Vec<PathBuf>) {
-        if p.is_dir() {
-            for entry in std::fs::read_dir(p).into_iter().flatten().flatten() {
-                walk(&entry.path(), out);
-            }
-        } else if p.to_string_lossy().ends_with(".snap.new") {
-            out.push(p.to_path_buf());
-        }
-    }
+    let is_pending = |p: &Path| p.to_string_lossy().ends_with(".snap.new");
     let mut out = Vec::new();
     for p in paths {
-        walk(p, &mut out);
+        if p.is_dir() {
+            let _ = crate::discover::files_under(p, &is_pending, &mut out);
+        } else if is_pending(p) {
+            out.push(p.clone());
+        }
     }
     out.sort();
     out

@@ -130,7 +130,7 @@ impl Declaration {
 pub fn uses(step: &ClientStep) -> (String, Vec<String>) {
     let wire = serde_json::to_value(step).unwrap_or(Value::Null);
     let op = wire.get("op").and_then(Value::as_str).unwrap_or_default().to_string();
-    let defaults = model().into_iter().find(|o| o.name == op).map(|o| o.fields).unwrap_or_default();
+    let defaults = cached_model().iter().find(|o| o.name == op).map(|o| o.fields.as_slice()).unwrap_or_default();
     let fields = wire
         .as_object()
         .into_iter()
@@ -167,6 +167,12 @@ pub struct FieldDoc {
     pub default: Option<Value>,
     /// Its JSON type in words.
     pub kind: String,
+}
+
+/// [`model`], built once: [`uses`] asks it for every step of every run.
+fn cached_model() -> &'static [OpDoc] {
+    static MODEL: std::sync::OnceLock<Vec<OpDoc>> = std::sync::OnceLock::new();
+    MODEL.get_or_init(model)
 }
 
 /// Every plan op and its fields, read from the JSON Schema of [`ClientStep`], so the

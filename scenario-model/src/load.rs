@@ -205,6 +205,11 @@ impl<'a> Locator<'a> {
         self.at(&self.spans.checks, index, format!("check {}: {message}", index + 1))
     }
 
+    /// Where check `index` (0-based) starts: line and column, 1-based.
+    pub fn check_position(&self, index: usize) -> Option<(u32, u32)> {
+        self.spans.checks.get(index).map(|s| (s.referenced.line() as u32, s.referenced.column() as u32))
+    }
+
     fn at(&self, list: &[Spanned<IgnoredAny>], index: usize, message: String) -> ScenarioError {
         let (line, column) =
             list.get(index).map(|s| (s.referenced.line() as u32, s.referenced.column() as u32)).unwrap_or((0, 0));

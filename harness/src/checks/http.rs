@@ -206,13 +206,9 @@ fn selects(h: &HttpCheck, filter: &HttpFilter, http_method: &str, path: &str, js
 
 /// Whether `event` is a client request whose body carries `method` (one of a batch's).
 fn sent_method(event: &WireEvent, method: &str) -> bool {
-    match event {
-        WireEvent::HttpRequest { json: Some(Value::Array(items)), .. } => {
-            items.iter().any(|v| method_of(v) == Some(method))
-        }
-        WireEvent::HttpRequest { json: Some(v), .. } => method_of(v) == Some(method),
-        _ => false,
-    }
+    let WireEvent::HttpRequest { http_method, path, json, .. } = event else { return false };
+    let filter = HttpFilter { method: Some(method.to_string()), ..HttpFilter::default() };
+    request_matches(&filter, http_method, path, json.as_ref())
 }
 
 /// The check's request filters, in the form `http_order` shares.

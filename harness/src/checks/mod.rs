@@ -214,6 +214,12 @@ pub fn label(index: usize, check: &Check) -> String {
     format!("check {} ({})", index + 1, name(check))
 }
 
+/// The 0-based index a [`label`] names (`check 3 (sent)` → 2); `None` for the harness's own
+/// rules (`always: …`).
+pub fn index_of_label(label: &str) -> Option<usize> {
+    label.strip_prefix("check ")?.split_whitespace().next()?.parse::<usize>().ok()?.checked_sub(1)
+}
+
 /// Whether `check` holds by an absence (see [`CheckKind::holds_by_absence`]).
 pub fn holds_by_absence(check: &Check, run: &Run<'_>) -> bool {
     with_kind!(check, k => k.holds_by_absence(run))
@@ -525,6 +531,13 @@ mod tests {
         let strict = weigh(unmet, TargetKind::External, true);
         assert_eq!(names(&strict.failures), ["must", "should", "unclassified", "driver", "robustness"]);
         assert_eq!(names(&strict.notes), ["project"]);
+    }
+
+    #[test]
+    fn a_label_names_its_index() {
+        assert_eq!(super::index_of_label("check 3 (sent)"), Some(2));
+        assert_eq!(super::index_of_label("always: valid JSON-RPC"), None);
+        assert_eq!(super::index_of_label("check 0 (sent)"), None);
     }
 
     #[test]

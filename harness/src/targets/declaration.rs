@@ -5,8 +5,8 @@
 //! driver older than declarations) runs every plan as written, after one notice saying so.
 
 use super::process_group;
+use mcp_scenario::Scenario;
 use mcp_scenario::contract::{self, Declaration};
-use mcp_scenario::{ClientStep, Scenario};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -114,18 +114,14 @@ impl Declared {
         scenario.client.iter().enumerate().find_map(|(i, step)| {
             let item = d.lacks(step)?;
             let since = contract::since(&item).map(|v| format!("; it came in contract {v}")).unwrap_or_default();
+            let op = item.split('.').next().unwrap_or_default();
             Some(format!(
-                "step {} ({}) uses `{item}`, which the driver does not declare (it declares contract {}{since})",
+                "step {} ({op}) uses `{item}`, which the driver does not declare (it declares contract {}{since})",
                 i + 1,
-                op_name(step),
                 d.contract
             ))
         })
     }
-}
-
-fn op_name(step: &ClientStep) -> String {
-    contract::uses(step).0
 }
 
 #[cfg(test)]
