@@ -128,22 +128,11 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
                 }
                 weighed_lines(&mut s, r);
                 match &r.snapshot {
-                    SnapshotStatus::Mismatch { path, diff } => {
-                        let _ = writeln!(
-                            s,
-                            "      snapshot {} differs (`mcp-harness review` shows it and accepts or rejects the new one; or rerun with --update-snapshots)",
-                            path.display()
-                        );
+                    // The `snapshot` failure above says what differs and what to do.
+                    SnapshotStatus::Mismatch { diff, .. } => {
                         for line in diff.lines() {
                             let _ = writeln!(s, "        {line}");
                         }
-                    }
-                    SnapshotStatus::Missing { path } => {
-                        let _ = writeln!(
-                            s,
-                            "      snapshot {} is missing and --require-snapshots is set (run once without it, or with --update-snapshots, to write it)",
-                            path.display()
-                        );
                     }
                     SnapshotStatus::Created { path } => {
                         let _ =
@@ -434,10 +423,8 @@ impl Case {
         weighed_lines(&mut out, r);
         let mut body: Vec<String> = r.failures.iter().map(|f| format!("{}: {}", f.check, f.message)).collect();
         match &r.snapshot {
-            SnapshotStatus::Mismatch { path, diff } => {
-                body.push(format!("snapshot {} differs\n{diff}", path.display()))
-            }
-            SnapshotStatus::Missing { path } => body.push(format!("snapshot {} is missing", path.display())),
+            // The `snapshot` failure among the failures names the file; the diff follows it.
+            SnapshotStatus::Mismatch { diff, .. } => body.push(diff.clone()),
             SnapshotStatus::Withheld { path } => {
                 body.push(format!("no snapshot taken (the run failed): pending review as {}.new", path.display()))
             }

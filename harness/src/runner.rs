@@ -322,23 +322,40 @@ fn finish(
     // A third-party transcript that drifts from its snapshot is a change to review, not a
     // verdict: it rests on no spec sentence, and such transcripts record orders the spec
     // leaves open (two concurrent POSTs, a GET against a POST). The bundled client's
-    // transcript is SPEC.md's, so a drift fails it.
-    if let SnapshotStatus::Mismatch { path, .. } = &result.snapshot
-        && !scope.target.is_bundled()
-    {
-        result.notes.push(CheckResult {
-            check: "snapshot".into(),
-            message: format!(
-                "the wire transcript differs from {} (a change to review, not a verdict; --update-snapshots accepts it)",
-                path.display()
-            ),
-            level: Level::Project,
-            reference: None,
-        });
-    }
+    // transcript is SPEC.md's, so a drift fails it, listed with the run's failures (results
+    // and reports then show why a run with no failed check failed).
+    let snapshot_finding = |message: String| CheckResult {
+        check: "snapshot".into(),
+        message,
+        level: Level::Project,
+        reference: Some("SPEC.md: the bundled transports' wire behaviour, pinned by the committed snapshot".into()),
+        about: Vec::new(),
+    };
     let snapshot_ok = match &result.snapshot {
-        SnapshotStatus::Mismatch { .. } => !scope.target.is_bundled(),
-        SnapshotStatus::Missing { .. } => false,
+        SnapshotStatus::Mismatch { path, .. } if !scope.target.is_bundled() => {
+            result.notes.push(CheckResult {
+                reference: None,
+                ..snapshot_finding(format!(
+                    "the wire transcript differs from {} (a change to review, not a verdict; --update-snapshots accepts it)",
+                    path.display()
+                ))
+            });
+            true
+        }
+        SnapshotStatus::Mismatch { path, .. } => {
+            result.failures.push(snapshot_finding(format!(
+                "the wire transcript differs from {} (`mcp-harness review` shows the diff and accepts or rejects it; or rerun with --update-snapshots)",
+                path.display()
+            )));
+            false
+        }
+        SnapshotStatus::Missing { path } => {
+            result.failures.push(snapshot_finding(format!(
+                "the snapshot {} is missing and --require-snapshots is set (run once without it, or with --update-snapshots, to write it)",
+                path.display()
+            )));
+            false
+        }
         _ => true,
     };
     result.status = if result.failures.is_empty() && snapshot_ok { Status::Passed } else { Status::Failed };

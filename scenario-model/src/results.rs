@@ -175,6 +175,20 @@ pub struct CheckResult {
     /// The spec sentence or SPEC.md section it rests on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
+    /// The recorded wire events the check judged (its method's messages, the close or signal
+    /// it looks for), where any crossed the wire: what the HTML report marks in the run's
+    /// diagram and links from the failure. Empty when what the check looks for never came.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub about: Vec<WireAt>,
+}
+
+/// One recorded wire event of a run: where [`RunResult::wire`] holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WireAt {
+    /// The connection, 1-based (as transcripts number them).
+    pub connection: usize,
+    /// The event's index in that connection's records, 0-based.
+    pub event: usize,
 }
 
 fn unclassified() -> Level {
@@ -563,6 +577,7 @@ mod tests {
                 message: "m".into(),
                 level: Level::Must,
                 reference: Some("r".into()),
+                about: Vec::new(),
             }],
             warnings: Vec::new(),
             notes: Vec::new(),

@@ -56,7 +56,7 @@ use crate::scope::{Scope, TargetKind};
 use crate::transcript::Transcript;
 use mcp_scenario::basis::Level;
 use mcp_scenario::checks::Check;
-use mcp_scenario::results::{CheckResult, ClientOutcome, JudgedCheck, Judgement, Reportable};
+use mcp_scenario::results::{CheckResult, ClientOutcome, JudgedCheck, Judgement, Reportable, WireAt};
 use mcp_scenario::wire::WireEvent;
 use mcp_scenario::{Scenario, ServerStep};
 use serde_json::Value;
@@ -140,6 +140,33 @@ pub trait CheckKind {
     fn judges(&self, _scenario: &Scenario) -> Vec<String> {
         Vec::new()
     }
+
+    /// Whether a wire event (one of [`Connection::events`]) is one this check judges: what a
+    /// report marks when the check fails. By default the client's messages with a method of
+    /// [`CheckKind::judges`] (an HTTP method there matches requests by theirs).
+    ///
+    /// [`Connection::events`]: crate::transcript::Connection::events
+    fn concerns(&self, scenario: &Scenario, event: &WireEvent) -> bool {
+        let judged = self.judges(scenario);
+        !judged.is_empty() && sent_methods(event).iter().any(|m| judged.iter().any(|j| j == m))
+    }
+}
+
+/// The methods a client's event carries: its JSON-RPC method(s) (each of a batch's), and an
+/// HTTP request's own method.
+pub(crate) fn sent_methods(event: &WireEvent) -> Vec<&str> {
+    fn of_json(json: Option<&Value>) -> Vec<&str> {
+        match json {
+            Some(Value::Array(items)) => items.iter().filter_map(crate::transcript::method_of).collect(),
+            Some(v) => crate::transcript::method_of(v).into_iter().collect(),
+            None => Vec::new(),
+        }
+    }
+    match event {
+        WireEvent::FromClient { json, .. } => of_json(json.as_ref()),
+        WireEvent::HttpRequest { http_method, .. } => vec![http_method.as_str()],
+        _ => Vec::new(),
+    }
 }
 
 /// The one list of check kinds: runs `$body` with `$k` bound to the check's data, which
@@ -220,6 +247,11 @@ pub fn index_of_label(label: &str) -> Option<usize> {
     label.strip_prefix("check ")?.split_whitespace().next()?.parse::<usize>().ok()?.checked_sub(1)
 }
 
+/// What of a client's own report `check` reads (see [`CheckKind::reads_outcome`]).
+pub fn reads_outcome(check: &Check) -> Option<&'static str> {
+    with_kind!(check, k => k.reads_outcome())
+}
+
 /// Whether `check` holds by an absence (see [`CheckKind::holds_by_absence`]).
 pub fn holds_by_absence(check: &Check, run: &Run<'_>) -> bool {
     with_kind!(check, k => k.holds_by_absence(run))
@@ -250,6 +282,32 @@ pub fn plan_method(scenario: &Scenario, step: usize) -> Vec<String> {
         None => Vec::new(),
     }
 }
+
+/// The recorded events `check` judged on this run (see [`CheckKind::concerns`]), at most
+/// [`MAX_ABOUT`], in wire order per connection.
+pub fn about(check: &Check, run: &Run<'_>) -> Vec<WireAt> {
+    let mut found: Vec<WireAt> = Vec::new();
+    for c in run.transcript.connections() {
+        for (i, e) in c.events().iter().enumerate() {
+            if found.len() == MAX_ABOUT {
+                return found;
+            }
+            if with_kind!(check, k => k.concerns(run.scenario, e))
+                && let Some(event) = c.recorded_index(i)
+            {
+                let at = WireAt { connection: c.number(), event };
+                if found.last() != Some(&at) {
+                    found.push(at);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// How many events a verdict points at, at most (a client that re-sent a request thousands
+/// of times gets the first ones marked).
+pub const MAX_ABOUT: usize = 50;
 
 /// A check in words, for `mcp-harness explain`.
 pub fn explain(check: &Check) -> String {
@@ -332,10 +390,11 @@ fn evaluate_as(run: &Run<'_>, recording: bool) -> Evaluation {
             message,
             level: entry.level(),
             reference: entry.basis.as_ref().map(|b| b.reference.clone()),
+            about: Vec::new(),
         };
         match with_kind!(check, k => judge(k, run, recording, entry.level() == Level::Driver, &deadline)) {
             Judged::Held => {}
-            Judged::Unmet(message) => found.unmet.push(result(message)),
+            Judged::Unmet(message) => found.unmet.push(CheckResult { about: about(check, run), ..result(message) }),
             Judged::Unjudged(what) => found.unjudged.push(result(format!(
                 "not judged: the client said it cannot report {} (`cannot_report`)",
                 what.as_str()
@@ -519,7 +578,13 @@ mod tests {
         let unmet: Vec<CheckResult> =
             [Level::Must, Level::Should, Level::Project, Level::Unclassified, Level::Driver, Level::Robustness]
                 .into_iter()
-                .map(|level| CheckResult { check: level.to_string(), message: String::new(), level, reference: None })
+                .map(|level| CheckResult {
+                    check: level.to_string(),
+                    message: String::new(),
+                    level,
+                    reference: None,
+                    about: Vec::new(),
+                })
                 .collect();
         let names = |l: &[CheckResult]| l.iter().map(|r| r.check.clone()).collect::<Vec<_>>();
         let bundled = weigh(unmet.clone(), TargetKind::Bundled, false);

@@ -28,6 +28,10 @@ impl CheckKind for SignalCheck {
         !self.received
     }
 
+    fn concerns(&self, _scenario: &Scenario, event: &WireEvent) -> bool {
+        matches!(event, WireEvent::Signal { name, .. } if name.trim_start_matches("SIG") == self.name.trim_start_matches("SIG"))
+    }
+
     fn validate(&self, _scenario: &Scenario) -> Result<(), Invalid> {
         match mcp_scenario::signals::by_name(&self.name) {
             Some(_) => Ok(()),

@@ -21,6 +21,10 @@ impl CheckKind for StdinClosedCheck {
         matches!(failure, Failure::NeverStarted(_) | Failure::NotClosed(_))
     }
 
+    fn concerns(&self, _scenario: &mcp_scenario::Scenario, event: &WireEvent) -> bool {
+        matches!(event, WireEvent::StdinEof { .. })
+    }
+
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
         let n = self.connection.unwrap_or(1);
         let connection = run.transcript.connection(n).ok_or(Failure::NeverStarted(n))?;

@@ -57,6 +57,10 @@ impl CheckKind for StreamClosedCheck {
         matches!(failure, Failure::NeverOpened(_) | Failure::NeverEnded(_))
     }
 
+    fn concerns(&self, _scenario: &Scenario, event: &WireEvent) -> bool {
+        matches!(event, WireEvent::StreamEnd { .. })
+    }
+
     fn validate(&self, scenario: &Scenario) -> Result<(), Invalid> {
         match resolve(scenario, &self.stream) {
             None => Err(Invalid::NoSuchStream(self.stream.clone())),

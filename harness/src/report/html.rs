@@ -21,7 +21,7 @@
 use crate::report::Totals;
 use crate::transcript::Redactor;
 use mcp_scenario::WireEvent;
-use mcp_scenario::results::{CheckResult, JudgedCheck, RunResult, SnapshotStatus, StepOutcome};
+use mcp_scenario::results::{CheckResult, JudgedCheck, RunResult, SnapshotStatus, Status, StepOutcome, Verdict};
 use mcp_scenario::wire::Recorded;
 use serde::Serialize;
 use serde_json::Value;
@@ -37,6 +37,7 @@ pub fn page(results: &[RunResult], wall_ms: u64) -> String {
     let doc = Doc {
         totals: Totals::of(results),
         wall_ms,
+        wall: human_duration(wall_ms),
         runs: results.iter().enumerate().map(|(i, r)| RunView::of(i + 1, r)).collect(),
     };
     let mut data = serde_json::to_value(&doc).unwrap_or(Value::Null);
@@ -49,7 +50,7 @@ pub fn page(results: &[RunResult], wall_ms: u64) -> String {
          <header><h1>mcp-harness report</h1><p id=\"totals\"></p></header>\n\
          <noscript><p>This report draws its tables and diagrams with an inline script; \
          enable JavaScript for this file, or read results.json beside it.</p></noscript>\n\
-         <section id=\"filters\"></section>\n<table id=\"runs\"></table>\n\
+         <section id=\"chips\"></section>\n<section id=\"filters\"></section>\n<table id=\"runs\"></table>\n\
          <script type=\"application/json\" id=\"data\">{json}</script>\n\
          <script>\n{SCRIPT}</script>\n</body>\n</html>\n"
     )
@@ -78,7 +79,19 @@ fn script_safe(json: &str) -> String {
 struct Doc<'a> {
     totals: Totals,
     wall_ms: u64,
+    /// `wall_ms` for people.
+    wall: String,
     runs: Vec<RunView<'a>>,
+}
+
+/// A duration for people: `850 ms`, `4.2 s`, `9 min 0 s`, `1 h 2 min`.
+pub fn human_duration(ms: u64) -> String {
+    match ms {
+        0..1_000 => format!("{ms} ms"),
+        1_000..60_000 => format!("{:.1} s", ms as f64 / 1000.0),
+        60_000..3_600_000 => format!("{} min {} s", ms / 60_000, (ms % 60_000) / 1000),
+        _ => format!("{} h {} min", ms / 3_600_000, (ms % 3_600_000) / 60_000),
+    }
 }
 
 /// One run as the page shows it.
@@ -91,7 +104,14 @@ struct RunView<'a> {
     transport: &'static str,
     target: &'a str,
     status: &'static str,
+    /// The one badge the run gets: its status, with what its baseline says of it.
+    badge: String,
+    /// Where the run sorts (0 first): what fails the job, then what asks for a look, then
+    /// the rest ([`attention`]).
+    rank: u8,
     duration_ms: u64,
+    /// `duration_ms` for people.
+    duration: String,
     reason: Option<&'a str>,
     baseline: Option<&'static str>,
     failures: &'a [CheckResult],
@@ -121,7 +141,10 @@ impl<'a> RunView<'a> {
             transport: r.transport.as_str(),
             target: &r.target,
             status: r.status.as_str(),
+            badge: badge(r),
+            rank: attention(r),
             duration_ms: r.duration_ms,
+            duration: human_duration(r.duration_ms),
             reason: r.reason.as_deref(),
             baseline: r.baseline.map(|b| b.as_str()),
             failures: &r.failures,
@@ -138,6 +161,37 @@ impl<'a> RunView<'a> {
                 .map(|(i, events)| ConnectionView { number: i + 1, events: events_of(events) })
                 .collect(),
         }
+    }
+}
+
+/// A run's one badge: its status, and what its expected-failures baseline says when that
+/// adds something (an expected failure, a stale entry, a flaky run).
+fn badge(r: &RunResult) -> String {
+    let status = r.status.as_str().replace('_', " ");
+    let said = match r.baseline {
+        Some(Verdict::ExpectedFailure | Verdict::ExpectedNotExercised) => "expected (baseline)",
+        Some(Verdict::UnexpectedFailure | Verdict::UnexpectedNotExercised) => "not in the baseline",
+        Some(Verdict::StaleEntry) => "baseline entry stale",
+        Some(Verdict::Flaky) => "flaky (baseline)",
+        Some(Verdict::Pass | Verdict::Skipped) | None => return status,
+    };
+    format!("{status} · {said}")
+}
+
+/// How urgently a run asks to be read, 0 first: it fails the job (a failure, an error, a
+/// run not exercised, a stale baseline entry — unless its baseline expects it), it asks for
+/// a look (warned; expected by the baseline), it passed, it was not judged.
+fn attention(r: &RunResult) -> u8 {
+    let expected =
+        matches!(r.baseline, Some(Verdict::ExpectedFailure | Verdict::ExpectedNotExercised | Verdict::Flaky));
+    match r.status {
+        _ if r.baseline == Some(Verdict::StaleEntry) => 0,
+        Status::Failed | Status::Error if !expected => 0,
+        Status::NotExercised if !expected => 1,
+        Status::Warned => 2,
+        Status::Failed | Status::Error | Status::NotExercised => 3,
+        Status::Passed => 4,
+        Status::NotApplicable | Status::Skipped | Status::Pending | Status::NotRun => 5,
     }
 }
 
@@ -231,6 +285,8 @@ pub struct Event {
     pub exchange: Option<u64>,
     /// Whether it belongs to a GET (the listener's stream, or a legacy SSE stream).
     pub get: bool,
+    /// Its index among the connection's records: what a verdict's `about` points at.
+    pub at: usize,
 }
 
 /// The diagram events of one connection's records, in wire order.
@@ -243,7 +299,7 @@ pub fn events_of(recorded: &[WireEvent]) -> Vec<Event> {
     // the mark after that output, unless the mock was killed before recording one.
     let marked_after_output =
         recorded.iter().any(|e| matches!(e, WireEvent::Script { finished: true, output_follows: false, .. }));
-    for e in recorded {
+    for (at, e) in recorded.iter().enumerate() {
         let t_us = time_of(e).unwrap_or(last_us);
         let dt_ms = t_us.saturating_sub(last_us) as f64 / 1000.0;
         last_us = t_us;
@@ -264,6 +320,7 @@ pub fn events_of(recorded: &[WireEvent]) -> Vec<Event> {
             detail,
             exchange,
             get: exchange.is_some_and(|x| gets.contains(&x)),
+            at,
         });
     }
     out
@@ -511,6 +568,40 @@ mod tests {
             body: None,
             json: Some(json),
         }
+    }
+
+    #[test]
+    fn durations_read_as_people_say_them() {
+        let said: Vec<String> = [0, 999, 1_000, 4_250, 59_999, 540_206, 3_725_000].map(human_duration).into();
+        assert_eq!(said, ["0 ms", "999 ms", "1.0 s", "4.2 s", "60.0 s", "9 min 0 s", "1 h 2 min"]);
+    }
+
+    #[test]
+    fn a_run_gets_one_badge_and_failures_sort_first() {
+        let run = |status: Status, baseline: Option<Verdict>| {
+            let mut r: RunResult = serde_json::from_value(serde_json::json!({
+                "scenario": "s", "path": "s.yaml", "transport": "stdio", "status": "passed"
+            }))
+            .expect("a run");
+            (r.status, r.baseline) = (status, baseline);
+            r
+        };
+        let expected = run(Status::Failed, Some(Verdict::ExpectedFailure));
+        assert_eq!(badge(&expected), "failed · expected (baseline)");
+        assert_eq!(badge(&run(Status::Passed, Some(Verdict::Pass))), "passed");
+        let ranks: Vec<u8> = [
+            run(Status::Failed, None),
+            run(Status::NotExercised, None),
+            run(Status::Warned, None),
+            expected,
+            run(Status::Passed, Some(Verdict::StaleEntry)),
+            run(Status::Passed, None),
+            run(Status::Skipped, None),
+        ]
+        .iter()
+        .map(attention)
+        .collect();
+        assert_eq!(ranks, [0, 1, 2, 3, 0, 4, 5]);
     }
 
     #[test]

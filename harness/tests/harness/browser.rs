@@ -4,7 +4,11 @@
 //! sequence diagram per run with both lanes and arrows each way. A screenshot of the page is
 //! saved as `reports/report-screenshot.png`.
 //!
-//! Without Chromium the test says what to install and passes as skipped, except under
+//! A second test plants one failing check and one snapshot that differs among passing runs:
+//! the page must open on them, list them first, mark the wire event the failed check is about
+//! and link it, and show the snapshot-only failure as a failure with its diff.
+//!
+//! Without Chromium the tests say what to install and passes as skipped, except under
 //! `CI=true` (or `CI=1`), where `.ci/run` installs it, so its absence fails.
 
 use assert_cmd::Command;
@@ -103,9 +107,10 @@ fn diagrams(dom: &str) -> Vec<(String, &str)> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_report_draws_each_transport_as_a_sequence_diagram_in_chromium() {
-    let Some(browser) = chromium() else {
+/// The browser, or `None` after saying on stderr how to install it (a failure under CI).
+fn browser_or_skip(test: &str) -> Option<PathBuf> {
+    let found = chromium();
+    if found.is_none() {
         assert!(
             !under_ci(),
             "Chromium is not installed and CI is set: the browser test must run in CI \
@@ -114,10 +119,16 @@ async fn the_report_draws_each_transport_as_a_sequence_diagram_in_chromium() {
         // Straight to stderr, past the test harness's capture: a skip must be seen in `make test`.
         let _ = writeln!(
             std::io::stderr(),
-            "SKIPPED the_report_draws_each_transport_as_a_sequence_diagram_in_chromium: Chromium is not \
-             installed. Install it to run this test: `apt-get install -y chromium` (Debian/Ubuntu), or set \
-             MCP_HARNESS_CHROMIUM to a Chromium or Chrome binary."
+            "SKIPPED {test}: Chromium is not installed. Install it to run this test: `apt-get install -y \
+             chromium` (Debian/Ubuntu), or set MCP_HARNESS_CHROMIUM to a Chromium or Chrome binary."
         );
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_report_draws_each_transport_as_a_sequence_diagram_in_chromium() {
+    let Some(browser) = browser_or_skip("the_report_draws_each_transport_as_a_sequence_diagram_in_chromium") else {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
@@ -175,4 +186,108 @@ async fn the_report_draws_each_transport_as_a_sequence_diagram_in_chromium() {
     );
     let target = workspace().join("reports/report-screenshot.png");
     std::fs::write(&target, png).unwrap_or_else(|e| panic!("writing {}: {e}", target.display()));
+}
+
+/// The `<tr class="run" …>` rows of the dumped DOM's run table, in page order: (id, hidden).
+fn run_rows(dom: &str) -> Vec<(String, bool)> {
+    dom.match_indices("<tr class=\"run")
+        .map(|(i, _)| {
+            let head = &dom[i..i + dom[i..].find('>').unwrap_or(0)];
+            let id = head.split("id=\"").nth(1).and_then(|s| s.split('"').next()).unwrap_or_default().to_string();
+            (id, head.contains(" hidden"))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_report_puts_failures_first_and_marks_the_event_a_failed_check_is_about() {
+    let Some(browser) = browser_or_skip("the_report_puts_failures_first_and_marks_the_event_a_failed_check_is_about")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenarios = dir.path().join("scenarios");
+    std::fs::create_dir(&scenarios).expect("mkdir");
+    // Two passing runs, one planted failing check (the client's tools/list is the event it
+    // is about), one snapshot edited so that the run fails on its snapshot alone.
+    for (_, path) in SCENARIOS {
+        let from = workspace().join(path);
+        let name = from.file_name().expect("name").to_owned();
+        std::fs::copy(&from, scenarios.join(&name)).expect("copy scenario");
+        std::fs::copy(from.with_extension("snap"), scenarios.join(&name).with_extension("snap")).expect("copy snap");
+    }
+    let planted = workspace().join(SCENARIOS[0].1);
+    let yaml = std::fs::read_to_string(&planted).expect("read");
+    std::fs::write(
+        scenarios.join("planted-failure.yaml"),
+        yaml.replacen("name: blank-lines-skipped", "name: planted-failure", 1)
+            + "  - not_sent: {method: tools/list}\n    must: \"planted: fails whenever the client lists tools\"\n",
+    )
+    .expect("write planted");
+    let snap = scenarios.join("get-listener-delivers-messages.snap");
+    let text = std::fs::read_to_string(&snap).expect("read snap");
+    assert!(text.contains("list_changed"), "the http snapshot changed; pick another line to edit");
+    std::fs::write(&snap, text.replacen("list_changed", "list_CHANGED", 1)).expect("edit snap");
+
+    let reports = dir.path().join("reports");
+    Command::cargo_bin("mcp-harness")
+        .expect("binary built")
+        .current_dir(workspace())
+        .arg("run")
+        .arg(&scenarios)
+        .args(["--reports", reports.to_str().expect("utf8")])
+        .env("CI", "1")
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .code(1);
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(reports.join("results.json")).expect("results.json"))
+            .expect("json");
+    let runs = results["runs"].as_array().expect("runs");
+    let n_of = |name: &str| runs.iter().position(|r| r["scenario"] == name).expect(name) + 1;
+    let (planted_n, snap_n) = (n_of("planted-failure"), n_of("get-listener-delivers-messages"));
+    // A snapshot-only failure is a failure in results.json too.
+    let snap_failures = &runs[snap_n - 1]["failures"];
+    assert_eq!(snap_failures[0]["check"], "snapshot", "{snap_failures}");
+    let about = &runs[planted_n - 1]["failures"][0]["about"][0];
+    assert!(about["event"].is_u64(), "the planted failure points at no event: {}", runs[planted_n - 1]);
+
+    let url = format!("file://{}", reports.join("index.html").display());
+    // Opened plain: the two failures first, the passing runs filtered out, chips counted.
+    let dom = headless(&browser, &dir.path().join("p1"), &["--dump-dom".into()], &url).await;
+    assert!(dom.contains("data-ready=\"true\""), "the page's script did not finish:\n{dom}");
+    let rows = run_rows(&dom);
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    let first: Vec<&str> = rows[..2].iter().map(|(id, _)| id.as_str()).collect();
+    for n in [planted_n, snap_n] {
+        assert!(first.contains(&format!("run-{n}").as_str()), "run {n} is not listed first: {rows:?}");
+    }
+    assert!(rows[..2].iter().all(|(_, hidden)| !hidden), "a failure is hidden: {rows:?}");
+    assert!(rows[2..].iter().all(|(_, hidden)| *hidden), "passing runs are shown on opening: {rows:?}");
+    assert!(dom.contains(">2 failed</button>") && dom.contains(">2 passed</button>"), "count chips missing");
+
+    // The planted failure opened: its event marked, named, and linked from the failure.
+    let dom =
+        headless(&browser, &dir.path().join("p2"), &["--dump-dom".into()], &format!("{url}#run-{planted_n}")).await;
+    let ev_id = format!("ev-{planted_n}-{}-{}", about["connection"], about["event"]);
+    let marked = dom.find(&format!("id=\"{ev_id}\"")).map(|i| &dom[dom[..i].rfind('<').unwrap_or(0)..i]);
+    assert!(
+        marked.is_some_and(|head| head.contains(" about\"") && head.contains("request")),
+        "event {ev_id} is not marked: {marked:?}"
+    );
+    assert!(dom.contains("data-about=\"check 3 (not_sent)\""), "the marked event does not name its check");
+    assert!(dom.contains(&format!("href=\"#{ev_id}\"")), "the failure does not link to its event");
+    let marked_events = dom
+        .match_indices("<div class=\"ev ")
+        .filter(|(i, _)| dom[*i..*i + dom[*i..].find('>').unwrap_or(0)].contains(" about\""))
+        .count();
+    assert_eq!(marked_events, 1, "more than the one tools/list event is marked");
+
+    // The snapshot-only failure: listed under Failures, with the diff right after.
+    let dom = headless(&browser, &dir.path().join("p3"), &["--dump-dom".into()], &format!("{url}#run-{snap_n}")).await;
+    let detail = &dom[dom.find("class=\"run-detail\"").expect("opened")..];
+    let failures = detail.find(">Failures<").expect("a Failures section");
+    let diff = detail.find("class=\"diff\"").expect("the diff");
+    assert!(failures < diff && detail[failures..diff].contains("snapshot: the wire transcript differs"), "{detail}");
+    assert!(detail[diff..].contains("list_CHANGED"), "the diff does not show the edited line");
 }

@@ -67,14 +67,16 @@ pub struct Connection {
     number: usize,
     recorded: Vec<WireEvent>,
     view: Vec<WireEvent>,
+    /// For each event of `view`, the index of the record it comes from.
+    view_origin: Vec<usize>,
     upstream: usize,
 }
 
 impl Connection {
     /// A connection's records, numbered from 1.
     pub fn new(number: usize, recorded: Vec<WireEvent>) -> Self {
-        let view = message_view(&recorded);
-        Connection { number, recorded, view, upstream: 1 }
+        let (view, view_origin) = message_view(&recorded);
+        Connection { number, recorded, view, view_origin, upstream: 1 }
     }
 
     /// Which mock served it: 1, or 2 for nginx's second upstream (`via: nginx:
@@ -107,6 +109,13 @@ impl Connection {
     /// events, in wire order. What checks read.
     pub fn events(&self) -> &[WireEvent] {
         &self.view
+    }
+
+    /// The index in [`Connection::recorded`] of the record that [`Connection::events`]'
+    /// `view_index`-th event comes from (an HTTP request for the message its body carries):
+    /// how a verdict points at the event a report draws.
+    pub fn recorded_index(&self, view_index: usize) -> Option<usize> {
+        self.view_origin.get(view_index).copied()
     }
 
     /// The client's JSON messages on this connection, in wire order.
@@ -249,15 +258,16 @@ impl Transcript {
 /// A POST refused with a non-2xx status ends its request's life on the wire (the client
 /// may re-send it with the same id, e.g. after an auth refresh), so the refusal is viewed
 /// as a `ToClient` error for that id.
-fn message_view(events: &[WireEvent]) -> Vec<WireEvent> {
+fn message_view(events: &[WireEvent]) -> (Vec<WireEvent>, Vec<usize>) {
     let mut out = Vec::with_capacity(events.len());
+    let mut origin = Vec::with_capacity(events.len());
     let mut request_ids: HashMap<u64, Value> = HashMap::new();
     let to_client = |t_us: u64, text: String, why: &str| WireEvent::ToClient {
         t_us,
         bytes: Recorded::of(format!("{text}\n").as_bytes()),
         why: why.to_string(),
     };
-    for e in events {
+    for (i, e) in events.iter().enumerate() {
         out.push(e.clone());
         match e {
             WireEvent::HttpResponse { t_us, exchange, status, .. } if !(200..300).contains(status) => {
@@ -292,8 +302,9 @@ fn message_view(events: &[WireEvent]) -> Vec<WireEvent> {
             }
             _ => {}
         }
+        origin.resize(out.len(), i);
     }
-    out
+    (out, origin)
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use crate::scope::Scope;
 use crate::transcript::Connection;
 use mcp_scenario::Revision;
 use mcp_scenario::basis::Level;
-use mcp_scenario::results::CheckResult;
+use mcp_scenario::results::{CheckResult, WireAt};
 use serde_json::Value;
 use std::fmt;
 
@@ -73,6 +73,15 @@ pub enum At {
     End,
 }
 
+impl At {
+    /// The recorded event this place is, when it is one.
+    fn wire(self, run: &Run<'_>) -> Option<WireAt> {
+        let At::Connection(connection, Some((event, _))) = self else { return None };
+        let event = run.transcript.connection(connection)?.recorded_index(event)?;
+        Some(WireAt { connection, event })
+    }
+}
+
 /// Judges every rule that applies; the violations in run order.
 pub fn judge(run: &Run<'_>) -> Vec<CheckResult> {
     fn collect<R: Rule>(rule: &R, run: &Run<'_>, found: &mut Vec<(At, CheckResult)>) {
@@ -84,7 +93,8 @@ pub fn judge(run: &Run<'_>) -> Vec<CheckResult> {
             let (level, reference) = rule.basis(run);
             found.extend(violations.into_iter().map(|(at, v)| {
                 let check = format!("always: {}", R::NAME);
-                (at, CheckResult { check, message: v.to_string(), level, reference: reference.clone() })
+                let about = at.wire(run).into_iter().collect();
+                (at, CheckResult { check, message: v.to_string(), level, reference: reference.clone(), about })
             }));
         }
     }

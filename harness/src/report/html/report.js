@@ -12,11 +12,33 @@
   }
   function add(parent, child) { parent.appendChild(child); return child; }
   function ms(x) { return x >= 100 ? x.toFixed(0) + " ms" : x.toFixed(1) + " ms"; }
+  // Statuses a filter or chip stands for.
+  const GROUPS = {
+    failed: ["failed", "error"], attention: ["failed", "error", "not_exercised", "warned"],
+    skipped: ["skipped", "not_applicable", "pending", "not_run"],
+  };
 
   const t = data.totals;
   document.getElementById("totals").textContent =
     data.runs.length + " runs: " + t.passed + " passed, " + t.warn_only + " warned, " + t.failed + " failed, " + t.skipped + " skipped, " +
-    t.error + " errors, " + t.not_exercised + " not exercised, " + t.not_applicable + " not applicable; " + t.warned + " with warnings, " + t.noted + " with notes; wall time " + ms(data.wall_ms) + ".";
+    t.error + " errors, " + t.not_exercised + " not exercised, " + t.not_applicable + " not applicable; " + t.warned + " with warnings, " + t.noted + " with notes; wall time " + data.wall + ".";
+
+  // Count chips, failures first: each shows its runs.
+  const chips = document.getElementById("chips");
+  const count = statuses => data.runs.filter(r => statuses.includes(r.status)).length;
+  const chipList = [
+    ["attention", "need a look", count(GROUPS.attention)], ["failed", "failed", count(GROUPS.failed)], ["warned", "warned", count(["warned"])],
+    ["not_exercised", "not exercised", count(["not_exercised"])], ["skipped", "skipped or n/a", count(GROUPS.skipped)],
+    ["passed", "passed", count(["passed"])], ["", "all", data.runs.length],
+  ];
+  const chipButtons = [];
+  for (const [value, text, n] of chipList) {
+    if (!n && value) continue;
+    const b = add(chips, el("button", "chip " + (value || "all"), n + " " + text));
+    b.dataset.filter = value;
+    b.addEventListener("click", () => { byStatus.value = value; applyFilters(); });
+    chipButtons.push(b);
+  }
 
   // Filters: status, transport, text.
   const filters = document.getElementById("filters");
@@ -26,7 +48,7 @@
     for (const [value, text] of options) { const o = add(s, el("option", null, text)); o.value = value; }
     return s;
   }
-  const byStatus = select("status", [["", "all"], ["not-passed", "not passed"], ["passed", "passed"], ["warned", "warned"], ["failed", "failed"],
+  const byStatus = select("status", [["", "all"], ["attention", "needs a look (failed, not exercised, warned)"], ["not-passed", "not passed"], ["passed", "passed"], ["warned", "warned"], ["failed", "failed"],
     ["not_exercised", "not exercised"], ["not_applicable", "not applicable"], ["skipped", "skipped"], ["error", "error"],
     ["warn", "with warnings"], ["note", "with notes"]]);
   const transports = Array.from(new Set(data.runs.map(r => r.transport))).sort();
@@ -44,7 +66,9 @@
   for (const h of ["#", "scenario", "transport", "target", "status", "duration"]) add(head, el("th", null, h));
   const body = add(table, el("tbody"));
   const rows = [];
-  for (const run of data.runs) {
+  // Failures first (the rank says how urgently a run asks to be read), then file order.
+  const ordered = data.runs.slice().sort((a, b) => a.rank - b.rank || a.n - b.n);
+  for (const run of ordered) {
     const tr = add(body, el("tr", "run"));
     tr.id = "run-" + run.n;
     tr.dataset.status = run.status;
@@ -54,11 +78,13 @@
     add(tr, el("td", null, run.transport));
     add(tr, el("td", null, run.target));
     const status = add(tr, el("td"));
-    add(status, el("span", "badge " + run.status, run.status.replace(/_/g, " ")));
-    if (run.warnings.length) add(status, el("span", "badge warn", "warn " + run.warnings.length));
-    if (run.notes.length) add(status, el("span", "badge note", "note " + run.notes.length));
-    if (run.baseline) add(status, el("span", "badge baseline", run.baseline.replace(/_/g, " ")));
-    add(tr, el("td", "num", run.duration_ms + " ms"));
+    const expected = run.baseline === "expected_failure" || run.baseline === "expected_not_exercised";
+    add(status, el("span", "badge " + run.status + (expected ? " expected" : ""), run.badge));
+    const extra = [];
+    if (run.warnings.length) extra.push(run.warnings.length + " warning" + (run.warnings.length > 1 ? "s" : ""));
+    if (run.notes.length) extra.push(run.notes.length + " note" + (run.notes.length > 1 ? "s" : ""));
+    if (extra.length) add(status, el("span", "meta", extra.join(", ")));
+    add(tr, el("td", "num", run.duration));
     const detailRow = add(body, el("tr", "detail"));
     detailRow.hidden = true;
     const cell = add(detailRow, el("td"));
@@ -73,9 +99,10 @@
   function matches(row) {
     const r = row.run, s = byStatus.value;
     if (s === "not-passed" && r.status === "passed") return false;
+    if (GROUPS[s] && !GROUPS[s].includes(r.status)) return false;
     if (s === "warn" && !r.warnings.length) return false;
     if (s === "note" && !r.notes.length) return false;
-    if (["passed", "warned", "failed", "not_exercised", "not_applicable", "skipped", "error"].includes(s) && r.status !== s) return false;
+    if (["passed", "warned", "not_exercised", "not_applicable", "error"].includes(s) && r.status !== s) return false;
     if (byTransport.value && r.transport !== byTransport.value) return false;
     const q = byText.value.trim().toLowerCase();
     return !q || row.haystack.includes(q);
@@ -89,6 +116,7 @@
       n += ok ? 1 : 0;
     }
     shown.textContent = n + " of " + rows.length + " shown";
+    for (const b of chipButtons) b.classList.toggle("active", b.dataset.filter === byStatus.value);
   }
   for (const f of [byStatus, byTransport]) f.addEventListener("change", applyFilters);
   byText.addEventListener("input", applyFilters);
@@ -102,23 +130,47 @@
     row.tr.classList.toggle("open", yes);
   }
 
-  function findings(parent, title, list) {
+  // The id of a drawn wire event: what a finding links to.
+  function evId(run, connection, at) { return "ev-" + run.n + "-" + connection + "-" + at; }
+  function link(parent, href, text) {
+    const a = add(parent, el("a", "jump", text));
+    a.href = "#" + href;
+    a.addEventListener("click", ev => {
+      ev.preventDefault();
+      const target = document.getElementById(href);
+      if (!target) return;
+      target.scrollIntoView({ block: "center" });
+      target.classList.remove("flash"); void target.offsetWidth; target.classList.add("flash");
+    });
+    return a;
+  }
+  function findings(parent, run, title, list) {
     if (!list.length) return;
     add(parent, el("h3", null, title));
     const ul = add(parent, el("ul", "findings"));
     for (const f of list) {
       const li = add(ul, el("li", f.level, f.check + ": " + f.message));
       if (f.reference) add(li, el("div", "meta", f.level + ": " + f.reference));
+      const about = f.about || [];
+      if (about.length) {
+        const m = add(li, el("div", "meta"));
+        link(m, evId(run, about[0].connection, about[0].event),
+          about.length > 1 ? "show on the wire (" + about.length + " events, marked ◆)" : "show on the wire (marked ◆)");
+      } else if (f.check === "snapshot" && run.snapshot.diff) {
+        link(add(li, el("div", "meta")), "snap-" + run.n, "show the diff");
+      }
     }
   }
 
   function draw(cell, run) {
     const d = add(cell, el("div", "run-detail"));
-    add(d, el("div", "meta", run.path + " · " + run.transport + " · " + run.target + " · " + run.duration_ms + " ms"));
+    add(d, el("div", "meta", run.path + " · " + run.transport + " · " + run.target + " · " + run.duration));
     if (run.reason) add(d, el("p", null, run.reason));
-    findings(d, "Failures", run.failures);
-    findings(d, "Warnings (unmet SHOULDs)", run.warnings);
-    findings(d, "Notes (rules of our SPEC.md, not MCP's)", run.notes);
+    findings(d, run, "Failures", run.failures);
+    findings(d, run, "Warnings (unmet SHOULDs)", run.warnings);
+    findings(d, run, "Notes (rules of our SPEC.md, not MCP's)", run.notes);
+    // A snapshot that fails the run is read next to its failure, before the rest.
+    if (run.snapshot.diff && run.status === "failed") snapshot(d, run);
     if (run.checks.length) {
       add(d, el("h3", null, "Checks"));
       const tb = add(d, el("table", "checks"));
@@ -151,7 +203,12 @@
       "Click an event for its recorded bytes."));
     if (!run.connections.length) add(d, el("p", "meta", "nothing was recorded"));
     for (const c of run.connections) diagram(d, run, c);
-    add(d, el("h3", null, "Snapshot: " + run.snapshot.state + (run.snapshot.path ? " (" + run.snapshot.path + ")" : "")));
+    if (!(run.snapshot.diff && run.status === "failed")) snapshot(d, run);
+  }
+
+  function snapshot(d, run) {
+    const h = add(d, el("h3", null, "Snapshot: " + run.snapshot.state + (run.snapshot.path ? " (" + run.snapshot.path + ")" : "")));
+    h.id = "snap-" + run.n;
     if (run.snapshot.diff) {
       const pre = add(d, el("pre", "diff"));
       for (const line of run.snapshot.diff.split("\n")) {
@@ -173,13 +230,21 @@
     const names = add(lanes, el("div", "names"));
     add(names, el("span", "lane client", "client"));
     add(names, el("span", "lane mock", "mock"));
+    // The events a failed check (or unmet SHOULD) is about: marked, and linked from it.
+    const about = new Map();
+    for (const f of run.failures.concat(run.warnings)) {
+      for (const a of f.about || []) if (a.connection === c.number) about.set(a.event, (about.get(a.event) || []).concat(f.check));
+    }
     for (const e of c.events) {
-      const row = add(g, el("div", "ev " + e.direction + " " + e.kind + (e.get ? " get" : "")));
+      const marked = about.get(e.at);
+      const row = add(g, el("div", "ev " + e.direction + " " + e.kind + (e.get ? " get" : "") + (marked ? " about" : "")));
+      row.id = evId(run, c.number, e.at);
       row.dataset.kind = e.kind;
+      if (marked) row.dataset.about = marked.join("; ");
       add(row, el("span", "t", ms(e.t_ms)));
       add(row, el("span", "dt", "+" + ms(e.dt_ms)));
       const track = add(row, el("div", "track"));
-      track.title = e.label;
+      track.title = marked ? e.label + "\n◆ " + marked.join("; ") : e.label;
       if (e.direction === "client_to_mock" || e.direction === "mock_to_client") {
         add(track, el("div", "arrow"));
         add(track, el("span", "label", e.label));
@@ -194,12 +259,14 @@
     }
   }
 
+  // Opens on what needs a look, when anything does.
+  if (rows.some(r => r.run.rank <= 3)) byStatus.value = "attention";
   applyFilters();
   function fromHash() {
     const h = decodeURIComponent(location.hash.slice(1));
-    if (h === "all") rows.forEach(r => open(r, true));
+    if (h === "all") { byStatus.value = ""; applyFilters(); rows.forEach(r => open(r, true)); }
     const row = rows.find(r => r.tr.id === h);
-    if (row) { open(row, true); row.tr.scrollIntoView(); }
+    if (row) { row.tr.hidden = false; open(row, true); row.tr.scrollIntoView(); }
   }
   window.addEventListener("hashchange", fromHash);
   fromHash();
