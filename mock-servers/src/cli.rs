@@ -367,6 +367,17 @@ fn finish(runtime: tokio::runtime::Runtime, served: Result<ExitReason, MockError
     reason.code
 }
 
+/// The mock's own log lines (a record file it cannot write, a failed accept) go to stderr —
+/// for a host's stdio server, its server log — at `warn` and above, or as `MCP_MOCK_LOG`
+/// says (an `EnvFilter`, e.g. `MCP_MOCK_LOG=debug`). Never to stdout: that is the wire.
+fn log_to_stderr() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("MCP_MOCK_LOG").unwrap_or_else(|_| "warn".into());
+    // Already set (the mock run inside another program's process): that one's stays.
+    use std::io::IsTerminal as _;
+    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(colour).try_init();
+}
+
 /// Runs the CLI with the given arguments (the first is the program name) and returns the
 /// process exit code.
 pub fn run<I, T>(args: I) -> i32
@@ -381,6 +392,7 @@ where
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
+    log_to_stderr();
     match cli.command {
         Command::Stdio(args) => serve_stdio(args),
         Command::Serve(args) => serve_http(

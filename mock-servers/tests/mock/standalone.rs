@@ -1,8 +1,8 @@
 //! The mock run by a person, through the `mcp-mock` binary: `serve <scenario>` prints its
 //! URL, answers an HTTP client and stops cleanly on SIGTERM; `stdio <scenario>` takes the
 //! scenario positionally; `--record FILE` keeps the snapshot rendering current and the
-//! structured record beside it, so a SIGKILL loses neither. Every wait is on a printed line
-//! or the process's exit.
+//! structured record beside it, so a SIGKILL loses neither; the mock's own errors reach
+//! stderr. Every wait is on a printed line or the process's exit.
 
 use crate::support::head;
 use nix::sys::signal::{Signal, kill};
@@ -181,4 +181,32 @@ async fn stdio_takes_a_positional_scenario_and_its_recording_survives_sigkill() 
     assert!(rendering.contains("← {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[]}}"), "{rendering}");
     let events = mcp_mock::record::read_run(&dir.path().join("host.txt.wire"));
     assert_eq!(events.len(), 1, "one connection");
+}
+
+#[tokio::test]
+async fn the_mocks_own_errors_reach_stderr() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = scenario(dir.path(), &(head("2025-11-25", "http") + LIST));
+    let record = dir.path().join("session.txt");
+    let mut child = mock(&["serve", path.to_str().expect("utf8"), "--record", record.to_str().expect("utf8")])
+        .env_remove("MCP_MOCK_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut err = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let url = bounded("the URL line", out.next_line()).await.expect("read").expect("a line");
+    // The rendering can no longer be written where it was asked for: a directory is in the way.
+    std::fs::remove_file(&record).ok();
+    std::fs::create_dir(&record).expect("mkdir");
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    assert_eq!(post(&reqwest::Client::new(), &url, None, init).await.status(), 200);
+    let seen = stderr_until(&mut err, "cannot write the recording").await;
+    let line = seen.last().expect("a line");
+    assert!(line.contains("ERROR") && line.contains("Is a directory"), "{line}");
+    assert!(!line.contains('\u{1b}'), "colour codes on a stderr that is no terminal: {line:?}");
+    signal(&child, Signal::SIGTERM);
+    bounded("exit after SIGTERM", child.wait()).await.expect("wait");
 }
