@@ -23,6 +23,7 @@ use crate::checks::{self, Run, waits_for_client};
 use crate::transcript::{Connection, Transcript};
 use mcp_mock::ops::{self, Fault};
 use mcp_scenario::basis::Level;
+use mcp_scenario::checks::Check;
 use mcp_scenario::results::{JudgedCheck, Judgement, StepStatus};
 use mcp_scenario::wire::WireEvent;
 use mcp_scenario::{Scenario, ServerStep};
@@ -121,6 +122,37 @@ pub fn site(scenario: &Scenario) -> Option<Site> {
         .copied()
         .find(|(_, _, s)| matches!(s, ServerStep::Handshake(_)))
         .map(|at| make(at, Fault::InAnswer, false))
+}
+
+/// Whether a host — an application that connects on its own and runs no plan — can pass the
+/// scenario (the `host` tag): every wait of its script is one any client makes happen by
+/// connecting (the handshake, `initialize`, `notifications/initialized`, the answer to a
+/// request the mock sends), so the fault is met and the script runs to its end without a
+/// plan; no check with an MCP basis asks for a message beyond the handshake (a host need not
+/// list tools); and one of them is judged on the wire by what the client did, not by an
+/// absence (a third-party pass never rests on absences alone), since checks that read a
+/// plan's outcome are not applicable to a recording. Habits a host may or may not have
+/// (listing tools, opening the GET listener, closing stdin early) make no scenario a host's.
+pub fn host_can_pass(scenario: &Scenario) -> bool {
+    const HANDSHAKE: [&str; 2] = ["initialize", "notifications/initialized"];
+    let natural = |step: &ServerStep| match step {
+        ServerStep::Handshake(_) | ServerStep::ExpectResponse(_) => true,
+        ServerStep::Expect(e) => HANDSHAKE.contains(&e.method.as_str()),
+        step => !waits_for_client(step),
+    };
+    let mcp = || scenario.checks.iter().filter(|e| matches!(e.level(), Level::Must | Level::Should));
+    let by_absence = |c: &Check| matches!(c, Check::NotSent(_) | Check::NotNotified(_));
+    let asks_beyond_handshake = |c: &Check| {
+        !by_absence(c)
+            && checks::reads_outcome(c).is_none()
+            && checks::judged_messages(c, scenario).iter().any(|m| !HANDSHAKE.contains(&m.as_str()))
+    };
+    let judged_on_what_it_did = |c: &Check| !by_absence(c) && checks::reads_outcome(c).is_none();
+    scenario.pending.is_none()
+        && scenario.server.iter().any(|s| matches!(s, ServerStep::Handshake(_)) || waits_for_client(s))
+        && scenario.server.iter().all(natural)
+        && !mcp().any(|e| asks_beyond_handshake(&e.check))
+        && mcp().any(|e| judged_on_what_it_did(&e.check))
 }
 
 /// Whether the client met the fault, or where it stopped short.

@@ -85,8 +85,9 @@ struct Filters {
     #[arg(long, value_name = "REVISION", value_delimiter = ',', value_parser = Revision::parse)]
     revision: Vec<Revision>,
     /// Only scenarios carrying every one of these tags (area folder, basis level, pending,
-    /// slow; see `mcp-harness list --help`); `!TAG` keeps those without it, e.g.
-    /// `--tag '!slow'` for a quick pass. Default: no tag filter.
+    /// slow, host: a host that runs no plan can pass it); `!TAG` keeps those without it,
+    /// e.g. `--tag '!slow'` for a quick pass, `--tag host` for a real host. Default: no tag
+    /// filter.
     #[arg(long, value_name = "TAG", value_delimiter = ',')]
     tag: Vec<String>,
 }

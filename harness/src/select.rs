@@ -4,7 +4,8 @@
 //! A scenario has no `tags:` field: its tags are derived, so they can never drift from the
 //! file — the area folder it lives in (`stdio`, `http`, `regressions`, …), the bases its
 //! checks rest on (`must`, `should`, `project`, `driver`, `unclassified`), `pending` when
-//! it is marked so, and `slow` when its run deadline is [`SLOW_DEADLINE_MS`] or more. A tag
+//! it is marked so, `slow` when its run deadline is [`SLOW_DEADLINE_MS`] or more, and `host`
+//! when a host that runs no plan can pass it ([`crate::exercise::host_can_pass`]). A tag
 //! filter `!tag` keeps the scenarios *without* that tag (`--tag '!slow'`: a quick pass).
 
 use mcp_scenario::{Revision, Scenario, TransportName};
@@ -116,6 +117,9 @@ pub fn tags(path: &Path, scenario: &Scenario) -> BTreeSet<String> {
     }
     if scenario.deadline_ms >= SLOW_DEADLINE_MS {
         tags.insert("slow".into());
+    }
+    if crate::exercise::host_can_pass(scenario) {
+        tags.insert("host".into());
     }
     tags
 }

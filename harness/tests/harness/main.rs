@@ -12,6 +12,7 @@ mod cli;
 mod docs;
 mod external;
 mod hostile;
+mod hosts;
 mod hygiene;
 mod layout;
 mod margins;
