@@ -619,9 +619,12 @@ struct Plan {
 }
 
 impl Plan {
-    /// `connect` covers initialize, notifications/initialized and — when the server
-    /// advertised tools — the tools/list pages right after it (the bundled client's connect
-    /// sends them itself); each later request is a `request` step (`background` when the
+    /// `connect` covers initialize and notifications/initialized, nothing more: the plan is
+    /// what the recorded client did, whichever client it was, so each request after them —
+    /// a tools/list right after connecting too — is a `request` step (the bundled client,
+    /// which lists tools as it connects, leaves that to a plan that lists them itself, so
+    /// the recording replays unedited on it and on the client that made it); each request is
+    /// a `request` step (`background` when the
     /// client sent another before its answer; `timeout_ms` when it cancelled it); each other
     /// notification a `notify`; the client's close is `close`.
     fn build(&mut self, c: &ConnectionCapture, f: &mut Facts, speed: f64) {
@@ -632,37 +635,19 @@ impl Plan {
             _ => None,
         };
         self.steps.push(PlanStep::Connect { protocol_version });
-        let tools = f.init_result.as_ref().and_then(|r| r.pointer("/capabilities/tools")).is_some_and(|t| !t.is_null());
-        let mut connecting = true;
-        let mut initialized = false;
-        let mut listed = false;
         let mut outstanding: Vec<usize> = Vec::new();
         let mut index = 0;
         let mut closed = false;
         for e in &c.events {
             match e {
                 Captured::ClientLine { json: Some(v), t_us, .. } => match shape(v) {
-                    Some(Shape::Request { method, params, .. }) => {
+                    Some(Shape::Request { method, .. }) => {
                         let i = index;
                         index += 1;
-                        // The first tools/list, then only its next pages (a `cursor`).
-                        let cursor = params.and_then(|p| p.get("cursor")).is_some();
-                        let part_of_connect = method == "initialize"
-                            || (connecting
-                                && initialized
-                                && tools
-                                && method == "tools/list"
-                                && (!listed || cursor)
-                                && params
-                                    .is_none_or(|p| p.as_object().is_some_and(|o| o.keys().all(|k| k == "cursor"))));
-                        if method == "tools/list" {
-                            listed = true;
-                        }
-                        if part_of_connect {
+                        if method == "initialize" {
                             f.reqs[i].settled = true;
                             continue;
                         }
-                        connecting = false;
                         for &o in &outstanding {
                             f.reqs[o].background = true;
                             f.reqs[o].label.get_or_insert_with(|| format!("req-{}", o + 1));
@@ -670,7 +655,7 @@ impl Plan {
                         self.steps.push(PlanStep::Request(i));
                         outstanding.push(i);
                     }
-                    Some(Shape::Notification { method: "notifications/initialized", .. }) => initialized = true,
+                    Some(Shape::Notification { method: "notifications/initialized", .. }) => {}
                     Some(Shape::Notification { method: "notifications/cancelled", params }) => {
                         let id = params.and_then(|p| p.get("requestId")).map(Value::to_string).unwrap_or_default();
                         if let Some(&i) = f.by_id.get(&id)
@@ -688,7 +673,6 @@ impl Plan {
                         }
                     }
                     Some(Shape::Notification { method, params }) => {
-                        connecting = false;
                         self.steps.push(PlanStep::Notify { method: method.into(), params: params.cloned() })
                     }
                     _ => {}
@@ -752,10 +736,7 @@ impl Plan {
             let mut t = String::new();
             let _ = match s {
                 PlanStep::Connect { protocol_version } => {
-                    let _ = writeln!(
-                        t,
-                        "  # 1: initialize and notifications/initialized (and tools/list when the server has tools)"
-                    );
+                    let _ = writeln!(t, "  # 1: initialize and notifications/initialized");
                     let _ = writeln!(t, "  - op: connect");
                     match protocol_version {
                         Some(v) => writeln!(t, "    protocol_version: {}", q(v)),

@@ -483,14 +483,23 @@ impl Sender {
     }
 }
 
-/// The manager's policy a plan's `managed` asks for.
 /// Whether the bundled client ends its handshake with SPEC §6's `tools/list`: not where
 /// every `handshake` step leaves the capabilities to the mock. Those derived capabilities
 /// exist so that clients which use only negotiated capabilities call what the plan calls;
 /// they do not ask for a listing the script never serves (one there would meet the fault the
-/// script keeps for the plan's own request). A script that sets them on some connection, or
-/// answers `initialize` itself (a recording), gets the listing SPEC §6 promises.
+/// script keeps for the plan's own request). Nor where the plan lists tools itself right
+/// after connecting (a recording of a client that does, which is most SDK clients): the
+/// plan's request is the listing, as it was for the client recorded. A script that sets
+/// the capabilities on some connection, or answers `initialize` itself, gets the listing
+/// SPEC §6 promises.
 fn lists_tools_on_connect(scenario: &Scenario) -> bool {
+    let plan_lists = matches!(
+        scenario.client.get(1),
+        Some(mcp_scenario::ClientStep::Request { method, .. }) if method == "tools/list"
+    ) && matches!(scenario.client.first(), Some(mcp_scenario::ClientStep::Connect(_)));
+    if plan_lists {
+        return false;
+    }
     let handshakes = scenario.server.iter().filter_map(|s| match s {
         mcp_scenario::ServerStep::Handshake(h) => Some(h.capabilities.is_some()),
         _ => None,
@@ -503,6 +512,7 @@ fn lists_tools_on_connect(scenario: &Scenario) -> bool {
     sets || !derives
 }
 
+/// The manager's policy a plan's `managed` asks for.
 fn policy(m: &mcp_scenario::plan::Managed) -> ReconnectPolicy {
     ReconnectPolicy {
         base_delay: Duration::from_millis(m.base_delay_ms),

@@ -464,3 +464,62 @@ async fn an_http_session_through_the_proxy_replays_with_its_stream() {
     );
     assert!(replayed.transcript.contains("· #4 stream ended: clean"), "{}", replayed.transcript);
 }
+
+/// A session recorded from a client other than ours — the TypeScript SDK's, through
+/// `tests/fixtures/sdk-client.mjs`: connect, list tools, call one, close — replays unedited
+/// on that client (the typescript driver) and on the bundled client: the plan is what the
+/// recorded client did (its `tools/list` a plan step, not folded into `connect`), and the
+/// server command goes to `record` without `--`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_recorded_from_the_typescript_sdk_client_replays_on_it_and_on_bundled() {
+    let Some(server) = ts_example_server() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("ts-client-session.yaml");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sdk-client.mjs");
+    let mut client = tokio::process::Command::new("node");
+    client
+        .arg(&fixture)
+        .args(["session", "stdio", HARNESS, "record", "--speed", "10", "--out"])
+        .arg(&out)
+        .arg("node")
+        .arg(&server)
+        .env("TOOL_ARGS", r#"{"city": "Paris", "country": "FR"}"#)
+        .kill_on_drop(true);
+    let done = tokio::time::timeout(std::time::Duration::from_secs(30), client.output())
+        .await
+        .expect("the SDK client's session ends")
+        .expect("node runs");
+    let said = String::from_utf8_lossy(&done.stdout);
+    assert!(done.status.success() && said.contains("get_weather"), "{said}{}", String::from_utf8_lossy(&done.stderr));
+    let text = std::fs::read_to_string(&out).expect("the recorder wrote the scenario");
+    assert!(
+        text.contains("- op: request\n    method: \"tools/list\""),
+        "the client's tools/list is no plan step:\n{text}"
+    );
+
+    let bundled = replay(&out).await;
+    assert_eq!(bundled.status, Status::Passed, "bundled: {}\n\n{text}\n\n{}", failures(&bundled), bundled.transcript);
+
+    let run = std::process::Command::new(HARNESS)
+        .current_dir(REPO)
+        .arg("run")
+        .arg(&out)
+        .args(["--target", "cmd:clients/typescript/run", "--reports"])
+        .arg(dir.path().join("reports"))
+        .output()
+        .expect("mcp-harness run");
+    let said = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{said}{}", String::from_utf8_lossy(&run.stderr));
+    // The recorded checks carry no MCP basis (the recording pins what the client did, which
+    // MCP does not rule on), so the run is not applicable, not passed; what shows the replay
+    // held is each check's judgement.
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("reports/results.json")).expect("results.json"))
+            .expect("JSON");
+    let judged = results["runs"][0]["judged"].as_array().cloned().unwrap_or_default();
+    assert!(
+        judged.iter().any(|j| j["check"].as_str().is_some_and(|c| c.contains("(replays)")))
+            && judged.iter().all(|j| j["judgement"] == "held"),
+        "the typescript driver does not replay it as recorded: {judged:#?}\n{said}\n\n{text}"
+    );
+}
