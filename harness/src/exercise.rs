@@ -513,7 +513,8 @@ pub enum Evidence {
 /// client did, not only by an absence. A `robustness:` check is judged and warns, but a pass rests on no harm
 /// avoided alone: a scenario with nothing else is not applicable to a third-party client.
 pub fn evidence(run: &Run<'_>, site: Option<&Site>, judged: &[JudgedCheck]) -> Evidence {
-    let weighs = |l: Level| matches!(l, Level::Must | Level::Should | Level::Driver);
+    // A promise judges only the targets it binds; the runner marks it not applicable to others.
+    let weighs = |l: Level| matches!(l, Level::Must | Level::Should | Level::Driver | Level::Promise);
     let judgement = |name: &str| judged.iter().find(|j| j.check == name).map(|j| j.judgement);
     // Each check with an MCP basis this run judged, with its name and judgement.
     let applying: Vec<(String, &mcp_scenario::basis::CheckEntry, Judgement)> = run
@@ -539,7 +540,7 @@ pub fn evidence(run: &Run<'_>, site: Option<&Site>, judged: &[JudgedCheck]) -> E
     }
     if applying.is_empty() {
         let why = if run.scenario.checks.iter().any(|c| weighs(c.level())) {
-            "its checks with an MCP basis do not apply to this client (the bundled client's error texts and counters, or what the client said it cannot report)"
+            "its checks with an MCP basis do not apply to this client (the bundled client's error texts and counters, what the client said it cannot report, or a promise of another client's)"
         } else {
             "every check of this scenario rests on SPEC.md, the bundled client's own rules, none on an MCP sentence"
         };

@@ -69,6 +69,9 @@ pub fn explain(path: &Path, scenario: &Scenario) -> String {
     for (i, entry) in scenario.checks.iter().enumerate() {
         let _ = writeln!(s, "  {}. {}", i + 1, checks::explain(&entry.check));
         let basis = match &entry.basis {
+            Some(b) if !b.targets.is_empty() => {
+                format!("{}: {} [binds: {}]", b.level.as_str().to_uppercase(), b.reference, b.targets.join(", "))
+            }
             Some(b) => format!("{}: {}", b.level.as_str().to_uppercase(), b.reference),
             None => "unclassified: no basis written yet".into(),
         };
@@ -99,6 +102,9 @@ fn weight(level: Level) -> &'static str {
         Level::Must | Level::Unclassified | Level::Driver => "fails any client",
         Level::Should | Level::Robustness => "fails the bundled client; a warning for others (--strict fails them)",
         Level::Project => "fails the bundled client; a note for others",
+        Level::Promise => {
+            "a client's own documented promise, not an MCP rule: fails the targets it names; a note for others"
+        }
     }
 }
 

@@ -57,8 +57,11 @@ pub fn check(
     let deadline = crate::scope::Deadline { scenario_ms: scenario.deadline_ms, startup_ms: 0 };
     let scope = Scope { target: TargetKind::External, transport, revision: scenario.revision, deadline };
     let run = checks::Run { scenario, scope, outcome: &outcome, transcript: &transcript };
-    let judged = checks::evaluate_recording(&run);
-    let judged_list = checks::judged(&run, &judged);
+    let mut judged = checks::evaluate_recording(&run);
+    // A host is bound by a promise naming `host recording` (or `host`); no other is.
+    checks::promise::unbind(scenario, TARGET, &mut judged);
+    let mut judged_list = checks::judged(&run, &judged);
+    checks::promise::not_applicable(scenario, TARGET, &mut judged_list);
     let redactor =
         crate::transcript::Redactor::for_run(transcript.connections().iter().flat_map(|c| c.recorded()), &dir);
     let wire =

@@ -7,6 +7,7 @@ pub mod markdown;
 
 use crate::error::HarnessError;
 use crate::transcript::Redactor;
+use mcp_scenario::basis::Level;
 use mcp_scenario::results::{RunResult, SnapshotStatus, Status, Verdict};
 
 use quick_xml::escape::escape;
@@ -112,9 +113,7 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
                     if r.baseline == Some(Verdict::ExpectedNotExercised) { " (expected: baseline)" } else { "" };
                 let _ = writeln!(s, "NOT EXERCISED{expected}  {label} — {}", r.path.display());
                 let _ = writeln!(s, "      {}", r.reason.as_deref().unwrap_or(""));
-                for f in &r.failures {
-                    let _ = writeln!(s, "      {}: {}", f.check, f.message);
-                }
+                failure_lines(&mut s, r);
                 weighed_lines(&mut s, r);
             }
             Status::NotApplicable => {
@@ -123,9 +122,7 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
             Status::Failed => {
                 let expected = if r.baseline == Some(Verdict::ExpectedFailure) { " (expected: baseline)" } else { "" };
                 let _ = writeln!(s, "FAIL{expected}  {label} — {}", r.path.display());
-                for f in &r.failures {
-                    let _ = writeln!(s, "      {}: {}", f.check, f.message);
-                }
+                failure_lines(&mut s, r);
                 weighed_lines(&mut s, r);
                 match &r.snapshot {
                     // The `snapshot` failure above says what differs and what to do.
@@ -272,6 +269,21 @@ pub fn without_passes(summary: &str) -> String {
 }
 
 /// A third-party run's unmet SHOULDs and SPEC.md rules, each with what it rests on.
+/// A run's failures, one line each; one resting on a client's own promise says so below it,
+/// apart from MCP's rules.
+fn failure_lines(s: &mut String, r: &RunResult) {
+    for f in &r.failures {
+        let _ = writeln!(s, "      {}: {}", f.check, f.message);
+        if f.level == Level::Promise {
+            let _ = writeln!(
+                s,
+                "        (the client's own documented promise, not an MCP rule: {})",
+                f.reference.as_deref().unwrap_or("")
+            );
+        }
+    }
+}
+
 fn weighed_lines(s: &mut String, r: &RunResult) {
     for (what, list) in [("warning", &r.warnings), ("note", &r.notes)] {
         for f in list {

@@ -301,8 +301,11 @@ fn finish(
         Deadline { scenario_ms: scenario.deadline_ms, startup_ms: target.startup_allowance().as_millis() as u64 };
     let scope = Scope { target: target.kind(), transport: job.transport, revision: scenario.revision, deadline };
     let run = checks::Run { scenario, scope, outcome: &outcome, transcript: &transcript };
-    let judged = checks::evaluate(&run);
+    let mut judged = checks::evaluate(&run);
+    let target_text = target.to_string();
+    checks::promise::unbind(scenario, &target_text, &mut judged);
     result.judged = checks::judged(&run, &judged);
+    checks::promise::not_applicable(scenario, &target_text, &mut result.judged);
     let weighed = checks::weigh(judged.unmet, scope.target, config.strict);
     (result.failures, result.warnings, result.notes) = (weighed.failures, weighed.warnings, weighed.notes);
     result.notes.extend(judged.unjudged);

@@ -15,6 +15,19 @@
 //!
 //! A check without one is *unclassified*: judged as before the model existed (it fails
 //! every target) until someone reads the spec for it.
+//!
+//! A field bug often breaks no MCP sentence but a client's own documented promise (an SDK's
+//! docs, an accepted bug report). Such a check rests on `promise:`, with the URL it is
+//! written at and the targets it binds; it fails those targets, and is a note for any other
+//! client (the promise is not theirs), never an MCP verdict:
+//!
+//! ```yaml
+//!   - sent: {method: tools/list, count: 1}
+//!     promise:
+//!       url: "https://example.org/sdk/docs/client#caching"
+//!       says: "listTools() results are cached for the connection"
+//!       targets: [typescript/run]
+//! ```
 
 use crate::checks::Check;
 use schemars::JsonSchema;
@@ -45,6 +58,10 @@ pub enum Level {
     /// client, warns a third-party one (fails it under `--strict`), the same in every
     /// scenario. The always-on rules set it; a check writes it as `robustness: "<the harm>"`.
     Robustness,
+    /// A promise a client makes of itself (an SDK's documentation, an accepted bug report),
+    /// with its URL: fails the targets its `targets:` names, a note for every other client.
+    /// Never an MCP verdict: reports show it apart from MCP's rules.
+    Promise,
 }
 
 impl Level {
@@ -58,6 +75,7 @@ impl Level {
             Level::Unclassified => "unclassified",
             Level::Driver => "driver",
             Level::Robustness => "robustness",
+            Level::Promise => "promise",
         }
     }
 
@@ -85,8 +103,34 @@ pub struct Basis {
     /// How much a failure weighs.
     pub level: Level,
     /// For `must` / `should`: the revision, spec page and sentence; for `project`: the
-    /// SPEC.md section.
+    /// SPEC.md section; for `promise`: what the client promises, then its URL.
     pub reference: String,
+    /// For `promise`: the targets it binds (see [`Basis::binds`]); empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<String>,
+}
+
+impl Basis {
+    /// Whether this basis judges the target given as `target` (`--target` text): every basis
+    /// but `promise` does; a promise binds the targets whose text contains one of its
+    /// `targets:` (`typescript/run` binds `cmd:clients/typescript/run` and its `cmd+persistent:`
+    /// form, `bundled` the bundled client).
+    pub fn binds(&self, target: &str) -> bool {
+        self.level != Level::Promise || self.targets.iter().any(|t| target.contains(t.as_str()))
+    }
+}
+
+/// `promise:`'s mapping.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Promise {
+    /// Where the promise is written: the SDK's documentation page, the bug report.
+    url: String,
+    /// What it promises, in a sentence (quoted from the page where it can be).
+    says: String,
+    /// The targets it binds: text each `--target` it applies to contains, e.g.
+    /// `typescript/run`, `python/run-v2`, `bundled`.
+    targets: Vec<String>,
 }
 
 /// One item of a scenario's `checks:`: the check and, optionally, its basis.
@@ -123,7 +167,36 @@ impl<'de> Visitor<'de> for EntryVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CheckEntry, A::Error> {
         let (mut check, mut basis): (Option<Check>, Option<Basis>) = (None, None);
         while let Some(key) = map.next_key::<String>()? {
-            if let Some(level) = Level::from_key(&key) {
+            if key == "promise" {
+                if let Some(b) = &basis {
+                    return Err(de::Error::custom(format!(
+                        "`promise:` after `{}:`: a check rests on one basis; keep the stronger and drop the other",
+                        b.level
+                    )));
+                }
+                let p: Promise = map.next_value()?;
+                if !(p.url.starts_with("https://") || p.url.starts_with("http://")) {
+                    return Err(de::Error::custom(format!(
+                        "`promise.url` is {:?}: write the page the promise is written on, e.g. \"https://example.org/sdk/docs#caching\" (a promise without its source is no basis)",
+                        p.url
+                    )));
+                }
+                if p.says.trim().is_empty() {
+                    return Err(de::Error::custom(
+                        "`promise.says` is empty: write what the client promises, e.g. \"listTools() results are cached\"",
+                    ));
+                }
+                if p.targets.is_empty() || p.targets.iter().any(|t| t.trim().is_empty()) {
+                    return Err(de::Error::custom(
+                        "`promise.targets` is empty: name the clients it binds, e.g. [typescript/run] (text their --target contains)",
+                    ));
+                }
+                basis = Some(Basis {
+                    level: Level::Promise,
+                    reference: format!("{} ({})", p.says.trim(), p.url),
+                    targets: p.targets,
+                });
+            } else if let Some(level) = Level::from_key(&key) {
                 if let Some(b) = &basis {
                     return Err(de::Error::custom(format!(
                         "`{key}:` after `{}:`: a check rests on one basis; keep the stronger and drop the other",
@@ -145,15 +218,15 @@ impl<'de> Visitor<'de> for EntryVisitor {
                         }
                     )));
                 }
-                basis = Some(Basis { level, reference });
+                basis = Some(Basis { level, reference, targets: Vec::new() });
             } else if check.is_some() {
                 // A misspelt basis reads as a second check kind: say which basis it looks like.
-                let basis = ["must", "should", "project", "driver", "robustness"]
+                let basis = ["must", "should", "project", "driver", "robustness", "promise"]
                     .into_iter()
                     .find(|b| strsim::levenshtein(b, &key) <= 2);
                 return Err(de::Error::custom(match basis {
                     Some(b) => format!(
-                        "`{key}:` is no basis; did you mean `{b}:`? (a check rests on must, should, project, driver or robustness)"
+                        "`{key}:` is no basis; did you mean `{b}:`? (a check rests on must, should, project, driver, robustness or promise)"
                     ),
                     None => format!("`{key}`: one item holds one check; write it as its own `- {key}: …` item"),
                 }));
@@ -230,8 +303,16 @@ impl Serialize for CheckEntry {
                 m.serialize_entry(&k, &v)?;
             }
         }
-        if let Some(b) = &self.basis {
-            m.serialize_entry(b.level.as_str(), &b.reference)?;
+        match &self.basis {
+            Some(b) if b.level == Level::Promise => {
+                let (says, url) = b.reference.rsplit_once(" (").unwrap_or((&b.reference, ""));
+                let promise = serde_json::json!({
+                    "url": url.trim_end_matches(')'), "says": says, "targets": b.targets,
+                });
+                m.serialize_entry("promise", &promise)?;
+            }
+            Some(b) => m.serialize_entry(b.level.as_str(), &b.reference)?,
+            None => {}
         }
         m.end()
     }
@@ -279,12 +360,24 @@ impl JsonSchema for CheckEntry {
                 ),
             ),
         ];
+        let promise = serde_json::json!({
+            "type": "object",
+            "description": "A promise the client makes of itself (an SDK's documentation, an accepted bug report), not an MCP rule: fails the targets it names, a note for every other client.",
+            "additionalProperties": false,
+            "required": ["url", "says", "targets"],
+            "properties": {
+                "url": {"type": "string", "pattern": "^https?://", "description": "Where the promise is written: the SDK's documentation page, the bug report."},
+                "says": {"type": "string", "minLength": 1, "description": "What it promises, in a sentence (quoted from the page where it can be)."},
+                "targets": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}, "description": "The targets it binds: text each --target it applies to contains, e.g. typescript/run, python/run-v2, bundled."}
+            }
+        });
         if let Some(variants) = schema.get_mut("oneOf").and_then(|v| v.as_array_mut()) {
             for variant in variants {
                 if let Some(props) = variant.get_mut("properties").and_then(|p| p.as_object_mut()) {
                     for (k, v) in &keys {
                         props.insert((*k).into(), v.clone());
                     }
+                    props.insert("promise".into(), promise.clone());
                 }
             }
         }
@@ -309,6 +402,29 @@ mod tests {
         assert_eq!(entries[0].basis.as_ref().map(|b| b.reference.as_str()), Some("2025-11-25 basic/utilities/ping: …"));
         assert_eq!(entries[1].level(), Level::Unclassified);
         assert!(matches!(entries[1].check, Check::Sent(_)));
+    }
+
+    #[test]
+    fn a_promise_binds_the_targets_it_names() {
+        let entries = parse(
+            "- sent: {method: tools/list, count: 1}\n  promise:\n    url: \"https://example.org/sdk#cache\"\n    says: \"lists are cached\"\n    targets: [typescript/run, bundled]\n",
+        )
+        .expect("parses");
+        let basis = entries[0].basis.as_ref().expect("a basis");
+        assert_eq!(
+            (basis.level, basis.reference.as_str()),
+            (Level::Promise, "lists are cached (https://example.org/sdk#cache)")
+        );
+        assert!(basis.binds("cmd+persistent:clients/typescript/run") && basis.binds("bundled"));
+        assert!(!basis.binds("cmd+persistent:clients/typescript-v2/run") && !basis.binds("cmd:clients/rmcp/run"));
+        let back: Vec<CheckEntry> = parse(&serde_saphyr::to_string(&entries).expect("writes")).expect("reads back");
+        assert_eq!(back[0].basis, entries[0].basis);
+        let no_url = parse("- sent: {method: ping}\n  promise: {url: \"docs page\", says: a, targets: [x]}\n")
+            .expect_err("no URL");
+        assert!(no_url.contains("`promise.url`") && no_url.contains("https://"), "{no_url}");
+        let no_targets = parse("- sent: {method: ping}\n  promise: {url: \"https://x.org\", says: a, targets: []}\n")
+            .expect_err("none");
+        assert!(no_targets.contains("`promise.targets` is empty"), "{no_targets}");
     }
 
     #[test]

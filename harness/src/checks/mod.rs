@@ -42,6 +42,7 @@ mod not_notified;
 mod not_sent;
 mod notified;
 mod outcome;
+pub mod promise;
 mod replays;
 mod sent;
 mod sent_before;
@@ -512,7 +513,10 @@ pub fn weigh(unmet: Vec<CheckResult>, target: TargetKind, strict: bool) -> Weigh
     let mut w = Weighed::default();
     for r in unmet {
         match (target, r.level) {
-            (TargetKind::Bundled, _) | (_, Level::Must | Level::Unclassified | Level::Driver) => w.failures.push(r),
+            // A promise reaches here only for a target it binds (`promises::unbind` notes the rest).
+            (TargetKind::Bundled, _) | (_, Level::Must | Level::Unclassified | Level::Driver | Level::Promise) => {
+                w.failures.push(r)
+            }
             (TargetKind::External, Level::Should | Level::Robustness) if strict => w.failures.push(r),
             (TargetKind::External, Level::Should | Level::Robustness) => w.warnings.push(r),
             (TargetKind::External, Level::Project) => w.notes.push(r),

@@ -525,3 +525,35 @@ fn every_committed_baseline_loads() {
         assert!(names.iter().any(|n| n == client), "no clients/baselines/{client}.yml");
     }
 }
+
+/// A `promise:` (a client's own documented promise) fails the targets it names and is a note,
+/// "not this client's promise", for any other: the same unmet check either way.
+#[test]
+fn a_promise_fails_only_the_targets_it_names() {
+    let promise = |targets: &str| {
+        SCENARIO.replace("name: tiny", "name: promised").replace(
+            "  - outcome: {step: 2, ok: true}\n",
+            &format!(
+                "  - outcome: {{step: 2, ok: true}}\n  - not_sent: {{method: tools/list}}\n    promise: {{url: \"https://example.org/sdk#lists\", says: \"it never lists tools\", targets: [{targets}]}}\n"
+            ),
+        )
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = write_scenario(dir.path(), &promise("bundled"));
+    let run = || {
+        harness()
+            .args(["run", path.to_str().expect("utf8"), "--no-snapshots", "--reports"])
+            .arg(dir.path().join("reports"))
+            .env("CI", "1")
+            .assert()
+    };
+    run()
+        .code(1)
+        .stdout(predicate::str::contains("check 2 (not_sent): client sent tools/list").and(predicate::str::contains(
+        "(the client's own documented promise, not an MCP rule: it never lists tools (https://example.org/sdk#lists))",
+    )));
+    std::fs::write(&path, promise("typescript/run")).expect("rewrite");
+    run().code(0).stdout(predicate::str::contains(
+        "note: check 2 (not_sent): not this client's promise (it binds typescript/run), so no verdict here: client sent tools/list",
+    ));
+}

@@ -214,7 +214,7 @@ fn variant_problem(variant: &Variant, result: &RunResult) -> Option<String> {
     let names = |f: &CheckResult| f.level == variant.caught_as && f.message.contains(variant.message);
     let bit = match variant.caught_as {
         Level::Must => result.failures.iter().any(|f| counts(f) && f.message.contains(variant.message)),
-        Level::Driver => result.failures.iter().any(names),
+        Level::Driver | Level::Promise => result.failures.iter().any(names),
         Level::Should | Level::Robustness => result.warnings.iter().any(names),
         // A note is no verdict: a planted bug caught only as one is not caught.
         Level::Project | Level::Unclassified => false,

@@ -141,9 +141,15 @@ fn strongest<'a>(
         Level::Unclassified => 1,
         Level::Should | Level::Robustness => 2,
         Level::Project => 3,
+        Level::Promise => 4,
     };
     let entry = entries.min_by_key(|c| rank(c.level()))?;
     Some(match &entry.basis {
+        // A promise binds some targets only; the rule it lends its basis to judges every
+        // client, so it weighs as a rule of our own.
+        Some(b) if b.level == Level::Promise => {
+            (Level::Project, Some(format!("{what}, left unjudged: {}", b.reference)))
+        }
         Some(b) => (b.level, Some(format!("{what}, left unjudged: {}", b.reference))),
         None => (Level::Unclassified, None),
     })

@@ -150,7 +150,10 @@
     const ul = add(parent, el("ul", "findings"));
     for (const f of list) {
       const li = add(ul, el("li", f.level, f.check + ": " + f.message));
-      if (f.reference) add(li, el("div", "meta", f.level + ": " + f.reference));
+      if (f.reference) {
+        const basis = f.level === "promise" ? "the client's own documented promise, not an MCP rule" : f.level;
+        add(li, el("div", "meta", basis + ": " + f.reference));
+      }
       const about = f.about || [];
       if (about.length) {
         const m = add(li, el("div", "meta"));
