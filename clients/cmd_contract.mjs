@@ -19,7 +19,7 @@ const MAX_STRING = 4096;
 const NO_TIMEOUT = 2 ** 31 - 1;
 
 /** The driver contract version the Node drivers here are written against (clients/CONTRACT.md). */
-export const CONTRACT = "2026-12-05";
+export const CONTRACT = "2026-12-05.1";
 
 export function emit(obj) {
   process.stdout.write(JSON.stringify(obj) + "\n");
@@ -404,9 +404,11 @@ async function runStep(driver, step) {
     }
     case "abandon":
       throw new Unsupported(driver.refusals.abandon);
-    case "notify":
-      await requireClient().notification(step.params === undefined ? { method: step.method } : { method: step.method, params: step.params });
+    case "notify": {
+      const params = withPad(step.params, step.pad_params);
+      await requireClient().notification(params === undefined ? { method: step.method } : { method: step.method, params });
       return undefined;
+    }
     case "wait":
       await new Promise((r) => setTimeout(r, step.ms));
       return undefined;

@@ -259,7 +259,7 @@ IMPLEMENTED: dict[str, set[str]] = {
     "await": {"request"},
     "cancel": {"request"},
     "abandon": {"request"},
-    "notify": {"method", "params"},
+    "notify": {"method", "params", "pad_params"},
     "wait": {"ms"},
     "wait_notification": {"method", "timeout_ms"},
     "wait_sent": {"method", "http_method", "count", "timeout_ms"},
@@ -711,12 +711,15 @@ class Driver:
             )
         elif op == "notify":
             session = self.need_session()
-            if step["method"] == "notifications/roots/list_changed":
+            if step["method"] == "notifications/roots/list_changed" and step.get("pad_params") is None:
                 await session.send_roots_list_changed()
             else:
                 data: dict[str, Any] = {"method": step["method"]}
-                if step.get("params") is not None:
-                    data["params"] = step["params"]
+                params = step.get("params")
+                if step.get("pad_params") is not None:
+                    params = {**(params or {}), "_pad": "x" * step["pad_params"]}
+                if params is not None:
+                    data["params"] = params
                 await session.send_notification(typed("notification", data))
         elif op == "wait":
             await anyio.sleep(step["ms"] / 1000)

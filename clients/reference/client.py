@@ -1409,7 +1409,7 @@ IMPLEMENTED: dict[str, set[str]] = {
     "request": {"method", "params", "timeout_ms", "background", "as", "pad_params", "new_session"},
     "await": {"request"},
     "cancel": {"request"},
-    "notify": {"method", "params"},
+    "notify": {"method", "params", "pad_params"},
     "wait": {"ms"},
     "wait_notification": {"method", "timeout_ms"},
     "wait_sent": {"method", "http_method", "count", "timeout_ms"},
@@ -1476,7 +1476,10 @@ class Runner:
             if p is not None:
                 self.need().cancel(p)
         elif op == "notify":
-            self.need().notify(step["method"], step.get("params"))
+            params = step.get("params")
+            if step.get("pad_params") is not None:
+                params = {**(params or {}), "_pad": "x" * step["pad_params"]}
+            self.need().notify(step["method"], params)
         elif op == "wait":
             time.sleep(step["ms"] / 1000)
         elif op == "wait_notification":

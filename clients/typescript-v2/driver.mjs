@@ -90,7 +90,7 @@ const IMPLEMENTED = {
   await: ["request"],
   cancel: ["request"],
   abandon: ["request"],
-  notify: ["method", "params"],
+  notify: ["method", "params", "pad_params"],
   wait: ["ms"],
   wait_notification: ["method", "timeout_ms"],
   wait_sent: ["method", "http_method", "count", "timeout_ms"],

@@ -80,6 +80,10 @@ pub enum ClientStep {
         /// The params.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         params: Option<Value>,
+        /// Pad the params with a `_pad` string of this many bytes (a large notification
+        /// without storing it in the file), as `request`'s `pad_params`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pad_params: Option<usize>,
     },
     /// Pause the plan for this long.
     Wait {

@@ -384,19 +384,9 @@ impl Driver {
                 // client's transparent re-initialization): the request is sent as any other.
                 new_session: _,
             } => {
-                let params = match pad_params {
-                    None => params,
-                    Some(n) => {
-                        let mut map = match params {
-                            Some(Value::Object(map)) => map,
-                            None | Some(Value::Null) => Map::new(),
-                            Some(_) => {
-                                return Outcome::Unsupported("pad_params with non-object params".to_owned());
-                            }
-                        };
-                        map.insert("_pad".to_owned(), Value::String("x".repeat(n)));
-                        Some(Value::Object(map))
-                    }
+                let params = match padded(params, pad_params) {
+                    Ok(p) => p,
+                    Err(why) => return why,
                 };
                 let timeout = match timeout_ms {
                     Some(t) => timeout_of(t),
@@ -494,7 +484,11 @@ impl Driver {
                 }
                 Some(Background::Cancelled) | None => Outcome::Ok(None, None),
             },
-            ClientStep::Notify { method, params } => {
+            ClientStep::Notify { method, params, pad_params } => {
+                let params = match padded(params, pad_params) {
+                    Ok(p) => p,
+                    Err(why) => return why,
+                };
                 let client = match self.client() {
                     Ok(c) => c,
                     Err(e) => return Outcome::DriverErr(e),
@@ -991,6 +985,19 @@ fn to_outcome<T: IntoValue>(result: Result<T, rmcp::ServiceError>) -> Outcome {
         Ok(r) => Outcome::Ok(Some(r.into_value()), None),
         Err(e) => Outcome::Err(e.to_string(), None),
     }
+}
+
+/// `params` with a `_pad` string of `pad` bytes (`pad_params`); unsupported for params that
+/// are no object.
+fn padded(params: Option<Value>, pad: Option<usize>) -> Result<Option<Value>, Outcome> {
+    let Some(n) = pad else { return Ok(params) };
+    let mut map = match params {
+        Some(Value::Object(map)) => map,
+        None | Some(Value::Null) => Map::new(),
+        Some(_) => return Err(Outcome::Unsupported("pad_params with non-object params".to_owned())),
+    };
+    map.insert("_pad".to_owned(), Value::String("x".repeat(n)));
+    Ok(Some(Value::Object(map)))
 }
 
 fn fail(message: &str) -> ! {

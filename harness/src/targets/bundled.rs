@@ -313,10 +313,12 @@ async fn run_plan(
                 }
                 Ok(None)
             }
-            ClientStep::Notify { method, params } => {
+            ClientStep::Notify { method, params, pad_params } => {
                 match managed.as_ref().and_then(|m| m.transport()).or(conn.clone()) {
                     None => Err(TransportError::NotConnected.into()),
-                    Some(t) => t.notify(method, params.clone()).await.map(|_| None).map_err(StepError::from),
+                    Some(t) => {
+                        t.notify(method, pad(params.clone(), *pad_params)).await.map(|_| None).map_err(StepError::from)
+                    }
                 }
             }
             ClientStep::Wait { ms } => {
