@@ -11,7 +11,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-const EXIT_CODES: &str = "Exit codes:
+const TOP_HELP: &str = "Examples:
+  mcp-harness run                                   the library against the bundled client
+  mcp-harness run -t cmd:\"node my-driver.mjs\"      against your client's driver (clients/README.md)
+  mcp-harness list --tag host                       scenarios a real host can pass
+  mcp-harness explain session-id-on-initialized     one scenario in words
+  mcp-harness review                                pending snapshots, one diff at a time
+
+Exit codes:
   0  every run passed (or was skipped for the target, or is pending); with
      --expected-failures: the results match the baseline
   1  at least one run failed or errored; with --expected-failures: a failure not in the
@@ -67,7 +74,7 @@ const CONTRACT_EXAMPLES: &str = "Examples:
 
 /// Runs MCP client-transport scenarios against a client, checks the wire and snapshots it.
 #[derive(Parser, Debug)]
-#[command(name = "mcp-harness", version, after_help = EXIT_CODES)]
+#[command(name = "mcp-harness", version, after_help = TOP_HELP)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -29,7 +29,17 @@ use tokio::net::TcpListener;
 /// code; 2 bad usage or an invalid scenario; 124 the mock's own deadline expired; 128+N
 /// the harness's mocks (`http`, `legacy-sse`, `stdio --run-dir`) stopped by signal N.
 #[derive(Parser, Debug)]
-#[command(name = "mcp-mock", version)]
+#[command(
+    name = "mcp-mock",
+    version,
+    after_help = "Examples:
+  a host's server command, recorded:
+    mcp-mock stdio /abs/scenarios/stdio/close-sequence.yaml --record /tmp/s.txt
+  serve over HTTP; give a host the URL it prints:
+    mcp-mock serve scenarios/http/session-id-on-initialized.yaml --port 8931
+  validate scenario files:
+    mcp-mock check scenarios/"
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
