@@ -276,16 +276,22 @@ fn json_bodies(events: Vec<WireEvent>, redactor: &Redactor) -> Vec<WireEvent> {
         .collect()
 }
 
-/// The request headers a transcript shows: those that matter, minus the mock's own host. A
-/// `=?base64?…?=` value (2026-07-28) is followed by its decoded text, as a JSON string.
-fn shown_headers(headers: &std::collections::BTreeMap<String, String>) -> String {
+/// The request headers a transcript shows: those that matter, minus the mock's own host,
+/// each value through the secret policy's header rule. A `=?base64?…?=` value (2026-07-28)
+/// is followed by its decoded text, as a JSON string (redacted like any text).
+fn shown_headers(headers: &std::collections::BTreeMap<String, String>, redactor: &Redactor) -> String {
     let shown: Vec<String> = headers
         .iter()
         .filter(|(k, v)| !(k.as_str() == "host" && v.starts_with("127.0.0.1:")))
         .map(|(k, v)| match v.starts_with("=?base64?").then(|| crate::stateless::decode(v)) {
-            Some(Some(text)) => format!("{k}: {v} (decoded {})", serde_json::Value::from(text)),
+            Some(Some(text)) => {
+                // A secret in the decoded text is in the encoded value too.
+                let decoded = redactor.header(k, &text);
+                let shown = if decoded == text { v.as_str() } else { "=?base64?<redacted>?=" };
+                format!("{k}: {shown} (decoded {})", Value::from(decoded))
+            }
             Some(None) => format!("{k}: {v} (not valid base64 UTF-8)"),
-            None => format!("{k}: {v}"),
+            None => format!("{k}: {}", redactor.header(k, v)),
         })
         .collect();
     if shown.is_empty() { String::new() } else { format!(" [{}]", shown.join("; ")) }
@@ -296,7 +302,7 @@ fn http_line(e: &WireEvent, redactor: &mut Redactor) -> Option<String> {
     Some(match e {
         WireEvent::HttpRequest { exchange, http_method, path, headers, body, json, .. } => {
             let x = redactor.exchange(*exchange);
-            let mut line = format!("→ #{x} {http_method} {path}{}", shown_headers(headers));
+            let mut line = format!("→ #{x} {http_method} {path}{}", shown_headers(headers, redactor));
             match (json, body) {
                 (Some(v), _) => {
                     redactor.learn_request_ids(v);
@@ -311,7 +317,7 @@ fn http_line(e: &WireEvent, redactor: &mut Redactor) -> Option<String> {
         }
         WireEvent::HttpResponse { exchange, status, headers, body, why, .. } => {
             let x = redactor.exchange(*exchange);
-            let hs: Vec<String> = headers.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+            let hs: Vec<String> = headers.iter().map(|(k, v)| format!("{k}: {}", redactor.header(k, v))).collect();
             let hs = if hs.is_empty() { String::new() } else { format!(" [{}]", hs.join("; ")) };
             let mut line = format!("← #{x} {status}{hs}  ({why})");
             if let Some(b) = body {
