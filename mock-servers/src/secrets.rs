@@ -189,7 +189,9 @@ static SCHEME: LazyLock<Regex> = LazyLock::new(|| rule(r"(?i)\b(bearer|basic)[ \
 static AUTHORIZATION: LazyLock<Regex> =
     LazyLock::new(|| rule(r#"(?i)\b(?:proxy-)?authorization[ \t]*:[ \t]*([^\s;,\]"]+)(?:[ \t]+([^\s;,\]"]+))?"#));
 /// `Cookie: …` / `Set-Cookie: …`, to the end of the line.
-static COOKIE: LazyLock<Regex> = LazyLock::new(|| rule(r#"(?i)\b(?:set-)?cookie[ \t]*:[ \t]*([^\r\n"\[\]]+)"#));
+/// A cookie value never holds a backslash (RFC 6265 cookie-octet), so an escaped `\n` ends it
+/// too.
+static COOKIE: LazyLock<Regex> = LazyLock::new(|| rule(r#"(?i)\b(?:set-)?cookie[ \t]*:[ \t]*([^\r\n"\[\]\\]+)"#));
 /// `name: value` (a header line, YAML).
 static NAMED: LazyLock<Regex> =
     LazyLock::new(|| rule(r#"(?:^|[\s\[;{(,])([A-Za-z][A-Za-z0-9_-]*)[ \t]*:[ \t]*"?([A-Za-z0-9._~+/=%-]+)"#));
@@ -481,6 +483,7 @@ mod tests {
             "[accept: */*; x-api-key: <redacted>; mcp-method: x]"
         );
         assert_eq!(text("Cookie: a=1; b=2\nnext"), "Cookie: <redacted>\nnext");
+        assert_eq!(text(r"Cookie: a=1\n"), r"Cookie: <redacted>\n");
         assert_eq!(
             text("grant_type=authorization_code&code=c1&code_verifier=v1&client_secret=s1&refresh_token=r1&state=ok"),
             "grant_type=authorization_code&code=<redacted>&code_verifier=<redacted>&client_secret=<redacted>&refresh_token=<redacted>&state=ok"

@@ -309,7 +309,7 @@ fn http_line(e: &WireEvent, redactor: &mut Redactor) -> Option<String> {
                     let _ = write!(line, "\n    {}", shorten(&redactor.json(v).to_string()));
                 }
                 (None, Some(b)) => {
-                    let _ = write!(line, "\n    (not JSON) {}", show(b));
+                    let _ = write!(line, "\n    (not JSON) {}", show(b, redactor));
                 }
                 (None, None) => {}
             }
@@ -323,7 +323,7 @@ fn http_line(e: &WireEvent, redactor: &mut Redactor) -> Option<String> {
             if let Some(b) = body {
                 let shown = match b.text.as_deref().filter(|_| !b.truncated()).map(serde_json::from_str::<Value>) {
                     Some(Ok(v)) => shorten(&redactor.json(&v).to_string()),
-                    _ => show(b),
+                    _ => show(b, redactor),
                 };
                 let _ = write!(line, "\n    {shown}");
             }
@@ -333,7 +333,7 @@ fn http_line(e: &WireEvent, redactor: &mut Redactor) -> Option<String> {
             let x = redactor.exchange(*exchange);
             let shown = match bytes.text.as_deref().filter(|_| !bytes.truncated()) {
                 Some(text) => sse_text(text, redactor),
-                None => show(bytes),
+                None => show(bytes, redactor),
             };
             format!("⇐ #{x} {shown}  ({why})")
         }
@@ -357,7 +357,7 @@ fn sse_text(text: &str, redactor: &Redactor) -> String {
                 out.push_str(&redactor.json(&v).to_string());
                 out.push_str(&escape(ending.as_bytes()));
             }
-            _ => out.push_str(&escape(piece.as_bytes())),
+            _ => out.push_str(&escape(redactor.text(piece).as_bytes())),
         }
     }
     shorten(&out)
@@ -392,7 +392,7 @@ fn event_line(e: &WireEvent, redactor: &mut Redactor) -> Option<String> {
                     redactor.learn_request_ids(v);
                     shorten(&redactor.json(v).to_string())
                 }
-                None => format!("(not JSON) {}", show(bytes)),
+                None => format!("(not JSON) {}", show(bytes, redactor)),
             };
             let cr = if bytes.text.as_deref().is_some_and(|t| t.ends_with('\r')) { " ⟨CRLF⟩" } else { "" };
             let unterminated = if *terminated { "" } else { " ⟨no newline⟩" };
@@ -401,11 +401,11 @@ fn event_line(e: &WireEvent, redactor: &mut Redactor) -> Option<String> {
         WireEvent::ToClient { bytes, why, .. } => {
             let shown = match bytes.text.as_deref().filter(|_| !bytes.truncated()) {
                 Some(text) => server_text(text, redactor),
-                None => show(bytes),
+                None => show(bytes, redactor),
             };
             format!("← {shown}  [{why}]")
         }
-        WireEvent::Stderr { bytes, .. } => format!("⇠ stderr {}", show(bytes)),
+        WireEvent::Stderr { bytes, .. } => format!("⇠ stderr {}", show(bytes, redactor)),
         WireEvent::StdinEof { parent_exiting: false, .. } => "· stdin closed by the client".into(),
         WireEvent::StdinEof { parent_exiting: true, .. } => "· stdin ended as the client's process exited".into(),
         WireEvent::Signal { name, ignored, .. } => {
@@ -429,17 +429,19 @@ fn server_text(text: &str, redactor: &Redactor) -> String {
                 let ending = if piece.ends_with("\r\n") { "\\r\\n" } else { "\\n" };
                 parts.push(format!("{}{ending}", shorten(&redactor.json(&v).to_string())));
             }
-            _ => parts.push(shorten(&escape(piece.as_bytes()))),
+            _ => parts.push(shorten(&escape(redactor.text(piece).as_bytes()))),
         }
     }
     parts.join(" ")
 }
 
-/// Shows recorded bytes: escaped text or hex, shortened, with the length when cut.
-fn show(bytes: &Recorded) -> String {
+/// Shows recorded bytes: escaped text or hex, secrets redacted, shortened, with the length
+/// when cut.
+fn show(bytes: &Recorded, redactor: &Redactor) -> String {
+    // Secrets go before anything is cut: a secret cut in two has no shape left.
     let body = match (&bytes.text, &bytes.hex) {
-        (Some(t), _) => escape(t.as_bytes()),
-        (None, Some(h)) => escape(&hex_decode(h)),
+        (Some(t), _) => escape(redactor.text(t).as_bytes()),
+        (None, Some(h)) => redactor.text(&escape(&hex_decode(h))),
         (None, None) => String::new(),
     };
     let shown = shorten(&body);
@@ -501,6 +503,14 @@ mod tests {
     fn escapes_invalid_utf8_and_controls() {
         assert_eq!(escape(b"a\xffb\r\n"), "a\\xffb\\r\\n");
         assert_eq!(escape("\u{feff}{}".as_bytes()), "\\u{feff}{}");
+    }
+
+    #[test]
+    fn a_secret_is_redacted_before_a_long_line_is_cut() {
+        // The cut falls inside the value: cut first, the member would have no shape left.
+        let text = format!("{}{{\"apiKey\":\"SECRETKEY42\"}}", "x".repeat(SHOW_BYTES - 16));
+        let shown = show(&Recorded::of(text.as_bytes()), &Redactor::default());
+        assert!(!shown.contains("SECRE") && shown.contains("\"apiKey\":\"<reda"), "{shown}");
     }
 
     #[test]
