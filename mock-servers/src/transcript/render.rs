@@ -2,8 +2,8 @@
 //!
 //! Normalised so it is stable across runs and machines: what varies (ports, session ids,
 //! request ids, the run dir, the client's version) and secrets go through the run's
-//! [`Redactor`]; pids and timestamps are left out and durations bucketed (checks judge
-//! timing); long payloads are shortened.
+//! [`Redactor`]; pids, timestamps, durations and the manager's event times are left out
+//! (checks judge timing: `within_ms`, `at_least_ms`, `backoff`); long payloads are shortened.
 
 use super::lanes::{
     answered_only, deleted_at, exchange_of, failed_connects, http_lanes, listener_shown, without_drop,
@@ -20,8 +20,7 @@ use std::path::Path;
 /// Payloads longer than this are shown as a prefix and their length.
 const SHOW_BYTES: usize = 240;
 
-/// Whose transcript it is: the header names it, and the bundled client's step durations
-/// are shown (bucketed), an external client's are not (they include its runtime's start).
+/// Whose transcript it is: the header names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Client {
     /// The label the header shows: `bundled`, `cmd`, `host`.
@@ -143,8 +142,10 @@ pub fn transcript(
             let _ = writeln!(s, "{}", shorten(r));
         }
     }
-    // Reconnect timing is the point of these lines, so they carry a time from the run
-    // start, bucketed like step durations; the schedule's own delay is exact.
+    // The manager's events in their order, without their times: any time class is straddled
+    // by some run on a loaded machine, and the reconnect schedule is the `backoff` check's,
+    // judged with tolerances. A delay the plan set (`after a planned 20ms backoff`) is part of
+    // an event's text: it is the plan's, not a measurement.
     if !outcome.manager_events.is_empty() {
         s.push_str("── manager ──\n");
         // A replay decision races with the reconnect the same failure started, so the
@@ -152,12 +153,7 @@ pub fn transcript(
         let decision = |e: &&ManagerEventRecord| matches!(e.event.as_str(), "replayed" | "replay_refused");
         let (decisions, lifecycle): (Vec<_>, Vec<_>) = outcome.manager_events.iter().partition(decision);
         for e in lifecycle.iter().chain(&decisions) {
-            let _ = write!(s, "[+{}] {}", reconnect_bucket(e.at_ms), shorten(&e.detail));
-            // A possibly-missed window is a time too: bucketed the same way.
-            let _ = match e.window_ms {
-                Some(w) => writeln!(s, " (window {})", reconnect_bucket(w)),
-                None => writeln!(s),
-            };
+            let _ = writeln!(s, "{}", shorten(&e.detail));
         }
     }
     if let Some(d) = &outcome.diagnostics {
@@ -361,18 +357,6 @@ fn sse_text(text: &str, redactor: &Redactor) -> String {
         }
     }
     shorten(&out)
-}
-
-/// A coarse class of a manager event's time from the run start: the default schedule's
-/// cumulative delays (0.5, 1.5, 3.5, 7.5 s) fall in different classes, while a scenario's
-/// shrunken schedule (tens of ms) plus process start-up on a loaded machine stays in one.
-pub fn reconnect_bucket(ms: u64) -> &'static str {
-    match ms {
-        0..1000 => "<1s",
-        1000..2500 => "~1-2s",
-        2500..8000 => "~2-8s",
-        _ => "≥8s",
-    }
 }
 
 fn event_line(e: &WireEvent, redactor: &mut Redactor) -> Option<String> {
