@@ -10,7 +10,9 @@
 //! - [`scope`] — what a run is judged as: target kind, transport, revision.
 //! - [`outcome`] — the client side of a run: step descriptions, steps never run.
 //! - [`transcript`] — the wire transcript: per-connection view ([`transcript::Transcript`]),
-//!   the snapshot text ([`transcript::render`]), the one [`transcript::Redactor`].
+//!   the snapshot text ([`transcript::render`]), the one [`transcript::Redactor`], whose
+//!   secrets are the one secret policy's ([`mcp_mock::secrets`], which `record`, the reports
+//!   and the log lines use too).
 //! - [`checks`] — the scenario's checks, one module per kind behind
 //!   [`checks::CheckKind`], and the always-on rules ([`checks::always`]).
 //! - [`exercise`] — whether a run earned its verdict: where the scenario's fault is, whether
@@ -26,7 +28,7 @@
 //!   [`targets::persistent`], one serving many plans.
 //! - [`http_mock`] — the HTTP mock as a child process (start, `listening` line, stop).
 //! - [`record`] — `mcp-harness record`: a real session captured (stdio pass-through, HTTP
-//!   reverse proxy), secrets redacted, written as a scenario that replays it.
+//!   reverse proxy), secrets redacted by the policy, written as a scenario that replays it.
 //! - [`via`] — a run's proxies (`via:`): the fault proxy, nginx, nginx's second upstream.
 //! - [`snapshot`] — comparing and updating insta-format `.snap` files.
 //! - [`runner`] — one run per scenario × transport, under a deadline, in parallel.

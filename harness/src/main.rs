@@ -335,7 +335,8 @@ fn main() {
             tracing_subscriber::EnvFilter::try_from_env("MCP_HARNESS_LOG")
                 .unwrap_or_else(|_| "warn,mcp_transports=error".into()),
         )
-        .with_writer(std::io::stderr)
+        // Log lines pass the secret policy: a transport's debug line may quote an error body.
+        .with_writer(|| mcp_mock::secrets::LogWriter(std::io::stderr()))
         .init();
     let cli = Cli::parse();
     let code = match cli.command {

@@ -66,10 +66,14 @@ pub fn check(
         crate::transcript::Redactor::for_run(transcript.connections().iter().flat_map(|c| c.recorded()), &dir);
     let wire =
         transcript.connections().iter().map(|c| c.recorded().iter().map(|e| redactor.event(e)).collect()).collect();
-    let weighed = checks::weigh(judged.unmet, scope.target, strict);
+    let mut weighed = checks::weigh(judged.unmet, scope.target, strict);
     let status = if weighed.failures.is_empty() { Status::Passed } else { Status::Failed };
     let mut notes = weighed.notes;
     notes.extend(judged.unjudged);
+    // Verdict texts quote the wire: they read as the transcript does (as in a run's).
+    for c in weighed.failures.iter_mut().chain(&mut weighed.warnings).chain(&mut notes) {
+        c.message = redactor.text(&c.message);
+    }
     Ok(RunResult {
         scenario: scenario.name.clone(),
         path: path.to_path_buf(),

@@ -66,7 +66,8 @@ impl Totals {
     }
 }
 
-/// One line per run that did not pass, with its reasons, then the totals line.
+/// One line per run that did not pass, with its reasons, then the totals line; secrets
+/// redacted.
 pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
     let mut s = String::new();
     for r in results {
@@ -185,7 +186,9 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
     if created > 0 {
         let _ = writeln!(s, "{created} new snapshot(s) written beside their scenarios: review them before committing");
     }
-    s
+    // The terminal is an output like the others: a reason or a target's command line may
+    // quote a credential.
+    Redactor::secrets_only().text(&s)
 }
 
 /// Every run that needs a look, one line each, just above the totals (the run lines above
@@ -390,6 +393,7 @@ pub fn junit(results: &[RunResult], wall_ms: u64) -> String {
             targets.push(&r.target);
         }
     }
+    let redactor = Redactor::secrets_only();
     for target in targets {
         let cases: Vec<(&RunResult, &Case)> =
             results.iter().zip(&verdicts).filter(|(r, _)| r.target == target).collect();
@@ -398,7 +402,7 @@ pub fn junit(results: &[RunResult], wall_ms: u64) -> String {
         let _ = writeln!(
             x,
             "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3}\">",
-            escape(target),
+            escape(redactor.text(target)),
             cases.len(),
             count(&of_target, |c| matches!(c.verdict, CaseVerdict::Failure(..))),
             count(&of_target, |c| matches!(c.verdict, CaseVerdict::Error(..))),

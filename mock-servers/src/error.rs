@@ -23,6 +23,14 @@ pub enum MockError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// A user's secret pattern (`record --redact-pattern`) is not a regular expression.
+    #[error("{pattern:?} is not a regular expression: {message}")]
+    Pattern {
+        /// The pattern as given.
+        pattern: String,
+        /// What the regular expression parser said.
+        message: String,
+    },
 }
 
 impl MockError {

@@ -20,6 +20,8 @@
 //! - [`record`] — writing the wire transcript, one JSON event per line; reading it back.
 //! - [`transcript`] — the record as checks and snapshots read it, and its snapshot
 //!   rendering: here, not in the harness, because `--record` renders it too.
+//! - [`secrets`] — the one secret policy: what counts as a credential, for every output the
+//!   project writes (the harness's too).
 //! - [`live`] — a mock run by a person (a host's server command, `serve`): its record dir,
 //!   the live `--record` rendering, the note when a script is over.
 //! - [`shutdown`] — what stops a mock ([`shutdown::Shutdown`]) and how it ended
@@ -49,6 +51,7 @@ pub mod ops;
 pub mod parent;
 pub mod placeholder;
 pub mod record;
+pub mod secrets;
 pub mod shutdown;
 pub mod stateless;
 pub mod stdio;

@@ -376,7 +376,7 @@ pub struct ManagerEventRecord {
     /// A readable description.
     pub detail: String,
     /// For `subscription_restored`: the possibly-missed window (from the drop to the new
-    /// acknowledgement), kept out of `detail` so transcripts can bucket it.
+    /// acknowledgement), kept out of `detail`: a measured time, which transcripts leave out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_ms: Option<u64>,
 }

@@ -66,7 +66,8 @@ fn kept_headers(headers: &http::HeaderMap, secrets: &mut Secrets) -> BTreeMap<St
     let mut out = BTreeMap::new();
     for (name, value) in headers {
         let n = name.as_str().to_ascii_lowercase();
-        if KEPT_HEADERS.contains(&n.as_str()) || n.starts_with("mcp-param-") || super::secrets::sensitive_header(&n) {
+        if KEPT_HEADERS.contains(&n.as_str()) || n.starts_with("mcp-param-") || mcp_mock::secrets::is_secret_header(&n)
+        {
             let v = String::from_utf8_lossy(value.as_bytes()).into_owned();
             out.insert(n.clone(), secrets.header(&n, &v));
         }
@@ -169,11 +170,13 @@ async fn exchange(req: Request<Incoming>, upstream: Arc<Upstream>, log: Log) -> 
             None => Kept::of(s.secrets.text(&String::from_utf8_lossy(&body)).as_bytes()),
         });
         let headers = kept_headers(&headers, &mut s.secrets);
+        // A query may carry a credential (`?api_key=…`, an OAuth `code`).
+        let kept_path = s.secrets.text(&path);
         s.events.push(Captured::HttpRequest {
             t_us,
             exchange,
             method: method.to_string(),
-            path: path.clone(),
+            path: kept_path,
             headers,
             body: kept_body,
             json,
@@ -347,7 +350,7 @@ pub async fn record(
         for exchange in std::mem::take(&mut s.open) {
             s.events.push(Captured::StreamEnd { t_us, exchange, how: "stall".into() });
         }
-        (std::mem::take(&mut s.events), std::mem::take(&mut s.secrets.redacted))
+        (std::mem::take(&mut s.events), s.secrets.take_redacted())
     });
     let transport = if events.iter().any(|e| matches!(e, Captured::SseEvent { event: Some(n), .. } if n == "endpoint"))
     {

@@ -169,7 +169,7 @@ pub async fn record(command: &[String], secrets: Secrets) -> std::io::Result<(Co
     let (events, secrets) = {
         let mut guard = log.inner.lock().unwrap_or_else(|p| p.into_inner());
         let (events, secrets) = &mut *guard;
-        (std::mem::take(events), std::mem::take(&mut secrets.redacted))
+        (std::mem::take(events), secrets.take_redacted())
     };
     let capture = ConnectionCapture {
         transport: "stdio".into(),

@@ -13,8 +13,8 @@
 //! What each wire event becomes ([`Event`]) is decided here, in Rust, so it is tested with
 //! the rest of the crate; the script only lays the events out. Everything shown comes from
 //! [`RunResult`]: its `wire` is already redacted by the runner ([`crate::transcript::Redactor`])
-//! and the whole document passes through [`Redactor::value`] again on the way out (step
-//! results and messages carry tokens too).
+//! and the whole document passes through [`Redactor::value`] (the secret policy,
+//! [`mcp_mock::secrets`]) again on the way out (step results and messages carry tokens too).
 //!
 //! Open a run directly with `index.html#run-<n>`, or every run with `index.html#all`.
 

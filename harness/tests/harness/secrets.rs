@@ -1,6 +1,7 @@
-//! No bearer token used by any scenario appears in a snapshot, a report or the run's
-//! output: transcripts, reports (the HTML report and summary.md included) and snapshots
-//! redact Authorization values.
+//! The secret policy (`mcp_mock::secrets`) holds for every output: no bearer token used by
+//! any scenario of the library appears in a snapshot, a report or the run's output; a token
+//! a server puts on the wire reaches no report; and a corpus of every secret shape the
+//! policy knows reaches no output at all (`no_secret_of_the_corpus_reaches_any_output`).
 
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
@@ -110,4 +111,237 @@ fn a_token_on_the_wire_never_reaches_the_html_report_or_the_summary() {
     }
     // The page still shows the line the server sent, token redacted (`<` is `\u003c` in its JSON).
     assert!(page.contains("Authorization: Bearer \\u003credacted\\u003e"), "the raw line is not in the page");
+}
+
+/// Every shape of secret the policy (`mcp_mock::secrets`) knows, each value unique so a leak
+/// names its shape: (the shape, the secret value). The scenarios below put each on the wire.
+const CORPUS: &[(&str, &str)] = &[
+    ("Authorization: Bearer header", "LEAKbearerHDR1"),
+    ("Authorization: Basic header", "TEVBS2Jhc2ljOnB3MQ"),
+    ("Bearer in text", "LEAKbearerTXT2"),
+    ("Basic in text", "TEVBS2Jhc2ljVFhUOnB3Mg"),
+    ("X-Api-Key response header", "LEAKapikeyHDR3"),
+    ("Set-Cookie response header", "LEAKcookieSET4"),
+    ("Cookie in text", "LEAKcookieTXT5"),
+    ("api_key in a query string", "LEAKqueryKEY6"),
+    ("access_token in a query string", "LEAKqueryTOK7"),
+    ("JSON member apiKey", "LEAKmemberKEY8"),
+    ("JSON member password", "LEAKmemberPW9"),
+    ("JSON member client_secret, nested in an array", "LEAKmemberCS10"),
+    ("JSON member refreshToken, nested", "LEAKmemberRT11"),
+    ("OAuth form code", "LEAKoauthCODE12"),
+    ("OAuth form code_verifier", "LEAKoauthVER13"),
+    ("OAuth form client_secret", "LEAKoauthCS14"),
+    ("OAuth form refresh_token", "LEAKoauthRT15"),
+    ("OAuth callback code", "LEAKcbCODE16"),
+    ("access_token in JSON inside a JSON string", "LEAKreplyAT17"),
+    ("refresh_token in JSON inside a JSON string", "LEAKreplyRT18"),
+    ("JSON member id_token in a result", "LEAKreplyID19"),
+    ("code= on a raw stdout line", "LEAKrawCODE20"),
+    ("code_verifier= on a raw stdout line", "LEAKrawVER21"),
+    ("Bearer on stderr", "LEAKstderrBR22"),
+    ("Cookie on stderr", "LEAKstderrCK23"),
+    ("refresh_token in an HTTP error body", "LEAKerrRT24"),
+    ("client_secret in an HTTP error body", "LEAKerrCS25"),
+    ("password in JSON in an HTTP error body", "LEAKerrPW26"),
+    ("URL password", "LEAKurlPW27"),
+];
+
+/// What a client sends: a tool call whose arguments carry the text shapes and JSON members.
+const CORPUS_ARGUMENTS: &str = r#"{"name": "login", "arguments": {"apiKey": "LEAKmemberKEY8", "password": "LEAKmemberPW9", "config": {"auth": [{"client_secret": "LEAKmemberCS10", "refreshToken": "LEAKmemberRT11"}]}, "note": "retry with Bearer LEAKbearerTXT2", "basic": "Basic TEVBS2Jhc2ljVFhUOnB3Mg==", "headers_seen": "Cookie: sid=LEAKcookieTXT5; theme=dark", "form": "grant_type=authorization_code&code=LEAKoauthCODE12&code_verifier=LEAKoauthVER13&client_secret=LEAKoauthCS14&refresh_token=LEAKoauthRT15", "callback": "http://127.0.0.1:9/cb?code=LEAKcbCODE16&state=s1", "mirror": "http://leak:LEAKurlPW27@127.0.0.1:9/"}}"#;
+
+/// What a server answers: a token response as text, an `id_token` member.
+const CORPUS_RESULT: &str = r#"{"content": [{"type": "text", "text": "{\"access_token\":\"LEAKreplyAT17\",\"refresh_token\":\"LEAKreplyRT18\"}"}], "session": {"id_token": "LEAKreplyID19"}}"#;
+
+/// A stdio server script's part after the handshake: the call, a log line and a raw line
+/// carrying secrets, then the answer.
+fn corpus_stdio_script() -> String {
+    format!(
+        "  - op: expect\n    method: tools/call\n  - op: stderr\n    text: \"auth: using Bearer LEAKstderrBR22 and Cookie: sid=LEAKstderrCK23\\n\"\n  - op: send\n    text: \"oauth: code=LEAKrawCODE20&code_verifier=LEAKrawVER21\\n\"\n  - op: reply\n    result: {CORPUS_RESULT}\n"
+    )
+}
+
+/// The scenarios of the corpus: a passing stdio run (its snapshot is written), a stdio run
+/// whose result check fails (its message quotes the result), a legacy SSE run whose
+/// endpoint carries secrets in its query and whose client sends a bearer header, and a
+/// Streamable HTTP run whose client sends a Basic header and meets a 400 whose headers and
+/// body carry secrets (its failure message quotes the body).
+fn corpus_scenarios() -> Vec<(&'static str, String)> {
+    let head = |name: &str, transport: &str, revision: &str| {
+        format!("name: {name}\nsummary: the secret corpus\ntransport: {transport}\nrevision: {revision}\n")
+    };
+    let call = format!("  - op: request\n    method: tools/call\n    params: {CORPUS_ARGUMENTS}\n");
+    vec![
+        (
+            "corpus-stdio.yaml",
+            format!(
+                "{}client:\n  - op: connect\n{call}server:\n  - op: handshake\n{}checks:\n  - outcome: {{step: 2, ok: true}}\n",
+                head("corpus-stdio", "stdio", "2025-11-25"),
+                corpus_stdio_script()
+            ),
+        ),
+        (
+            "corpus-result-fails.yaml",
+            format!(
+                "{}client:\n  - op: connect\n{call}server:\n  - op: handshake\n{}checks:\n  - outcome: {{step: 2, ok: true, result: {{\"never\": true}}}}\n",
+                head("corpus-result-fails", "stdio", "2025-11-25"),
+                corpus_stdio_script()
+            ),
+        ),
+        (
+            "corpus-legacy.yaml",
+            format!(
+                "{}client:\n  - op: connect\n    headers: {{\"Authorization\": \"Bearer LEAKbearerHDR1\"}}\n{call}server:\n  - op: expect_get\n  - op: endpoint\n    uri: \"/message?session_id=1&api_key=LEAKqueryKEY6&access_token=LEAKqueryTOK7\"\n  - op: handshake\n  - op: expect\n    method: tools/call\n  - op: reply\n    result: {CORPUS_RESULT}\nchecks:\n  - outcome: {{step: 2, ok: true}}\n",
+                head("corpus-legacy", "legacy-sse", "2024-11-05"),
+            ),
+        ),
+        (
+            "corpus-http-fails.yaml",
+            format!(
+                "{}client:\n  - op: connect\n    headers: {{\"Authorization\": \"Basic TEVBS2Jhc2ljOnB3MQ==\"}}\n{call}server:\n  - op: handshake\n  - op: expect\n    method: tools/call\n  - op: respond\n    status: 400\n    headers: {{\"X-Api-Key\": \"LEAKapikeyHDR3\", \"Set-Cookie\": \"sid=LEAKcookieSET4; Path=/\"}}\n    text: \"grant_type=refresh_token&refresh_token=LEAKerrRT24&client_secret=LEAKerrCS25 {{\\\"password\\\": \\\"LEAKerrPW26\\\"}}\"\nchecks:\n  - outcome: {{step: 2, ok: true}}\n",
+                head("corpus-http-fails", "http", "2025-11-25"),
+            ),
+        ),
+    ]
+}
+
+/// Each corpus secret found in `text`, named with where: `<secret> (<shape>) in <place>`.
+fn leaks_in(place: &str, text: &str, leaks: &mut Vec<String>) {
+    for (shape, secret) in CORPUS {
+        if text.contains(secret) {
+            leaks.push(format!("{secret} ({shape}) in {place}"));
+        }
+    }
+}
+
+/// The bundled client over stdio through `mcp-harness record` to `mcp-harness mock stdio
+/// --record`: the corpus call, answered by the corpus script. Returns the call's result.
+async fn record_corpus_session(out: &Path, mock_scenario: &Path, mock_record: &Path) -> serde_json::Value {
+    use mcp_transports::client::{self, ClientOptions};
+    use mcp_transports::{Handlers, RequestOptions, TransportConfig};
+    let harness = env!("CARGO_BIN_EXE_mcp-harness").to_string();
+    let args = [
+        "record",
+        "--out",
+        &out.display().to_string(),
+        "--",
+        &harness,
+        "mock",
+        "stdio",
+        "--scenario",
+        &mock_scenario.display().to_string(),
+        "--record",
+        &mock_record.display().to_string(),
+    ]
+    .map(String::from)
+    .to_vec();
+    let config = TransportConfig {
+        command: harness,
+        args,
+        timeout_ms: Some(5000),
+        timeout_env_override: Some(None),
+        protocol_version: "2025-11-25".into(),
+        ..TransportConfig::default()
+    };
+    let t = client::create_transport(&config, Handlers::default()).await.expect("the recorder starts");
+    client::handshake(t.as_ref(), &ClientOptions::default()).await.expect("handshake through the recorder");
+    let params: serde_json::Value = serde_json::from_str(CORPUS_ARGUMENTS).expect("the corpus arguments are JSON");
+    let result = t.request("tools/call", Some(params), RequestOptions::default()).await.expect("the corpus call");
+    t.close().await;
+    result
+}
+
+/// The secret policy holds for every output: a corpus of every secret shape it knows
+/// (credential headers, query strings, JSON members at any depth, Bearer and Basic text,
+/// cookies, OAuth codes, verifiers, client secrets and refresh tokens) crosses the wire in
+/// runs, a `record` session and a mock's `--record`, and none of it reaches a transcript
+/// (`reports/transcripts/`), a snapshot (`.snap`, `.snap.new`), `results.json`, JUnit, the
+/// HTML or Markdown report, the terminal or the log lines (`MCP_HARNESS_LOG=debug`),
+/// `record`'s scenario and capture, the mock's `--record` rendering, or `check-record`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_secret_of_the_corpus_reaches_any_output() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenarios = dir.path().join("scenarios");
+    std::fs::create_dir_all(&scenarios).expect("mkdir");
+    for (file, text) in corpus_scenarios() {
+        std::fs::write(scenarios.join(file), text).expect("write a corpus scenario");
+    }
+    let mut leaks = Vec::new();
+
+    // A run of the corpus scenarios, every report written, debug logs on.
+    let reports = dir.path().join("reports");
+    let output = Command::cargo_bin("mcp-harness")
+        .expect("binary built")
+        .args(["run", scenarios.to_str().expect("utf8"), "--reports", reports.to_str().expect("utf8")])
+        .env("MCP_HARNESS_LOG", "debug")
+        .env_remove("CI")
+        .output()
+        .expect("harness runs");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    // Two scenarios pass and two fail, as written: each reached the wire it was meant to.
+    for (line, what) in [
+        ("corpus-result-fails [stdio, bundled]", "the failing stdio run"),
+        ("corpus-http-fails [http, bundled]", "the failing HTTP run"),
+    ] {
+        assert!(stdout.contains(&format!("FAIL  {line}")), "{what} did not fail as written:\n{stdout}\n{stderr}");
+    }
+    assert!(stdout.contains("2 passed, 2 failed"), "the corpus runs did not end as written:\n{stdout}\n{stderr}");
+    leaks_in("the run's stdout", &stdout, &mut leaks);
+    leaks_in("the run's stderr (log lines)", &stderr, &mut leaks);
+
+    // The `record` session and the mock's `--record` of it.
+    let recorded = dir.path().join("recorded");
+    std::fs::create_dir_all(&recorded).expect("mkdir");
+    let mock_scenario = recorded.join("corpus-mock.yaml");
+    let script = format!(
+        "name: corpus-mock\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver:\n  - op: handshake\n{}",
+        corpus_stdio_script()
+    );
+    std::fs::write(&mock_scenario, script).expect("write the mock's scenario");
+    let mock_record = dir.path().join("mock-record.txt");
+    let seen = record_corpus_session(&recorded.join("corpus-session.yaml"), &mock_scenario, &mock_record).await;
+    // The relay is untouched: the client got the real token; and the mock's structured
+    // record (the evidence check-record judges) holds what the client really sent.
+    assert!(seen.to_string().contains("LEAKreplyAT17"), "the client did not get the server's answer: {seen}");
+    let wire = std::fs::read_to_string(mcp_mock::live::record_dir_of(&mock_record).join("conn-1.jsonl"))
+        .expect("the mock's structured record");
+    assert!(wire.contains("LEAKmemberKEY8"), "the corpus call never reached the mock:\n{wire}");
+    let check = Command::cargo_bin("mcp-harness")
+        .expect("binary built")
+        .args(["check-record", mock_scenario.to_str().expect("utf8"), mock_record.to_str().expect("utf8")])
+        .output()
+        .expect("check-record runs");
+    leaks_in("check-record's output", &String::from_utf8_lossy(&check.stdout), &mut leaks);
+    leaks_in("check-record's stderr", &String::from_utf8_lossy(&check.stderr), &mut leaks);
+
+    // Every file written: reports, transcripts, snapshots, the recording, the mock's
+    // rendering (not the scenarios themselves, nor the mock's structured record).
+    let mut written = Vec::new();
+    files_under(dir.path(), &mut written);
+    let inputs: Vec<PathBuf> =
+        corpus_scenarios().iter().map(|(f, _)| scenarios.join(f)).chain([mock_scenario.clone()]).collect();
+    let structured = mcp_mock::live::record_dir_of(&mock_record);
+    written.retain(|f| !inputs.contains(f) && !f.starts_with(&structured));
+    for wanted in [
+        "results.json",
+        "junit.xml",
+        "index.html",
+        "summary.md",
+        "corpus-stdio.stdio.txt",
+        "corpus-stdio.snap",
+        "corpus-result-fails.snap.new",
+        "corpus-legacy.snap",
+        "corpus-http-fails.snap.new",
+        "corpus-session.yaml",
+        "mock-record.txt",
+    ] {
+        assert!(written.iter().any(|f| f.ends_with(wanted)), "no {wanted} was written: {written:?}");
+    }
+    assert!(written.iter().any(|f| f.to_string_lossy().contains("capture")), "record wrote no capture: {written:?}");
+    for file in &written {
+        let text = String::from_utf8_lossy(&std::fs::read(file).expect("read an output")).into_owned();
+        leaks_in(&file.strip_prefix(dir.path()).unwrap_or(file).display().to_string(), &text, &mut leaks);
+    }
+    assert!(leaks.is_empty(), "{} secret(s) leaked:\n{}", leaks.len(), leaks.join("\n"));
 }

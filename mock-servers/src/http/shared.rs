@@ -391,23 +391,17 @@ impl Shared {
         if token.map(str::trim) == Some(rule.token.as_str()) { None } else { Some(rule.clone()) }
     }
 
-    /// An Authorization value with its credential replaced by `<redacted:N>`, N numbering
-    /// distinct credentials by first appearance, so a transcript can tell a refreshed token
-    /// from the old one without ever holding either.
+    /// An Authorization value with its credential replaced by `<redacted:N>` (the secret
+    /// policy's header rule, [`crate::secrets`]), N numbering distinct credentials by first
+    /// appearance, so a transcript can tell a refreshed token from the old one without ever
+    /// holding either.
     pub fn redact_credential(&self, value: &str) -> String {
-        let (scheme, secret) = match value.split_once(' ') {
-            Some((s, rest)) => (Some(s), rest.trim()),
-            None => (None, value.trim()),
-        };
-        let n = {
+        let mut numbered = |_: &crate::secrets::Found, secret: &str| {
             let mut tokens = lock(&self.tokens);
             let next = tokens.len() + 1;
-            *tokens.entry(secret.to_string()).or_insert(next)
+            format!("<redacted:{}>", *tokens.entry(secret.to_string()).or_insert(next))
         };
-        match scheme {
-            Some(s) => format!("{s} <redacted:{n}>"),
-            None => format!("<redacted:{n}>"),
-        }
+        crate::secrets::Policy::default().header("authorization", value, &mut numbered)
     }
 
     /// Builds a complete response and records it.

@@ -11,7 +11,7 @@
 //!   connection's events split into lanes, and which are left out as timing.
 //! - [`redact`] — [`Redactor`], the one place that makes text stable across runs and
 //!   machines (ports, session ids, the run's temp dir, request ids, exchange numbers,
-//!   client versions) and free of secrets (bearer and OAuth tokens).
+//!   client versions) and free of secrets (by the one policy, [`crate::secrets`]).
 
 mod lanes;
 pub mod redact;

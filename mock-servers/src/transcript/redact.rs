@@ -9,10 +9,13 @@
 //!   appearance, in responses and in `notifications/cancelled`'s `requestId` too;
 //! - HTTP exchange numbers → `#1, #2, …` by first appearance;
 //! - the client's own version in `clientInfo` → `<version>`;
-//! - bearer tokens and OAuth `access_token` / `refresh_token` values → `<redacted>`
-//!   (reports too: `results.json`, JUnit). The mock itself already records Authorization
-//!   headers as `<redacted:N>`.
+//! - secrets → `<redacted>`, by the project's one secret policy ([`crate::secrets`]), in the
+//!   transcript and in reports (`results.json`, JUnit, HTML, Markdown); plus, for one run,
+//!   every secret value the policy found in that run's wire wherever else it shows up (a
+//!   server that echoes an API key in a sentence). The mock itself already records
+//!   Authorization values as `<redacted:N>`.
 
+use crate::secrets::{Found, Plain, Policy, looks_like_credential};
 use mcp_scenario::payload::META_SUBSCRIPTION_ID;
 use mcp_scenario::wire::WireEvent;
 use serde_json::Value;
@@ -26,6 +29,8 @@ use std::path::Path;
 pub struct Redactor {
     /// Literal replacements, applied in order by [`Redactor::text`].
     replacements: Vec<(String, String)>,
+    /// The policy ([`crate::secrets`]).
+    policy: Policy,
     /// Client request ids (as JSON text) and their normal form.
     ids: HashMap<String, Value>,
     numbers: i64,
@@ -46,7 +51,9 @@ impl Redactor {
     pub fn for_run<'a>(recorded: impl IntoIterator<Item = &'a WireEvent>, run_dir: &Path) -> Self {
         let mut replacements = Vec::new();
         let mut sessions: Vec<String> = Vec::new();
+        let mut known = KnownSecrets::default();
         for e in recorded {
+            known.learn(e);
             match e {
                 WireEvent::Listening { port } => {
                     for host in ["127.0.0.1", "localhost"] {
@@ -71,23 +78,35 @@ impl Redactor {
         if !run_dir.is_empty() {
             replacements.push((run_dir, "<run-dir>".into()));
         }
+        // Longest first, so a secret that holds another is replaced whole.
+        known.0.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        replacements.extend(known.0.into_iter().map(|s| (s, "<redacted>".to_string())));
         Redactor { replacements, ..Redactor::default() }
     }
 
-    /// Applies the literal replacements (ports, then session ids, then the run dir), then
-    /// redacts secrets.
+    /// Applies the literal replacements (ports, session ids, the run dir, the run's known
+    /// secrets), then the secret policy.
     pub fn text(&self, s: &str) -> String {
+        self.policy.text(&self.replaced(s), &mut Plain)
+    }
+
+    /// A header's value: the literal replacements, then the policy's rule for headers.
+    pub fn header(&self, name: &str, value: &str) -> String {
+        self.policy.header(name, &self.replaced(value), &mut Plain)
+    }
+
+    fn replaced(&self, s: &str) -> String {
         let mut out = s.to_string();
         for (from, to) in &self.replacements {
             out = out.replace(from.as_str(), to);
         }
-        redact_secrets(&out)
+        out
     }
 
-    /// A recorded event with [`Redactor::text`] applied to every string in it, every
-    /// Authorization header value and every OAuth token field replaced: what reports that
-    /// show the wire itself (the HTML report) carry. Ids and exchange numbers stay as the
-    /// wire had them.
+    /// A recorded event with [`Redactor::value`] applied (its header map and JSON are
+    /// members like any other: a credential header's value, a secret member's text go):
+    /// what reports that show the wire itself (the HTML report, `results.json`) carry. Ids
+    /// and exchange numbers stay as the wire had them.
     pub fn event(&self, e: &WireEvent) -> WireEvent {
         let redacted = serde_json::to_value(e).map(|mut v| {
             self.value(&mut v);
@@ -100,23 +119,19 @@ impl Redactor {
         }
     }
 
-    /// Redacts a JSON document in place: [`Redactor::text`] on every string, and the whole
-    /// value of every `authorization`, `access_token` and `refresh_token` member (text
-    /// patterns alone miss a token in a parsed value, or in JSON printed with spaces).
+    /// Redacts a JSON document in place: the literal replacements on every string, then the
+    /// policy on the document, members by name and strings by shape (text patterns alone
+    /// miss a token in a parsed value, or in JSON printed with spaces).
     pub fn value(&self, v: &mut Value) {
+        self.replace_in(v);
+        self.policy.json(v, &mut Plain);
+    }
+
+    fn replace_in(&self, v: &mut Value) {
         match v {
-            Value::String(s) => *s = self.text(s),
-            Value::Array(items) => items.iter_mut().for_each(|i| self.value(i)),
-            Value::Object(map) => {
-                for (key, value) in map.iter_mut() {
-                    let secret =
-                        matches!(key.to_ascii_lowercase().as_str(), "authorization" | "access_token" | "refresh_token");
-                    match value {
-                        Value::String(s) if secret && !s.starts_with("<redacted") => *s = "<redacted>".into(),
-                        _ => self.value(value),
-                    }
-                }
-            }
+            Value::String(s) => *s = self.replaced(s),
+            Value::Array(items) => items.iter_mut().for_each(|i| self.replace_in(i)),
+            Value::Object(map) => map.values_mut().for_each(|i| self.replace_in(i)),
             _ => {}
         }
     }
@@ -141,7 +156,8 @@ impl Redactor {
     }
 
     /// A JSON-RPC message with its request ids (`id`, `params.requestId`, a subscription id
-    /// in `_meta`) in normal form and the client's version masked.
+    /// in `_meta`) in normal form, the client's version masked and secrets redacted
+    /// ([`Redactor::value`]).
     pub fn json(&self, v: &Value) -> Value {
         let mut v = v.clone();
         if let Some(obj) = v.as_object_mut() {
@@ -164,6 +180,7 @@ impl Redactor {
                 *version = Value::from("<version>");
             }
         }
+        self.value(&mut v);
         v
     }
 
@@ -203,46 +220,28 @@ impl Redactor {
     }
 }
 
-/// Replaces bearer tokens and OAuth token values with `<redacted>`.
-fn redact_secrets(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(pos) = find_secret(rest) {
-        let (head, tail) = rest.split_at(pos.0);
-        out.push_str(head);
-        out.push_str(&tail[..pos.1]);
-        let value_len = tail[pos.1..]
-            .find(|c: char| c.is_whitespace() || c == '"' || c == ',' || c == '\\')
-            .unwrap_or(tail.len() - pos.1);
-        let value = &tail[pos.1..pos.1 + value_len];
-        if !is_auth_param(value, tail[pos.1 + value_len..].chars().next()) {
-            out.push_str("<redacted>");
-            rest = &tail[pos.1 + value_len..];
-        } else {
-            rest = &tail[pos.1..];
-        }
+/// The secret values the policy finds in a run's wire (headers, JSON members, text), so that
+/// the same value is redacted wherever else the run shows it, shape or not.
+#[derive(Debug, Default)]
+struct KnownSecrets(Vec<String>);
+
+impl KnownSecrets {
+    /// Shorter values, and words (`"credentials": "include"`), are not learnt: replacing
+    /// them everywhere would garble the transcript, and the policy still catches them where
+    /// they have a name or a shape.
+    const MIN_LEN: usize = 6;
+
+    fn learn(&mut self, e: &WireEvent) {
+        let Ok(mut v) = serde_json::to_value(e) else { return };
+        let mut learn = |_: &Found, secret: &str| {
+            let learnt = secret.len() >= Self::MIN_LEN && looks_like_credential(secret);
+            if learnt && !self.0.iter().any(|s| s == secret) {
+                self.0.push(secret.to_owned());
+            }
+            secret.to_owned()
+        };
+        Policy::default().json(&mut v, &mut learn);
     }
-    out.push_str(rest);
-    out
-}
-
-/// Whether what follows `Bearer ` is an auth-param of a challenge (`realm="mcp"`,
-/// `error=invalid_token`), not a credential: a bearer token is token68 (RFC 6750), which has
-/// `=` only as trailing padding.
-fn is_auth_param(value: &str, next: Option<char>) -> bool {
-    let Some(eq) = value.find('=').filter(|&i| i > 0) else { return false };
-    let after = &value[eq + 1..];
-    if after.is_empty() { next == Some('"') } else { !after.chars().all(|c| c == '=') }
-}
-
-/// Finds `Bearer <token>` or `access_token": "<token>`: returns (start, prefix length).
-fn find_secret(s: &str) -> Option<(usize, usize)> {
-    let candidates = [("Bearer ", 7), ("bearer ", 7), ("access_token\":\"", 15), ("refresh_token\":\"", 16)];
-    candidates
-        .iter()
-        .filter_map(|(pat, len)| s.find(pat).map(|i| (i, *len)))
-        .filter(|(i, len)| s[i + len..].chars().next().is_some_and(|c| c != '<'))
-        .min_by_key(|(i, _)| *i)
 }
 
 #[cfg(test)]
@@ -283,6 +282,25 @@ mod tests {
             assert!(!out.contains(secret), "{secret} left in {out}");
         }
         assert!(out.contains("127.0.0.1:<port>") && out.contains("<redacted>"), "{out}");
+    }
+
+    #[test]
+    fn a_secret_the_wire_carried_is_redacted_wherever_the_run_shows_it() {
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"apiKey":"SECRETKEY42","password":"SECRETPW42"}}}"#;
+        let message: Value = serde_json::from_str(body).expect("json");
+        let from = WireEvent::FromClient {
+            t_us: 1,
+            bytes: mcp_scenario::wire::Recorded::of(body.as_bytes()),
+            json: Some(message.clone()),
+            terminated: true,
+        };
+        let r = Redactor::for_run(std::slice::from_ref(&from), Path::new("/nowhere"));
+        let event = serde_json::to_string(&r.event(&from)).expect("json");
+        assert!(!event.contains("SECRETKEY42") && !event.contains("SECRETPW42"), "{event}");
+        assert_eq!(r.json(&message)["params"]["arguments"]["password"], "<redacted>");
+        // Known to this run, so redacted where it has neither name nor shape.
+        assert_eq!(r.text("the server said: key SECRETKEY42 accepted"), "the server said: key <redacted> accepted");
+        assert_eq!(Redactor::secrets_only().text("key SECRETKEY42"), "key SECRETKEY42");
     }
 
     #[test]

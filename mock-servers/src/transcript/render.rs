@@ -2,8 +2,8 @@
 //!
 //! Normalised so it is stable across runs and machines: what varies (ports, session ids,
 //! request ids, the run dir, the client's version) and secrets go through the run's
-//! [`Redactor`]; pids and timestamps are left out and durations bucketed (checks judge
-//! timing); long payloads are shortened.
+//! [`Redactor`]; pids, timestamps, durations and the manager's event times are left out
+//! (checks judge timing: `within_ms`, `at_least_ms`, `backoff`); long payloads are shortened.
 
 use super::lanes::{
     answered_only, deleted_at, exchange_of, failed_connects, http_lanes, listener_shown, without_drop,
@@ -20,8 +20,7 @@ use std::path::Path;
 /// Payloads longer than this are shown as a prefix and their length.
 const SHOW_BYTES: usize = 240;
 
-/// Whose transcript it is: the header names it, and the bundled client's step durations
-/// are shown (bucketed), an external client's are not (they include its runtime's start).
+/// Whose transcript it is: the header names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Client {
     /// The label the header shows: `bundled`, `cmd`, `host`.
@@ -143,8 +142,10 @@ pub fn transcript(
             let _ = writeln!(s, "{}", shorten(r));
         }
     }
-    // Reconnect timing is the point of these lines, so they carry a time from the run
-    // start, bucketed like step durations; the schedule's own delay is exact.
+    // The manager's events in their order, without their times: any time class is straddled
+    // by some run on a loaded machine, and the reconnect schedule is the `backoff` check's,
+    // judged with tolerances. A delay the plan set (`after a planned 20ms backoff`) is part of
+    // an event's text: it is the plan's, not a measurement.
     if !outcome.manager_events.is_empty() {
         s.push_str("── manager ──\n");
         // A replay decision races with the reconnect the same failure started, so the
@@ -152,12 +153,7 @@ pub fn transcript(
         let decision = |e: &&ManagerEventRecord| matches!(e.event.as_str(), "replayed" | "replay_refused");
         let (decisions, lifecycle): (Vec<_>, Vec<_>) = outcome.manager_events.iter().partition(decision);
         for e in lifecycle.iter().chain(&decisions) {
-            let _ = write!(s, "[+{}] {}", reconnect_bucket(e.at_ms), shorten(&e.detail));
-            // A possibly-missed window is a time too: bucketed the same way.
-            let _ = match e.window_ms {
-                Some(w) => writeln!(s, " (window {})", reconnect_bucket(w)),
-                None => writeln!(s),
-            };
+            let _ = writeln!(s, "{}", shorten(&e.detail));
         }
     }
     if let Some(d) = &outcome.diagnostics {
@@ -276,16 +272,22 @@ fn json_bodies(events: Vec<WireEvent>, redactor: &Redactor) -> Vec<WireEvent> {
         .collect()
 }
 
-/// The request headers a transcript shows: those that matter, minus the mock's own host. A
-/// `=?base64?…?=` value (2026-07-28) is followed by its decoded text, as a JSON string.
-fn shown_headers(headers: &std::collections::BTreeMap<String, String>) -> String {
+/// The request headers a transcript shows: those that matter, minus the mock's own host,
+/// each value through the secret policy's header rule. A `=?base64?…?=` value (2026-07-28)
+/// is followed by its decoded text, as a JSON string (redacted like any text).
+fn shown_headers(headers: &std::collections::BTreeMap<String, String>, redactor: &Redactor) -> String {
     let shown: Vec<String> = headers
         .iter()
         .filter(|(k, v)| !(k.as_str() == "host" && v.starts_with("127.0.0.1:")))
         .map(|(k, v)| match v.starts_with("=?base64?").then(|| crate::stateless::decode(v)) {
-            Some(Some(text)) => format!("{k}: {v} (decoded {})", serde_json::Value::from(text)),
+            Some(Some(text)) => {
+                // A secret in the decoded text is in the encoded value too.
+                let decoded = redactor.header(k, &text);
+                let shown = if decoded == text { v.as_str() } else { "=?base64?<redacted>?=" };
+                format!("{k}: {shown} (decoded {})", Value::from(decoded))
+            }
             Some(None) => format!("{k}: {v} (not valid base64 UTF-8)"),
-            None => format!("{k}: {v}"),
+            None => format!("{k}: {}", redactor.header(k, v)),
         })
         .collect();
     if shown.is_empty() { String::new() } else { format!(" [{}]", shown.join("; ")) }
@@ -296,14 +298,14 @@ fn http_line(e: &WireEvent, redactor: &mut Redactor) -> Option<String> {
     Some(match e {
         WireEvent::HttpRequest { exchange, http_method, path, headers, body, json, .. } => {
             let x = redactor.exchange(*exchange);
-            let mut line = format!("→ #{x} {http_method} {path}{}", shown_headers(headers));
+            let mut line = format!("→ #{x} {http_method} {path}{}", shown_headers(headers, redactor));
             match (json, body) {
                 (Some(v), _) => {
                     redactor.learn_request_ids(v);
                     let _ = write!(line, "\n    {}", shorten(&redactor.json(v).to_string()));
                 }
                 (None, Some(b)) => {
-                    let _ = write!(line, "\n    (not JSON) {}", show(b));
+                    let _ = write!(line, "\n    (not JSON) {}", show(b, redactor));
                 }
                 (None, None) => {}
             }
@@ -311,13 +313,13 @@ fn http_line(e: &WireEvent, redactor: &mut Redactor) -> Option<String> {
         }
         WireEvent::HttpResponse { exchange, status, headers, body, why, .. } => {
             let x = redactor.exchange(*exchange);
-            let hs: Vec<String> = headers.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+            let hs: Vec<String> = headers.iter().map(|(k, v)| format!("{k}: {}", redactor.header(k, v))).collect();
             let hs = if hs.is_empty() { String::new() } else { format!(" [{}]", hs.join("; ")) };
             let mut line = format!("← #{x} {status}{hs}  ({why})");
             if let Some(b) = body {
                 let shown = match b.text.as_deref().filter(|_| !b.truncated()).map(serde_json::from_str::<Value>) {
                     Some(Ok(v)) => shorten(&redactor.json(&v).to_string()),
-                    _ => show(b),
+                    _ => show(b, redactor),
                 };
                 let _ = write!(line, "\n    {shown}");
             }
@@ -327,7 +329,7 @@ fn http_line(e: &WireEvent, redactor: &mut Redactor) -> Option<String> {
             let x = redactor.exchange(*exchange);
             let shown = match bytes.text.as_deref().filter(|_| !bytes.truncated()) {
                 Some(text) => sse_text(text, redactor),
-                None => show(bytes),
+                None => show(bytes, redactor),
             };
             format!("⇐ #{x} {shown}  ({why})")
         }
@@ -351,22 +353,10 @@ fn sse_text(text: &str, redactor: &Redactor) -> String {
                 out.push_str(&redactor.json(&v).to_string());
                 out.push_str(&escape(ending.as_bytes()));
             }
-            _ => out.push_str(&escape(piece.as_bytes())),
+            _ => out.push_str(&escape(redactor.text(piece).as_bytes())),
         }
     }
     shorten(&out)
-}
-
-/// A coarse class of a manager event's time from the run start: the default schedule's
-/// cumulative delays (0.5, 1.5, 3.5, 7.5 s) fall in different classes, while a scenario's
-/// shrunken schedule (tens of ms) plus process start-up on a loaded machine stays in one.
-pub fn reconnect_bucket(ms: u64) -> &'static str {
-    match ms {
-        0..1000 => "<1s",
-        1000..2500 => "~1-2s",
-        2500..8000 => "~2-8s",
-        _ => "≥8s",
-    }
 }
 
 fn event_line(e: &WireEvent, redactor: &mut Redactor) -> Option<String> {
@@ -386,7 +376,7 @@ fn event_line(e: &WireEvent, redactor: &mut Redactor) -> Option<String> {
                     redactor.learn_request_ids(v);
                     shorten(&redactor.json(v).to_string())
                 }
-                None => format!("(not JSON) {}", show(bytes)),
+                None => format!("(not JSON) {}", show(bytes, redactor)),
             };
             let cr = if bytes.text.as_deref().is_some_and(|t| t.ends_with('\r')) { " ⟨CRLF⟩" } else { "" };
             let unterminated = if *terminated { "" } else { " ⟨no newline⟩" };
@@ -395,11 +385,11 @@ fn event_line(e: &WireEvent, redactor: &mut Redactor) -> Option<String> {
         WireEvent::ToClient { bytes, why, .. } => {
             let shown = match bytes.text.as_deref().filter(|_| !bytes.truncated()) {
                 Some(text) => server_text(text, redactor),
-                None => show(bytes),
+                None => show(bytes, redactor),
             };
             format!("← {shown}  [{why}]")
         }
-        WireEvent::Stderr { bytes, .. } => format!("⇠ stderr {}", show(bytes)),
+        WireEvent::Stderr { bytes, .. } => format!("⇠ stderr {}", show(bytes, redactor)),
         WireEvent::StdinEof { parent_exiting: false, .. } => "· stdin closed by the client".into(),
         WireEvent::StdinEof { parent_exiting: true, .. } => "· stdin ended as the client's process exited".into(),
         WireEvent::Signal { name, ignored, .. } => {
@@ -423,17 +413,19 @@ fn server_text(text: &str, redactor: &Redactor) -> String {
                 let ending = if piece.ends_with("\r\n") { "\\r\\n" } else { "\\n" };
                 parts.push(format!("{}{ending}", shorten(&redactor.json(&v).to_string())));
             }
-            _ => parts.push(shorten(&escape(piece.as_bytes()))),
+            _ => parts.push(shorten(&escape(redactor.text(piece).as_bytes()))),
         }
     }
     parts.join(" ")
 }
 
-/// Shows recorded bytes: escaped text or hex, shortened, with the length when cut.
-fn show(bytes: &Recorded) -> String {
+/// Shows recorded bytes: escaped text or hex, secrets redacted, shortened, with the length
+/// when cut.
+fn show(bytes: &Recorded, redactor: &Redactor) -> String {
+    // Secrets go before anything is cut: a secret cut in two has no shape left.
     let body = match (&bytes.text, &bytes.hex) {
-        (Some(t), _) => escape(t.as_bytes()),
-        (None, Some(h)) => escape(&hex_decode(h)),
+        (Some(t), _) => escape(redactor.text(t).as_bytes()),
+        (None, Some(h)) => redactor.text(&escape(&hex_decode(h))),
         (None, None) => String::new(),
     };
     let shown = shorten(&body);
@@ -495,6 +487,14 @@ mod tests {
     fn escapes_invalid_utf8_and_controls() {
         assert_eq!(escape(b"a\xffb\r\n"), "a\\xffb\\r\\n");
         assert_eq!(escape("\u{feff}{}".as_bytes()), "\\u{feff}{}");
+    }
+
+    #[test]
+    fn a_secret_is_redacted_before_a_long_line_is_cut() {
+        // The cut falls inside the value: cut first, the member would have no shape left.
+        let text = format!("{}{{\"apiKey\":\"SECRETKEY42\"}}", "x".repeat(SHOW_BYTES - 16));
+        let shown = show(&Recorded::of(text.as_bytes()), &Redactor::default());
+        assert!(!shown.contains("SECRE") && shown.contains("\"apiKey\":\"<reda"), "{shown}");
     }
 
     #[test]

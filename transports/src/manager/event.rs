@@ -109,7 +109,7 @@ impl EventKind {
     }
 
     /// The possibly-missed window of a `subscription_restored` event. Kept out of the
-    /// text, so a transcript can show it in coarse buckets.
+    /// text: a measured time, which a transcript leaves out.
     pub fn window(&self) -> Option<Duration> {
         match self {
             EventKind::SubscriptionRestored { missed } => Some(*missed),

@@ -1,0 +1,571 @@
+//! The secret policy: what counts as a credential, in one place, for every output the
+//! project writes — `mcp-harness record`'s scenario and capture files, the snapshot and
+//! `reports/transcripts/` rendering, `results.json`, JUnit, the HTML and Markdown reports, the
+//! harness's log lines, and the mock's own `--record` rendering and Authorization capture.
+//!
+//! Why one module: two redactors with their own rules had drifted apart (the snapshots'
+//! knew only bearer tokens and two OAuth members, so a tool call's `"apiKey"` reached a
+//! `.snap` that `record` would have redacted). Every writer now asks this module, and
+//! differs only in what it writes in a secret's place ([`Mask`]): `<redacted>` in
+//! transcripts and reports ([`Plain`]), `<redacted:N>` numbering distinct values where a
+//! reader must still tell two credentials apart (the mock's Authorization record, `record`).
+//! It lives in the mock crate because the mock's `--record` and the transcript rendering are
+//! here, and the harness depends on this crate; `mcp-scenario` holds data, not behaviour.
+//!
+//! # What is a secret
+//!
+//! - **Headers** ([`is_secret_header`]): `Authorization` and `Proxy-Authorization` (the
+//!   scheme is kept: it says what kind of credential it was), `Cookie` and `Set-Cookie`, and
+//!   any header whose name says it holds a credential (below).
+//! - **JSON members** ([`is_secret_member`]): a name that, lowercased without `_`, `-` and
+//!   `.`, ends in `token` (`access_token`, `refreshToken`, `id_token`; never
+//!   `progressToken`, which a replay needs), or contains `secret`, `password`, `passwd`,
+//!   `passphrase`, `apikey`, `accesskey`, `privatekey`, `cookie`, `credential` or `verifier`
+//!   (`code_verifier`), or is `authorization`. Only text values are hidden (a string, or the
+//!   strings of an array); an object under such a name is searched member by member.
+//! - **Query and form parameters** ([`is_secret_param`]): the member names above, plus
+//!   `code` (an OAuth authorization code), `key`, `sig` and `signature`. A JSON member named
+//!   `code` is not one: JSON-RPC error codes and validation errors use it for plain words.
+//! - **Shapes in any text** ([`Policy::text`]): `Bearer <token>` and `Basic <credentials>`
+//!   (not a challenge's `realm="…"` or `error=…`, and not a prose word like "bearer token");
+//!   `name: value` for a secret header name (`Authorization: Token x`, `X-Api-Key: x`,
+//!   `Cookie: a=1; b=2` to the end of the line); `name=value` for a secret parameter
+//!   (`?api_key=x`, `code=…&code_verifier=…&client_secret=…&refresh_token=…`);
+//!   `--name value` / `--name=value` for a secret parameter on a command line
+//!   (`--api-key x`); `"name": "value"` for a secret member in JSON printed as text (also
+//!   inside a JSON string, quotes escaped); the password of a URL's user info
+//!   (`https://user:pw@host`).
+//! - **The user's own patterns** ([`Policy::with_patterns`], `record --redact-pattern`):
+//!   each whole match.
+//!
+//! A value already masked (`<redacted>`, `<redacted:N>`) is left as it is, so every writer
+//! may pass text through the policy again. Session ids, ports and the run's temp dir are not
+//! secrets: the transcript's `Redactor` replaces them to make text stable, not safe.
+//!
+//! What the policy cannot see: a credential with no name or shape around it (a bare
+//! `sk-…` in a sentence) — give `record` a `--redact-pattern` for those — and bytes that are
+//! not UTF-8 (shown as hex).
+
+use crate::error::MockError;
+use regex::Regex;
+use serde_json::Value;
+use std::fmt;
+use std::sync::LazyLock;
+
+/// What a masked value starts with, whatever the mask.
+const MASKED: &str = "<redacted";
+
+/// What the policy found: the kind of secret, for counts and notes (`record` lists what it
+/// redacted, by kind).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// The value of a credential header (lowercase name).
+    Header(String),
+    /// The value of a JSON member whose name says it holds a credential.
+    Member(String),
+    /// The value of a URL query or form parameter.
+    Param(String),
+    /// A credential after an HTTP authentication scheme in text (`Bearer`, `Basic`).
+    Scheme(String),
+    /// The password in a URL's user info.
+    UrlPassword,
+    /// A match of a user's pattern (the pattern).
+    Pattern(String),
+}
+
+impl fmt::Display for Found {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Found::Header(name) => write!(f, "{name} header"),
+            Found::Member(name) => write!(f, "JSON member {name:?}"),
+            Found::Param(name) => write!(f, "parameter {name:?}"),
+            Found::Scheme(scheme) if scheme.eq_ignore_ascii_case("bearer") => f.write_str("bearer token"),
+            Found::Scheme(scheme) => write!(f, "{} credentials", scheme.to_ascii_lowercase()),
+            Found::UrlPassword => f.write_str("URL password"),
+            Found::Pattern(p) => write!(f, "pattern {p:?}"),
+        }
+    }
+}
+
+/// What a writer puts where a secret was.
+pub trait Mask {
+    /// The text that stands for `secret`, found as `found`.
+    fn mask(&mut self, found: &Found, secret: &str) -> String;
+}
+
+/// `<redacted>` for every secret: what transcripts, snapshots and reports show.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Plain;
+
+impl Mask for Plain {
+    fn mask(&mut self, _: &Found, _: &str) -> String {
+        "<redacted>".into()
+    }
+}
+
+impl<F: FnMut(&Found, &str) -> String> Mask for F {
+    fn mask(&mut self, found: &Found, secret: &str) -> String {
+        self(found, secret)
+    }
+}
+
+/// Whether `s` is already a mask.
+pub fn is_masked(s: &str) -> bool {
+    s.starts_with(MASKED)
+}
+
+/// A name lowercased without separators: `client_secret`, `Client-Secret` and
+/// `clientSecret` read alike.
+fn normal(name: &str) -> String {
+    name.chars().filter(|c| !matches!(c, '_' | '-' | '.' | ' ')).flat_map(char::to_lowercase).collect()
+}
+
+/// Whether a JSON member with this name holds a credential.
+pub fn is_secret_member(name: &str) -> bool {
+    let n = normal(name);
+    if n == "progresstoken" {
+        return false;
+    }
+    const PARTS: [&str; 10] = [
+        "secret",
+        "password",
+        "passwd",
+        "passphrase",
+        "apikey",
+        "accesskey",
+        "privatekey",
+        "cookie",
+        "credential",
+        "verifier",
+    ];
+    n.ends_with("token") || n.ends_with("authorization") || PARTS.iter().any(|p| n.contains(p))
+}
+
+/// Whether a header with this name carries a credential: the member rule, which covers
+/// `Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie`, `X-Api-Key`,
+/// `X-Auth-Token`, `X-Client-Secret`…
+pub fn is_secret_header(name: &str) -> bool {
+    is_secret_member(name)
+}
+
+/// Whether a URL query or form parameter with this name carries a credential.
+pub fn is_secret_param(name: &str) -> bool {
+    is_secret_member(name) || matches!(normal(name).as_str(), "code" | "key" | "sig" | "signature")
+}
+
+/// Whether the header's value is `<scheme> <credential>` (the scheme is kept).
+fn has_scheme(name: &str) -> bool {
+    normal(name).ends_with("authorization")
+}
+
+/// Whether a credential after `Bearer`/`Basic` in free text looks like one rather than a word
+/// of prose ("a bearer token", "Basic checks"): real tokens carry a digit, a capital after the
+/// first letter or a punctuation mark, or are long. A header's value is hidden whatever it
+/// looks like; this only spares sentences.
+pub fn looks_like_credential(s: &str) -> bool {
+    s.len() >= 16
+        || s.chars().next().is_some_and(|c| c.is_ascii_digit())
+        || s.chars().skip(1).any(|c| !c.is_ascii_lowercase())
+}
+
+/// Whether what follows `Bearer ` is an auth-param of a challenge (`realm="mcp"`,
+/// `error=invalid_token`), not a credential: a token68 (RFC 9110 §11.4) has `=` only as
+/// trailing padding.
+fn is_auth_param(value: &str, next: Option<char>) -> bool {
+    let Some(eq) = value.find('=').filter(|&i| i > 0) else { return false };
+    let after = &value[eq + 1..];
+    if after.is_empty() { next == Some('"') } else { !after.chars().all(|c| c == '=') }
+}
+
+/// A rule's regular expression (the rules are constants: a bad one is a bug caught by the
+/// unit tests, which compile them all).
+fn rule(re: &str) -> Regex {
+    Regex::new(re).unwrap_or_else(|e| panic!("secret rule {re:?}: {e}"))
+}
+
+/// `Bearer x` / `Basic x` (scheme, credential).
+static SCHEME: LazyLock<Regex> = LazyLock::new(|| rule(r"(?i)\b(bearer|basic)[ \t]+([A-Za-z0-9._~+/=-]+)"));
+/// `Authorization: …` / `Proxy-Authorization: …` (the value's first word, and a second).
+static AUTHORIZATION: LazyLock<Regex> =
+    LazyLock::new(|| rule(r#"(?i)\b(?:proxy-)?authorization[ \t]*:[ \t]*([^\s;,\]"]+)(?:[ \t]+([^\s;,\]"]+))?"#));
+/// `Cookie: …` / `Set-Cookie: …`, to the end of the line.
+/// A cookie value never holds a backslash (RFC 6265 cookie-octet), so an escaped `\n` ends it
+/// too.
+static COOKIE: LazyLock<Regex> = LazyLock::new(|| rule(r#"(?i)\b(?:set-)?cookie[ \t]*:[ \t]*([^\r\n"\[\]\\]+)"#));
+/// `name: value` (a header line, YAML).
+static NAMED: LazyLock<Regex> =
+    LazyLock::new(|| rule(r#"(?:^|[\s\[;{(,])([A-Za-z][A-Za-z0-9_-]*)[ \t]*:[ \t]*"?([A-Za-z0-9._~+/=%-]+)"#));
+/// `name=value` (a query string, a form body, `key=value` text).
+static PARAM: LazyLock<Regex> =
+    LazyLock::new(|| rule(r#"(?:^|[?&;\s"'(,])([A-Za-z][A-Za-z0-9_.-]*)="?([^&\s"',;#<>)\]]+)"#));
+/// `--name value` / `--name=value` (a command line: `record` keeps the server's).
+static OPTION: LazyLock<Regex> =
+    LazyLock::new(|| rule(r#"(?:^|\s)--?([A-Za-z][A-Za-z0-9_-]*)(?:=|[ \t]+)([^\s"'<]+)"#));
+/// `"name": "value"` (JSON as text).
+static MEMBER: LazyLock<Regex> = LazyLock::new(|| rule(r#""([A-Za-z0-9_$.-]{1,80})"[ \t]*:[ \t]*"((?:[^"\\]|\\.)*)""#));
+/// `\"name\": \"value\"` (JSON inside a JSON string).
+static ESCAPED_MEMBER: LazyLock<Regex> =
+    LazyLock::new(|| rule(r#"\\"([A-Za-z0-9_$.-]{1,80})\\"[ \t]*:[ \t]*\\"((?:[^"\\]|\\[^"])*)\\""#));
+/// `scheme://user:password@`.
+static USERINFO: LazyLock<Regex> = LazyLock::new(|| rule(r#"(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@"]+:([^/\s@"]+)@"#));
+
+/// A secret's place in a text.
+#[derive(Debug)]
+struct Span {
+    start: usize,
+    end: usize,
+    found: Found,
+}
+
+/// The policy, plus any patterns a user added. [`Policy::default`] is the project's rules
+/// alone.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    patterns: Vec<(String, Regex)>,
+}
+
+impl Policy {
+    /// The rules plus `patterns` (regular expressions whose whole match is a secret). The
+    /// rules are compiled here, not at their first use (some 50 ms in a debug build):
+    /// `record` builds its policy before it relays anything, so no captured line waits on
+    /// the compiler (a wait that showed up as a `delay` in the recorded scenario).
+    pub fn with_patterns(patterns: &[String]) -> Result<Self, MockError> {
+        for rule in [&SCHEME, &AUTHORIZATION, &COOKIE, &NAMED, &PARAM, &OPTION, &MEMBER, &ESCAPED_MEMBER, &USERINFO] {
+            LazyLock::force(rule);
+        }
+        let patterns = patterns
+            .iter()
+            .map(|p| {
+                Regex::new(p)
+                    .map(|re| (p.clone(), re))
+                    .map_err(|e| MockError::Pattern { pattern: p.clone(), message: e.to_string() })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Policy { patterns })
+    }
+
+    /// `text` with every secret the shapes and the patterns find replaced by `mask`'s text.
+    pub fn text(&self, text: &str, mask: &mut impl Mask) -> String {
+        let mut spans = shapes(text);
+        for (p, re) in &self.patterns {
+            spans.extend(re.find_iter(text).filter(|m| !m.is_empty()).map(|m| Span {
+                start: m.start(),
+                end: m.end(),
+                found: Found::Pattern(p.clone()),
+            }));
+        }
+        spans.retain(|s| !is_masked(&text[s.start..]));
+        // Earliest first; of two that overlap, the earlier (then the longer) wins.
+        spans.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end)));
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for s in spans {
+            if s.start < at {
+                continue;
+            }
+            out.push_str(&text[at..s.start]);
+            out.push_str(&mask.mask(&s.found, &text[s.start..s.end]));
+            at = s.end;
+        }
+        out.push_str(&text[at..]);
+        out
+    }
+
+    /// A header's value as an output shows it: a credential header's value masked (the
+    /// scheme of an Authorization value kept), any other value through [`Policy::text`].
+    pub fn header(&self, name: &str, value: &str, mask: &mut impl Mask) -> String {
+        if !is_secret_header(name) {
+            return self.text(value, mask);
+        }
+        let lower = name.to_ascii_lowercase();
+        let found = Found::Header(lower);
+        if has_scheme(name)
+            && let Some((scheme, rest)) = value.trim().split_once(' ')
+            && !rest.trim().is_empty()
+        {
+            let rest = rest.trim();
+            if is_masked(rest) {
+                return value.to_owned();
+            }
+            return format!("{scheme} {}", mask.mask(&found, rest));
+        }
+        if is_masked(value) { value.to_owned() } else { mask.mask(&found, value) }
+    }
+
+    /// Masks, in place, every secret member's text and every secret in the other strings.
+    pub fn json(&self, v: &mut Value, mask: &mut impl Mask) {
+        match v {
+            Value::String(s) => *s = self.text(s, mask),
+            Value::Array(items) => items.iter_mut().for_each(|i| self.json(i, mask)),
+            Value::Object(map) => {
+                for (key, value) in map.iter_mut() {
+                    if is_secret_member(key) {
+                        self.member(key, value, mask);
+                    } else {
+                        self.json(value, mask);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The value of a secret member: its text masked (an Authorization value keeps its
+    /// scheme), an object searched member by member.
+    fn member(&self, key: &str, value: &mut Value, mask: &mut impl Mask) {
+        match value {
+            Value::String(s) if has_scheme(key) => *s = self.header(key, s, mask),
+            Value::String(s) if !is_masked(s) => *s = mask.mask(&Found::Member(key.to_owned()), s),
+            Value::Array(items) => items.iter_mut().for_each(|i| self.member(key, i, mask)),
+            Value::Object(_) => self.json(value, mask),
+            _ => {}
+        }
+    }
+}
+
+/// Every secret the project's shapes find in `text` (they may overlap).
+fn shapes(text: &str) -> Vec<Span> {
+    let mut spans = Vec::new();
+    let mut push = |start: usize, end: usize, found: Found| {
+        if end > start {
+            spans.push(Span { start, end, found });
+        }
+    };
+    for c in SCHEME.captures_iter(text) {
+        let (Some(scheme), Some(cred)) = (c.get(1), c.get(2)) else { continue };
+        let next = text[cred.end()..].chars().next();
+        // `Authorization: Bearer x` is the header rule's; here only what looks like a token.
+        if !is_auth_param(cred.as_str(), next) && looks_like_credential(cred.as_str()) {
+            push(cred.start(), cred.end(), Found::Scheme(scheme.as_str().to_owned()));
+        }
+    }
+    for c in AUTHORIZATION.captures_iter(text) {
+        let Some(first) = c.get(1) else { continue };
+        let found = Found::Header("authorization".into());
+        match c.get(2) {
+            // `<scheme> <credential>`: the scheme stays.
+            Some(second) if first.as_str().chars().all(|ch| ch.is_ascii_alphabetic()) => {
+                let next = text[second.end()..].chars().next();
+                if !is_auth_param(second.as_str(), next) {
+                    push(second.start(), second.end(), found);
+                }
+            }
+            _ => push(first.start(), first.end(), found),
+        }
+    }
+    for c in COOKIE.captures_iter(text) {
+        let Some(value) = c.get(1) else { continue };
+        push(value.start(), value.start() + value.as_str().trim_end().len(), Found::Header("cookie".into()));
+    }
+    for c in NAMED.captures_iter(text) {
+        let (Some(name), Some(value)) = (c.get(1), c.get(2)) else { continue };
+        // Authorization and cookie lines have their own rules above.
+        let own_rule = has_scheme(name.as_str()) || normal(name.as_str()).ends_with("cookie");
+        if is_secret_header(name.as_str()) && !own_rule {
+            push(value.start(), value.end(), Found::Header(name.as_str().to_ascii_lowercase()));
+        }
+    }
+    for c in PARAM.captures_iter(text) {
+        let (Some(name), Some(value)) = (c.get(1), c.get(2)) else { continue };
+        if is_secret_param(name.as_str()) {
+            push(value.start(), value.end(), Found::Param(name.as_str().to_owned()));
+        }
+    }
+    for c in OPTION.captures_iter(text) {
+        let (Some(name), Some(value)) = (c.get(1), c.get(2)) else { continue };
+        if is_secret_param(name.as_str()) {
+            push(value.start(), value.end(), Found::Param(name.as_str().to_owned()));
+        }
+    }
+    for re in [&*MEMBER, &*ESCAPED_MEMBER] {
+        for c in re.captures_iter(text) {
+            let (Some(name), Some(value)) = (c.get(1), c.get(2)) else { continue };
+            if is_secret_member(name.as_str()) {
+                push(value.start(), value.end(), Found::Member(name.as_str().to_owned()));
+            }
+        }
+    }
+    for c in USERINFO.captures_iter(text) {
+        if let Some(password) = c.get(1) {
+            push(password.start(), password.end(), Found::UrlPassword);
+        }
+    }
+    spans
+}
+
+/// A log writer whose every write passes the policy: what the harness's `tracing` output
+/// goes through, so a transport's debug line quoting an error body never prints a token.
+/// The `fmt` subscriber writes each event in one call, so a secret is never split between
+/// two writes.
+#[derive(Debug)]
+pub struct LogWriter<W>(pub W);
+
+impl<W: std::io::Write> std::io::Write for LogWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        self.0.write_all(Policy::default().text(&text, &mut Plain).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn text(s: &str) -> String {
+        Policy::default().text(s, &mut Plain)
+    }
+
+    #[test]
+    fn names_that_hold_credentials() {
+        for name in [
+            "Authorization",
+            "proxy-authorization",
+            "Cookie",
+            "set-cookie",
+            "X-Api-Key",
+            "x-auth-token",
+            "access_token",
+            "refreshToken",
+            "id_token",
+            "client_secret",
+            "clientSecret",
+            "password",
+            "apiKey",
+            "api_key",
+            "code_verifier",
+            "aws_secret_access_key",
+            "credentials",
+        ] {
+            assert!(is_secret_member(name), "{name}");
+            assert!(is_secret_header(name), "{name}");
+            assert!(is_secret_param(name), "{name}");
+        }
+        for name in [
+            "progressToken",
+            "nextCursor",
+            "token_type",
+            "maxTokens",
+            "code",
+            "www-authenticate",
+            "mcp-session-id",
+            "authorization_endpoint",
+            "code_challenge",
+        ] {
+            assert!(!is_secret_member(name), "{name}");
+        }
+        for name in ["code", "key", "sig"] {
+            assert!(is_secret_param(name) && !is_secret_member(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn bearer_and_basic_credentials_but_not_challenges_or_prose() {
+        assert_eq!(text("authorization: Bearer abc.def-123 next"), "authorization: Bearer <redacted> next");
+        assert_eq!(text("using Bearer srvlog-Token-4242 now"), "using Bearer <redacted> now");
+        assert_eq!(text("Basic dXNlcjpwYXNz"), "Basic <redacted>");
+        assert_eq!(text("Bearer abc123== next"), "Bearer <redacted> next");
+        // Challenges keep their parameters; prose keeps its words.
+        assert_eq!(text(r#"www-authenticate: Bearer realm="mcp""#), r#"www-authenticate: Bearer realm="mcp""#);
+        assert_eq!(text("Bearer error=invalid_token"), "Bearer error=invalid_token");
+        assert_eq!(text("re-sent with the new bearer token"), "re-sent with the new bearer token");
+        assert_eq!(text("Basic checks pass"), "Basic checks pass");
+        // Masks are left alone, so text may pass the policy twice.
+        assert_eq!(text("Bearer <redacted:2>"), "Bearer <redacted:2>");
+        assert_eq!(text("lacked Authorization: Bearer <redacted:1>"), "lacked Authorization: Bearer <redacted:1>");
+    }
+
+    #[test]
+    fn header_lines_cookies_parameters_and_urls_in_text() {
+        assert_eq!(text("Authorization: Token abc"), "Authorization: Token <redacted>");
+        assert_eq!(text("authorization: rawsecret"), "authorization: <redacted>");
+        assert_eq!(
+            text("[accept: */*; x-api-key: k-1; mcp-method: x]"),
+            "[accept: */*; x-api-key: <redacted>; mcp-method: x]"
+        );
+        assert_eq!(text("Cookie: a=1; b=2\nnext"), "Cookie: <redacted>\nnext");
+        assert_eq!(text(r"Cookie: a=1\n"), r"Cookie: <redacted>\n");
+        assert_eq!(
+            text("grant_type=authorization_code&code=c1&code_verifier=v1&client_secret=s1&refresh_token=r1&state=ok"),
+            "grant_type=authorization_code&code=<redacted>&code_verifier=<redacted>&client_secret=<redacted>&refresh_token=<redacted>&state=ok"
+        );
+        assert_eq!(text("POST /message?session_id=1&api_key=k9"), "POST /message?session_id=1&api_key=<redacted>");
+        assert_eq!(text("see http://user:pw1@127.0.0.1/x"), "see http://user:<redacted>@127.0.0.1/x");
+        assert_eq!(
+            text("server.py --api-key k1 --port 9 --token=t1"),
+            "server.py --api-key <redacted> --port 9 --token=<redacted>"
+        );
+        // Words that only look like names stay: a sentence, JSON-RPC, a progress token.
+        assert_eq!(text("an unknown token: {\"a\":1}"), "an unknown token: {\"a\":1}");
+        assert_eq!(text("{\"progressToken\":\"p1\"}"), "{\"progressToken\":\"p1\"}");
+        assert_eq!(text("exit code 1"), "exit code 1");
+    }
+
+    #[test]
+    fn json_printed_as_text_plain_or_inside_a_string() {
+        assert_eq!(text(r#"{"apiKey": "k", "n": 1}"#), r#"{"apiKey": "<redacted>", "n": 1}"#);
+        assert_eq!(text(r#"{"access_token":"s3cr3t"}"#), r#"{"access_token":"<redacted>"}"#);
+        assert_eq!(text(r#""text":"{\"password\":\"pw\"}""#), r#""text":"{\"password\":\"<redacted>\"}""#);
+        assert_eq!(text(r#"{"code": "invalid_type"}"#), r#"{"code": "invalid_type"}"#);
+    }
+
+    #[test]
+    fn json_members_at_any_depth_and_strings_inside() {
+        let mut v = json!({
+            "params": {"arguments": {"apiKey": "k", "password": "p", "deep": [{"client_secret": "s", "ok": "x"}],
+            "note": "Bearer abc.def", "Authorization": "Basic dXNlcjpwYXNz", "tokens": ["a"], "progressToken": "p1",
+            "credentials": {"user": "u", "passwd": "q"}, "refresh_token": ["r1", "r2"], "code": "invalid_type"}}
+        });
+        Policy::default().json(&mut v, &mut Plain);
+        assert_eq!(
+            v,
+            json!({
+                "params": {"arguments": {"apiKey": "<redacted>", "password": "<redacted>",
+                "deep": [{"client_secret": "<redacted>", "ok": "x"}], "note": "Bearer <redacted>",
+                "Authorization": "Basic <redacted>", "tokens": ["a"], "progressToken": "p1",
+                "credentials": {"user": "u", "passwd": "<redacted>"}, "refresh_token": ["<redacted>", "<redacted>"],
+                "code": "invalid_type"}}
+            })
+        );
+    }
+
+    #[test]
+    fn headers_keep_the_scheme_and_masks() {
+        let p = Policy::default();
+        assert_eq!(p.header("Authorization", "Bearer abc", &mut Plain), "Bearer <redacted>");
+        assert_eq!(p.header("authorization", "Bearer <redacted:1>", &mut Plain), "Bearer <redacted:1>");
+        assert_eq!(p.header("Set-Cookie", "sid=1; Path=/", &mut Plain), "<redacted>");
+        assert_eq!(p.header("location", "/cb?code=c9&state=s", &mut Plain), "/cb?code=<redacted>&state=s");
+        assert_eq!(p.header("content-type", "application/json", &mut Plain), "application/json");
+    }
+
+    #[test]
+    fn a_mask_sees_each_secret_and_patterns_add_to_the_rules() {
+        let p = Policy::with_patterns(&["cust-[0-9]+".into()]).expect("valid");
+        let mut seen = Vec::new();
+        let out = p.text("id cust-42 with Bearer tok-1", &mut |f: &Found, s: &str| {
+            seen.push(format!("{f}={s}"));
+            format!("<redacted:{}>", seen.len())
+        });
+        assert_eq!(out, "id <redacted:1> with Bearer <redacted:2>");
+        assert_eq!(seen, ["pattern \"cust-[0-9]+\"=cust-42", "bearer token=tok-1"]);
+        let e = Policy::with_patterns(&["(".into()]).expect_err("invalid");
+        assert!(e.to_string().starts_with("\"(\" is not a regular expression"), "{e}");
+    }
+
+    #[test]
+    fn log_lines_pass_the_policy() {
+        use std::io::Write;
+        let mut w = LogWriter(Vec::new());
+        w.write_all(b"DEBUG transport report error=HTTP 401: {\"refresh_token\":\"r1\"}\n").expect("write");
+        assert_eq!(
+            String::from_utf8_lossy(&w.0),
+            "DEBUG transport report error=HTTP 401: {\"refresh_token\":\"<redacted>\"}\n"
+        );
+    }
+}
