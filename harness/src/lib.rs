@@ -18,6 +18,8 @@
 //! - [`load`](mod@load) — loading a scenario: the mock's loader plus the checks' validation.
 //! - [`select`] — choosing scenarios (`--filter`, `--transport`, `--revision`, `--tag`),
 //!   their derived tags and `list`'s one line each.
+//! - [`partition`] — `run --partition k/n`: the shard a scenario belongs to, stable by its
+//!   path inside the library.
 //! - [`explain`](mod@explain) — a scenario in words (`mcp-harness explain`).
 //! - [`discover`] — finding the scenario files under the paths given, loading them all.
 //! - [`targets`] — the client under test behind [`targets::Client`]: the bundled
@@ -35,7 +37,8 @@
 //! - [`terminal`] — colour for diffs, the progress bar or plain progress lines.
 //! - [`report`] — terminal summary, `results.json`, JUnit XML, the HTML report with its
 //!   sequence diagrams ([`report::html`]) and `summary.md` for CI job summaries
-//!   ([`report::markdown`]).
+//!   ([`report::markdown`]); a reports folder read back ([`report::read`]).
+//! - [`merge`] — `mcp-harness merge`: the shards' reports folders joined into one run.
 //! - [`baseline`] — expected-failures baselines, so CI fails only on change.
 //! - [`findings`] — a ready-to-file report per third-party cell that breaks an MCP MUST.
 //! - [`matrix`] — the third-party compatibility matrix (Markdown), from `results.json`.
@@ -52,7 +55,9 @@ pub mod findings;
 pub mod http_mock;
 pub mod load;
 pub mod matrix;
+pub mod merge;
 pub mod outcome;
+pub mod partition;
 pub mod record;
 pub mod recording;
 pub mod report;

@@ -2,6 +2,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use mcp_harness::baseline::{self, Baseline};
+use mcp_harness::partition::Partition;
 use mcp_harness::runner::{self, RunConfig};
 use mcp_harness::select::{self, Selection};
 use mcp_harness::{HarnessError, Target, discover, explain, report, snapshot, terminal};
@@ -27,7 +28,19 @@ const RUN_EXAMPLES: &str = "Examples:
   mcp-harness run bug.yaml --no-snapshots              a one-off reproduction: checks only
   mcp-harness run --tag '!slow'                       a quick pass: no run that waits out a
                                                       client's default timeout (30-60 s)
-  mcp-harness run --keep-going --fail-fast --format json > results.json";
+  mcp-harness run --keep-going --fail-fast --format json > results.json
+  mcp-harness run -t cmd:\"node client.js\" --partition 2/4 --reports shard-2
+                                                      one CI job's share of the scenarios;
+                                                      `mcp-harness merge shard-*` joins them";
+
+const MERGE_EXAMPLES: &str = "Examples:
+  mcp-harness merge shard-1 shard-2 shard-3 --reports reports
+  mcp-harness merge shards/* --expected-failures baseline.yml --reports reports
+
+Each folder is what one `run --partition k/n --reports DIR` wrote. Every shard of the count
+must be there once (a missing shard would read as its scenarios never failing). Without
+--expected-failures any failure fails the merge, as a run without it does; give merge the
+baseline the shards were run with.";
 
 const LIST_EXAMPLES: &str = "Examples:
   mcp-harness list                                    every scenario
@@ -159,6 +172,12 @@ enum Command {
         /// scenarios that now pass.
         #[arg(long, value_name = "FILE")]
         expected_failures: Option<PathBuf>,
+        /// Run only shard K of N (`K/N`, e.g. `2/4`): each scenario belongs to one shard,
+        /// chosen by a hash of its path inside the library, so it stays in its shard whatever
+        /// else is selected. `mcp-harness merge` joins the shards' reports folders. Default:
+        /// every selected scenario.
+        #[arg(long, value_name = "K/N", value_parser = Partition::parse)]
+        partition: Option<Partition>,
         /// Write a baseline listing this run's failures to FILE (keeps its `flaky:` list).
         #[arg(long, value_name = "FILE")]
         write_baseline: Option<PathBuf>,
@@ -244,6 +263,25 @@ enum Command {
     /// `--accept` / `--reject` it does that to every one without asking; otherwise it lists
     /// them. Exit 0 when none is left pending, 1 when some are (a CI check), 2 on an error.
     #[command(after_help = REVIEW_EXAMPLES)]
+    /// Join the reports folders of a partitioned run's shards (`run --partition k/n`) into
+    /// one report: index.html, summary.md, results.json, junit.xml, and one baseline
+    /// comparison. Exit codes as for `run`.
+    #[command(after_help = MERGE_EXAMPLES)]
+    Merge {
+        /// The shards' reports folders (each holds the results.json its `run` wrote).
+        #[arg(required = true)]
+        shards: Vec<PathBuf>,
+        /// Where to write the merged report.
+        #[arg(long, default_value = "reports")]
+        reports: PathBuf,
+        /// Judge the merged runs against this expected-failures baseline, as `run
+        /// --expected-failures` does.
+        #[arg(long, value_name = "FILE")]
+        expected_failures: Option<PathBuf>,
+        /// Print only what needs a look and the totals.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     Review {
         /// Scenario files or folders to look under.
         #[arg(default_value = "scenarios")]
@@ -347,6 +385,7 @@ fn main() {
             reports,
             quiet,
             expected_failures,
+            partition,
             write_baseline,
         } => {
             let baselines = Baselines { expected: expected_failures, write: write_baseline };
@@ -356,7 +395,7 @@ fn main() {
                 strict,
             };
             let selection = selection(filter, false, filters);
-            let how = How { fail_fast, keep_going, format, quiet };
+            let how = How { fail_fast, keep_going, format, quiet, partition };
             match run(paths, &target, jobs, judging, &selection, reports, how, baselines) {
                 Ok(code) => code,
                 Err(errors) => {
@@ -451,6 +490,17 @@ fn main() {
         Command::Mock => unreachable_mock(),
         Command::Record(args) => record(args),
         Command::Review { paths, accept, reject } => review(&paths, accept, reject),
+        Command::Merge { shards, reports, expected_failures, quiet } => {
+            match merge(&shards, reports, expected_failures, quiet) {
+                Ok(code) => code,
+                Err(errors) => {
+                    for e in &errors {
+                        eprintln!("mcp-harness merge: {e}");
+                    }
+                    2
+                }
+            }
+        }
     };
     std::process::exit(code);
 }
@@ -590,6 +640,8 @@ struct How {
     keep_going: bool,
     format: Format,
     quiet: bool,
+    /// Only this shard of the selected scenarios (`--partition`).
+    partition: Option<Partition>,
 }
 
 fn selection(filter: Option<String>, in_summary: bool, f: Filters) -> Selection {
@@ -660,6 +712,17 @@ fn run(
     if scenarios.is_empty() && loaded > 0 {
         return Err(vec![HarnessError::NothingSelected(loaded)]);
     }
+    let scenarios = match how.partition {
+        Some(p) => {
+            let selected = scenarios.len();
+            let kept: Vec<_> = scenarios.into_iter().filter(|(path, _)| p.holds(path)).collect();
+            // An empty shard is no error: with more shards than scenarios some hold none,
+            // and merge still wants their (empty) folders.
+            eprintln!("shard {p}: {} of the {selected} selected scenarios", kept.len());
+            kept
+        }
+        None => scenarios,
+    };
     if let (Some(b), Some(path)) = (&baseline, &baselines.expected) {
         let selftest: Vec<&str> =
             scenarios.iter().filter(|(p, _)| baseline::is_selftest(p)).map(|(_, s)| s.name.as_str()).collect();
@@ -698,29 +761,8 @@ fn run(
     let mut results = runtime.block_on(runner::run_all(work, config, parallel, windows, done));
     bar.done();
     let wall_ms = started.elapsed().as_millis() as u64;
-    if let Some(b) = &baseline {
-        let verdicts = b.judge(&results);
-        for (r, v) in results.iter_mut().zip(verdicts) {
-            r.baseline = Some(v);
-        }
-    }
-    let mut summary = report::summary(&results, wall_ms);
-    if how.quiet {
-        summary = report::without_passes(&summary);
-    }
-    if !invalid.is_empty() {
-        summary.push_str(&format!("{} invalid scenario file(s) skipped (--keep-going): see above\n", invalid.len()));
-    }
-    // With `--format json` stdout is the document alone; the summary goes to stderr.
-    match how.format {
-        Format::Json => {
-            emit(&(report::json(&results, wall_ms) + "\n"));
-            eprint!("{summary}");
-        }
-        Format::Text if terminal::colour() => emit(&terminal::paint(&summary)),
-        Format::Text => emit(&summary),
-    }
-    report::write(&reports, &results, wall_ms).map_err(|e| vec![e])?;
+    let judged = baselines.expected.as_deref().zip(baseline.as_ref());
+    let code = conclude(&mut results, wall_ms, judged, &how, &reports, invalid.len())?;
     if let Some(path) = &baselines.write {
         let previous = if path.exists() { Baseline::load(path).map_err(|e| vec![e])? } else { Baseline::default() };
         let previous_text = std::fs::read_to_string(path).unwrap_or_default();
@@ -728,9 +770,70 @@ fn run(
         std::fs::write(path, baseline::render(&client, &results, &previous, &previous_text))
             .map_err(|e| vec![HarnessError::io(format!("writing {}", path.display()), e)])?;
     }
-    if let (Some(path), Some(_)) = (&baselines.expected, &baseline) {
+    Ok(code)
+}
+
+/// `merge`: the shards' runs joined ([`mcp_harness::merge::join`]), judged and reported as
+/// one run's; returns the exit code.
+fn merge(
+    shards: &[PathBuf],
+    reports: PathBuf,
+    expected_failures: Option<PathBuf>,
+    quiet: bool,
+) -> Result<i32, Vec<HarnessError>> {
+    let baseline = match &expected_failures {
+        Some(path) => Some(Baseline::load(path).map_err(|e| vec![e])?),
+        None => None,
+    };
+    let joined = mcp_harness::merge::join(shards).map_err(|e| vec![e])?;
+    let mut results = joined.runs;
+    // The shards' own baseline verdicts are dropped: the merged runs are judged once, by the
+    // baseline given here (or by none).
+    for r in &mut results {
+        r.baseline = None;
+    }
+    eprintln!("merged {} runs from {} folder(s)", results.len(), shards.len());
+    let how = How { fail_fast: false, keep_going: false, format: Format::Text, quiet, partition: None };
+    conclude(&mut results, joined.wall_ms, expected_failures.as_deref().zip(baseline.as_ref()), &how, &reports, 0)
+}
+
+/// What a run and a merge share once the runs are over: the baseline's verdicts, the summary
+/// on stdout, the reports written, and the exit code (see `EXIT_CODES`; `invalid` files
+/// skipped under `--keep-going` make it 2).
+fn conclude(
+    results: &mut [mcp_scenario::results::RunResult],
+    wall_ms: u64,
+    baseline: Option<(&Path, &Baseline)>,
+    how: &How,
+    reports: &Path,
+    invalid: usize,
+) -> Result<i32, Vec<HarnessError>> {
+    if let Some((_, b)) = baseline {
+        let verdicts = b.judge(results);
+        for (r, v) in results.iter_mut().zip(verdicts) {
+            r.baseline = Some(v);
+        }
+    }
+    let mut summary = report::summary(results, wall_ms);
+    if how.quiet {
+        summary = report::without_passes(&summary);
+    }
+    if invalid > 0 {
+        summary.push_str(&format!("{invalid} invalid scenario file(s) skipped (--keep-going): see above\n"));
+    }
+    // With `--format json` stdout is the document alone; the summary goes to stderr.
+    match how.format {
+        Format::Json => {
+            emit(&(report::json(results, wall_ms, how.partition) + "\n"));
+            eprint!("{summary}");
+        }
+        Format::Text if terminal::colour() => emit(&terminal::paint(&summary)),
+        Format::Text => emit(&summary),
+    }
+    report::write(reports, results, wall_ms, how.partition).map_err(|e| vec![e])?;
+    if let Some((path, _)) = baseline {
         let mut regressions = 0;
-        for r in &results {
+        for r in results.iter() {
             let (baseline, run) = (path.display(), format!("{} [{}]", r.scenario, r.transport.as_str()));
             let change = match r.baseline {
                 Some(Verdict::UnexpectedFailure) => format!("NEW FAILURE  {run}: not in {baseline}"),
@@ -745,20 +848,8 @@ fn run(
             println!("{change}");
         }
         println!("baseline {}: {}", path.display(), if regressions == 0 { "unchanged" } else { "CHANGED" });
-        return Ok(if !invalid.is_empty() {
-            2
-        } else if regressions == 0 {
-            0
-        } else {
-            1
-        });
+        return Ok(if invalid > 0 { 2 } else { i32::from(regressions > 0) });
     }
-    let totals = report::Totals::of(&results);
-    Ok(if !invalid.is_empty() {
-        2
-    } else if totals.failed + totals.error + totals.not_exercised > 0 {
-        1
-    } else {
-        0
-    })
+    let totals = report::Totals::of(results);
+    Ok(if invalid > 0 { 2 } else { i32::from(totals.failed + totals.error + totals.not_exercised > 0) })
 }

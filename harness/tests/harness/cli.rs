@@ -386,6 +386,7 @@ fn every_subcommand_has_help_with_defaults_and_examples() {
         ("check", &["[default: scenarios]", "Examples:"][..]),
         ("matrix", &["[default: reports/clients]", "Examples:"][..]),
         ("schema", &["JSON Schema", "Examples:"][..]),
+        ("merge", &["--expected-failures", "[default: reports]", "Examples:", "missing shard"][..]),
     ] {
         let out = harness().args([sub, "--help"]).output().expect("runs");
         let text = String::from_utf8_lossy(&out.stdout);

@@ -17,6 +17,7 @@ mod layout;
 mod margins;
 mod matrix;
 mod mock_conformance;
+mod partition;
 mod persistent;
 mod record;
 mod recording;
