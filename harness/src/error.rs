@@ -54,6 +54,9 @@ pub enum HarnessError {
     /// Shard reports that `merge` cannot join into one (the message says which and why).
     #[error("{0}")]
     Merge(String),
+    /// `scenarios export` would overwrite edited files (the message says how to go on).
+    #[error("{0}")]
+    Export(String),
     /// A recording given to `check-record` cannot be judged (the message says why and
     /// what to give instead).
     #[error("{0}")]

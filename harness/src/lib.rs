@@ -22,6 +22,8 @@
 //!   path inside the library.
 //! - [`explain`](mod@explain) — a scenario in words (`mcp-harness explain`).
 //! - [`discover`] — finding the scenario files under the paths given, loading them all.
+//! - [`library`] — the scenario library embedded in the binary: written out for runs that
+//!   give no path, and by `scenarios export`.
 //! - [`targets`] — the client under test behind [`targets::Client`]: the bundled
 //!   transports in-process ([`targets::bundled`]) or an external program
 //!   ([`targets::cmd`], with process hygiene), one driver process per run or, with
@@ -53,6 +55,7 @@ pub mod exercise;
 pub mod explain;
 pub mod findings;
 pub mod http_mock;
+pub mod library;
 pub mod load;
 pub mod matrix;
 pub mod merge;

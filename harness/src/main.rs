@@ -5,7 +5,7 @@ use mcp_harness::baseline::{self, Baseline};
 use mcp_harness::partition::Partition;
 use mcp_harness::runner::{self, RunConfig};
 use mcp_harness::select::{self, Selection};
-use mcp_harness::{HarnessError, Target, discover, explain, report, snapshot, terminal};
+use mcp_harness::{HarnessError, Target, discover, explain, library, report, snapshot, terminal};
 use mcp_scenario::results::{Status, Verdict};
 use mcp_scenario::{Revision, TransportName};
 use std::path::{Path, PathBuf};
@@ -109,8 +109,8 @@ enum Command {
     /// Run scenarios and write reports/: index.html, summary.md, results.json, junit.xml.
     #[command(after_help = RUN_EXAMPLES)]
     Run {
-        /// Scenario files or folders (searched recursively for *.yaml).
-        #[arg(default_value = "scenarios")]
+        /// Scenario files or folders (searched recursively for *.yaml). Default: the library
+        /// embedded in this binary (`./scenarios` is not taken unless named).
         paths: Vec<PathBuf>,
         /// The client under test: bundled, bundled:stdio, bundled:http, bundled:legacy-sse,
         /// cmd:"<command line>", or cmd+persistent:"<command line>" (one driver process
@@ -185,8 +185,8 @@ enum Command {
     /// List scenarios, one line each: name, transports, revision, tags, pending marker.
     #[command(after_help = LIST_EXAMPLES)]
     List {
-        /// Scenario files or folders (searched recursively for *.yaml).
-        #[arg(default_value = "scenarios")]
+        /// Scenario files or folders (searched recursively for *.yaml). Default: the library
+        /// embedded in this binary (`./scenarios` is not taken unless named).
         paths: Vec<PathBuf>,
         /// Only scenarios whose name or summary contains this text (case-insensitive), or
         /// whose name matches it as a glob (`*`, `?`, `[`). Default: all.
@@ -201,9 +201,10 @@ enum Command {
     Explain {
         /// A scenario file, or a scenario's name (its file stem) to find under --in.
         scenario: String,
-        /// Where to look for a scenario given by name.
-        #[arg(long = "in", value_name = "DIR", default_value = "scenarios")]
-        dir: PathBuf,
+        /// Where to look for a scenario given by name. Default: the library embedded in this
+        /// binary.
+        #[arg(long = "in", value_name = "DIR")]
+        dir: Option<PathBuf>,
     },
     /// Write the compatibility matrix (<DIR>/<client>.md and <DIR>/README.md) from
     /// <DIR>/<client>/results.json files.
@@ -239,10 +240,12 @@ enum Command {
     /// Load and validate scenario files without running them.
     #[command(after_help = CHECK_EXAMPLES)]
     Check {
-        /// Scenario files or folders.
-        #[arg(default_value = "scenarios")]
+        /// Scenario files or folders. Default: the library embedded in this binary.
         paths: Vec<PathBuf>,
     },
+    /// The scenario library embedded in this binary: write it out to edit or extend it.
+    #[command(subcommand)]
+    Scenarios(ScenariosCommand),
     /// Print the JSON Schema of the scenario format (committed as scenarios/schema.json).
     #[command(after_help = SCHEMA_EXAMPLES)]
     Schema,
@@ -294,6 +297,27 @@ enum Command {
         reject: bool,
     },
 }
+
+/// `mcp-harness scenarios …`.
+#[derive(Subcommand, Debug)]
+enum ScenariosCommand {
+    /// Write the embedded library (scenario files, the bundled target's snapshots, README.md,
+    /// schema.json) into DIR, to edit or extend; then run DIR: a path given to `run`, `list`,
+    /// `check` or `explain --in` is the library instead of the embedded one.
+    #[command(after_help = EXPORT_EXAMPLES)]
+    Export {
+        /// The folder to write (created when missing).
+        dir: PathBuf,
+        /// Overwrite files in DIR that differ from the embedded ones (by default an edited
+        /// file is kept and the export refused).
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+const EXPORT_EXAMPLES: &str = "Examples:
+  mcp-harness scenarios export scenarios              then edit, and: mcp-harness run scenarios
+  mcp-harness scenarios export vendor/mcp-scenarios --force   refresh a copy (overwrites edits)";
 
 const REVIEW_EXAMPLES: &str = "Examples:
   mcp-harness review                                  every pending snapshot under scenarios/, one by one
@@ -390,7 +414,11 @@ fn main() {
         } => {
             let baselines = Baselines { expected: expected_failures, write: write_baseline };
             let judging = Judging {
-                snapshots: snapshot::Policy { update: update_snapshots, require: require_snapshots },
+                snapshots: snapshot::Policy {
+                    update: update_snapshots,
+                    require: require_snapshots,
+                    read_only: paths.is_empty(),
+                },
                 compare: !no_snapshots,
                 strict,
             };
@@ -408,7 +436,11 @@ fn main() {
         }
         Command::List { paths, text, filters } => {
             let selection = selection(text, true, filters);
-            match discover::scenario_files(&paths).map_err(|e| vec![e]).and_then(|f| discover::load_all(&f)) {
+            match library_or(paths)
+                .and_then(|p| discover::scenario_files(&p))
+                .map_err(|e| vec![e])
+                .and_then(|f| discover::load_all(&f))
+            {
                 Ok(loaded) => match selection.unknown_tag(&loaded) {
                     Some(e) => {
                         eprintln!("mcp-harness: {e}");
@@ -430,7 +462,10 @@ fn main() {
                 }
             }
         }
-        Command::Explain { scenario, dir } => match find_scenario(&scenario, &dir) {
+        Command::Explain { scenario, dir } => match library_or(dir.into_iter().collect())
+            .map_err(|e| e.to_string())
+            .and_then(|dirs| find_scenario(&scenario, &dirs[0]))
+        {
             Ok(path) => match mcp_harness::load(&path) {
                 Ok(loaded) => {
                     emit(&explain::explain(&path, &loaded));
@@ -447,9 +482,15 @@ fn main() {
             }
         },
         Command::Check { paths } => {
-            match discover::scenario_files(&paths).map_err(|e| vec![e]).and_then(|f| discover::load_all(&f)) {
+            let embedded = paths.is_empty();
+            match library_or(paths)
+                .and_then(|p| discover::scenario_files(&p))
+                .map_err(|e| vec![e])
+                .and_then(|f| discover::load_all(&f))
+            {
                 Ok(loaded) => {
-                    println!("{} scenario files are valid", loaded.len());
+                    let whose = if embedded { format!(" ({})", library::NAME) } else { String::new() };
+                    println!("{} scenario files are valid{whose}", loaded.len());
                     0
                 }
                 Err(errors) => {
@@ -490,6 +531,22 @@ fn main() {
         Command::Mock => unreachable_mock(),
         Command::Record(args) => record(args),
         Command::Review { paths, accept, reject } => review(&paths, accept, reject),
+        Command::Scenarios(ScenariosCommand::Export { dir, force }) => match library::export(&dir, force) {
+            Ok(n) => {
+                println!(
+                    "wrote {n} files of {} ({} scenarios) to {}: run them with `mcp-harness run {}`",
+                    library::NAME,
+                    library::scenario_count(),
+                    dir.display(),
+                    dir.display()
+                );
+                0
+            }
+            Err(e) => {
+                eprintln!("mcp-harness scenarios export: {e}");
+                2
+            }
+        },
         Command::Merge { shards, reports, expected_failures, quiet } => {
             match merge(&shards, reports, expected_failures, quiet) {
                 Ok(code) => code,
@@ -648,6 +705,12 @@ fn selection(filter: Option<String>, in_summary: bool, f: Filters) -> Selection 
     Selection { filter, in_summary, transports: f.transport, revisions: f.revision, tags: f.tag }
 }
 
+/// The paths given, or, when none is, the embedded library written out for this run
+/// ([`library::materialise`]).
+fn library_or(paths: Vec<PathBuf>) -> Result<Vec<PathBuf>, HarnessError> {
+    if paths.is_empty() { Ok(vec![library::materialise()?]) } else { Ok(paths) }
+}
+
 /// The file `explain` means: the path as given, or `<name>.yaml` somewhere under `dir`.
 fn find_scenario(given: &str, dir: &Path) -> Result<PathBuf, String> {
     let path = PathBuf::from(given);
@@ -696,7 +759,13 @@ fn run(
         None => None,
     };
     let target = Target::parse(target).map_err(|e| vec![e])?;
-    let files = discover::scenario_files(&paths).map_err(|e| vec![e])?;
+    if paths.is_empty() && judging.snapshots.update {
+        return Err(vec![HarnessError::Export(format!(
+            "--update-snapshots: {} is read-only; write it out with `mcp-harness scenarios export DIR` and run DIR with --update-snapshots",
+            library::NAME
+        ))]);
+    }
+    let files = library_or(paths).and_then(|p| discover::scenario_files(&p)).map_err(|e| vec![e])?;
     let (scenarios, invalid) = discover::load_each(&files);
     if !invalid.is_empty() && !how.keep_going {
         return Err(invalid);
