@@ -54,10 +54,11 @@ scenario waits out a client's own default timeout). `--tag '!slow'` keeps the ot
 
 const EXPLAIN_EXAMPLES: &str = "Examples:
   mcp-harness explain scenarios/stdio/malformed-line-is-skipped.yaml
-  mcp-harness explain malformed-line-is-skipped          by name, searched under scenarios/";
+  mcp-harness explain malformed-line-is-skipped          by name, in the embedded library
+  mcp-harness explain malformed-line-is-skipped --in scenarios   by name, in a folder";
 
 const CHECK_EXAMPLES: &str = "Examples:
-  mcp-harness check                                   the whole library
+  mcp-harness check                                   the embedded library
   mcp-harness check bug.yaml                          one file: file:line:column messages";
 
 const MATRIX_EXAMPLES: &str = "Examples:
