@@ -3,7 +3,7 @@ CARGO ?= cargo
 HARNESS := target/debug/mcp-harness
 SCENARIOS ?= scenarios
 
-.PHONY: run test soak bench fmt lint schema build validate validate-one baselines baseline-one clients reference conformance nextest-check nginx fuzz mutants
+.PHONY: run test soak bench fmt lint schema build validate validate-one baselines baseline-one clients reference conformance nextest-check nginx fuzz mutants dist dist-check
 
 ## Build the harness (debug: fast to build, and the library still runs in seconds).
 build:
@@ -133,6 +133,24 @@ bench: nginx
 	    CARGO_TARGET_DIR="$$rt" $(CARGO) build --release --manifest-path bench/rmcp/Cargo.toml; fi
 	BENCH_CLIENTS="$(bench_clients)" BENCH_MODES="$(foreach c,$(bench_clients),$(c)=$(client_mode_$(c)))" \
 	  BENCH_JOBS="$(foreach c,$(bench_clients),$(if $(client_jobs_$(c)),$(c)=$(client_jobs_$(c))))" bash bench/run.sh
+
+## Packages (README.md, "Packages"): the npm launcher, the npm platform package with the
+## binaries, and a Python wheel, for this machine's platform, into DIST_DIR. Release binaries by
+## default; DIST_PROFILE=debug packs the debug build (what dist-check installs: same code, no
+## second build).
+DIST_PROFILE ?= release
+DIST_DIR ?= target/dist
+dist:
+	$(CARGO) build $(if $(filter release,$(DIST_PROFILE)),--release) -p mcp-harness -p mcp-mock
+	python3 dist/pack.py --bin-dir target/$(DIST_PROFILE) --out $(DIST_DIR)
+
+## Install the packages offline, each into a fresh project or venv with no Rust toolchain on
+## PATH, and run the embedded library's quick pass against the reference client through the
+## installed command (dist/check.sh). About 1.5 minutes; .ci/run runs it.
+CHECK_PROFILE ?= debug
+dist-check:
+	$(MAKE) --no-print-directory dist DIST_PROFILE=$(CHECK_PROFILE) DIST_DIR=target/dist-$(CHECK_PROFILE)
+	bash dist/check.sh target/dist-$(CHECK_PROFILE)
 
 ## Regenerate scenarios/schema.json from the format's Rust types.
 schema: build

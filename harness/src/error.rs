@@ -48,6 +48,15 @@ pub enum HarnessError {
         /// Its entries naming self-test scenarios.
         entries: Vec<String>,
     },
+    /// A `--partition` that is not `k/n` with 1 <= k <= n (the message says what to write).
+    #[error("{0}")]
+    Partition(String),
+    /// Shard reports that `merge` cannot join into one (the message says which and why).
+    #[error("{0}")]
+    Merge(String),
+    /// `scenarios export` would overwrite edited files (the message says how to go on).
+    #[error("{0}")]
+    Export(String),
     /// A recording given to `check-record` cannot be judged (the message says why and
     /// what to give instead).
     #[error("{0}")]

@@ -20,8 +20,12 @@
 //! - [`load`](mod@load) — loading a scenario: the mock's loader plus the checks' validation.
 //! - [`select`] — choosing scenarios (`--filter`, `--transport`, `--revision`, `--tag`),
 //!   their derived tags and `list`'s one line each.
+//! - [`partition`] — `run --partition k/n`: the shard a scenario belongs to, stable by its
+//!   path inside the library.
 //! - [`explain`](mod@explain) — a scenario in words (`mcp-harness explain`).
 //! - [`discover`] — finding the scenario files under the paths given, loading them all.
+//! - [`library`] — the scenario library embedded in the binary: written out for runs that
+//!   give no path, and by `scenarios export`.
 //! - [`targets`] — the client under test behind [`targets::Client`]: the bundled
 //!   transports in-process ([`targets::bundled`]) or an external program
 //!   ([`targets::cmd`], with process hygiene), one driver process per run or, with
@@ -37,7 +41,8 @@
 //! - [`terminal`] — colour for diffs, the progress bar or plain progress lines.
 //! - [`report`] — terminal summary, `results.json`, JUnit XML, the HTML report with its
 //!   sequence diagrams ([`report::html`]) and `summary.md` for CI job summaries
-//!   ([`report::markdown`]).
+//!   ([`report::markdown`]); a reports folder read back ([`report::read`]).
+//! - [`merge`] — `mcp-harness merge`: the shards' reports folders joined into one run.
 //! - [`baseline`] — expected-failures baselines, so CI fails only on change.
 //! - [`findings`] — a ready-to-file report per third-party cell that breaks an MCP MUST.
 //! - [`matrix`] — the third-party compatibility matrix (Markdown), from `results.json`.
@@ -52,9 +57,12 @@ pub mod exercise;
 pub mod explain;
 pub mod findings;
 pub mod http_mock;
+pub mod library;
 pub mod load;
 pub mod matrix;
+pub mod merge;
 pub mod outcome;
+pub mod partition;
 pub mod record;
 pub mod recording;
 pub mod report;

@@ -2,9 +2,10 @@
 
 use clap::{Args, Parser, Subcommand};
 use mcp_harness::baseline::{self, Baseline};
+use mcp_harness::partition::Partition;
 use mcp_harness::runner::{self, RunConfig};
 use mcp_harness::select::{self, Selection};
-use mcp_harness::{HarnessError, Target, discover, explain, report, snapshot, terminal};
+use mcp_harness::{HarnessError, Target, discover, explain, library, report, snapshot, terminal};
 use mcp_scenario::results::{Status, Verdict};
 use mcp_scenario::{Revision, TransportName};
 use std::path::{Path, PathBuf};
@@ -34,7 +35,19 @@ const RUN_EXAMPLES: &str = "Examples:
   mcp-harness run bug.yaml --no-snapshots              a one-off reproduction: checks only
   mcp-harness run --tag '!slow'                       a quick pass: no run that waits out a
                                                       client's default timeout (30-60 s)
-  mcp-harness run --keep-going --fail-fast --format json > results.json";
+  mcp-harness run --keep-going --fail-fast --format json > results.json
+  mcp-harness run -t cmd:\"node client.js\" --partition 2/4 --reports shard-2
+                                                      one CI job's share of the scenarios;
+                                                      `mcp-harness merge shard-*` joins them";
+
+const MERGE_EXAMPLES: &str = "Examples:
+  mcp-harness merge shard-1 shard-2 shard-3 --reports reports
+  mcp-harness merge shards/* --expected-failures baseline.yml --reports reports
+
+Each folder is what one `run --partition k/n --reports DIR` wrote. Every shard of the count
+must be there once (a missing shard would read as its scenarios never failing). Without
+--expected-failures any failure fails the merge, as a run without it does; give merge the
+baseline the shards were run with.";
 
 const LIST_EXAMPLES: &str = "Examples:
   mcp-harness list                                    every scenario
@@ -48,10 +61,11 @@ scenario waits out a client's own default timeout). `--tag '!slow'` keeps the ot
 
 const EXPLAIN_EXAMPLES: &str = "Examples:
   mcp-harness explain scenarios/stdio/malformed-line-is-skipped.yaml
-  mcp-harness explain malformed-line-is-skipped          by name, searched under scenarios/";
+  mcp-harness explain malformed-line-is-skipped          by name, in the embedded library
+  mcp-harness explain malformed-line-is-skipped --in scenarios   by name, in a folder";
 
 const CHECK_EXAMPLES: &str = "Examples:
-  mcp-harness check                                   the whole library
+  mcp-harness check                                   the embedded library
   mcp-harness check bug.yaml                          one file: file:line:column messages";
 
 const MATRIX_EXAMPLES: &str = "Examples:
@@ -104,8 +118,8 @@ enum Command {
     /// Run scenarios and write reports/: index.html, summary.md, results.json, junit.xml.
     #[command(after_help = RUN_EXAMPLES)]
     Run {
-        /// Scenario files or folders (searched recursively for *.yaml).
-        #[arg(default_value = "scenarios")]
+        /// Scenario files or folders (searched recursively for *.yaml). Default: the library
+        /// embedded in this binary (`./scenarios` is not taken unless named).
         paths: Vec<PathBuf>,
         /// The client under test: bundled, bundled:stdio, bundled:http, bundled:legacy-sse,
         /// cmd:"<command line>", or cmd+persistent:"<command line>" (one driver process
@@ -167,6 +181,12 @@ enum Command {
         /// scenarios that now pass.
         #[arg(long, value_name = "FILE")]
         expected_failures: Option<PathBuf>,
+        /// Run only shard K of N (`K/N`, e.g. `2/4`): each scenario belongs to one shard,
+        /// chosen by a hash of its path inside the library, so it stays in its shard whatever
+        /// else is selected. `mcp-harness merge` joins the shards' reports folders. Default:
+        /// every selected scenario.
+        #[arg(long, value_name = "K/N", value_parser = Partition::parse)]
+        partition: Option<Partition>,
         /// Write a baseline listing this run's failures to FILE (keeps its `flaky:` list).
         #[arg(long, value_name = "FILE")]
         write_baseline: Option<PathBuf>,
@@ -174,8 +194,8 @@ enum Command {
     /// List scenarios, one line each: name, transports, revision, tags, pending marker.
     #[command(after_help = LIST_EXAMPLES)]
     List {
-        /// Scenario files or folders (searched recursively for *.yaml).
-        #[arg(default_value = "scenarios")]
+        /// Scenario files or folders (searched recursively for *.yaml). Default: the library
+        /// embedded in this binary (`./scenarios` is not taken unless named).
         paths: Vec<PathBuf>,
         /// Only scenarios whose name or summary contains this text (case-insensitive), or
         /// whose name matches it as a glob (`*`, `?`, `[`). Default: all.
@@ -190,9 +210,10 @@ enum Command {
     Explain {
         /// A scenario file, or a scenario's name (its file stem) to find under --in.
         scenario: String,
-        /// Where to look for a scenario given by name.
-        #[arg(long = "in", value_name = "DIR", default_value = "scenarios")]
-        dir: PathBuf,
+        /// Where to look for a scenario given by name. Default: the library embedded in this
+        /// binary.
+        #[arg(long = "in", value_name = "DIR")]
+        dir: Option<PathBuf>,
     },
     /// Write the compatibility matrix (<DIR>/<client>.md and <DIR>/README.md) from
     /// <DIR>/<client>/results.json files.
@@ -228,10 +249,12 @@ enum Command {
     /// Load and validate scenario files without running them.
     #[command(after_help = CHECK_EXAMPLES)]
     Check {
-        /// Scenario files or folders.
-        #[arg(default_value = "scenarios")]
+        /// Scenario files or folders. Default: the library embedded in this binary.
         paths: Vec<PathBuf>,
     },
+    /// The scenario library embedded in this binary: write it out to edit or extend it.
+    #[command(subcommand)]
+    Scenarios(ScenariosCommand),
     /// Print the JSON Schema of the scenario format (committed as scenarios/schema.json).
     #[command(after_help = SCHEMA_EXAMPLES)]
     Schema,
@@ -252,6 +275,25 @@ enum Command {
     /// `--accept` / `--reject` it does that to every one without asking; otherwise it lists
     /// them. Exit 0 when none is left pending, 1 when some are (a CI check), 2 on an error.
     #[command(after_help = REVIEW_EXAMPLES)]
+    /// Join the reports folders of a partitioned run's shards (`run --partition k/n`) into
+    /// one report: index.html, summary.md, results.json, junit.xml, and one baseline
+    /// comparison. Exit codes as for `run`.
+    #[command(after_help = MERGE_EXAMPLES)]
+    Merge {
+        /// The shards' reports folders (each holds the results.json its `run` wrote).
+        #[arg(required = true)]
+        shards: Vec<PathBuf>,
+        /// Where to write the merged report.
+        #[arg(long, default_value = "reports")]
+        reports: PathBuf,
+        /// Judge the merged runs against this expected-failures baseline, as `run
+        /// --expected-failures` does.
+        #[arg(long, value_name = "FILE")]
+        expected_failures: Option<PathBuf>,
+        /// Print only what needs a look and the totals.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     Review {
         /// Scenario files or folders to look under.
         #[arg(default_value = "scenarios")]
@@ -264,6 +306,27 @@ enum Command {
         reject: bool,
     },
 }
+
+/// `mcp-harness scenarios …`.
+#[derive(Subcommand, Debug)]
+enum ScenariosCommand {
+    /// Write the embedded library (scenario files, the bundled target's snapshots, README.md,
+    /// schema.json) into DIR, to edit or extend; then run DIR: a path given to `run`, `list`,
+    /// `check` or `explain --in` is the library instead of the embedded one.
+    #[command(after_help = EXPORT_EXAMPLES)]
+    Export {
+        /// The folder to write (created when missing).
+        dir: PathBuf,
+        /// Overwrite files in DIR that differ from the embedded ones (by default an edited
+        /// file is kept and the export refused).
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+const EXPORT_EXAMPLES: &str = "Examples:
+  mcp-harness scenarios export scenarios              then edit, and: mcp-harness run scenarios
+  mcp-harness scenarios export vendor/mcp-scenarios --force   refresh a copy (overwrites edits)";
 
 const REVIEW_EXAMPLES: &str = "Examples:
   mcp-harness review                                  every pending snapshot under scenarios/, one by one
@@ -356,16 +419,21 @@ fn main() {
             reports,
             quiet,
             expected_failures,
+            partition,
             write_baseline,
         } => {
             let baselines = Baselines { expected: expected_failures, write: write_baseline };
             let judging = Judging {
-                snapshots: snapshot::Policy { update: update_snapshots, require: require_snapshots },
+                snapshots: snapshot::Policy {
+                    update: update_snapshots,
+                    require: require_snapshots,
+                    read_only: paths.is_empty(),
+                },
                 compare: !no_snapshots,
                 strict,
             };
             let selection = selection(filter, false, filters);
-            let how = How { fail_fast, keep_going, format, quiet };
+            let how = How { fail_fast, keep_going, format, quiet, partition };
             match run(paths, &target, jobs, judging, &selection, reports, how, baselines) {
                 Ok(code) => code,
                 Err(errors) => {
@@ -378,7 +446,11 @@ fn main() {
         }
         Command::List { paths, text, filters } => {
             let selection = selection(text, true, filters);
-            match discover::scenario_files(&paths).map_err(|e| vec![e]).and_then(|f| discover::load_all(&f)) {
+            match library_or(paths)
+                .and_then(|p| discover::scenario_files(&p))
+                .map_err(|e| vec![e])
+                .and_then(|f| discover::load_all(&f))
+            {
                 Ok(loaded) => match selection.unknown_tag(&loaded) {
                     Some(e) => {
                         eprintln!("mcp-harness: {e}");
@@ -400,7 +472,10 @@ fn main() {
                 }
             }
         }
-        Command::Explain { scenario, dir } => match find_scenario(&scenario, &dir) {
+        Command::Explain { scenario, dir } => match library_or(dir.into_iter().collect())
+            .map_err(|e| e.to_string())
+            .and_then(|dirs| find_scenario(&scenario, &dirs[0]))
+        {
             Ok(path) => match mcp_harness::load(&path) {
                 Ok(loaded) => {
                     emit(&explain::explain(&path, &loaded));
@@ -417,9 +492,15 @@ fn main() {
             }
         },
         Command::Check { paths } => {
-            match discover::scenario_files(&paths).map_err(|e| vec![e]).and_then(|f| discover::load_all(&f)) {
+            let embedded = paths.is_empty();
+            match library_or(paths)
+                .and_then(|p| discover::scenario_files(&p))
+                .map_err(|e| vec![e])
+                .and_then(|f| discover::load_all(&f))
+            {
                 Ok(loaded) => {
-                    println!("{} scenario files are valid", loaded.len());
+                    let whose = if embedded { format!(" ({})", library::NAME) } else { String::new() };
+                    println!("{} scenario files are valid{whose}", loaded.len());
                     0
                 }
                 Err(errors) => {
@@ -460,6 +541,33 @@ fn main() {
         Command::Mock => unreachable_mock(),
         Command::Record(args) => record(args),
         Command::Review { paths, accept, reject } => review(&paths, accept, reject),
+        Command::Scenarios(ScenariosCommand::Export { dir, force }) => match library::export(&dir, force) {
+            Ok(n) => {
+                println!(
+                    "wrote {n} files of {} ({} scenarios) to {}: run them with `mcp-harness run {}`",
+                    library::NAME,
+                    library::scenario_count(),
+                    dir.display(),
+                    dir.display()
+                );
+                0
+            }
+            Err(e) => {
+                eprintln!("mcp-harness scenarios export: {e}");
+                2
+            }
+        },
+        Command::Merge { shards, reports, expected_failures, quiet } => {
+            match merge(&shards, reports, expected_failures, quiet) {
+                Ok(code) => code,
+                Err(errors) => {
+                    for e in &errors {
+                        eprintln!("mcp-harness merge: {e}");
+                    }
+                    2
+                }
+            }
+        }
     };
     std::process::exit(code);
 }
@@ -599,10 +707,18 @@ struct How {
     keep_going: bool,
     format: Format,
     quiet: bool,
+    /// Only this shard of the selected scenarios (`--partition`).
+    partition: Option<Partition>,
 }
 
 fn selection(filter: Option<String>, in_summary: bool, f: Filters) -> Selection {
     Selection { filter, in_summary, transports: f.transport, revisions: f.revision, tags: f.tag }
+}
+
+/// The paths given, or, when none is, the embedded library written out for this run
+/// ([`library::materialise`]).
+fn library_or(paths: Vec<PathBuf>) -> Result<Vec<PathBuf>, HarnessError> {
+    if paths.is_empty() { Ok(vec![library::materialise()?]) } else { Ok(paths) }
 }
 
 /// The file `explain` means: the path as given, or `<name>.yaml` somewhere under `dir`.
@@ -653,7 +769,13 @@ fn run(
         None => None,
     };
     let target = Target::parse(target).map_err(|e| vec![e])?;
-    let files = discover::scenario_files(&paths).map_err(|e| vec![e])?;
+    if paths.is_empty() && judging.snapshots.update {
+        return Err(vec![HarnessError::Export(format!(
+            "--update-snapshots: {} is read-only; write it out with `mcp-harness scenarios export DIR` and run DIR with --update-snapshots",
+            library::NAME
+        ))]);
+    }
+    let files = library_or(paths).and_then(|p| discover::scenario_files(&p)).map_err(|e| vec![e])?;
     let (scenarios, invalid) = discover::load_each(&files);
     if !invalid.is_empty() && !how.keep_going {
         return Err(invalid);
@@ -669,6 +791,17 @@ fn run(
     if scenarios.is_empty() && loaded > 0 {
         return Err(vec![HarnessError::NothingSelected(loaded)]);
     }
+    let scenarios = match how.partition {
+        Some(p) => {
+            let selected = scenarios.len();
+            let kept: Vec<_> = scenarios.into_iter().filter(|(path, _)| p.holds(path)).collect();
+            // An empty shard is no error: with more shards than scenarios some hold none,
+            // and merge still wants their (empty) folders.
+            eprintln!("shard {p}: {} of the {selected} selected scenarios", kept.len());
+            kept
+        }
+        None => scenarios,
+    };
     if let (Some(b), Some(path)) = (&baseline, &baselines.expected) {
         let selftest: Vec<&str> =
             scenarios.iter().filter(|(p, _)| baseline::is_selftest(p)).map(|(_, s)| s.name.as_str()).collect();
@@ -707,29 +840,8 @@ fn run(
     let mut results = runtime.block_on(runner::run_all(work, config, parallel, windows, done));
     bar.done();
     let wall_ms = started.elapsed().as_millis() as u64;
-    if let Some(b) = &baseline {
-        let verdicts = b.judge(&results);
-        for (r, v) in results.iter_mut().zip(verdicts) {
-            r.baseline = Some(v);
-        }
-    }
-    let mut summary = report::summary(&results, wall_ms);
-    if how.quiet {
-        summary = report::without_passes(&summary);
-    }
-    if !invalid.is_empty() {
-        summary.push_str(&format!("{} invalid scenario file(s) skipped (--keep-going): see above\n", invalid.len()));
-    }
-    // With `--format json` stdout is the document alone; the summary goes to stderr.
-    match how.format {
-        Format::Json => {
-            emit(&(report::json(&results, wall_ms) + "\n"));
-            eprint!("{summary}");
-        }
-        Format::Text if terminal::colour() => emit(&terminal::paint(&summary)),
-        Format::Text => emit(&summary),
-    }
-    report::write(&reports, &results, wall_ms).map_err(|e| vec![e])?;
+    let judged = baselines.expected.as_deref().zip(baseline.as_ref());
+    let code = conclude(&mut results, wall_ms, judged, &how, &reports, invalid.len())?;
     if let Some(path) = &baselines.write {
         let previous = if path.exists() { Baseline::load(path).map_err(|e| vec![e])? } else { Baseline::default() };
         let previous_text = std::fs::read_to_string(path).unwrap_or_default();
@@ -737,9 +849,70 @@ fn run(
         std::fs::write(path, baseline::render(&client, &results, &previous, &previous_text))
             .map_err(|e| vec![HarnessError::io(format!("writing {}", path.display()), e)])?;
     }
-    if let (Some(path), Some(_)) = (&baselines.expected, &baseline) {
+    Ok(code)
+}
+
+/// `merge`: the shards' runs joined ([`mcp_harness::merge::join`]), judged and reported as
+/// one run's; returns the exit code.
+fn merge(
+    shards: &[PathBuf],
+    reports: PathBuf,
+    expected_failures: Option<PathBuf>,
+    quiet: bool,
+) -> Result<i32, Vec<HarnessError>> {
+    let baseline = match &expected_failures {
+        Some(path) => Some(Baseline::load(path).map_err(|e| vec![e])?),
+        None => None,
+    };
+    let joined = mcp_harness::merge::join(shards).map_err(|e| vec![e])?;
+    let mut results = joined.runs;
+    // The shards' own baseline verdicts are dropped: the merged runs are judged once, by the
+    // baseline given here (or by none).
+    for r in &mut results {
+        r.baseline = None;
+    }
+    eprintln!("merged {} runs from {} folder(s)", results.len(), shards.len());
+    let how = How { fail_fast: false, keep_going: false, format: Format::Text, quiet, partition: None };
+    conclude(&mut results, joined.wall_ms, expected_failures.as_deref().zip(baseline.as_ref()), &how, &reports, 0)
+}
+
+/// What a run and a merge share once the runs are over: the baseline's verdicts, the summary
+/// on stdout, the reports written, and the exit code (see `EXIT_CODES`; `invalid` files
+/// skipped under `--keep-going` make it 2).
+fn conclude(
+    results: &mut [mcp_scenario::results::RunResult],
+    wall_ms: u64,
+    baseline: Option<(&Path, &Baseline)>,
+    how: &How,
+    reports: &Path,
+    invalid: usize,
+) -> Result<i32, Vec<HarnessError>> {
+    if let Some((_, b)) = baseline {
+        let verdicts = b.judge(results);
+        for (r, v) in results.iter_mut().zip(verdicts) {
+            r.baseline = Some(v);
+        }
+    }
+    let mut summary = report::summary(results, wall_ms);
+    if how.quiet {
+        summary = report::without_passes(&summary);
+    }
+    if invalid > 0 {
+        summary.push_str(&format!("{invalid} invalid scenario file(s) skipped (--keep-going): see above\n"));
+    }
+    // With `--format json` stdout is the document alone; the summary goes to stderr.
+    match how.format {
+        Format::Json => {
+            emit(&(report::json(results, wall_ms, how.partition) + "\n"));
+            eprint!("{summary}");
+        }
+        Format::Text if terminal::colour() => emit(&terminal::paint(&summary)),
+        Format::Text => emit(&summary),
+    }
+    report::write(reports, results, wall_ms, how.partition).map_err(|e| vec![e])?;
+    if let Some((path, _)) = baseline {
         let mut regressions = 0;
-        for r in &results {
+        for r in results.iter() {
             let (baseline, run) = (path.display(), format!("{} [{}]", r.scenario, r.transport.as_str()));
             let change = match r.baseline {
                 Some(Verdict::UnexpectedFailure) => format!("NEW FAILURE  {run}: not in {baseline}"),
@@ -754,20 +927,8 @@ fn run(
             println!("{change}");
         }
         println!("baseline {}: {}", path.display(), if regressions == 0 { "unchanged" } else { "CHANGED" });
-        return Ok(if !invalid.is_empty() {
-            2
-        } else if regressions == 0 {
-            0
-        } else {
-            1
-        });
+        return Ok(if invalid > 0 { 2 } else { i32::from(regressions > 0) });
     }
-    let totals = report::Totals::of(&results);
-    Ok(if !invalid.is_empty() {
-        2
-    } else if totals.failed + totals.error + totals.not_exercised > 0 {
-        1
-    } else {
-        0
-    })
+    let totals = report::Totals::of(results);
+    Ok(if invalid > 0 { 2 } else { i32::from(totals.failed + totals.error + totals.not_exercised > 0) })
 }

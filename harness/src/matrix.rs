@@ -8,16 +8,9 @@
 use crate::error::HarnessError;
 use crate::report::Totals;
 use mcp_scenario::results::{RunResult, SnapshotStatus, Status, Verdict};
-use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
-
-/// The part of a `results.json` the matrix reads.
-#[derive(Debug, Deserialize)]
-struct Doc {
-    runs: Vec<RunResult>,
-}
 
 /// One cell of the matrix.
 #[derive(Debug, Clone)]
@@ -167,12 +160,11 @@ pub fn write(dir: &Path) -> Result<Vec<String>, HarnessError> {
     let mut clients: BTreeMap<String, Vec<RunResult>> = BTreeMap::new();
     let entries = std::fs::read_dir(dir).map_err(|e| HarnessError::io(format!("reading {}", dir.display()), e))?;
     for entry in entries.flatten() {
-        let results = entry.path().join("results.json");
-        let Ok(text) = std::fs::read_to_string(&results) else { continue };
-        let doc: Doc = serde_json::from_str(&text).map_err(|e| {
-            HarnessError::io(format!("reading {}", results.display()), std::io::Error::other(e.to_string()))
-        })?;
-        clients.insert(entry.file_name().to_string_lossy().into_owned(), doc.runs);
+        if !entry.path().join("results.json").is_file() {
+            continue;
+        }
+        let written = crate::report::read(&entry.path())?;
+        clients.insert(entry.file_name().to_string_lossy().into_owned(), written.runs);
     }
     if clients.is_empty() {
         return Err(HarnessError::io(

@@ -1,17 +1,25 @@
 //! Reports: a terminal summary for people, `results.json` and JUnit XML for CI, and the
 //! two files of their own modules: [`html`] (`index.html`, the runs with their wire as
 //! sequence diagrams) and [`markdown`] (`summary.md`, for a CI job summary).
+//!
+//! A reports folder is also read back ([`read`]): `mcp-harness merge` joins the folders of a
+//! partitioned run's shards, and the matrix reads each client's `results.json`. What
+//! `results.json` leaves out (each run's transcript and recorded wire, which its readers do
+//! not need) comes back from `transcripts/` and `wire.json`, so a merged `index.html` draws
+//! the same diagrams as a whole run's.
 
 pub mod html;
 pub mod markdown;
 
 use crate::error::HarnessError;
+use crate::partition::Partition;
 use crate::transcript::Redactor;
 use mcp_scenario::basis::Level;
 use mcp_scenario::results::{RunResult, SnapshotStatus, Status, Verdict};
+use mcp_scenario::{TransportName, WireEvent};
 
 use quick_xml::escape::escape;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -296,15 +304,23 @@ fn weighed_lines(s: &mut String, r: &RunResult) {
     }
 }
 
-/// Writes `results.json`, `junit.xml`, `index.html` and `summary.md` into `dir`, and each
-/// run's normalised transcript under `transcripts/` (see [`transcript_path`]).
-pub fn write(dir: &Path, results: &[RunResult], wall_ms: u64) -> Result<(), HarnessError> {
+/// Writes `results.json`, `junit.xml`, `index.html`, `summary.md` and `wire.json` into
+/// `dir`, and each run's normalised transcript under `transcripts/` (see
+/// [`transcript_path`]). `partition` is the shard this run was (`run --partition`), recorded
+/// in `results.json` so that `merge` can tell a missing shard.
+pub fn write(
+    dir: &Path,
+    results: &[RunResult],
+    wall_ms: u64,
+    partition: Option<Partition>,
+) -> Result<(), HarnessError> {
     std::fs::create_dir_all(dir).map_err(|e| HarnessError::io(format!("creating {}", dir.display()), e))?;
     let files = [
-        ("results.json", json(results, wall_ms)),
+        ("results.json", json(results, wall_ms, partition)),
         ("junit.xml", junit(results, wall_ms)),
         ("index.html", html::page(results, wall_ms)),
         ("summary.md", markdown::summary(results, wall_ms)),
+        ("wire.json", wire_json(results)),
     ];
     for (name, text) in files {
         std::fs::write(dir.join(name), text).map_err(|e| HarnessError::io(format!("writing {name}"), e))?;
@@ -348,20 +364,110 @@ pub fn transcript_path(r: &RunResult) -> std::path::PathBuf {
     path
 }
 
-/// The `results.json` document (totals, wall time, every run), secrets redacted; also what
-/// `run --format json` prints.
-pub fn json(results: &[RunResult], wall_ms: u64) -> String {
+/// The `results.json` document (totals, wall time, the shard when partitioned, every run),
+/// secrets redacted; also what `run --format json` prints.
+pub fn json(results: &[RunResult], wall_ms: u64, partition: Option<Partition>) -> String {
     #[derive(Serialize)]
     struct Doc<'a> {
         totals: Totals,
         wall_ms: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        partition: Option<Partition>,
         runs: &'a [RunResult],
     }
     // Redacted as a document, not as text: pretty-printed JSON has a space after each colon,
     // which a text pattern for `"access_token":"…"` would miss.
-    let mut doc = serde_json::to_value(Doc { totals: Totals::of(results), wall_ms, runs: results }).unwrap_or_default();
+    let doc = Doc { totals: Totals::of(results), wall_ms, partition, runs: results };
+    let mut doc = serde_json::to_value(doc).unwrap_or_default();
     Redactor::secrets_only().value(&mut doc);
     serde_json::to_string_pretty(&doc).unwrap_or_default()
+}
+
+/// One run's recorded wire in `wire.json`, named so a reader can match it to its run.
+#[derive(Serialize, Deserialize)]
+struct RunWire {
+    path: std::path::PathBuf,
+    transport: TransportName,
+    target: String,
+    wire: Vec<Vec<WireEvent>>,
+}
+
+/// `wire.json`: each run's recorded wire (already redacted by the runner; secrets redacted
+/// again, as `results.json` is), in the order of `results.json`'s runs. Only [`read`] needs
+/// it, to draw a merged report's diagrams.
+fn wire_json(results: &[RunResult]) -> String {
+    let runs: Vec<RunWire> = results
+        .iter()
+        .map(|r| RunWire {
+            path: r.path.clone(),
+            transport: r.transport,
+            target: r.target.clone(),
+            wire: r.wire.clone(),
+        })
+        .collect();
+    let mut doc = serde_json::to_value(runs).unwrap_or_default();
+    Redactor::secrets_only().value(&mut doc);
+    doc.to_string()
+}
+
+/// A reports folder read back: what [`write`] wrote.
+#[derive(Debug, Default)]
+pub struct Written {
+    /// Every run, with its transcript and wire when the folder still holds them.
+    pub runs: Vec<RunResult>,
+    /// The run's wall time.
+    pub wall_ms: u64,
+    /// The shard it was, for a partitioned run.
+    pub partition: Option<Partition>,
+}
+
+/// Reads `results.json` from `dir` (or the file itself when `dir` is one), and, beside it,
+/// each run's transcript from `transcripts/` and its wire from `wire.json` when there. A
+/// folder without `results.json` is an error that says how one is made.
+pub fn read(dir: &Path) -> Result<Written, HarnessError> {
+    #[derive(Deserialize)]
+    struct Doc {
+        #[serde(default)]
+        wall_ms: u64,
+        #[serde(default)]
+        partition: Option<Partition>,
+        runs: Vec<RunResult>,
+    }
+    let (file, dir) = if dir.is_file() {
+        (dir.to_path_buf(), dir.parent().unwrap_or(Path::new(".")).to_path_buf())
+    } else {
+        (dir.join("results.json"), dir.to_path_buf())
+    };
+    let text = std::fs::read_to_string(&file).map_err(|e| {
+        HarnessError::io(
+            format!("reading {} (a reports folder that `mcp-harness run --reports DIR` wrote)", file.display()),
+            e,
+        )
+    })?;
+    let doc: Doc = serde_json::from_str(&text).map_err(|e| {
+        HarnessError::io(
+            format!("reading {}", file.display()),
+            std::io::Error::other(format!("{e}: not a results.json that mcp-harness wrote")),
+        )
+    })?;
+    let mut runs = doc.runs;
+    for r in &mut runs {
+        if let Ok(t) = std::fs::read_to_string(dir.join("transcripts").join(transcript_path(r))) {
+            r.transcript = t;
+        }
+    }
+    if let Some(wires) = std::fs::read_to_string(dir.join("wire.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Vec<RunWire>>(&t).ok())
+        .filter(|w| w.len() == runs.len())
+    {
+        for (r, w) in runs.iter_mut().zip(wires) {
+            if w.path == r.path && w.transport == r.transport && w.target == r.target {
+                r.wire = w.wire;
+            }
+        }
+    }
+    Ok(Written { runs, wall_ms: doc.wall_ms, partition: doc.partition })
 }
 
 /// JUnit XML: one testsuite per target, one testcase per run (scenario × transport) named
@@ -584,7 +690,7 @@ mod tests {
         b.transcript = "B".into();
         std::fs::create_dir_all(dir.path().join("transcripts")).expect("mkdir");
         std::fs::write(dir.path().join("transcripts/stale.txt"), "old").expect("write");
-        write(dir.path(), &[a, b], 1).expect("written");
+        write(dir.path(), &[a, b], 1, None).expect("written");
         let t = dir.path().join("transcripts");
         assert_eq!(std::fs::read_to_string(t.join("scenarios/http/a.http.txt")).expect("a"), "A");
         assert_eq!(std::fs::read_to_string(t.join("abs/b.http.txt")).expect("b"), "B");

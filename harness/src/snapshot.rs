@@ -62,6 +62,10 @@ pub struct Policy {
     /// A missing snapshot fails the run instead of being written (`--require-snapshots`:
     /// CI for a target whose snapshots are committed).
     pub require: bool,
+    /// Compare with the snapshots there are and write nothing (no first snapshot, no
+    /// `.snap.new`): the embedded library ([`crate::library`]) is read-only. A run with no
+    /// snapshot is then judged by its checks alone (`NotCompared`), unless `require`.
+    pub read_only: bool,
 }
 
 /// Compares `transcript` with the snapshot at `path`; writes it when asked to, or when
@@ -82,6 +86,16 @@ pub fn compare_or_update(
     {
         let _ = std::fs::remove_file(new_path(path));
         return SnapshotStatus::Matched;
+    }
+    if policy.read_only {
+        return match existing {
+            None if policy.require => SnapshotStatus::Missing { path: path.into() },
+            None => SnapshotStatus::NotCompared,
+            Some(text) => SnapshotStatus::Mismatch {
+                path: path.into(),
+                diff: first_difference(&normalise(read_body(&text)), &normalise(transcript)),
+            },
+        };
     }
     let first = existing.is_none() && !policy.update && !policy.require;
     if first && failed {
@@ -226,6 +240,27 @@ mod tests {
             SnapshotStatus::Created { .. }
         ));
         assert_eq!(compare_or_update(&snap, Path::new("a.yaml"), "t", required, false), SnapshotStatus::Matched);
+    }
+
+    #[test]
+    fn read_only_compares_and_writes_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let snap = dir.path().join("a.snap");
+        let read_only = Policy { read_only: true, ..Policy::default() };
+        assert_eq!(compare_or_update(&snap, Path::new("a.yaml"), "t", read_only, true), SnapshotStatus::NotCompared);
+        let required = Policy { require: true, ..read_only };
+        assert!(matches!(
+            compare_or_update(&snap, Path::new("a.yaml"), "t", required, false),
+            SnapshotStatus::Missing { .. }
+        ));
+        std::fs::write(&snap, file_text(Path::new("a.yaml"), "t")).expect("write");
+        assert_eq!(compare_or_update(&snap, Path::new("a.yaml"), "t", read_only, false), SnapshotStatus::Matched);
+        assert!(matches!(
+            compare_or_update(&snap, Path::new("a.yaml"), "u", read_only, false),
+            SnapshotStatus::Mismatch { .. }
+        ));
+        let names: Vec<_> = std::fs::read_dir(dir.path()).expect("dir").flatten().map(|e| e.file_name()).collect();
+        assert_eq!(names, ["a.snap"], "no .snap.new, no first snapshot");
     }
 
     #[test]

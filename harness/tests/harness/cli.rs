@@ -382,10 +382,11 @@ fn every_subcommand_has_help_with_defaults_and_examples() {
             ][..],
         ),
         ("list", &["--transport", "--revision", "--tag", "--text", "Examples:", "Tags are derived"][..]),
-        ("explain", &["Examples:", "[default: scenarios]"][..]),
-        ("check", &["[default: scenarios]", "Examples:"][..]),
+        ("explain", &["Examples:", "Default: the library embedded in this"][..]),
+        ("check", &["Default: the library embedded in this binary", "Examples:"][..]),
         ("matrix", &["[default: reports/clients]", "Examples:"][..]),
         ("schema", &["JSON Schema", "Examples:"][..]),
+        ("merge", &["--expected-failures", "[default: reports]", "Examples:", "missing shard"][..]),
     ] {
         let out = harness().args([sub, "--help"]).output().expect("runs");
         let text = String::from_utf8_lossy(&out.stdout);
@@ -556,4 +557,66 @@ fn a_promise_fails_only_the_targets_it_names() {
     run().code(0).stdout(predicate::str::contains(
         "note: check 2 (not_sent): not this client's promise (it binds typescript/run), so no verdict here: client sent tools/list",
     ));
+}
+
+/// With no path, `list`, `check`, `explain` and `run` use the library embedded in the binary,
+/// wherever they are typed: a `scenarios/` folder in the current directory is not taken unless
+/// named. `scenarios export` writes the library out; a folder given is the library then.
+#[test]
+fn no_path_means_the_embedded_library_and_an_exported_copy_overrides_when_named() {
+    let cwd = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(cwd.path().join("scenarios")).expect("mkdir");
+    std::fs::write(cwd.path().join("scenarios/not-a-scenario.yaml"), "hello: world\n").expect("write");
+    let embedded = harness().current_dir(cwd.path()).arg("check").output().expect("runs");
+    let text = String::from_utf8_lossy(&embedded.stdout);
+    assert_eq!(embedded.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&embedded.stderr));
+    assert!(text.contains("scenario files are valid (the embedded library)"), "{text}");
+    harness()
+        .current_dir(cwd.path())
+        .args(["explain", "handshake-order"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("scenarios/stdio/handshake-order.yaml"));
+    harness()
+        .current_dir(cwd.path())
+        .args(["run", "--update-snapshots"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is read-only; write it out with `mcp-harness scenarios export DIR`"));
+
+    let copy = cwd.path().join("copy");
+    harness()
+        .args(["scenarios", "export"])
+        .arg(&copy)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("scenarios) to"));
+    let scenario = copy.join("stdio/handshake-order.yaml");
+    let text = std::fs::read_to_string(&scenario).expect("exported");
+    assert!(copy.join("stdio/handshake-order.snap").is_file() && copy.join("README.md").is_file());
+    std::fs::write(&scenario, text.replace("summary: ", "summary: EDITED ")).expect("edit");
+    harness()
+        .args(["list", "--text", "EDITED"])
+        .arg(&copy)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("handshake-order"));
+    harness()
+        .args(["scenarios", "export"])
+        .arg(&copy)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("1 file(s) that differ").and(predicate::str::contains("--force")));
+    // A bundled run of the embedded library compares its embedded snapshots and writes
+    // nothing beside them.
+    let reports = cwd.path().join("reports");
+    harness()
+        .current_dir(cwd.path())
+        .args(["run", "--filter", "handshake-order", "--reports"])
+        .arg(&reports)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("1 passed, 0 failed"));
+    let results = std::fs::read_to_string(reports.join("results.json")).expect("results");
+    assert!(results.contains("\"state\": \"matched\""), "{results}");
 }

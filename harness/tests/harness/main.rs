@@ -6,6 +6,7 @@
 //! margins (`margins`), the committed matrix's passes (`matrix`), and every message the mock
 //! sends held to its revision's official schema (`mock_conformance`).
 
+mod action;
 mod architecture;
 mod browser;
 mod cli;
@@ -18,6 +19,7 @@ mod layout;
 mod margins;
 mod matrix;
 mod mock_conformance;
+mod partition;
 mod persistent;
 mod record;
 mod recording;

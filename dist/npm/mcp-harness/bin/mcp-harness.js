@@ -1,0 +1,3 @@
+#!/usr/bin/env node
+'use strict';
+require('../lib/launch.js').launch('mcp-harness');
