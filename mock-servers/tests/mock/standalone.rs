@@ -68,19 +68,33 @@ async fn post(http: &reqwest::Client, url: &str, session: Option<&str>, body: Va
     bounded("a POST answer", req.send()).await.expect("POST")
 }
 
-#[tokio::test]
-async fn serve_prints_its_url_answers_and_stops_cleanly_on_sigterm() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = scenario(dir.path(), &(head("2025-11-25", "http") + LIST));
-    let record = dir.path().join("session.txt");
+/// `mcp-mock serve` of [`LIST`] recording to `<dir>/session.txt`, its URL read.
+struct Served {
+    child: Child,
+    err: Lines<BufReader<ChildStderr>>,
+    url: String,
+    record: PathBuf,
+}
+
+async fn serve_recording(dir: &Path) -> Served {
+    let path = scenario(dir, &(head("2025-11-25", "http") + LIST));
+    let record = dir.join("session.txt");
     let mut child = mock(&["serve", path.to_str().expect("utf8"), "--record", record.to_str().expect("utf8")])
+        .env_remove("MCP_MOCK_LOG")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");
     let mut out = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let mut err = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let err = BufReader::new(child.stderr.take().expect("stderr")).lines();
     let url = bounded("the URL line", out.next_line()).await.expect("read").expect("a line");
+    Served { child, err, url, record }
+}
+
+#[tokio::test]
+async fn serve_prints_its_url_answers_and_stops_cleanly_on_sigterm() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Served { mut child, mut err, url, record } = serve_recording(dir.path()).await;
     assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "the URL alone: {url}");
 
     let http = reqwest::Client::new();
@@ -186,17 +200,7 @@ async fn stdio_takes_a_positional_scenario_and_its_recording_survives_sigkill() 
 #[tokio::test]
 async fn the_mocks_own_errors_reach_stderr() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let path = scenario(dir.path(), &(head("2025-11-25", "http") + LIST));
-    let record = dir.path().join("session.txt");
-    let mut child = mock(&["serve", path.to_str().expect("utf8"), "--record", record.to_str().expect("utf8")])
-        .env_remove("MCP_MOCK_LOG")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let mut out = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let mut err = BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let url = bounded("the URL line", out.next_line()).await.expect("read").expect("a line");
+    let Served { mut child, mut err, url, record } = serve_recording(dir.path()).await;
     // The rendering can no longer be written where it was asked for: a directory is in the way.
     std::fs::remove_file(&record).ok();
     std::fs::create_dir(&record).expect("mkdir");
