@@ -119,15 +119,16 @@ fn cell(run: &RunResult) -> Cell {
     }
 }
 
-/// What a pass rests on: the first check with an MCP basis (or the driver contract) the run
-/// judged, as `must: check 2 (outcome): <sentence>`.
+/// What a pass rests on: the first check with an MCP basis (or the driver contract, or a
+/// promise of this client's own) the run judged, as `must: check 2 (outcome): <sentence>`.
 fn evidence(run: &RunResult) -> Option<String> {
     use mcp_scenario::basis::Level;
     use mcp_scenario::results::Judgement;
     run.judged
         .iter()
         .find(|j| {
-            matches!(j.level, Level::Must | Level::Should | Level::Driver)
+            // A promise is judged (held or unmet) only for a client it binds.
+            matches!(j.level, Level::Must | Level::Should | Level::Driver | Level::Promise)
                 && matches!(j.judgement, Judgement::Held | Judgement::Unmet)
         })
         .map(|j| format!("{}: {} — {}", j.level, j.check, j.reference.as_deref().unwrap_or("")))
@@ -191,7 +192,7 @@ pub fn write(dir: &Path) -> Result<Vec<String>, HarnessError> {
     grid.push_str(
         "A failing cell broke an MCP MUST (or a check not yet classified); a pass met the scenario's \
          fault, ran its plan to the end, and names on the client's page the check with an MCP basis \
-         it rests on; `pass (warn)` met every MUST but not a SHOULD, or has a robustness finding \
+         it rests on (or `promise:`, the client's own documented promise, which is no MCP rule); `pass (warn)` met every MUST but not a SHOULD, or has a robustness finding \
          (a crash, a hang, a retry loop); `warn` met the fault and broke a SHOULD handling it, with \
          no check on an MCP sentence held (no pass); `pass (note)` differs only from a rule of our own SPEC.md \
          for the bundled transports. `not exercised`: the client never met the scenario's fault, or \
