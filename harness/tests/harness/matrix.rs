@@ -1,6 +1,7 @@
 //! The committed compatibility matrix (`reports/clients/<client>.md`) holds its passes to DESIGN
 //! "A verdict is earned": every third-party cell that says `pass` names the check with an MCP
-//! basis (or, in the driver self-test, the driver contract) that the run judged.
+//! basis (or, in the driver self-test, the driver contract; or a `promise:` of that client's
+//! own, which binds it alone) that the run judged.
 
 use std::path::Path;
 
@@ -29,7 +30,7 @@ fn every_pass_in_the_committed_matrix_rests_on_a_check_with_an_mcp_basis() {
                 continue;
             }
             passes += 1;
-            if !["must: ", "should: ", "driver: "].iter().any(|p| rests_on.starts_with(p)) {
+            if !["must: ", "should: ", "driver: ", "promise: "].iter().any(|p| rests_on.starts_with(p)) {
                 bare.push(format!("{name}: {scenario} [{transport}] {result}: rests on {rests_on:?}"));
             }
         }
