@@ -62,6 +62,8 @@ impl Redactor {
                 WireEvent::Listening { port } => {
                     for host in ["127.0.0.1", "localhost"] {
                         replacements.push((format!("{host}:{port}"), format!("{host}:<port>")));
+                        // Percent-encoded, as in an OAuth `resource` or `redirect_uri`.
+                        replacements.push((format!("{host}%3A{port}"), format!("{host}%3A<port>")));
                     }
                 }
                 WireEvent::HttpRequest { path, .. } if path.starts_with("/authorize?") => {
