@@ -283,7 +283,7 @@ impl Authorizer {
             None => self.config.scopes.iter().cloned().collect(),
         };
         let scope = (!scopes.is_empty()).then(|| join(&scopes));
-        let pkce = pkce::Pkce::new();
+        let pkce = pkce::Pkce::fresh();
         let state = pkce::state();
         let request = authorize::Request {
             endpoint: &server.authorization_endpoint,

@@ -14,8 +14,8 @@ pub struct Pkce {
 }
 
 impl Pkce {
-    /// A fresh pair.
-    pub fn new() -> Self {
+    /// A fresh pair (not `Default`: every call is a new secret).
+    pub fn fresh() -> Self {
         let verifier = URL_SAFE_NO_PAD.encode(rand::random::<[u8; 32]>());
         let challenge = challenge_of(&verifier);
         Pkce { verifier, challenge }
@@ -38,7 +38,7 @@ mod tests {
 
     #[test]
     fn verifiers_are_fresh_well_formed_and_their_challenge_is_s256() {
-        let (a, b) = (Pkce::new(), Pkce::new());
+        let (a, b) = (Pkce::fresh(), Pkce::fresh());
         assert_ne!(a.verifier, b.verifier);
         assert_eq!(a.verifier.len(), 43);
         assert!(a.verifier.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_'));
