@@ -132,7 +132,8 @@ pub fn site(scenario: &Scenario) -> Option<Site> {
 /// list tools); and one of them is judged on the wire by what the client did, not by an
 /// absence (a third-party pass never rests on absences alone), since checks that read a
 /// plan's outcome are not applicable to a recording. Habits a host may or may not have
-/// (listing tools, opening the GET listener, closing stdin early) make no scenario a host's.
+/// (listing tools, opening the GET listener, closing stdin early) make no scenario a host's,
+/// and neither does a plan that configures OAuth (`connect.oauth`).
 pub fn host_can_pass(scenario: &Scenario) -> bool {
     const HANDSHAKE: [&str; 2] = ["initialize", "notifications/initialized"];
     let natural = |step: &ServerStep| match step {
@@ -148,7 +149,12 @@ pub fn host_can_pass(scenario: &Scenario) -> bool {
             && checks::judged_messages(c, scenario).iter().any(|m| !HANDSHAKE.contains(&m.as_str()))
     };
     let judged_on_what_it_did = |c: &Check| !by_absence(c) && checks::reads_outcome(c).is_none();
+    // A plan that asks for an OAuth client asks for more than connecting: a host has one
+    // only if its user configured it, so the authorization scenarios are no host's.
+    let needs_oauth =
+        scenario.client.iter().any(|s| matches!(s, mcp_scenario::ClientStep::Connect(c) if c.oauth.is_some()));
     scenario.pending.is_none()
+        && !needs_oauth
         && scenario.server.iter().any(|s| matches!(s, ServerStep::Handshake(_)) || waits_for_client(s))
         && scenario.server.iter().all(natural)
         && !mcp().any(|e| asks_beyond_handshake(&e.check))

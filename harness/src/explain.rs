@@ -175,6 +175,12 @@ fn connect_words(c: &Connect) -> String {
     if c.auth_refresh.is_some() {
         with.push("an auth refresh hook".into());
     }
+    if let Some(o) = &c.oauth {
+        with.push(match &o.client_id {
+            Some(id) => format!("an OAuth client (pre-registered as {id})"),
+            None => "an OAuth client".into(),
+        });
+    }
     if c.managed.is_some() {
         with.push("the reconnecting manager".into());
     }

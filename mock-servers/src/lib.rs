@@ -22,6 +22,8 @@
 //!   rendering: here, not in the harness, because `--record` renders it too.
 //! - [`secrets`] — the one secret policy: what counts as a credential, for every output the
 //!   project writes (the harness's too).
+//! - [`oauth`] — the authorization server the `authorization_server` op serves beside the
+//!   MCP endpoint, and the endpoint's OAuth challenges.
 //! - [`live`] — a mock run by a person (a host's server command, `serve`): its record dir,
 //!   the live `--record` rendering, the note when a script is over.
 //! - [`shutdown`] — what stops a mock ([`shutdown::Shutdown`]) and how it ended
@@ -47,6 +49,7 @@ pub mod http;
 pub mod inbox;
 pub mod live;
 pub mod load;
+pub mod oauth;
 pub mod ops;
 pub mod parent;
 pub mod placeholder;

@@ -35,6 +35,10 @@ pub enum Check {
     /// HTTP: the client's HTTP requests that match (by HTTP method, JSON-RPC method, path,
     /// query, connection) carried a header, with a value, a number of times.
     Http(HttpCheck),
+    /// HTTP: the client's requests to a path (the authorization server's `/authorize`,
+    /// `/token`, `/register`) carried a parameter — in the query, the form body, or a JSON
+    /// body's top-level member — with a value, a number of times or every time.
+    Param(ParamCheck),
     /// The client never reported receiving a notification with this method.
     NotNotified(NotNotifiedCheck),
     /// HTTP: the client's first request matching `first` reached the mock before its first
@@ -244,6 +248,32 @@ pub struct HttpCheck {
     /// a `value` with `{session}` is not judged where the mock issued no session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<String>,
+}
+
+/// See [`Check::Param`]. E.g. `- param: {path: /token, name: resource, value:
+/// "{origin}/mcp", every: true}`; `- param: {path: /authorize, name: code_challenge_method,
+/// value: S256, every: true}`; `- param: {path: /token, name: refresh_token, count: 0}`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ParamCheck {
+    /// The requests' path, without the query (`/token`).
+    pub path: String,
+    /// Only requests with this HTTP method.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_method: Option<String>,
+    /// The parameter's name.
+    pub name: String,
+    /// Its value (a JSON array member holds it when one of its strings is it); `{origin}`
+    /// stands for the mock's origin, `http://127.0.0.1:<port>`. Absent: any value. A
+    /// secret's value is never printed in a failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// Exactly this many of the requests carried it (`0`: none did). Default: at least one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<usize>,
+    /// Every request to the path carried it; at least one request.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub every: bool,
 }
 
 /// See [`Check::Outcome`].

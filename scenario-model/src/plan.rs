@@ -244,6 +244,34 @@ pub struct Connect {
     /// asked for `true`) reports the step `unsupported`, so the fallback scenarios never
     /// judge a modern-only client by the legacy rules.
     pub legacy_fallback: Option<bool>,
+    /// HTTP transports: authorize with OAuth (MCP's authorization page of the revision):
+    /// on a 401 the client discovers the authorization server, registers (or uses the
+    /// client id given), runs the authorization code flow with PKCE S256 — its
+    /// user-interaction step answered headlessly by following the authorization server's
+    /// redirect — and sends the token it gets; it refreshes on a later 401 and steps up on
+    /// a 403 `insufficient_scope`. `{}` asks for the flow with the client's defaults. A
+    /// driver whose SDK has no OAuth client, or no way to answer the user step without a
+    /// person, says `unsupported`. Absent: no OAuth.
+    pub oauth: Option<OAuth>,
+}
+
+/// `connect`'s `oauth`: the authorization client the plan asks for.
+#[skip_serializing_none]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OAuth {
+    /// A pre-registered client id (used before any registration).
+    pub client_id: Option<String>,
+    /// The pre-registered client's secret (a confidential client).
+    pub client_secret: Option<String>,
+    /// A Client ID Metadata Document URL (`https://…`), used as the client id where the
+    /// authorization server accepts those.
+    pub client_metadata_url: Option<String>,
+    /// Scopes to ask for when neither the 401 nor the resource metadata names any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
+    /// The redirect URI (default: the client's own, a loopback one).
+    pub redirect_uri: Option<String>,
 }
 
 fn default_count() -> usize {

@@ -114,6 +114,17 @@ pub enum ServerStep {
     /// HTTP: from now on every request must carry `Authorization: Bearer <token>`; others
     /// are answered `status` with `WWW-Authenticate` (and never reach the script).
     RequireAuth(step::RequireAuth),
+    /// Streamable HTTP: from now on the mock is also an OAuth authorization server, served
+    /// beside the MCP endpoint on the same origin (protected resource metadata, authorization
+    /// server metadata at both well-known forms, `/register`, `/authorize`, `/token`), and
+    /// the MCP endpoint answers `401` with `WWW-Authenticate: Bearer resource_metadata="…"`
+    /// until a request carries a token it issued for `{origin}/mcp`. Its fields plant the
+    /// faults (docs/authorization.md lists the rules they test).
+    AuthorizationServer(step::AuthorizationServer),
+    /// Streamable HTTP, with `authorization_server`: every access token issued so far stops
+    /// working (a token that expired mid-session): the next request carrying one is
+    /// answered `401` `error="invalid_token"`. Refresh tokens keep working.
+    ExpireTokens(step::ExpireTokens),
     /// A standing rule (for benchmarks and noise): every later request with this method
     /// that no `expect` consumes is answered at once with this result (or error).
     ReplyAlways(step::ReplyAlways),
@@ -577,6 +588,124 @@ pub mod step {
         pub http_method: Option<String>,
     }
 
+    /// A well-known location of the mock's authorization server, for
+    /// `authorization_server`'s `missing`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum WellKnown {
+        /// `/.well-known/oauth-protected-resource/mcp` (RFC 9728, at the endpoint's path).
+        ResourcePath,
+        /// `/.well-known/oauth-protected-resource` (RFC 9728, at the root).
+        ResourceRoot,
+        /// `/.well-known/oauth-authorization-server[<issuer path>]` (RFC 8414).
+        Oauth,
+        /// `/.well-known/openid-configuration[<issuer path>]` (OpenID Connect Discovery,
+        /// path insertion).
+        Openid,
+        /// `<issuer path>/.well-known/openid-configuration` (OpenID Connect Discovery, path
+        /// appending; with no issuer path the same URL as `openid`).
+        OpenidAppended,
+    }
+
+    /// How the mock's `/register` (RFC 7591) answers.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Registration {
+        /// Registers any client: `201` with a fresh `client_id` (`client-1`, …).
+        #[default]
+        Open,
+        /// Refuses: `400` `{"error": "invalid_client_metadata"}`.
+        Refused,
+        /// No registration endpoint: the metadata names none and `/register` is `404`.
+        Absent,
+    }
+
+    /// A fault of the mock's token endpoint.
+    #[skip_serializing_none]
+    #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct TokenFault {
+        /// Answer with this status instead (`400` carries `{"error": "invalid_grant"}`, a
+        /// 5xx `{"error": "server_error"}`). Default: the normal answer, only delayed.
+        pub status: Option<u16>,
+        /// Wait this long before answering (a slow token endpoint).
+        pub delay_ms: Option<u64>,
+        /// Only the first this many token requests meet the fault (default: every one).
+        pub times: Option<u32>,
+        /// Only requests with this `grant_type` (`authorization_code`, `refresh_token`)
+        /// meet the fault (default: both).
+        pub grant_type: Option<String>,
+    }
+
+    /// `op: authorization_server` (see
+    /// [`ServerStep::AuthorizationServer`](super::ServerStep::AuthorizationServer)). With no
+    /// fields it is a conformant authorization server: S256 PKCE, open registration, refresh
+    /// tokens rotated on use, tokens bound to the `resource` the client asked for.
+    #[skip_serializing_none]
+    #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct AuthorizationServer {
+        /// The protected resource metadata's `scopes_supported` (default: none given).
+        pub scopes_supported: Option<Vec<String>>,
+        /// The `scope` of the 401 challenge (default: none given).
+        pub challenge_scope: Option<String>,
+        /// Whether the 401 challenge names `resource_metadata` (default true; `false`: the
+        /// client must find the metadata at the well-known URIs).
+        #[serde(default = "default_true")]
+        pub resource_metadata: bool,
+        /// Well-known locations answered `404`.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub missing: Vec<WellKnown>,
+        /// A path for the issuer (`/tenant1`): the issuer is `{origin}/tenant1`, so the
+        /// metadata is found by path insertion or appending.
+        pub issuer_path: Option<String>,
+        /// The `issuer` the metadata document claims (default: the real one; `{origin}`
+        /// expands): anything else is an issuer mismatch.
+        pub issuer: Option<String>,
+        /// The protected resource metadata's `resource` (default `{origin}/mcp`; `{origin}`
+        /// expands): anything else names another resource.
+        pub resource: Option<String>,
+        /// The metadata's `authorization_servers` (default: the issuer; `{origin}` expands).
+        pub authorization_servers: Option<Vec<String>>,
+        /// The metadata's `code_challenge_methods_supported` (default `["S256"]`; `[]`
+        /// leaves the field out: PKCE not advertised).
+        pub code_challenge_methods: Option<Vec<String>>,
+        /// How `/register` answers (default `open`).
+        #[serde(default)]
+        pub registration: Registration,
+        /// Client ids the server knows without registration (pre-registered clients).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub clients: Vec<String>,
+        /// Advertise `client_id_metadata_document_supported` and accept an `https` URL as a
+        /// client id (the mock does not fetch it: it cannot serve HTTPS).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        pub client_id_metadata_documents: bool,
+        /// A fault of the token endpoint (status, delay, how many times).
+        pub token_fault: Option<TokenFault>,
+        /// Issue refresh tokens (default true).
+        #[serde(default = "default_true")]
+        pub refresh_tokens: bool,
+        /// Rotate refresh tokens: each refresh answers a new one and the used one is refused
+        /// from then on (`invalid_grant`) (default true).
+        #[serde(default = "default_true")]
+        pub rotate_refresh_tokens: bool,
+        /// The scopes a JSON-RPC method needs (`{"tools/call": "files:write"}`): a token
+        /// without them is answered `403` `error="insufficient_scope"` with those scopes.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        pub method_scopes: BTreeMap<String, String>,
+        /// The scopes the server grants at most (default: what the client asks for); a
+        /// scope outside it is silently left out of the token (a step-up that never gets
+        /// its scope).
+        pub grants: Option<Vec<String>>,
+        /// `/authorize` redirects here instead of the client's `redirect_uri` (`{origin}`,
+        /// `{port}` expand): a redirect the client never registered.
+        pub redirect_to: Option<String>,
+        /// `/authorize` adds `iss` with this value to its redirect and the metadata says
+        /// `authorization_response_iss_parameter_supported: true` (RFC 9207); `{issuer}` is
+        /// the real issuer, `{origin}` expands.
+        pub iss: Option<String>,
+    }
+
     /// `op: reply_always` (see [`ServerStep::ReplyAlways`](super::ServerStep::ReplyAlways)).
     #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -660,6 +789,11 @@ pub mod step {
         pub uri: Option<String>,
     }
 
+    /// `op: expire_tokens` (see [`ServerStep::ExpireTokens`](super::ServerStep::ExpireTokens)).
+    #[derive(Debug, Clone, Serialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct ExpireTokens {}
+
     // The ops without fields refuse any, saying so (the derive's message would list the
     // fields expected, and there are none).
     no_fields! {
@@ -670,6 +804,7 @@ pub mod step {
         IgnoreStdinEof => "ignore_stdin_eof",
         ExpectEof => "expect_eof",
         NewConnection => "new_connection",
+        ExpireTokens => "expire_tokens",
     }
 }
 

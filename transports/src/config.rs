@@ -52,6 +52,9 @@ pub struct TransportConfig {
     /// In-process test targets run many clients at once, so they cannot share one process
     /// environment; `None` reads the real environment.
     pub timeout_env_override: Option<Option<String>>,
+    /// HTTP kinds: the OAuth authorization client (`docs/authorization.md`); `None`: a 401
+    /// goes to the refresh hook, if any, else to the caller.
+    pub oauth: Option<crate::oauth::OAuthConfig>,
 }
 
 impl TransportConfig {

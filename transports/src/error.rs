@@ -40,6 +40,9 @@ pub enum ErrorKind {
     Io,
     /// The configuration is unusable.
     Config,
+    /// The OAuth authorization flow failed (discovery, registration, the user step, the
+    /// token endpoint).
+    Auth,
 }
 
 /// Every way a transport operation can fail.
@@ -149,6 +152,10 @@ pub enum TransportError {
     /// The configuration cannot be used.
     #[error("Invalid configuration: {0}")]
     Config(String),
+    /// The OAuth flow a 401 started failed (`docs/authorization.md`); the text says at which
+    /// step, and never holds a token, code, verifier or secret.
+    #[error("Authorization failed: {0}")]
+    Auth(String),
     /// A `subscriptions/listen` stream dropped (2026-07-28) and is being re-sent: reported,
     /// never returned, so the caller learns notifications may have been missed.
     #[error(
@@ -189,6 +196,7 @@ impl TransportError {
             LegacyEndpointOriginMismatch(_) | LegacyEndpointNotReceived => ErrorKind::Protocol,
             Spawn { .. } | Write { .. } | Connect(_) | ConnectionLost(_) => ErrorKind::Io,
             Config(_) => ErrorKind::Config,
+            Auth(_) => ErrorKind::Auth,
         }
     }
 
@@ -196,7 +204,7 @@ impl TransportError {
     pub fn acceptance(&self) -> Acceptance {
         use TransportError::*;
         match self {
-            NotConnected | Spawn { .. } | Connect(_) | Config(_) => Acceptance::NotSent,
+            NotConnected | Spawn { .. } | Connect(_) | Config(_) | Auth(_) => Acceptance::NotSent,
             Write { .. } => Acceptance::NotSent,
             Timeout { sent: false, .. } | TotalTimeout { sent: false, .. } => Acceptance::NotSent,
             Http { accepted: false, status, .. } if *status == 401 || *status == 403 => Acceptance::NotSent,

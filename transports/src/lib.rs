@@ -27,6 +27,8 @@
 //!   negotiation, `resultType` and multi round-trip requests, over stdio or Streamable HTTP.
 //! - [`subscriptions`] — 2026-07-28 `subscriptions/listen`: notifications correlated by
 //!   subscription id, re-listening after a drop.
+//! - [`oauth`] — the OAuth client of the HTTP transports: discovery, registration, PKCE,
+//!   tokens, refresh and step-up (`docs/authorization.md`).
 //! - [`client`] — the MCP handshake and answering server-to-client requests.
 //! - [`manager`] — named connections that reconnect with backoff and retry safely (§7).
 //!
@@ -45,6 +47,7 @@ mod http_common;
 pub mod legacy_sse;
 pub mod manager;
 pub mod message;
+pub mod oauth;
 pub mod param_headers;
 pub mod pending;
 pub mod sse;

@@ -588,9 +588,15 @@ impl Driver {
             managed,
             protocol_version,
             legacy_fallback,
+            oauth,
         } = connect;
         // Until serve succeeds: any failure below leaves no transport open.
         self.connect_failed = true;
+        if oauth.is_some() {
+            // Not declared (contract 2026-12-06's `connect.oauth`), so the harness skips such
+            // plans first; this answers a plan run by hand.
+            return Outcome::Unsupported("this driver maps no OAuth client yet (connect.oauth)".into());
+        }
         if !env.is_empty() {
             let names: Vec<&str> = env.keys().map(String::as_str).collect();
             return Outcome::Unsupported(format!(

@@ -42,6 +42,7 @@ mod not_notified;
 mod not_sent;
 mod notified;
 mod outcome;
+mod param;
 pub mod promise;
 mod replays;
 mod sent;
@@ -186,6 +187,7 @@ macro_rules! with_kind {
             Check::Diagnostics($k) => $body,
             Check::Notified($k) => $body,
             Check::Http($k) => $body,
+            Check::Param($k) => $body,
             Check::NotNotified($k) => $body,
             Check::HttpOrder($k) => $body,
             Check::StreamClosed($k) => $body,

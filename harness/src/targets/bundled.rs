@@ -192,6 +192,7 @@ async fn run_plan(
                     headers: c.headers.clone(),
                     ..TransportConfig::default()
                 };
+                let config = TransportConfig { oauth: c.oauth.as_ref().map(|o| oauth_config(o, &config)), ..config };
                 let handlers = handlers(&observed, c.roots.clone());
                 let client_options = ClientOptions {
                     protocol_version: config.protocol_version.clone(),
@@ -539,6 +540,21 @@ fn record(e: &ManagerEvent) -> ManagerEventRecord {
         detail: e.kind.to_string(),
         window_ms: e.kind.window().map(|w| w.as_millis() as u64),
     }
+}
+
+/// The authorization client a plan's `oauth` asks for: its user-interaction step follows
+/// the authorization server's redirect itself (the mock's `/authorize` redirects at once),
+/// bounded by the connection's timeout.
+fn oauth_config(plan: &mcp_scenario::plan::OAuth, config: &TransportConfig) -> mcp_transports::oauth::OAuthConfig {
+    let mut o = mcp_transports::oauth::OAuthConfig::new(mcp_transports::oauth::follow_redirect(config.timeout()));
+    o.client_id = plan.client_id.clone();
+    o.client_secret = plan.client_secret.clone();
+    o.client_metadata_url = plan.client_metadata_url.clone();
+    o.scopes = plan.scopes.clone();
+    if let Some(uri) = &plan.redirect_uri {
+        o.redirect_uri = uri.clone();
+    }
+    o
 }
 
 /// The auth refresh hook a plan asks for: it returns the given headers, or nothing for `{}`.

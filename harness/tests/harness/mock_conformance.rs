@@ -104,13 +104,17 @@ struct Sent {
 
 /// The JSON-RPC messages in one message the mock wrote, as the transcript views the wire
 /// (`Connection::events`: stdio lines, and 2xx JSON bodies and SSE `data:` as `ToClient`):
-/// the whole text (one event's data lines join with newlines), else each line. The view
+/// the whole text (one event's data lines join with newlines), else each line; none from
+/// the authorization server. The view
 /// stands a made-up `ToClient` ("refused") in for a non-2xx answer to a request; the body
 /// the mock really sent is read from the recorded response instead.
 fn messages_in(event: &WireEvent) -> Option<(&str, Vec<Value>)> {
     let (text, why) = match event {
         WireEvent::ToClient { why, .. } if why == "refused" => return None,
         WireEvent::ToClient { bytes, why, .. } => (bytes.text.as_deref()?, why),
+        // The authorization server's answers (`authorization_server`) are OAuth documents
+        // and errors (RFC 6749 §5.2), not JSON-RPC.
+        WireEvent::HttpResponse { why, .. } if why.starts_with(mcp_mock::oauth::WHY) => return None,
         WireEvent::HttpResponse { status, body: Some(body), why, .. } if !(200..300).contains(status) => {
             (body.text.as_deref()?, why)
         }

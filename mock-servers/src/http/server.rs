@@ -109,6 +109,11 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
     let read = super::request::read(&parts, &body, |credential| shared.redact_credential(credential));
     let super::request::ReadRequest { headers, authorization, session, json, path } = read;
     let mut req = Incoming_ { exchange, method: parts.method, headers, session, authorization, json, body, path };
+    if let Some(server) = shared.oauth()
+        && crate::oauth::is_oauth_path(&req.path)
+    {
+        return oauth(&shared, &server, req).await;
+    }
 
     let route = match shared.flavour {
         Flavour::StreamableHttp => {
@@ -146,6 +151,14 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
             hs.push(("content-type".into(), "text/plain".into()));
         }
         return shared.respond(n, exchange, rule.status, &hs, Bytes::from(rule.text.clone()), "auth required");
+    }
+    if let Some(server) = shared.oauth()
+        && let Some(refusal) = server.guard(
+            req.authorization.as_deref(),
+            req.json.as_ref().and_then(|j| j.get("method")).and_then(Value::as_str),
+        )
+    {
+        return shared.respond(n, exchange, refusal.status, &refusal.headers, refusal.body, &refusal.why);
     }
     if shared.flavour == Flavour::LegacySse && req.method == Method::POST && !shared.is_endpoint(&req.path) {
         return refuse_json(
@@ -195,6 +208,30 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
             "method not allowed",
         ),
     }
+}
+
+/// A request to the authorization server ([`crate::oauth`]): recorded on the latest
+/// connection (it belongs to no session: a client refreshing mid-session sends no session
+/// id to the token endpoint) and answered by the server, after its scripted delay.
+async fn oauth(shared: &Arc<Shared>, server: &crate::oauth::AuthServer, req: Incoming_) -> Response<MockBody> {
+    let n = shared.latest().index;
+    let event = WireEvent::HttpRequest {
+        t_us: shared.journal.now_us(),
+        exchange: req.exchange,
+        http_method: req.method.to_string(),
+        path: req.path.clone(),
+        headers: req.headers,
+        body: (req.json.is_none() && !req.body.is_empty()).then(|| Recorded::of(&req.body)),
+        json: req.json,
+    };
+    shared.record(n, &event);
+    let Some(answer) = server.handle(req.method.as_str(), &req.path, &req.body) else {
+        return shared.respond(n, req.exchange, 404, &[], Bytes::new(), "authorization server: not found");
+    };
+    if let Some(delay) = answer.delay {
+        tokio::time::sleep(delay).await;
+    }
+    shared.respond(n, req.exchange, answer.status, &answer.headers, answer.body, &answer.why)
 }
 
 /// A JSON-RPC error refusing `req` with `status`. The refused request's id; a GET or a

@@ -63,6 +63,8 @@ pub struct Shared {
     /// The 2026-07-28 request checks (`None` on stateful revisions).
     stateless: RwLock<Option<crate::stateless::Rules>>,
     auth: RwLock<Option<AuthRule>>,
+    /// The authorization server (`authorization_server`), once the script installed it.
+    oauth: RwLock<Option<Arc<crate::oauth::AuthServer>>>,
     tokens: Mutex<HashMap<String, usize>>,
     exchanges: AtomicU64,
     open_streams: Mutex<Vec<(usize, u64, Weak<StreamWatch>)>>,
@@ -107,6 +109,7 @@ impl Shared {
                 (revision.as_str() >= "2026-07-28").then(|| crate::stateless::Rules::for_revision(revision.as_str())),
             ),
             auth: RwLock::new(None),
+            oauth: RwLock::new(None),
             tokens: Mutex::new(HashMap::new()),
             exchanges: AtomicU64::new(0),
             open_streams: Mutex::new(Vec::new()),
@@ -373,6 +376,16 @@ impl Shared {
             return None;
         }
         rules.get(method).cloned()
+    }
+
+    /// Installs the authorization server (`authorization_server`).
+    pub fn serve_oauth(&self, server: crate::oauth::AuthServer) {
+        *self.oauth.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(server));
+    }
+
+    /// The authorization server, once installed.
+    pub fn oauth(&self) -> Option<Arc<crate::oauth::AuthServer>> {
+        self.oauth.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Sets the bearer token requirement.

@@ -93,6 +93,8 @@ ops! {
     Endpoint => endpoint,
     Stateless => stateless,
     SubscriptionNotify => subscription_notify,
+    AuthorizationServer => authorization_server,
+    ExpireTokens => expire_tokens,
 }
 
 /// A short description of a server step, for messages (`expect tools/list`, `handshake`).

@@ -79,6 +79,8 @@ pub struct Validation<'a> {
     gets: Vec<(GetKind, bool)>,
     /// An earlier `expect` on this connection waits for a request: `{id}` has a value.
     answering: bool,
+    /// An earlier `authorization_server` installs the mock's authorization server.
+    oauth: bool,
 }
 
 impl<'a> Validation<'a> {
@@ -91,7 +93,18 @@ impl<'a> Validation<'a> {
             streams: ["get", "post"].iter().map(|l| l.to_string()).collect(),
             gets: Vec::new(),
             answering: false,
+            oauth: false,
         }
+    }
+
+    /// Records an `authorization_server` step: the mock serves OAuth from here on.
+    pub fn serves_oauth(&mut self) {
+        self.oauth = true;
+    }
+
+    /// Whether an earlier step installs the authorization server.
+    pub fn has_oauth(&self) -> bool {
+        self.oauth
     }
 
     /// Whether the scenario runs over `transport`.

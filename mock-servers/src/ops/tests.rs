@@ -56,6 +56,8 @@ const EVERY_OP: &str = r#"
 - op: subscription_notify
   to: l
   method: notifications/subscriptions/acknowledged
+- op: authorization_server
+- op: expire_tokens
 "#;
 
 fn every_op() -> Vec<ServerStep> {
@@ -118,6 +120,7 @@ fn transports_are_written_once_per_op() {
     );
     assert_eq!(only(Transports::HTTP.standing_rule()), ["expire_session", "require_auth", "message_event"]);
     assert_eq!(only(Transports::ALL.standing_rule()), ["reply_always", "stateless"]);
+    assert_eq!(only(Transports::STREAMABLE_HTTP.standing_rule()), ["authorization_server", "expire_tokens"]);
 }
 
 const HEADS: [(&str, &str); 4] = [

@@ -29,6 +29,10 @@ impl Transports {
     /// Both HTTP transports (Streamable HTTP and legacy HTTP+SSE).
     pub const HTTP: Transports = Transports { stdio: false, http: true, legacy_sse: true, standing: false };
 
+    /// Streamable HTTP only (the authorization server: legacy SSE predates MCP's
+    /// authorization pages' discovery rules).
+    pub const STREAMABLE_HTTP: Transports = Transports { stdio: false, http: true, legacy_sse: false, standing: false };
+
     /// The same transports, for a standing rule (see [`Transports::standing`]).
     pub const fn standing_rule(self) -> Transports {
         Transports { standing: true, ..self }

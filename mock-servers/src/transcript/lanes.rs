@@ -12,7 +12,9 @@ use mcp_scenario::wire::WireEvent;
 use mcp_scenario::{ClientStep, Scenario, TransportName};
 
 /// Splits an HTTP connection's events into the main lane and the GET listener lane
-/// (Streamable HTTP only; legacy SSE's GET stream is causally ordered with its POSTs).
+/// (Streamable HTTP only; legacy SSE's GET stream is causally ordered with its POSTs). A GET
+/// of the authorization server (metadata, `/authorize`) is no listener: it is a step of the
+/// flow between a 401 and the re-sent request, and stays in the main lane.
 pub(super) fn http_lanes(events: &[WireEvent], transport: TransportName) -> (Vec<&WireEvent>, Vec<&WireEvent>) {
     if transport != TransportName::Http {
         return (events.iter().collect(), Vec::new());
@@ -20,7 +22,11 @@ pub(super) fn http_lanes(events: &[WireEvent], transport: TransportName) -> (Vec
     let gets: std::collections::HashSet<u64> = events
         .iter()
         .filter_map(|e| match e {
-            WireEvent::HttpRequest { exchange, http_method, .. } if http_method == "GET" => Some(*exchange),
+            WireEvent::HttpRequest { exchange, http_method, path, .. }
+                if http_method == "GET" && !crate::oauth::is_oauth_path(path) =>
+            {
+                Some(*exchange)
+            }
             _ => None,
         })
         .collect();

@@ -262,6 +262,9 @@ fn message_view(events: &[WireEvent]) -> (Vec<WireEvent>, Vec<usize>) {
     let mut out = Vec::with_capacity(events.len());
     let mut origin = Vec::with_capacity(events.len());
     let mut request_ids: HashMap<u64, Value> = HashMap::new();
+    // Exchanges with the authorization server carry no MCP message: they stay out of the
+    // JSON-RPC view (their records are rendered as they are).
+    let mut oauth: std::collections::HashSet<u64> = std::collections::HashSet::new();
     let to_client = |t_us: u64, text: String, why: &str| WireEvent::ToClient {
         t_us,
         bytes: Recorded::of(format!("{text}\n").as_bytes()),
@@ -270,6 +273,10 @@ fn message_view(events: &[WireEvent]) -> (Vec<WireEvent>, Vec<usize>) {
     for (i, e) in events.iter().enumerate() {
         out.push(e.clone());
         match e {
+            WireEvent::HttpRequest { exchange, path, .. } if crate::oauth::is_oauth_path(path) => {
+                oauth.insert(*exchange);
+            }
+            WireEvent::HttpResponse { exchange, .. } if oauth.contains(exchange) => {}
             WireEvent::HttpResponse { t_us, exchange, status, .. } if !(200..300).contains(status) => {
                 if let Some(id) = request_ids.remove(exchange) {
                     let refusal = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": 0, "message": format!("HTTP {status}")}});

@@ -4,6 +4,9 @@
 //! What it replaces, and where the rule comes from:
 //! - the mock's port → `<port>` (`127.0.0.1:<port>`, `localhost:<port>`);
 //! - the session ids the mock issued → `<session-N>`, N by first appearance;
+//! - the OAuth `state` and `code_challenge` a client sends to `/authorize` (fresh random
+//!   values each run, not secrets: the challenge is a hash, the state a nonce the redirect
+//!   echoes) → `<state-N>`, `<code-challenge-N>`;
 //! - the run's temp dir → `<run-dir>`;
 //! - client request ids → `1, 2, …` (numbers) and `id-1, id-2, …` (strings) by first
 //!   appearance, in responses and in `notifications/cancelled`'s `requestId` too;
@@ -51,6 +54,7 @@ impl Redactor {
     pub fn for_run<'a>(recorded: impl IntoIterator<Item = &'a WireEvent>, run_dir: &Path) -> Self {
         let mut replacements = Vec::new();
         let mut sessions: Vec<String> = Vec::new();
+        let mut nonces: Vec<(String, String)> = Vec::new();
         let mut known = KnownSecrets::default();
         for e in recorded {
             known.learn(e);
@@ -58,6 +62,22 @@ impl Redactor {
                 WireEvent::Listening { port } => {
                     for host in ["127.0.0.1", "localhost"] {
                         replacements.push((format!("{host}:{port}"), format!("{host}:<port>")));
+                        // Percent-encoded, as in an OAuth `resource` or `redirect_uri`.
+                        replacements.push((format!("{host}%3A{port}"), format!("{host}%3A<port>")));
+                    }
+                }
+                WireEvent::HttpRequest { path, .. } if path.starts_with("/authorize?") => {
+                    let query = path.split_once('?').map(|(_, q)| q).unwrap_or_default();
+                    for (name, value) in url::form_urlencoded::parse(query.as_bytes()) {
+                        let kind = match name.as_ref() {
+                            "state" => "state",
+                            "code_challenge" => "code-challenge",
+                            _ => continue,
+                        };
+                        let n = nonces.iter().filter(|(_, k)| k.starts_with(&format!("<{kind}-"))).count() + 1;
+                        if !value.is_empty() && !nonces.iter().any(|(v, _)| v == value.as_ref()) {
+                            nonces.push((value.into_owned(), format!("<{kind}-{n}>")));
+                        }
                     }
                 }
                 WireEvent::HttpResponse { headers, .. } => {
@@ -71,6 +91,7 @@ impl Redactor {
                 _ => {}
             }
         }
+        replacements.extend(nonces);
         for (i, id) in sessions.into_iter().enumerate() {
             replacements.push((id, format!("<session-{}>", i + 1)));
         }

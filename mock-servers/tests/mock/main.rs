@@ -6,6 +6,7 @@
 mod binary;
 mod http;
 mod layers;
+mod oauth;
 mod standalone;
 mod stdio;
 mod support;

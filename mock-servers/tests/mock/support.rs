@@ -35,7 +35,7 @@ pub fn request(id: impl Into<Value>, method: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id.into(), "method": method, "params": {}})
 }
 
-fn scenario(text: &str) -> mcp_scenario::Scenario {
+pub fn scenario(text: &str) -> mcp_scenario::Scenario {
     mcp_mock::load::parse(Path::new("s.yaml"), text).unwrap_or_else(|e| panic!("{e}"))
 }
 

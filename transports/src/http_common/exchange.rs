@@ -24,6 +24,15 @@ use url::Url;
 /// Upper bound on close-time and cancellation traffic (DELETE, notifications/cancelled).
 const CLEANUP_BOUND: Duration = Duration::from_secs(1);
 
+/// The OAuth authorizer of `url` when the configuration has an authorization client.
+fn authorizer(url: &Url, config: &TransportConfig) -> Result<Option<crate::oauth::Authorizer>, TransportError> {
+    config
+        .oauth
+        .as_ref()
+        .map(|o| crate::oauth::Authorizer::new(o, url, &config.protocol_version, config.timeout()))
+        .transpose()
+}
+
 /// What both HTTP-kind transports keep, whatever their wire shape.
 pub(crate) struct HttpCore {
     /// The client with the same-origin redirect policy.
@@ -54,7 +63,7 @@ impl HttpCore {
     ) -> Result<Self, TransportError> {
         Ok(HttpCore {
             client: build_client(url)?,
-            auth: AuthHeaders::new(&config.headers, auth_refresh)?,
+            auth: AuthHeaders::new(&config.headers, auth_refresh, authorizer(url, config)?)?,
             correlator: Correlator::new(handlers, config.string_ids),
             timeout: config.timeout(),
             max_bytes: config.max_message_bytes(),

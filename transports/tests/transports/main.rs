@@ -4,6 +4,7 @@
 
 mod client;
 mod legacy_sse;
+mod oauth;
 mod stdio;
 mod streamable_http;
 mod support;
