@@ -19,7 +19,7 @@ const MAX_STRING = 4096;
 const NO_TIMEOUT = 2 ** 31 - 1;
 
 /** The driver contract version the Node drivers here are written against (clients/CONTRACT.md). */
-export const CONTRACT = "2026-12-05.1";
+export const CONTRACT = "2026-12-05.2";
 
 export function emit(obj) {
   process.stdout.write(JSON.stringify(obj) + "\n");

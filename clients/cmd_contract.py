@@ -73,7 +73,7 @@ PERSISTENT_ENV = "MCP_HARNESS_PERSISTENT"
 
 
 #: The driver contract version the Python drivers here are written against (clients/CONTRACT.md).
-CONTRACT = "2026-12-05.1"
+CONTRACT = "2026-12-05.2"
 
 
 def declare(performs: dict[str, set[str]]) -> bool:

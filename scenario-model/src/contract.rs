@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 
 /// The contract version this harness speaks, given to every driver as
 /// `MCP_HARNESS_CONTRACT`.
-pub const VERSION: &str = "2026-12-06";
+pub const VERSION: &str = "2026-12-05.2";
 
 /// What each contract version added over the one before: plan ops (`wait_sent`) and fields
 /// (`connect.headers`). The first is the set `clients/README.md` documented before the
@@ -84,7 +84,7 @@ pub const HISTORY: &[(&str, &[&str])] = &[
         ],
     ),
     ("2026-12-05.1", &["notify.pad_params"]),
-    ("2026-12-06", &["connect.oauth"]),
+    ("2026-12-05.2", &["connect.oauth"]),
 ];
 
 /// The version that added `item` (an op, or `op.field`), if any did.
@@ -93,7 +93,7 @@ pub fn since(item: &str) -> Option<&'static str> {
 }
 
 /// What a driver says of itself when run with `MCP_HARNESS_DECLARE=1`: one stdout line,
-/// `{"contract": "2026-12-06", "performs": {"connect": ["handshake", …], "close": [], …}}`.
+/// `{"contract": "2026-12-05.2", "performs": {"connect": ["handshake", …], "close": [], …}}`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Declaration {
@@ -364,7 +364,7 @@ mod tests {
         assert_eq!(d.lacks(&step(serde_json::json!({"op": "wait", "ms": 5}))), Some("wait".into()));
         assert_eq!(
             d.missed().iter().map(|(v, _)| *v).collect::<Vec<_>>(),
-            vec!["2026-12-05", "2026-12-05.1", "2026-12-06"]
+            vec!["2026-12-05", "2026-12-05.1", "2026-12-05.2"]
         );
         assert!(Declaration::parse("hello").expect_err("not a declaration").contains("expected one line like"));
     }

@@ -593,7 +593,7 @@ impl Driver {
         // Until serve succeeds: any failure below leaves no transport open.
         self.connect_failed = true;
         if oauth.is_some() {
-            // Not declared (contract 2026-12-06's `connect.oauth`), so the harness skips such
+            // Not declared (contract 2026-12-05.2's `connect.oauth`), so the harness skips such
             // plans first; this answers a plan run by hand.
             return Outcome::Unsupported("this driver maps no OAuth client yet (connect.oauth)".into());
         }
