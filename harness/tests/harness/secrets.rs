@@ -1,7 +1,8 @@
 //! The secret policy (`mcp_mock::secrets`) holds for every output: no bearer token used by
 //! any scenario of the library appears in a snapshot, a report or the run's output; a token
 //! a server puts on the wire reaches no report; and a corpus of every secret shape the
-//! policy knows reaches no output at all (`no_secret_of_the_corpus_reaches_any_output`).
+//! policy knows reaches no output at all (`no_secret_of_the_corpus_reaches_any_output`), nor
+//! does any token, code or verifier of the auth library's OAuth flows.
 
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
@@ -344,4 +345,70 @@ async fn no_secret_of_the_corpus_reaches_any_output() {
         leaks_in(&file.strip_prefix(dir.path()).unwrap_or(file).display().to_string(), &text, &mut leaks);
     }
     assert!(leaks.is_empty(), "{} secret(s) leaked:\n{}", leaks.len(), leaks.join("\n"));
+}
+
+/// What the auth library's flows put on the wire that must reach no output: the mock's
+/// access and refresh tokens and authorization codes (`mock-access-N`, `mock-refresh-N`,
+/// `mock-code-N`), and the client's PKCE verifier (a fresh random string, so found by the
+/// parameter that carries it).
+const AUTH_SECRETS: [&str; 3] = ["mock-access-", "mock-refresh-", "mock-code-"];
+
+/// `name=` or `"name":"` followed by anything but a redaction mark (`<redacted…>`, its
+/// XML escape in JUnit, or `\u003credacted…` inside the HTML report's script-safe JSON).
+fn unredacted_param(text: &str, name: &str) -> bool {
+    [format!("{name}="), format!("\"{name}\":\"")].iter().any(|key| {
+        text.match_indices(key.as_str()).any(|(i, _)| {
+            let rest = &text[i + key.len()..];
+            !["<redacted", "&lt;redacted", "\\u003credacted"].iter().any(|mark| rest.starts_with(mark))
+        })
+    })
+}
+
+/// The auth library (`scenarios/auth/`: discovery, registration, authorization code with
+/// PKCE, token refresh and rotation, step-up) runs against the bundled client, and none of
+/// its tokens, codes or verifiers reaches the reports (results.json, JUnit, HTML, Markdown,
+/// transcripts, wire.json), the snapshots or the run's output and debug log lines — while the
+/// transcripts show that tokens were issued and redacted.
+#[test]
+fn no_token_code_or_verifier_of_the_auth_library_reaches_any_output() {
+    let auth = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios/auth"));
+    let reports = tempfile::tempdir().expect("tempdir");
+    let output = Command::cargo_bin("mcp-harness")
+        .expect("binary built")
+        .args(["run", auth.to_str().expect("utf8"), "--reports", reports.path().to_str().expect("utf8")])
+        .env("CI", "1")
+        .env("MCP_HARNESS_LOG", "debug")
+        .output()
+        .expect("harness runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let passed = output.status.success();
+
+    let mut files = Vec::new();
+    files_under(reports.path(), &mut files);
+    files_under(auth, &mut files);
+    let mut outputs: Vec<(String, String)> =
+        files.iter().map(|f| (f.display().to_string(), std::fs::read_to_string(f).unwrap_or_default())).collect();
+    outputs.push(("the run's stdout".into(), stdout.clone().into_owned()));
+    outputs.push(("the run's stderr (log lines)".into(), String::from_utf8_lossy(&output.stderr).into_owned()));
+    let transcripts: String =
+        outputs.iter().filter(|(p, _)| p.contains("/transcripts/")).map(|(_, t)| t.as_str()).collect();
+    assert!(
+        transcripts.contains("\"access_token\":\"<redacted>\"") && transcripts.contains("code_verifier="),
+        "the transcripts show no issued token or verifier: nothing was proven"
+    );
+
+    let mut leaks = Vec::new();
+    for (place, text) in &outputs {
+        for secret in AUTH_SECRETS.iter().filter(|s| text.contains(**s)) {
+            leaks.push(format!("{secret}… in {place}"));
+        }
+        for param in ["code_verifier", "client_secret", "refresh_token", "access_token", "code"] {
+            if unredacted_param(text, param) {
+                leaks.push(format!("an unredacted {param} in {place}"));
+            }
+        }
+    }
+    assert!(leaks.is_empty(), "{} auth secret(s) leaked:\n{}", leaks.len(), leaks.join("\n"));
+    // Checked after the leaks: a policy that lets a secret through also changes the snapshots.
+    assert!(passed, "the auth library failed:\n{stdout}");
 }
