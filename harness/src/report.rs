@@ -233,9 +233,6 @@ pub fn recap(results: &[RunResult]) -> String {
         let label = if expected(r) { format!("{word} (expected: baseline)") } else { word.to_string() };
         let (at, why) = match r.failures.first() {
             Some(f) => (check_location(&r.path, &f.check), format!("{}: {}", f.check, f.message)),
-            None if matches!(r.snapshot, SnapshotStatus::Mismatch { .. }) => {
-                (r.path.display().to_string(), "the transcript differs from its snapshot".to_string())
-            }
             None => (r.path.display().to_string(), r.reason.clone().unwrap_or_default()),
         };
         let why: String = why.lines().next().unwrap_or_default().chars().take(160).collect();

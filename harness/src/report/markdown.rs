@@ -6,7 +6,7 @@
 
 use crate::report::Totals;
 use crate::transcript::Redactor;
-use mcp_scenario::results::{RunResult, SnapshotStatus, Status, Verdict};
+use mcp_scenario::results::{RunResult, Status, Verdict};
 use std::fmt::Write as _;
 
 /// How many failing runs the summary lists.
@@ -94,13 +94,9 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
 
 /// The first reason a failed or errored run gives.
 pub fn first_failure(r: &RunResult) -> String {
+    // A bundled snapshot that differs or is missing is a `snapshot` failure of its own.
     if let Some(f) = r.failures.first() {
         return format!("{}: {}", f.check, f.message);
-    }
-    match &r.snapshot {
-        SnapshotStatus::Mismatch { path, .. } => return format!("snapshot {} differs", path.display()),
-        SnapshotStatus::Missing { path } => return format!("snapshot {} is missing", path.display()),
-        _ => {}
     }
     let reason = r.reason.clone().unwrap_or_else(|| "no reason recorded".into());
     if r.status == Status::NotExercised { format!("not exercised: {reason}") } else { reason }

@@ -58,6 +58,18 @@ async fn server_with_metadata(resource: &str) -> MockServer {
     s
 }
 
+/// A transport to `<origin>/mcp` with OAuth on, and how many authorization steps it asked for.
+async fn connect_counting(origin: &str) -> (Arc<HttpTransport>, Arc<AtomicUsize>) {
+    let seen = Arc::new(AtomicUsize::new(0));
+    let t = HttpTransport::connect(
+        &config(&format!("{origin}/mcp"), OAuthConfig::new(approve(seen.clone()))),
+        Handlers::default(),
+    )
+    .await
+    .expect("connect");
+    (t, seen)
+}
+
 fn config(url: &str, oauth: OAuthConfig) -> mcp_transports::TransportConfig {
     mcp_transports::TransportConfig {
         kind: TransportKind::Http,
@@ -123,13 +135,7 @@ async fn a_401_authorizes_and_resends_and_a_later_401_refreshes() {
         .with_priority(10)
         .mount(&s)
         .await;
-    let seen = Arc::new(AtomicUsize::new(0));
-    let t = HttpTransport::connect(
-        &config(&format!("{o}/mcp"), OAuthConfig::new(approve(seen.clone()))),
-        Handlers::default(),
-    )
-    .await
-    .expect("connect");
+    let (t, seen) = connect_counting(&o).await;
     assert_eq!(t.request("a", None, RequestOptions::default()).await.expect("authorized"), json!({"ok": true}));
     assert_eq!(t.request("b", None, RequestOptions::default()).await.expect("refreshed"), json!({"ok": true}));
     assert_eq!(seen.load(Ordering::SeqCst), 1, "a refresh needs no new authorization step");
@@ -153,13 +159,7 @@ async fn metadata_for_another_resource_stops_the_flow_before_any_authorization_s
         .respond_with(ResponseTemplate::new(401).insert_header("www-authenticate", "Bearer"))
         .mount(&s)
         .await;
-    let seen = Arc::new(AtomicUsize::new(0));
-    let t = HttpTransport::connect(
-        &config(&format!("{o}/mcp"), OAuthConfig::new(approve(seen.clone()))),
-        Handlers::default(),
-    )
-    .await
-    .expect("connect");
+    let (t, seen) = connect_counting(&o).await;
     let e = t.request("a", None, RequestOptions::default()).await.expect_err("refused");
     assert_eq!(
         e.to_string(),
