@@ -95,6 +95,8 @@ impl Baseline {
             Status::Failed | Status::Error => Verdict::UnexpectedFailure,
             Status::NotExercised if unexercised => Verdict::ExpectedNotExercised,
             Status::NotExercised => Verdict::UnexpectedNotExercised,
+            // No verdict was reached; it fails the job like a failure unless listed flaky.
+            Status::FlakyUnderLoad => Verdict::UnexpectedFailure,
         }
     }
 

@@ -36,6 +36,8 @@
 //! - [`via`] — a run's proxies (`via:`): the fault proxy, nginx, nginx's second upstream.
 //! - [`snapshot`] — comparing and updating insta-format `.snap` files.
 //! - [`runner`] — one run per scenario × transport, under a deadline, in parallel.
+//! - [`starvation`] — runs the machine starved: the scheduling lag measured during each, a
+//!   scenario's timing margin, the re-runs and the `flaky_under_load` verdict.
 //! - [`recording`] — judging a host's recording made by `mcp-mock … --record`
 //!   (`check-record`).
 //! - [`terminal`] — colour for diffs, the progress bar or plain progress lines.
@@ -70,6 +72,7 @@ pub mod runner;
 pub mod scope;
 pub mod select;
 pub mod snapshot;
+pub mod starvation;
 pub mod targets;
 pub mod terminal;
 pub mod transcript;

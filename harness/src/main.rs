@@ -915,6 +915,9 @@ fn conclude(
         for r in results.iter() {
             let (baseline, run) = (path.display(), format!("{} [{}]", r.scenario, r.transport.as_str()));
             let change = match r.baseline {
+                Some(Verdict::UnexpectedFailure) if r.status == mcp_scenario::results::Status::FlakyUnderLoad => {
+                    format!("FLAKY UNDER LOAD {run}: {}", r.reason.as_deref().unwrap_or("no reason recorded"))
+                }
                 Some(Verdict::UnexpectedFailure) => format!("NEW FAILURE  {run}: not in {baseline}"),
                 Some(Verdict::UnexpectedNotExercised) => format!(
                     "NOT EXERCISED {run}: not in {baseline}'s not_exercised: list ({})",
@@ -930,5 +933,9 @@ fn conclude(
         return Ok(if invalid > 0 { 2 } else { i32::from(regressions > 0) });
     }
     let totals = report::Totals::of(results);
-    Ok(if invalid > 0 { 2 } else { i32::from(totals.failed + totals.error + totals.not_exercised > 0) })
+    Ok(if invalid > 0 {
+        2
+    } else {
+        i32::from(totals.failed + totals.error + totals.not_exercised + totals.flaky_under_load > 0)
+    })
 }

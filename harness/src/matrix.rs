@@ -73,7 +73,8 @@ fn cell(run: &RunResult) -> Cell {
         | Status::Pending
         | Status::NotRun
         | Status::NotExercised
-        | Status::NotApplicable => None,
+        | Status::NotApplicable
+        | Status::FlakyUnderLoad => None,
     };
     let reason = match (run.status, first) {
         (Status::Passed | Status::Warned, None) => String::new(),
@@ -84,7 +85,8 @@ fn cell(run: &RunResult) -> Cell {
             | Status::Pending
             | Status::NotRun
             | Status::NotExercised
-            | Status::NotApplicable,
+            | Status::NotApplicable
+            | Status::FlakyUnderLoad,
             None,
         ) => run.reason.clone().unwrap_or_default(),
         (Status::Failed, None) => match run.snapshot {
@@ -152,6 +154,7 @@ fn symbol(cell: &Cell) -> &'static str {
         Status::NotExercised => "not exercised",
         Status::NotApplicable if cell.flagged == Some(true) => "n/a (warn)",
         Status::NotApplicable => "n/a",
+        Status::FlakyUnderLoad => "flaky under load",
     }
 }
 

@@ -93,6 +93,7 @@ pub fn check(
         mock_pids: transcript.mock_pids().collect(),
         wire,
         judged: judged_list,
+        load: None,
     })
 }
 

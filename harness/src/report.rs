@@ -42,6 +42,8 @@ pub struct Totals {
     pub not_exercised: usize,
     /// Runs of scenarios with no check on an MCP sentence, for a third-party client.
     pub not_applicable: usize,
+    /// Runs the machine starved whose re-run gave another verdict.
+    pub flaky_under_load: usize,
     /// Runs (of any status) with unmet SHOULDs reported as warnings.
     pub warned: usize,
     /// Runs whose only verdict is a warning (status `warned`): the client met the fault and
@@ -68,6 +70,7 @@ impl Totals {
                 Status::NotRun => t.not_run += 1,
                 Status::NotExercised => t.not_exercised += 1,
                 Status::NotApplicable => t.not_applicable += 1,
+                Status::FlakyUnderLoad => t.flaky_under_load += 1,
             }
         }
         t
@@ -128,6 +131,11 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
             Status::NotApplicable => {
                 let _ = writeln!(s, "N/A   {label}: {}", r.reason.as_deref().unwrap_or(""));
             }
+            Status::FlakyUnderLoad => {
+                let _ = writeln!(s, "FLAKY UNDER LOAD  {label} — {}", r.path.display());
+                let _ = writeln!(s, "      {}", r.reason.as_deref().unwrap_or(""));
+                weighed_lines(&mut s, r);
+            }
             Status::Failed => {
                 let expected = if r.baseline == Some(Verdict::ExpectedFailure) { " (expected: baseline)" } else { "" };
                 let _ = writeln!(s, "FAIL{expected}  {label} — {}", r.path.display());
@@ -155,6 +163,15 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
                 }
             }
         }
+        if let (Some(load), false) = (&r.load, r.status == Status::FlakyUnderLoad) {
+            let first = load.attempts.first().map_or(0, |a| a.lag_ms);
+            let _ = writeln!(
+                s,
+                "      re-run: the machine starved attempt 1 ({first} ms of scheduling lag, over the scenario's {} ms timing margin); {} attempts gave the same verdict",
+                load.margin_ms,
+                load.attempts.len()
+            );
+        }
     }
     s.push_str(&recap(results));
     let t = Totals::of(results);
@@ -173,6 +190,9 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
     }
     if t.not_applicable > 0 {
         let _ = write!(extra, ", {} not applicable", t.not_applicable);
+    }
+    if t.flaky_under_load > 0 {
+        let _ = write!(extra, ", {} flaky under load", t.flaky_under_load);
     }
     let _ = writeln!(
         s,
@@ -204,7 +224,9 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
 /// first failing check and the file:line of that check in the scenario; what the baseline
 /// expects comes last, labelled. Empty when nothing needs a look.
 pub fn recap(results: &[RunResult]) -> String {
-    let needs_look = |r: &&RunResult| matches!(r.status, Status::Failed | Status::Error | Status::NotExercised);
+    let needs_look = |r: &&RunResult| {
+        matches!(r.status, Status::Failed | Status::Error | Status::NotExercised | Status::FlakyUnderLoad)
+    };
     let expected = |r: &RunResult| {
         matches!(r.baseline, Some(Verdict::ExpectedFailure | Verdict::ExpectedNotExercised | Verdict::Flaky))
     };
@@ -218,7 +240,11 @@ pub fn recap(results: &[RunResult]) -> String {
         count(&|r| !expected(r) && matches!(r.status, Status::Failed | Status::Error)),
         count(&|r| !expected(r) && r.status == Status::NotExercised),
     );
+    let flaky = count(&|r| !expected(r) && r.status == Status::FlakyUnderLoad);
     let mut s = format!("── needs a look: {failed} failed, {unexercised} not exercised");
+    if flaky > 0 {
+        let _ = write!(s, ", {flaky} flaky under load");
+    }
     let known = count(&|r| expected(r));
     if known > 0 {
         let _ = write!(s, " (and {known} the baseline expects)");
@@ -228,6 +254,7 @@ pub fn recap(results: &[RunResult]) -> String {
         let word = match r.status {
             Status::Failed => "FAIL",
             Status::Error => "ERROR",
+            Status::FlakyUnderLoad => "FLAKY UNDER LOAD",
             _ => "NOT EXERCISED",
         };
         let label = if expected(r) { format!("{word} (expected: baseline)") } else { word.to_string() };
@@ -561,6 +588,13 @@ impl Case {
             // Not a pass, and it fails the run's exit code: a failure case, named as such.
             (Status::NotExercised, _) => CaseVerdict::Failure(
                 format!("not exercised: {}", r.reason.clone().unwrap_or_default()),
+                body.join("\n"),
+            ),
+            (Status::FlakyUnderLoad, Some(Verdict::Flaky)) => {
+                CaseVerdict::Skipped(format!("flaky (baseline): {}", r.reason.clone().unwrap_or_default()))
+            }
+            (Status::FlakyUnderLoad, _) => CaseVerdict::Failure(
+                format!("flaky under load: {}", r.reason.clone().unwrap_or_default()),
                 body.join("\n"),
             ),
             // JUnit has no pending or not-run state: both are skipped cases whose message

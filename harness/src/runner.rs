@@ -7,6 +7,7 @@ use crate::exercise;
 use crate::http_mock::HttpMock;
 use crate::scope::{Deadline, Scope};
 use crate::snapshot;
+use crate::starvation::{self, lag::LagWatch};
 use crate::targets::{ClientRun, Endpoint, Target};
 use crate::transcript::{Redactor, Transcript, render};
 use crate::via::{Hops, Proxies};
@@ -174,6 +175,7 @@ fn blank(job: &Job, config: &RunConfig) -> RunResult {
         mock_pids: Vec::new(),
         wire: Vec::new(),
         judged: Vec::new(),
+        load: None,
     }
 }
 
@@ -193,8 +195,19 @@ fn planned_wait_ms(scenario: &Scenario) -> u64 {
 /// How long after a run's deadline the mock's own deadline falls (see [`run_one`]).
 const MOCK_DEADLINE_MARGIN_MS: u64 = 10_000;
 
-/// Runs one job: mock + client under the scenario's deadline, then checks and snapshot.
+/// Runs one job: mock + client under the scenario's deadline, then checks and snapshot —
+/// again if the machine starved it ([`starvation`]).
 pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
+    starvation::settle(&job.scenario, || async {
+        let watch = LagWatch::start();
+        let result = attempt(job, config).await;
+        (result, watch.stop())
+    })
+    .await
+}
+
+/// One attempt at a job.
+async fn attempt(job: &Job, config: &RunConfig) -> RunResult {
     let started = Instant::now();
     let scenario = &job.scenario;
     let target = &config.target;

@@ -7,13 +7,17 @@ use mcp_scenario::{Revision, TransportName};
 use std::fmt;
 use std::time::Duration;
 
-/// Environment variable overriding the start-up allowance of external clients (ms,
-/// default [`DEFAULT_STARTUP_MS`]).
+/// Environment variable setting the start-up allowance of external clients (ms; by default
+/// [`STARTUP_FACTOR`] times the start-up measured, at least [`DEFAULT_STARTUP_MS`]).
 pub const STARTUP_ENV: &str = "MCP_HARNESS_STARTUP_MS";
 
-/// Default extra time an external client gets on top of the scenario's deadline, for its
+/// The least extra time an external client gets on top of the scenario's deadline, for its
 /// runtime to start (node, python and their SDK imports).
 pub const DEFAULT_STARTUP_MS: u64 = 2000;
+
+/// The start-up allowance, as a multiple of the start-up measured before the runs: runs
+/// start their clients many at once, the measurement starts one alone.
+pub const STARTUP_FACTOR: u32 = 3;
 
 /// A run's deadline and where its two parts come from: the scenario's `deadline_ms` (default
 /// 3000) plus the target's start-up allowance (none for the bundled client, which runs
@@ -41,7 +45,7 @@ impl fmt::Display for Deadline {
         } else {
             write!(
                 f,
-                "{}ms (the scenario's `deadline_ms` {}ms, default 3000, + {}ms start-up allowance for an external client's runtime, {STARTUP_ENV}, default {DEFAULT_STARTUP_MS})",
+                "{}ms (the scenario's `deadline_ms` {}ms, default 3000, + {}ms start-up allowance for an external client's runtime: {STARTUP_FACTOR}× its measured start-up, at least {DEFAULT_STARTUP_MS}, or {STARTUP_ENV})",
                 self.scenario_ms + self.startup_ms,
                 self.scenario_ms,
                 self.startup_ms
@@ -103,7 +107,7 @@ mod tests {
         let external = Deadline { scenario_ms: 6000, startup_ms: 2000 };
         assert_eq!(
             external.to_string(),
-            "8000ms (the scenario's `deadline_ms` 6000ms, default 3000, + 2000ms start-up allowance for an external client's runtime, MCP_HARNESS_STARTUP_MS, default 2000)"
+            "8000ms (the scenario's `deadline_ms` 6000ms, default 3000, + 2000ms start-up allowance for an external client's runtime: 3× its measured start-up, at least 2000, or MCP_HARNESS_STARTUP_MS)"
         );
         assert_eq!(external.total().as_millis(), 8000);
         let bundled = Deadline { scenario_ms: 3000, startup_ms: 0 };

@@ -172,6 +172,7 @@ fn word(status: Status) -> &'static str {
         Status::NotRun => "NOTRUN",
         Status::NotExercised => "NOT EXERCISED",
         Status::NotApplicable => "N/A",
+        Status::FlakyUnderLoad => "FLAKY UNDER LOAD",
     }
 }
 

@@ -38,11 +38,18 @@ pub enum Status {
     /// Nothing in the scenario judges this target on an MCP sentence: every check rests on
     /// SPEC.md, our own client's rules (a third-party client only). Neither passed nor failed.
     NotApplicable,
+    /// The machine starved the run (the harness's own scheduling lag passed the scenario's
+    /// timing margin) and a re-run gave a different verdict: the verdict depends on the load,
+    /// not on the client alone, so it is neither a pass nor a failure ([`RunResult::load`]
+    /// holds each attempt and its measured lag). It fails the run's exit code unless a
+    /// baseline lists it under `flaky:`; run again on a quieter machine or with fewer runs at
+    /// once (`-j`).
+    FlakyUnderLoad,
 }
 
 impl Status {
     /// The name as `results.json` writes it (`passed`, `failed`, `skipped`, `error`,
-    /// `pending`, `not_run`, `not_exercised`, `not_applicable`, `warned`).
+    /// `pending`, `not_run`, `not_exercised`, `not_applicable`, `warned`, `flaky_under_load`).
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Passed => "passed",
@@ -54,6 +61,7 @@ impl Status {
             Status::NotExercised => "not_exercised",
             Status::NotApplicable => "not_applicable",
             Status::Warned => "warned",
+            Status::FlakyUnderLoad => "flaky_under_load",
         }
     }
 }
@@ -120,6 +128,33 @@ pub struct RunResult {
     /// rests on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub judged: Vec<JudgedCheck>,
+    /// Present when the machine starved the run: the scheduling lag the harness measured
+    /// passed the scenario's timing margin, so it was run again (see [`Load`]).
+    pub load: Option<Load>,
+}
+
+/// What the harness measured of a run the machine starved, and the attempts it made
+/// (`harness/src/starvation/`). The reported result is the last attempt's; its status is
+/// `flaky_under_load` when the attempts' verdicts differ.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Load {
+    /// The scenario's timing margin: the smallest gap between two times its verdict may
+    /// compare (a timeout and a delay, a wait and the deadline), in ms.
+    pub margin_ms: u64,
+    /// Each attempt in order: its verdict and the largest scheduling lag measured during it.
+    pub attempts: Vec<Attempt>,
+}
+
+/// One attempt at a starved run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attempt {
+    /// The attempt's status.
+    pub status: Status,
+    /// The checks that failed it, by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<String>,
+    /// The largest scheduling lag the harness measured during the attempt, in ms.
+    pub lag_ms: u64,
 }
 
 /// One check as a run judged it (see [`RunResult::judged`]).
@@ -546,6 +581,7 @@ mod tests {
             Status::NotRun,
             Status::NotExercised,
             Status::NotApplicable,
+            Status::FlakyUnderLoad,
         ] {
             assert_eq!(serde_json::to_value(s).ok(), Some(Value::from(s.as_str())));
         }
@@ -590,6 +626,7 @@ mod tests {
             mock_pids: vec![1],
             wire: vec![vec![crate::wire::WireEvent::Listening { port: 1 }]],
             judged: Vec::new(),
+            load: None,
         };
         let json = serde_json::to_value(&run).expect("serialises");
         assert_eq!(json["transport"], "legacy-sse");

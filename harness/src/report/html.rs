@@ -187,9 +187,9 @@ fn attention(r: &RunResult) -> u8 {
     match r.status {
         _ if r.baseline == Some(Verdict::StaleEntry) => 0,
         Status::Failed | Status::Error if !expected => 0,
-        Status::NotExercised if !expected => 1,
+        Status::NotExercised | Status::FlakyUnderLoad if !expected => 1,
         Status::Warned => 2,
-        Status::Failed | Status::Error | Status::NotExercised => 3,
+        Status::Failed | Status::Error | Status::NotExercised | Status::FlakyUnderLoad => 3,
         Status::Passed => 4,
         Status::NotApplicable | Status::Skipped | Status::Pending | Status::NotRun => 5,
     }

@@ -37,6 +37,7 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
         ("failed", t.failed),
         ("not exercised (the client never met the fault)", t.not_exercised),
         ("not applicable (no check judges a third-party client)", t.not_applicable),
+        ("flaky under load (the machine starved it; a re-run gave another verdict)", t.flaky_under_load),
         ("skipped", t.skipped),
         ("error", t.error),
     ] {
@@ -61,8 +62,10 @@ pub fn summary(results: &[RunResult], wall_ms: u64) -> String {
             count(Verdict::Flaky)
         );
     }
-    let failing: Vec<&RunResult> =
-        results.iter().filter(|r| matches!(r.status, Status::Failed | Status::Error | Status::NotExercised)).collect();
+    let failing: Vec<&RunResult> = results
+        .iter()
+        .filter(|r| matches!(r.status, Status::Failed | Status::Error | Status::NotExercised | Status::FlakyUnderLoad))
+        .collect();
     if !failing.is_empty() {
         let _ = writeln!(s, "\n### Failing runs ({})\n", failing.len());
         let _ = writeln!(s, "| scenario | transport | target | baseline | first failure |\n|---|---|---|---|---|");

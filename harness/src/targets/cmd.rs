@@ -50,7 +50,7 @@ pub(super) const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(1000);
 /// How long to keep reading after the whole group was killed.
 pub(super) const DRAIN_AFTER_KILL: Duration = Duration::from_millis(300);
 pub use crate::scope::STARTUP_ENV;
-use crate::scope::{DEFAULT_STARTUP_MS, Deadline};
+use crate::scope::{DEFAULT_STARTUP_MS, Deadline, STARTUP_FACTOR};
 
 /// An external client program (`cmd:<command line>`).
 #[derive(Debug, Clone)]
@@ -59,12 +59,14 @@ pub struct Cmd {
     line: String,
     /// What the program declared, once asked (before the runs).
     declared: Arc<std::sync::OnceLock<Declared>>,
+    /// How long the program took to answer that question: its runtime's start-up, measured.
+    started_in: Arc<std::sync::OnceLock<Duration>>,
 }
 
 impl Cmd {
     /// The target for a command line (split like a shell would when a run starts it).
     pub fn new(command_line: impl Into<String>) -> Self {
-        Cmd { line: command_line.into(), declared: Arc::default() }
+        Cmd { line: command_line.into(), declared: Arc::default(), started_in: Arc::default() }
     }
 
     /// Asks the program for its declaration, once, and shows the notice it calls for.
@@ -72,10 +74,12 @@ impl Cmd {
         if self.declared.get().is_some() {
             return;
         }
+        let asked = std::time::Instant::now();
         let declared = match shlex::split(&self.line) {
             Some(argv) => Declared::ask(&argv).await,
             None => Declared::No(StartError::Unsplittable(self.line.clone()).to_string()),
         };
+        let _ = self.started_in.set(asked.elapsed());
         if let Some(notice) = declared.notice(&self.spec()) {
             eprintln!("{notice}");
         }
@@ -96,12 +100,17 @@ impl Client for Cmd {
         true
     }
 
-    /// `MCP_HARNESS_STARTUP_MS` (default 2000 ms): scenario deadlines are sized for an
-    /// in-process client, and an interpreter needs time to start before step 1.
+    /// Scenario deadlines are sized for an in-process client, and an interpreter needs time
+    /// to start before step 1: [`STARTUP_FACTOR`] times the start-up measured when the
+    /// program was asked for its declaration (a loaded machine starts it slowly, and every
+    /// run then gets the room it needs), at least [`DEFAULT_STARTUP_MS`];
+    /// `MCP_HARNESS_STARTUP_MS` sets it outright.
     fn startup_allowance(&self) -> Duration {
-        Duration::from_millis(
-            std::env::var(STARTUP_ENV).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(DEFAULT_STARTUP_MS),
-        )
+        if let Some(ms) = std::env::var(STARTUP_ENV).ok().and_then(|v| v.trim().parse().ok()) {
+            return Duration::from_millis(ms);
+        }
+        let measured = self.started_in.get().map_or(Duration::ZERO, |d| *d * STARTUP_FACTOR);
+        measured.max(Duration::from_millis(DEFAULT_STARTUP_MS))
     }
 
     /// An external client burns CPU starting its runtime (node, python); starved runs

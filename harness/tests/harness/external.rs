@@ -110,7 +110,7 @@ async fn hanging_client_with_grandchild_holding_stdout_is_a_timeout_and_leaves_n
     // The message shows the deadline arithmetic beside the step's "run deadline of …ms".
     let total = DEADLINE_MS + Target::cmd("x").startup_allowance().as_millis() as u64;
     let expected = format!(
-        "the client plan did not finish within the run deadline of {total}ms (the scenario's `deadline_ms` {DEADLINE_MS}ms, default 3000, + {}ms start-up allowance for an external client's runtime, MCP_HARNESS_STARTUP_MS, default 2000)",
+        "the client plan did not finish within the run deadline of {total}ms (the scenario's `deadline_ms` {DEADLINE_MS}ms, default 3000, + {}ms start-up allowance for an external client's runtime: 3× its measured start-up, at least 2000, or MCP_HARNESS_STARTUP_MS)",
         total - DEADLINE_MS
     );
     let message = hang.map(|h| h.message.as_str()).unwrap_or_default();

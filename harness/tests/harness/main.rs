@@ -26,3 +26,4 @@ mod recording;
 mod reference;
 mod scenarios;
 mod secrets;
+mod starvation;

@@ -14,21 +14,21 @@
   function ms(x) { return x >= 100 ? x.toFixed(0) + " ms" : x.toFixed(1) + " ms"; }
   // Statuses a filter or chip stands for.
   const GROUPS = {
-    failed: ["failed", "error"], attention: ["failed", "error", "not_exercised", "warned"],
+    failed: ["failed", "error"], attention: ["failed", "error", "not_exercised", "flaky_under_load", "warned"],
     skipped: ["skipped", "not_applicable", "pending", "not_run"],
   };
 
   const t = data.totals;
   document.getElementById("totals").textContent =
     data.runs.length + " runs: " + t.passed + " passed, " + t.warn_only + " warned, " + t.failed + " failed, " + t.skipped + " skipped, " +
-    t.error + " errors, " + t.not_exercised + " not exercised, " + t.not_applicable + " not applicable; " + t.warned + " with warnings, " + t.noted + " with notes; wall time " + data.wall + ".";
+    t.error + " errors, " + t.not_exercised + " not exercised, " + (t.flaky_under_load ? t.flaky_under_load + " flaky under load, " : "") + t.not_applicable + " not applicable; " + t.warned + " with warnings, " + t.noted + " with notes; wall time " + data.wall + ".";
 
   // Count chips, failures first: each shows its runs.
   const chips = document.getElementById("chips");
   const count = statuses => data.runs.filter(r => statuses.includes(r.status)).length;
   const chipList = [
     ["attention", "need a look", count(GROUPS.attention)], ["failed", "failed", count(GROUPS.failed)], ["warned", "warned", count(["warned"])],
-    ["not_exercised", "not exercised", count(["not_exercised"])], ["skipped", "skipped or n/a", count(GROUPS.skipped)],
+    ["not_exercised", "not exercised", count(["not_exercised"])], ["flaky_under_load", "flaky under load", count(["flaky_under_load"])], ["skipped", "skipped or n/a", count(GROUPS.skipped)],
     ["passed", "passed", count(["passed"])], ["", "all", data.runs.length],
   ];
   const chipButtons = [];
@@ -49,7 +49,7 @@
     return s;
   }
   const byStatus = select("status", [["", "all"], ["attention", "needs a look (failed, not exercised, warned)"], ["not-passed", "not passed"], ["passed", "passed"], ["warned", "warned"], ["failed", "failed"],
-    ["not_exercised", "not exercised"], ["not_applicable", "not applicable"], ["skipped", "skipped"], ["error", "error"],
+    ["not_exercised", "not exercised"], ["flaky_under_load", "flaky under load"], ["not_applicable", "not applicable"], ["skipped", "skipped"], ["error", "error"],
     ["warn", "with warnings"], ["note", "with notes"]]);
   const transports = Array.from(new Set(data.runs.map(r => r.transport))).sort();
   const byTransport = select("transport", [["", "all"]].concat(transports.map(x => [x, x])));
@@ -102,7 +102,7 @@
     if (GROUPS[s] && !GROUPS[s].includes(r.status)) return false;
     if (s === "warn" && !r.warnings.length) return false;
     if (s === "note" && !r.notes.length) return false;
-    if (["passed", "warned", "not_exercised", "not_applicable", "error"].includes(s) && r.status !== s) return false;
+    if (["passed", "warned", "not_exercised", "flaky_under_load", "not_applicable", "error"].includes(s) && r.status !== s) return false;
     if (byTransport.value && r.transport !== byTransport.value) return false;
     const q = byText.value.trim().toLowerCase();
     return !q || row.haystack.includes(q);

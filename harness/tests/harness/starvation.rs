@@ -1,0 +1,97 @@
+//! Starved runs (issue on load-proof verdicts): a run whose measured scheduling lag passed
+//! its scenario's timing margin is run again; a verdict that holds is reported as it is, one
+//! that changes is `flaky_under_load` (exit 1), never a plain pass or failure. Forced with the
+//! `MCP_HARNESS_TEST_LAG` hook, which adds lag to a named scenario's first attempt.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+
+fn root() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+}
+
+fn runs(reports: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(reports.join("results.json")).expect("results.json");
+    let doc: Value = serde_json::from_str(&text).expect("json");
+    doc["runs"].as_array().expect("runs").clone()
+}
+
+#[test]
+fn a_starved_run_whose_verdict_holds_is_re_run_and_reported_as_it_is() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = Command::cargo_bin("mcp-harness")
+        .expect("binary")
+        .current_dir(root())
+        .env("MCP_HARNESS_TEST_LAG", "out-of-order-responses=5000")
+        .args(["run", "scenarios/stdio/out-of-order-responses.yaml", "--no-snapshots", "--reports"])
+        .arg(tmp.path())
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("re-run: the machine starved attempt 1"), "{stdout}");
+    let run = &runs(tmp.path())[0];
+    assert_eq!(run["status"], "passed");
+    let attempts = run["load"]["attempts"].as_array().expect("attempts recorded");
+    assert_eq!(attempts.len(), 2, "{run}");
+    assert!(attempts[0]["lag_ms"].as_u64().expect("lag") >= 5000, "{run}");
+}
+
+#[test]
+fn a_starved_run_whose_verdict_changes_is_flaky_under_load() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // A client that fails its first attempt (the reference client with a planted id bug)
+    // and not its second: what a verdict that rests on the load looks like from outside.
+    // The harness's declaration question before the runs is no attempt.
+    let flips = tmp.path().join("flips.sh");
+    std::fs::write(
+        &flips,
+        format!(
+            "#!/bin/sh\nstate=\"{}\"\nif [ -z \"$MCP_HARNESS_DECLARE\" ] && [ ! -e \"$state\" ]; then : > \"$state\"; exec \"{}\" --bug reuses-ids \"$@\"; fi\nexec \"{}\" \"$@\"\n",
+            tmp.path().join("first-done").display(),
+            root().join("clients/reference/run").display(),
+            root().join("clients/reference/run").display()
+        ),
+    )
+    .expect("script");
+    std::fs::set_permissions(&flips, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+    let reports = tmp.path().join("reports");
+    let out = Command::cargo_bin("mcp-harness")
+        .expect("binary")
+        .current_dir(root())
+        .env("MCP_HARNESS_TEST_LAG", "out-of-order-responses=5000")
+        .args(["run", "scenarios/stdio/out-of-order-responses.yaml", "--no-snapshots", "--target"])
+        .arg(format!("cmd:{}", flips.display()))
+        .arg("--reports")
+        .arg(&reports)
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "a flaky verdict is no pass:\n{stdout}");
+    assert!(stdout.contains("FLAKY UNDER LOAD  out-of-order-responses"), "{stdout}");
+    assert!(stdout.contains("attempt 1 failed"), "{stdout}");
+    assert!(stdout.contains("attempt 2 passed"), "{stdout}");
+    let run = &runs(&reports)[0];
+    assert_eq!(run["status"], "flaky_under_load", "{run}");
+    assert_eq!(run["load"]["attempts"][0]["status"], "failed", "{run}");
+    assert_eq!(run["load"]["attempts"][1]["status"], "passed", "{run}");
+}
+
+#[test]
+fn without_the_lag_the_same_flipping_client_just_fails() {
+    // The control: no starvation, no re-run — its first verdict is the verdict.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = Command::cargo_bin("mcp-harness")
+        .expect("binary")
+        .current_dir(root())
+        .args(["run", "scenarios/stdio/out-of-order-responses.yaml", "--no-snapshots", "--target"])
+        .arg(format!("cmd:{} --bug reuses-ids", root().join("clients/reference/run").display()))
+        .arg("--reports")
+        .arg(tmp.path())
+        .output()
+        .expect("runs");
+    let run = &runs(tmp.path())[0];
+    assert_eq!(run["status"], "failed", "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(run.get("load").is_none_or(Value::is_null), "{run}");
+}
