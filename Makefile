@@ -98,6 +98,8 @@ nextest-check:
 ## Soak: the library SOAK_RUNS times (default 20) at -j 2 x cores beside a CPU hog, for the
 ## bundled target and each driver in SOAK_CLIENTS (e.g. SOAK_CLIENTS="typescript rmcp");
 ## lists every run whose outcome or normalised transcript differed from the first (soak/run.sh).
+## SOAK_PROFILE=heavy: about 8x CPU oversubscription (a hog per core, -j 4 x cores, a cargo
+## build churning), 10 repetitions; SOAK_MAKE_TEST=5 then runs `make test` 5 times under it.
 SOAK_CLIENTS ?=
 soak: build nginx
 	bash soak/run.sh bundled $(foreach c,$(SOAK_CLIENTS),$(c)=$(client_mode_$(c)):$(client_cmd_$(c)))
