@@ -130,7 +130,7 @@ bench: nginx
 	$(CARGO) build --release -p mcp-harness -p mcp-mock
 	$(CARGO) build --release --manifest-path bench/Cargo.toml --target-dir $(or $(CARGO_TARGET_DIR),target)
 	@# rmcp's client (stdio round trips) builds beside the rmcp driver, when that is installed.
-	@rt="$${MCP_RMCP_TARGET_DIR:-$$([ -d /work ] && echo /work/target-rmcp || echo clients/rmcp/target)}"; \
+	@rt="$${MCP_RMCP_TARGET_DIR:-clients/rmcp/target}"; \
 	  if [ -x "$$rt/release/mcp-driver-rmcp" ]; then \
 	    CARGO_TARGET_DIR="$$rt" $(CARGO) build --release --manifest-path bench/rmcp/Cargo.toml; fi
 	BENCH_CLIENTS="$(bench_clients)" BENCH_MODES="$(foreach c,$(bench_clients),$(c)=$(client_mode_$(c)))" \

@@ -23,7 +23,7 @@ cd "$(dirname "$0")/.."
 TARGET=${CARGO_TARGET_DIR:-target}/release
 HARNESS=$TARGET/mcp-harness
 MOCK=$TARGET/mcp-mock
-RMCP_TARGET=${MCP_RMCP_TARGET_DIR:-$([ -d /work ] && echo /work/target-rmcp || echo clients/rmcp/target)}
+RMCP_TARGET=${MCP_RMCP_TARGET_DIR:-clients/rmcp/target}
 RMCP_BENCH=$RMCP_TARGET/release/stdio-roundtrips-rmcp
 REPS=${BENCH_REPS:-5}
 DRIVER_REPS=${BENCH_DRIVER_REPS:-$REPS}

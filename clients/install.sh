@@ -8,7 +8,7 @@
 # are unchanged. Only the ordinary package registries are used (npm, PyPI, crates.io).
 #
 # Environment: PYTHON (default python3), NPM (default npm), CARGO (default cargo),
-# MCP_RMCP_TARGET_DIR (default /work/target-rmcp if /work exists, else clients/rmcp/target).
+# MCP_RMCP_TARGET_DIR (default clients/rmcp/target).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -57,7 +57,6 @@ install_python() {
 
 rmcp_target_dir() {
   if [[ -n "${MCP_RMCP_TARGET_DIR:-}" ]]; then echo "$MCP_RMCP_TARGET_DIR";
-  elif [[ -d /work ]]; then echo /work/target-rmcp;
   else echo "$here/rmcp/target"; fi
 }
 
