@@ -14,7 +14,7 @@
 //! driver bug to fix. A baseline that lists one is refused, and `render` never writes one.
 
 use crate::error::HarnessError;
-use mcp_scenario::results::{RunResult, Status, Verdict};
+use mcp_results::{RunResult, Status, Verdict};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 

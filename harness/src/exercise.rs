@@ -22,9 +22,9 @@
 use crate::checks::{self, Run, waits_for_client};
 use crate::transcript::{Connection, Transcript};
 use mcp_mock::ops::{self, Fault};
+use mcp_results::{JudgedCheck, Judgement, StepStatus};
 use mcp_scenario::basis::Level;
 use mcp_scenario::checks::Check;
-use mcp_scenario::results::{JudgedCheck, Judgement, StepStatus};
 use mcp_scenario::wire::WireEvent;
 use mcp_scenario::{Scenario, ServerStep};
 
@@ -799,7 +799,7 @@ mod tests {
     /// for any client, unless the client also reported a step as a handling client does.
     #[test]
     fn an_absence_alone_is_no_evidence() {
-        use mcp_scenario::results::{ClientOutcome, JudgedCheck};
+        use mcp_results::{ClientOutcome, JudgedCheck};
         // A project-level outcome beside the absence is no companion: only what an MCP
         // sentence judges of what the client did is evidence.
         let checks = |outcome_held: bool| {
@@ -819,7 +819,7 @@ mod tests {
         };
         let text = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver:\n  - op: handshake\nchecks:\n  - not_sent: {method: ping}\n    must: \"m\"\n  - outcome: {step: 1, ok: false}\n    project: \"p\"\n";
         let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), text).expect("loads");
-        let step = mcp_scenario::results::StepOutcome {
+        let step = mcp_results::StepOutcome {
             step: 1,
             what: "connect".into(),
             status: StepStatus::Error,
@@ -848,7 +848,7 @@ mod tests {
     /// of how the client handled it; one on a request answered after it is.
     #[test]
     fn only_what_follows_the_fault_is_evidence() {
-        use mcp_scenario::results::{ClientOutcome, JudgedCheck};
+        use mcp_results::{ClientOutcome, JudgedCheck};
         let text = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\n  - op: request\n    method: tools/list\n  - op: request\n    method: ping\nserver:\n  - op: handshake\n  - op: expect\n    method: tools/list\n  - op: reply\n  - op: send\n    text: \"junk\\n\"\n  - op: expect\n    method: ping\n  - op: reply\nchecks:\n  - outcome: {step: 2, ok: true}\n    must: \"m\"\n  - outcome: {step: 3, ok: true}\n    must: \"m\"\n";
         let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), text).expect("loads");
         let request = |id: u64, method: &str| {
@@ -896,7 +896,7 @@ mod tests {
 
     #[test]
     fn the_mock_clock_orders_what_the_record_wrote_late() {
-        use mcp_scenario::results::{ClientOutcome, JudgedCheck};
+        use mcp_results::{ClientOutcome, JudgedCheck};
         // The request under check 1 came before the fault (t = 20) but the record wrote it
         // after the fault's mark (t = 50): by the clock it judges what came before.
         let text = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\n  - op: request\n    method: tools/list\nserver:\n  - op: handshake\n  - op: expect\n    method: tools/list\n  - op: reply\n  - op: send\n    text: \"junk\\n\"\nchecks:\n  - sent: {method: tools/list}\n    must: \"m\"\n";

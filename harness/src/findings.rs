@@ -9,8 +9,8 @@
 
 use crate::error::HarnessError;
 use crate::targets::Target;
+use mcp_results::{CheckResult, RunResult, Status};
 use mcp_scenario::basis::Level;
-use mcp_scenario::results::{CheckResult, RunResult, Status};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

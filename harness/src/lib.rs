@@ -35,9 +35,9 @@
 //!   reverse proxy), secrets redacted by the policy, written as a scenario that replays it.
 //! - [`via`] — a run's proxies (`via:`): the fault proxy, nginx, nginx's second upstream.
 //! - [`snapshot`] — comparing and updating insta-format `.snap` files.
-//! - [`runner`] — one run per scenario × transport, under a deadline, in parallel.
 //! - [`starvation`] — runs the machine starved: the scheduling lag measured during each, a
 //!   scenario's timing margin, the re-runs and the `flaky_under_load` verdict.
+//! - [`runner`] — one run per scenario × transport, under a deadline, in parallel.
 //! - [`recording`] — judging a host's recording made by `mcp-mock … --record`
 //!   (`check-record`).
 //! - [`terminal`] — colour for diffs, the progress bar or plain progress lines.
@@ -49,7 +49,7 @@
 //! - [`findings`] — a ready-to-file report per third-party cell that breaks an MCP MUST.
 //! - [`matrix`] — the third-party compatibility matrix (Markdown), from `results.json`.
 //!
-//! `report`, `baseline`, `findings` and `matrix` read run results as `mcp_scenario::results` only.
+//! `report`, `baseline`, `findings` and `matrix` read run results as `mcp_results` only.
 
 pub mod baseline;
 pub mod checks;

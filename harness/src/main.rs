@@ -2,11 +2,11 @@
 
 use clap::{Args, Parser, Subcommand};
 use mcp_harness::baseline::{self, Baseline};
-use mcp_harness::partition::Partition;
+use mcp_harness::partition::{self, Partition};
 use mcp_harness::runner::{self, RunConfig};
 use mcp_harness::select::{self, Selection};
 use mcp_harness::{HarnessError, Target, discover, explain, library, report, snapshot, terminal};
-use mcp_scenario::results::{Status, Verdict};
+use mcp_results::{Status, Verdict};
 use mcp_scenario::{Revision, TransportName};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -185,7 +185,7 @@ enum Command {
         /// chosen by a hash of its path inside the library, so it stays in its shard whatever
         /// else is selected. `mcp-harness merge` joins the shards' reports folders. Default:
         /// every selected scenario.
-        #[arg(long, value_name = "K/N", value_parser = Partition::parse)]
+        #[arg(long, value_name = "K/N", value_parser = partition::parse)]
         partition: Option<Partition>,
         /// Write a baseline listing this run's failures to FILE (keeps its `flaky:` list).
         #[arg(long, value_name = "FILE")]
@@ -794,7 +794,7 @@ fn run(
     let scenarios = match how.partition {
         Some(p) => {
             let selected = scenarios.len();
-            let kept: Vec<_> = scenarios.into_iter().filter(|(path, _)| p.holds(path)).collect();
+            let kept: Vec<_> = scenarios.into_iter().filter(|(path, _)| partition::holds(p, path)).collect();
             // An empty shard is no error: with more shards than scenarios some hold none,
             // and merge still wants their (empty) folders.
             eprintln!("shard {p}: {} of the {selected} selected scenarios", kept.len());
@@ -830,11 +830,11 @@ fn run(
             for job in &work {
                 *seen.entry(job.scenario.name.clone()).or_default() += 1;
             }
-            Arc::new(move |r: &mcp_scenario::results::RunResult| {
+            Arc::new(move |r: &mcp_results::RunResult| {
                 b.expects_failure(r, seen.get(&r.scenario).is_some_and(|n| *n > 1))
             })
         }
-        None => Arc::new(|_: &mcp_scenario::results::RunResult| false),
+        None => Arc::new(|_: &mcp_results::RunResult| false),
     };
     let (done, bar) = terminal::progress(work.len(), terminal::ProgressStyle::detect(how.quiet), expected);
     let mut results = runtime.block_on(runner::run_all(work, config, parallel, windows, done));
@@ -880,7 +880,7 @@ fn merge(
 /// on stdout, the reports written, and the exit code (see `EXIT_CODES`; `invalid` files
 /// skipped under `--keep-going` make it 2).
 fn conclude(
-    results: &mut [mcp_scenario::results::RunResult],
+    results: &mut [mcp_results::RunResult],
     wall_ms: u64,
     baseline: Option<(&Path, &Baseline)>,
     how: &How,
@@ -915,7 +915,7 @@ fn conclude(
         for r in results.iter() {
             let (baseline, run) = (path.display(), format!("{} [{}]", r.scenario, r.transport.as_str()));
             let change = match r.baseline {
-                Some(Verdict::UnexpectedFailure) if r.status == mcp_scenario::results::Status::FlakyUnderLoad => {
+                Some(Verdict::UnexpectedFailure) if r.status == mcp_results::Status::FlakyUnderLoad => {
                     format!("FLAKY UNDER LOAD {run}: {}", r.reason.as_deref().unwrap_or("no reason recorded"))
                 }
                 Some(Verdict::UnexpectedFailure) => format!("NEW FAILURE  {run}: not in {baseline}"),

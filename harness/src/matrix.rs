@@ -7,7 +7,7 @@
 
 use crate::error::HarnessError;
 use crate::report::Totals;
-use mcp_scenario::results::{RunResult, SnapshotStatus, Status, Verdict};
+use mcp_results::{RunResult, SnapshotStatus, Status, Verdict};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -124,8 +124,8 @@ fn cell(run: &RunResult) -> Cell {
 /// What a pass rests on: the first check with an MCP basis (or the driver contract, or a
 /// promise of this client's own) the run judged, as `must: check 2 (outcome): <sentence>`.
 fn evidence(run: &RunResult) -> Option<String> {
+    use mcp_results::Judgement;
     use mcp_scenario::basis::Level;
-    use mcp_scenario::results::Judgement;
     run.judged
         .iter()
         .find(|j| {

@@ -88,7 +88,7 @@ fn check_partitions(shards: &[(&Path, Written)]) -> Result<(), HarnessError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mcp_scenario::results::RunResult;
+    use mcp_results::RunResult;
 
     fn run(path: &str, transport: &str) -> RunResult {
         serde_json::from_value(serde_json::json!({

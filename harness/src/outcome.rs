@@ -1,8 +1,8 @@
 //! The client side of a run, as both targets report it (the outcome types themselves live
-//! in `mcp_scenario::results`): step descriptions, steps that never ran, the shared lock.
+//! in `mcp_results`): step descriptions, steps that never ran, the shared lock.
 
+use mcp_results::{StepOutcome, StepStatus};
 use mcp_scenario::ClientStep;
-use mcp_scenario::results::{StepOutcome, StepStatus};
 
 /// Locks a mutex shared with the client's side tasks. A poisoned lock holds plain data that
 /// is still usable, and a run must keep reporting rather than panic.

@@ -15,45 +15,31 @@
 //! version of the harness agrees (the standard library's hasher is not stable).
 
 use crate::error::HarnessError;
-use serde::{Deserialize, Serialize};
 use std::path::{Component, Path};
 
-/// Shard `shard` of `of` (both counted from 1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Partition {
-    /// Which shard, 1..=of.
-    pub shard: u32,
-    /// How many shards.
-    pub of: u32,
+/// Shard `shard` of `of` (both counted from 1): the results contract's type, since a
+/// shard's `results.json` names it.
+pub use mcp_results::Partition;
+
+/// Reads `k/n` (`hash:k/n` is taken too, as nextest writes it).
+pub fn parse(given: &str) -> Result<Partition, HarnessError> {
+    let bad = |why: &str| HarnessError::Partition(format!("--partition {given:?}: {why}; write k/n, e.g. 2/4"));
+    let text = given.strip_prefix("hash:").unwrap_or(given);
+    let (k, n) = text.split_once('/').ok_or_else(|| bad("no `/`"))?;
+    let k: u32 = k.trim().parse().map_err(|_| bad("the shard is not a number"))?;
+    let n: u32 = n.trim().parse().map_err(|_| bad("the shard count is not a number"))?;
+    if n == 0 {
+        return Err(bad("the shard count must be 1 or more"));
+    }
+    if k == 0 || k > n {
+        return Err(bad(&format!("the shard must be between 1 and {n}")));
+    }
+    Ok(Partition { shard: k, of: n })
 }
 
-impl Partition {
-    /// Reads `k/n` (`hash:k/n` is taken too, as nextest writes it).
-    pub fn parse(given: &str) -> Result<Self, HarnessError> {
-        let bad = |why: &str| HarnessError::Partition(format!("--partition {given:?}: {why}; write k/n, e.g. 2/4"));
-        let text = given.strip_prefix("hash:").unwrap_or(given);
-        let (k, n) = text.split_once('/').ok_or_else(|| bad("no `/`"))?;
-        let k: u32 = k.trim().parse().map_err(|_| bad("the shard is not a number"))?;
-        let n: u32 = n.trim().parse().map_err(|_| bad("the shard count is not a number"))?;
-        if n == 0 {
-            return Err(bad("the shard count must be 1 or more"));
-        }
-        if k == 0 || k > n {
-            return Err(bad(&format!("the shard must be between 1 and {n}")));
-        }
-        Ok(Partition { shard: k, of: n })
-    }
-
-    /// Whether the scenario file at `path` belongs to this shard.
-    pub fn holds(&self, path: &Path) -> bool {
-        shard_of(path, self.of) == self.shard
-    }
-}
-
-impl std::fmt::Display for Partition {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.shard, self.of)
-    }
+/// Whether the scenario file at `path` belongs to shard `p`.
+pub fn holds(p: Partition, path: &Path) -> bool {
+    shard_of(path, p.of) == p.shard
 }
 
 /// The shard (1..=of) the scenario file at `path` belongs to.
@@ -92,10 +78,10 @@ mod tests {
 
     #[test]
     fn parses_k_of_n_and_says_what_to_write() {
-        assert_eq!(Partition::parse("2/4").expect("valid"), Partition { shard: 2, of: 4 });
-        assert_eq!(Partition::parse("hash:1/2").expect("valid"), Partition { shard: 1, of: 2 });
+        assert_eq!(parse("2/4").expect("valid"), Partition { shard: 2, of: 4 });
+        assert_eq!(parse("hash:1/2").expect("valid"), Partition { shard: 1, of: 2 });
         for bad in ["3", "0/2", "3/2", "1/0", "a/2"] {
-            let e = Partition::parse(bad).expect_err(bad).to_string();
+            let e = parse(bad).expect_err(bad).to_string();
             assert!(e.contains("write k/n, e.g. 2/4"), "{bad}: {e}");
         }
     }
@@ -118,7 +104,7 @@ mod tests {
         for n in 1..=5u32 {
             let mut sizes = vec![0usize; n as usize];
             for f in &files {
-                let holders: Vec<u32> = (1..=n).filter(|k| Partition { shard: *k, of: n }.holds(f)).collect();
+                let holders: Vec<u32> = (1..=n).filter(|k| holds(Partition { shard: *k, of: n }, f)).collect();
                 assert_eq!(holders.len(), 1, "{} in {holders:?} of {n}", f.display());
                 sizes[holders[0] as usize - 1] += 1;
             }

@@ -14,7 +14,7 @@ use crate::scope::{Scope, TargetKind};
 use crate::transcript::{Transcript, render};
 use mcp_mock::live::{About, record_dir_of};
 use mcp_mock::record::read_run;
-use mcp_scenario::results::{ClientOutcome, RunResult, SnapshotStatus, Status};
+use mcp_results::{ClientOutcome, RunResult, SnapshotStatus, Status};
 use mcp_scenario::{Scenario, TransportName};
 use std::path::{Path, PathBuf};
 

@@ -12,10 +12,9 @@ pub mod html;
 pub mod markdown;
 
 use crate::error::HarnessError;
-use crate::partition::Partition;
 use crate::transcript::Redactor;
+use mcp_results::{Document, Partition, RunResult, SnapshotStatus, Status, Verdict};
 use mcp_scenario::basis::Level;
-use mcp_scenario::results::{RunResult, SnapshotStatus, Status, Verdict};
 use mcp_scenario::{TransportName, WireEvent};
 
 use quick_xml::escape::escape;
@@ -23,59 +22,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// Totals by status.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
-pub struct Totals {
-    /// Runs that passed.
-    pub passed: usize,
-    /// Runs that failed.
-    pub failed: usize,
-    /// Runs skipped for the target.
-    pub skipped: usize,
-    /// Runs the harness could not run.
-    pub error: usize,
-    /// Runs of scenarios marked `pending` (never run).
-    pub pending: usize,
-    /// Runs never started because `--fail-fast` stopped after a failure.
-    pub not_run: usize,
-    /// Runs whose client never met the scenario's fault.
-    pub not_exercised: usize,
-    /// Runs of scenarios with no check on an MCP sentence, for a third-party client.
-    pub not_applicable: usize,
-    /// Runs the machine starved whose re-run gave another verdict.
-    pub flaky_under_load: usize,
-    /// Runs (of any status) with unmet SHOULDs reported as warnings.
-    pub warned: usize,
-    /// Runs whose only verdict is a warning (status `warned`): the client met the fault and
-    /// broke a SHOULD handling it, and no check with an MCP basis held.
-    pub warn_only: usize,
-    /// Runs (of any status) with unmet SPEC.md rules reported as notes.
-    pub noted: usize,
-}
-
-impl Totals {
-    /// Counts results.
-    pub fn of(results: &[RunResult]) -> Self {
-        let mut t = Totals::default();
-        for r in results {
-            t.warned += usize::from(!r.warnings.is_empty());
-            t.noted += usize::from(!r.notes.is_empty());
-            match r.status {
-                Status::Passed => t.passed += 1,
-                Status::Warned => t.warn_only += 1,
-                Status::Failed => t.failed += 1,
-                Status::Skipped => t.skipped += 1,
-                Status::Error => t.error += 1,
-                Status::Pending => t.pending += 1,
-                Status::NotRun => t.not_run += 1,
-                Status::NotExercised => t.not_exercised += 1,
-                Status::NotApplicable => t.not_applicable += 1,
-                Status::FlakyUnderLoad => t.flaky_under_load += 1,
-            }
-        }
-        t
-    }
-}
+pub use mcp_results::Totals;
 
 /// One line per run that did not pass, with its reasons, then the totals line; secrets
 /// redacted.
@@ -388,20 +335,13 @@ pub fn transcript_path(r: &RunResult) -> std::path::PathBuf {
     path
 }
 
-/// The `results.json` document (totals, wall time, the shard when partitioned, every run),
-/// secrets redacted; also what `run --format json` prints.
+/// The `results.json` document ([`mcp_results::Document`]: format version, totals, wall
+/// time, the shard when partitioned, every run), secrets redacted; also what
+/// `run --format json` prints.
 pub fn json(results: &[RunResult], wall_ms: u64, partition: Option<Partition>) -> String {
-    #[derive(Serialize)]
-    struct Doc<'a> {
-        totals: Totals,
-        wall_ms: u64,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        partition: Option<Partition>,
-        runs: &'a [RunResult],
-    }
     // Redacted as a document, not as text: pretty-printed JSON has a space after each colon,
     // which a text pattern for `"access_token":"…"` would miss.
-    let doc = Doc { totals: Totals::of(results), wall_ms, partition, runs: results };
+    let doc = Document::new(results.to_vec(), wall_ms, partition);
     let mut doc = serde_json::to_value(doc).unwrap_or_default();
     Redactor::secrets_only().value(&mut doc);
     serde_json::to_string_pretty(&doc).unwrap_or_default()
@@ -449,14 +389,6 @@ pub struct Written {
 /// each run's transcript from `transcripts/` and its wire from `wire.json` when there. A
 /// folder without `results.json` is an error that says how one is made.
 pub fn read(dir: &Path) -> Result<Written, HarnessError> {
-    #[derive(Deserialize)]
-    struct Doc {
-        #[serde(default)]
-        wall_ms: u64,
-        #[serde(default)]
-        partition: Option<Partition>,
-        runs: Vec<RunResult>,
-    }
     let (file, dir) = if dir.is_file() {
         (dir.to_path_buf(), dir.parent().unwrap_or(Path::new(".")).to_path_buf())
     } else {
@@ -468,12 +400,8 @@ pub fn read(dir: &Path) -> Result<Written, HarnessError> {
             e,
         )
     })?;
-    let doc: Doc = serde_json::from_str(&text).map_err(|e| {
-        HarnessError::io(
-            format!("reading {}", file.display()),
-            std::io::Error::other(format!("{e}: not a results.json that mcp-harness wrote")),
-        )
-    })?;
+    let doc = Document::parse(&text)
+        .map_err(|e| HarnessError::io(format!("reading {}", file.display()), std::io::Error::other(e)))?;
     let mut runs = doc.runs;
     for r in &mut runs {
         if let Ok(t) = std::fs::read_to_string(dir.join("transcripts").join(transcript_path(r))) {

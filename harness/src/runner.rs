@@ -12,15 +12,13 @@ use crate::targets::{ClientRun, Endpoint, Target};
 use crate::transcript::{Redactor, Transcript, render};
 use crate::via::{Hops, Proxies};
 use mcp_mock::record;
+use mcp_results::{CheckResult, ClientOutcome, Judgement, ProcessEnd, RunResult, SnapshotStatus, Status, StepStatus};
 use mcp_scenario::basis::Level;
-use mcp_scenario::results::{
-    CheckResult, ClientOutcome, Judgement, ProcessEnd, RunResult, SnapshotStatus, Status, StepStatus,
-};
 use mcp_scenario::{Scenario, TransportName, WireEvent};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Settings shared by every run.
 #[derive(Debug, Clone)]
@@ -200,14 +198,17 @@ const MOCK_DEADLINE_MARGIN_MS: u64 = 10_000;
 pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
     starvation::settle(&job.scenario, || async {
         let watch = LagWatch::start();
-        let result = attempt(job, config).await;
-        (result, watch.stop())
+        let (result, slow_start) = attempt(job, config).await;
+        (result, watch.stop().max(slow_start))
     })
     .await
 }
 
-/// One attempt at a job.
-async fn attempt(job: &Job, config: &RunConfig) -> RunResult {
+/// One attempt at a job; with the result, how much longer than the client's usual start-up
+/// ([`crate::targets::Client::usual_startup`]) the stdio server took to start serving (its
+/// spawn and start-up count in the client's handshake bound, so a machine slow to start a
+/// process eats the scenario's timing margin as a scheduling lag does).
+async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, std::time::Duration) {
     let started = Instant::now();
     let scenario = &job.scenario;
     let target = &config.target;
@@ -216,19 +217,19 @@ async fn attempt(job: &Job, config: &RunConfig) -> RunResult {
         // Loaded and validated like any scenario, never run: no mock, no client, no snapshot.
         result.status = Status::Pending;
         result.reason = Some(reason.clone());
-        return result;
+        return (result, Duration::ZERO);
     }
     if let Some(reason) = target.declines(scenario) {
         // Never run with a field the driver would drop: no mock, no client, no snapshot.
         result.status = Status::Skipped;
         result.reason = Some(reason);
-        return result;
+        return (result, Duration::ZERO);
     }
     let run_dir = match tempfile::Builder::new().prefix("mcp-run-").tempdir() {
         Ok(d) => d,
         Err(e) => {
             result.reason = Some(format!("cannot create a temp dir: {e}"));
-            return result;
+            return (result, Duration::ZERO);
         }
     };
     let deadline =
@@ -240,6 +241,7 @@ async fn attempt(job: &Job, config: &RunConfig) -> RunResult {
     // driver is being restarted). Whichever fired first then decided the transcript, and,
     // for a client whose close waited on the mock, whether the run finished.
     let mock_deadline_ms = deadline.total().as_millis() as u64 + MOCK_DEADLINE_MARGIN_MS;
+    let mut slow_start = Duration::ZERO;
     let client_run =
         |endpoint| ClientRun { scenario, transport: job.transport, endpoint, deadline, run_dir: run_dir.path() };
     let (outcome, transcript) = if job.transport == TransportName::Stdio {
@@ -254,9 +256,15 @@ async fn attempt(job: &Job, config: &RunConfig) -> RunResult {
             "--deadline-ms".into(),
             mock_deadline_ms.to_string(),
         ]);
+        let asked = mcp_mock::record::origin_unix_us(Instant::now());
         let outcome = target.run(client_run(Endpoint::Command(mock))).await;
         // The client (and with it the transport) is gone; make sure no mock outlives the run.
-        (outcome, Transcript::new(reap_and_read(run_dir.path()).await))
+        let transcript = Transcript::new(reap_and_read(run_dir.path()).await);
+        slow_start = first_serving(&transcript)
+            .map(|serving| Duration::from_micros(serving.saturating_sub(asked)))
+            .unwrap_or_default()
+            .saturating_sub(target.usual_startup());
+        (outcome, transcript)
     } else {
         // HTTP kinds: the mock is a server the harness starts, and stops after the run.
         let path = absolute(&job.path);
@@ -265,7 +273,7 @@ async fn attempt(job: &Job, config: &RunConfig) -> RunResult {
                 Ok(m) => m,
                 Err(e) => {
                     result.reason = Some(e.to_string());
-                    return result;
+                    return (result, Duration::ZERO);
                 }
             };
         // `via:` puts proxies between the client and the mock (crate::via).
@@ -275,7 +283,7 @@ async fn attempt(job: &Job, config: &RunConfig) -> RunResult {
                 Err(e) => {
                     result.reason = Some(e);
                     mock.stop().await;
-                    return result;
+                    return (result, Duration::ZERO);
                 }
             };
         let url = proxies.as_ref().map_or_else(|| mock.url.clone(), |p| p.url.clone());
@@ -292,7 +300,18 @@ async fn attempt(job: &Job, config: &RunConfig) -> RunResult {
         let recorded = record::read_run(run_dir.path());
         (outcome, Transcript::new(recorded).with_second_upstream(hops.second_upstream).with_client_hop(hops.client))
     };
-    finish(job, config, result, started, run_dir.path(), outcome, transcript)
+    (finish(job, config, result, started, run_dir.path(), outcome, transcript), slow_start)
+}
+
+/// When the run's first stdio server started serving, in µs since the Unix epoch.
+fn first_serving(transcript: &Transcript) -> Option<u64> {
+    let origin = |c: &crate::transcript::Connection| {
+        c.recorded().iter().find_map(|e| match e {
+            WireEvent::Started { origin_unix_us, .. } => *origin_unix_us,
+            _ => None,
+        })
+    };
+    transcript.connections().iter().filter_map(origin).min()
 }
 
 /// Checks, renders and snapshots a run whose client part is over.

@@ -4,9 +4,9 @@
 //! `mcp-harness review` ([`pending`], [`accept`], [`reject`]) to accept or reject.
 
 use crate::targets::Target;
+use mcp_results::SnapshotStatus;
 use mcp_scenario::Scenario;
 use mcp_scenario::TransportName;
-use mcp_scenario::results::SnapshotStatus;
 use std::path::{Path, PathBuf};
 
 /// The snapshot name for a run: the scenario file's stem, plus `@<transport>` when the

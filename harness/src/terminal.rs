@@ -5,7 +5,7 @@
 //! stderr are the same pipe or file (the summary lists every run there anyway), only the
 //! failures and a count now and then, so a piped run prints each run once.
 
-use mcp_scenario::results::{RunResult, Status};
+use mcp_results::{RunResult, Status};
 use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 
@@ -218,7 +218,7 @@ mod tests {
         assert_eq!(super::verdict_colour("PASS  a"), "\x1b[32mPASS\x1b[0m  a");
         assert_eq!(super::verdict_colour("NOT EXERCISED  b"), "\x1b[35mNOT EXERCISED\x1b[0m  b");
         assert_eq!(super::verdict_colour("  check 1"), "  check 1");
-        let failed: mcp_scenario::results::RunResult = serde_json::from_value(serde_json::json!({
+        let failed: mcp_results::RunResult = serde_json::from_value(serde_json::json!({
             "scenario": "s", "path": "s.yaml", "transport": "stdio", "target": "t", "status": "failed"
         }))
         .expect("a run");

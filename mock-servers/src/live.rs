@@ -24,7 +24,7 @@ use crate::error::MockError;
 use crate::record::{RunFollower, written};
 use crate::sync::lock;
 use crate::transcript::{Transcript, render};
-use mcp_scenario::results::ClientOutcome;
+use mcp_results::ClientOutcome;
 use mcp_scenario::wire::WireEvent;
 use mcp_scenario::{Scenario, TransportName};
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
-//! The contracts every part of the harness agrees on: the scenario file format, the data
-//! the mock records, and the results the harness reports. Data only — no behaviour beyond
+//! The contracts every part of the harness agrees on: the scenario file format and the data
+//! the mock records (the results the harness reports are the `mcp-results` crate's). Data only — no behaviour beyond
 //! loading, validating and encoding it — so the mock, the harness, the reports and the
 //! external drivers all read one definition.
 //!
@@ -14,7 +14,6 @@
 //! - [`payload`] — bytes from script fields (text/hex/base64/json/generate), reply lines.
 //! - [`via`] — what sits between client and mock: nginx settings and the fault proxy's faults.
 //! - [`wire`] — the recorded wire events ([`WireEvent`]).
-//! - [`results`] — run results, step outcomes, statuses: read by reports, matrix, baseline.
 //! - [`indent`] — the line whose indentation does not line up, for structural errors.
 //! - [`load`](mod@load) — strict loading; errors name file:line:column and the field.
 //! - [`schema`] — the JSON Schema generated from the format's types.
@@ -29,7 +28,6 @@ pub mod indent;
 pub mod load;
 pub mod payload;
 pub mod plan;
-pub mod results;
 pub mod scenario;
 pub mod schema;
 pub mod script;

@@ -133,8 +133,8 @@ fn reported(ms: &Option<u64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::{CheckKind, testing};
+    use mcp_results::{ClientOutcome, ManagerEventRecord};
     use mcp_scenario::checks::Check;
-    use mcp_scenario::results::{ClientOutcome, ManagerEventRecord};
 
     fn event(at_ms: u64, event: &str, planned_ms: Option<u64>, delay_ms: Option<u64>) -> ManagerEventRecord {
         ManagerEventRecord { at_ms, event: event.into(), planned_ms, delay_ms, detail: String::new(), window_ms: None }

@@ -5,9 +5,9 @@
 
 use super::{CheckKind, Run};
 use crate::scope::Scope;
+use mcp_results::StepStatus;
 use mcp_scenario::Scenario;
 use mcp_scenario::checks::ErrorIsCheck;
-use mcp_scenario::results::StepStatus;
 
 impl CheckKind for ErrorIsCheck {
     fn explain(&self) -> String {

@@ -56,9 +56,9 @@ pub mod times_out;
 
 use crate::scope::{Scope, TargetKind};
 use crate::transcript::Transcript;
+use mcp_results::{CheckResult, ClientOutcome, JudgedCheck, Judgement, Reportable, WireAt};
 use mcp_scenario::basis::Level;
 use mcp_scenario::checks::Check;
-use mcp_scenario::results::{CheckResult, ClientOutcome, JudgedCheck, Judgement, Reportable, WireAt};
 use mcp_scenario::wire::WireEvent;
 use mcp_scenario::{Scenario, ServerStep};
 use serde_json::Value;
@@ -426,8 +426,8 @@ pub fn cut_by_deadline(run: &Run<'_>) -> bool {
 /// and did not take it. That step's outcome is no open window but how it handled the
 /// answer, so its checks judge it; what the plan would have done after it is still open.
 fn hung_on_an_answer(run: &Run<'_>) -> Option<usize> {
+    use mcp_results::StepStatus;
     use mcp_scenario::ClientStep;
-    use mcp_scenario::results::StepStatus;
     let finished = |n: usize| run.outcome.steps.iter().any(|s| s.step == n && s.status != StepStatus::NotRun);
     let n = (1..=run.scenario.client.len()).find(|n| !finished(*n))?;
     let methods = match &run.scenario.client[n - 1] {
@@ -576,8 +576,8 @@ pub fn subset(want: &Value, got: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::{TargetKind, weigh};
+    use mcp_results::CheckResult;
     use mcp_scenario::basis::Level;
-    use mcp_scenario::results::CheckResult;
 
     #[test]
     fn only_the_bundled_client_fails_on_should_and_project() {
@@ -615,7 +615,7 @@ mod tests {
     fn a_recording_lists_every_check_that_reads_a_report_even_a_bundled_only_one() {
         let scenario = crate::checks::testing::scenario("stdio", "diagnostics: {protocol_violations: 1}");
         let transcript = crate::transcript::Transcript::new(vec![vec![]]);
-        let outcome = mcp_scenario::results::ClientOutcome::default();
+        let outcome = mcp_results::ClientOutcome::default();
         let run = super::Run {
             scenario: &scenario,
             scope: crate::checks::testing::external_scope(&scenario),

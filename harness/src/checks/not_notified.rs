@@ -3,8 +3,8 @@
 //! notification). Applies to every target that reports notifications.
 
 use super::{CheckKind, Run};
+use mcp_results::Reportable;
 use mcp_scenario::checks::NotNotifiedCheck;
-use mcp_scenario::results::Reportable;
 use std::convert::Infallible;
 
 impl CheckKind for NotNotifiedCheck {

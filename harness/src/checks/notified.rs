@@ -2,8 +2,8 @@
 //! client's notification handler; a driver's `notification` lines). Applies to every target.
 
 use super::{CheckKind, Run};
+use mcp_results::Reportable;
 use mcp_scenario::checks::NotifiedCheck;
-use mcp_scenario::results::Reportable;
 use std::convert::Infallible;
 
 impl CheckKind for NotifiedCheck {

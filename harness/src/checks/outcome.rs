@@ -4,9 +4,9 @@
 //! its snapshot, not judged.
 
 use super::{CheckKind, Run, subset};
+use mcp_results::StepStatus;
 use mcp_scenario::Scenario;
 use mcp_scenario::checks::OutcomeCheck;
-use mcp_scenario::results::StepStatus;
 use serde_json::Value;
 
 impl CheckKind for OutcomeCheck {
@@ -330,7 +330,7 @@ mod tests {
         let s = scenario("  - op: connect\n  - op: request\n    method: ping\n");
         let check = OutcomeCheck { within_ms: None, ..within(0) };
         let judge = |ended_by_driver: Vec<usize>| {
-            let outcome = mcp_scenario::results::ClientOutcome { ended_by_driver, ..Default::default() };
+            let outcome = mcp_results::ClientOutcome { ended_by_driver, ..Default::default() };
             let transcript = crate::transcript::Transcript::new(vec![]);
             let scope = crate::checks::testing::external_scope(&s);
             check.unjudged(&Run { scenario: &s, scope, outcome: &outcome, transcript: &transcript })
@@ -348,7 +348,7 @@ mod tests {
             crate::outcome::not_run(1, &s.client[1], deadline.clone()),
             crate::outcome::not_run(2, &s.client[2], deadline),
         ];
-        let outcome = mcp_scenario::results::ClientOutcome { steps, hung: true, ..Default::default() };
+        let outcome = mcp_results::ClientOutcome { steps, hung: true, ..Default::default() };
         let transcript = crate::transcript::Transcript::new(vec![]);
         let scope = crate::checks::testing::external_scope(&s);
         let run = Run { scenario: &s, scope, outcome: &outcome, transcript: &transcript };

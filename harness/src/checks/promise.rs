@@ -4,9 +4,9 @@
 //! applicable, so it is never a verdict nor evidence for a pass.
 
 use super::{Evaluation, index_of_label};
+use mcp_results::{JudgedCheck, Judgement};
 use mcp_scenario::Scenario;
 use mcp_scenario::basis::Basis;
-use mcp_scenario::results::{JudgedCheck, Judgement};
 
 /// The promise a check (by its label) rests on when it does not bind `target`.
 fn unbound<'a>(scenario: &'a Scenario, label: &str, target: &str) -> Option<&'a Basis> {
@@ -37,8 +37,8 @@ pub fn not_applicable(scenario: &Scenario, target: &str, judged: &mut [JudgedChe
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcp_results::CheckResult;
     use mcp_scenario::basis::Level;
-    use mcp_scenario::results::CheckResult;
 
     fn scenario() -> Scenario {
         mcp_scenario::load::parse(

@@ -4,7 +4,7 @@
 use super::Run;
 use crate::scope::{Deadline, Scope, TargetKind};
 use crate::transcript::Transcript;
-use mcp_scenario::results::ClientOutcome;
+use mcp_results::ClientOutcome;
 use mcp_scenario::wire::WireEvent;
 use mcp_scenario::{Scenario, checks::Check};
 
@@ -38,11 +38,11 @@ pub fn external_scope(scenario: &Scenario) -> Scope {
 }
 
 /// Plan step `step`, reported as succeeded.
-pub fn ok_step(step: usize) -> mcp_scenario::results::StepOutcome {
-    mcp_scenario::results::StepOutcome {
+pub fn ok_step(step: usize) -> mcp_results::StepOutcome {
+    mcp_results::StepOutcome {
         step,
         what: String::new(),
-        status: mcp_scenario::results::StepStatus::Ok,
+        status: mcp_results::StepStatus::Ok,
         result: None,
         error: None,
         elapsed_ms: 1,

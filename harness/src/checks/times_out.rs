@@ -7,8 +7,8 @@
 //! the scenario's deadline reads the same: the message gives the bound it waited.
 
 use super::{CheckKind, Run};
+use mcp_results::StepStatus;
 use mcp_scenario::checks::TimesOutCheck;
-use mcp_scenario::results::StepStatus;
 use mcp_scenario::{ClientStep, Scenario};
 
 impl CheckKind for TimesOutCheck {

@@ -20,8 +20,8 @@
 
 use crate::report::Totals;
 use crate::transcript::Redactor;
+use mcp_results::{CheckResult, JudgedCheck, RunResult, SnapshotStatus, Status, StepOutcome, Verdict};
 use mcp_scenario::WireEvent;
-use mcp_scenario::results::{CheckResult, JudgedCheck, RunResult, SnapshotStatus, Status, StepOutcome, Verdict};
 use mcp_scenario::wire::Recorded;
 use serde::Serialize;
 use serde_json::Value;

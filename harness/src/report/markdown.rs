@@ -6,7 +6,7 @@
 
 use crate::report::Totals;
 use crate::transcript::Redactor;
-use mcp_scenario::results::{RunResult, Status, Verdict};
+use mcp_results::{RunResult, Status, Verdict};
 use std::fmt::Write as _;
 
 /// How many failing runs the summary lists.

@@ -1,5 +1,7 @@
 //! Runs the machine starved: the harness measures its own scheduling lag during every run
-//! ([`lag`]); a run during which the lag passed the scenario's timing margin ([`margin`]) gave
+//! ([`lag`]), and on stdio how much later than the client's usual start-up the server it
+//! spawned started serving (a machine slow to start a process eats the handshake's bound as
+//! a lag does); a run during which the lag passed the scenario's timing margin ([`margin`]) gave
 //! a verdict that may rest on the load rather than on the client, so it is run again — one
 //! re-run at a time across the whole process, so the re-runs meet less contention than the
 //! runs they check — until an attempt is not starved (at most [`MAX_RERUNS`]). When every
@@ -19,8 +21,8 @@
 pub mod lag;
 pub mod margin;
 
+use mcp_results::{Attempt, Load, RunResult, Status};
 use mcp_scenario::Scenario;
-use mcp_scenario::results::{Attempt, Load, RunResult, Status};
 use std::future::Future;
 use std::time::Duration;
 
@@ -108,7 +110,7 @@ fn injected(scenario: &Scenario) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mcp_scenario::results::CheckResult;
+    use mcp_results::CheckResult;
 
     fn scenario() -> Scenario {
         let text = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\n  - op: request\n    method: tools/list\n    timeout_ms: 300\nserver:\n  - op: handshake\n  - op: expect\n    method: tools/list\n  - op: delay\n    ms: 700\n  - op: reply\n    result: {\"tools\": []}\nchecks:\n  - outcome: {step: 2, ok: false}\n    project: \"SPEC §3\"\n";

@@ -6,7 +6,7 @@ use crate::scope::TargetKind;
 use crate::transcript::count_sent;
 use futures::future::BoxFuture;
 use mcp_mock::record::read_run;
-use mcp_scenario::results::{ClientOutcome, DiagnosticCounters, ManagerEventRecord, StepOutcome, StepStatus};
+use mcp_results::{ClientOutcome, DiagnosticCounters, ManagerEventRecord, StepOutcome, StepStatus};
 use mcp_scenario::{ClientStep, Scenario, TransportName};
 use mcp_transports::client::{self, ClientOptions};
 use mcp_transports::config::TransportKind;

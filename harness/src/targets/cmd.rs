@@ -20,7 +20,7 @@ use crate::outcome::{describe_step, lock, not_run};
 use crate::scope::TargetKind;
 use crate::transcript::render::escape;
 use futures::future::BoxFuture;
-use mcp_scenario::results::{
+use mcp_results::{
     ClientOutcome, Escaped, Leftover, Pipe, ProcessEnd, ProcessReport, Reportable, Sdk, StepOutcome, StepStatus,
 };
 use mcp_scenario::{ClientStep, Scenario, TransportName};
@@ -105,6 +105,11 @@ impl Client for Cmd {
     /// program was asked for its declaration (a loaded machine starts it slowly, and every
     /// run then gets the room it needs), at least [`DEFAULT_STARTUP_MS`];
     /// `MCP_HARNESS_STARTUP_MS` sets it outright.
+    /// Its runtime's start-up, as measured before the runs.
+    fn usual_startup(&self) -> Duration {
+        self.started_in.get().copied().unwrap_or_default()
+    }
+
     fn startup_allowance(&self) -> Duration {
         if let Some(ms) = std::env::var(STARTUP_ENV).ok().and_then(|v| v.trim().parse().ok()) {
             return Duration::from_millis(ms);

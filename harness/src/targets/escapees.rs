@@ -15,7 +15,7 @@
 //! Read from `/proc` by hand (`/proc/<pid>/{stat,environ,cmdline,exe,fd}`), like
 //! [`super::process_group`]: the `procfs` crate would add a large dependency for a few reads.
 
-use mcp_scenario::results::{Escaped, Leftover, Pipe};
+use mcp_results::{Escaped, Leftover, Pipe};
 use std::os::fd::RawFd;
 use std::time::Duration;
 

@@ -22,7 +22,7 @@ mod process_group;
 use crate::error::HarnessError;
 use crate::scope::TargetKind;
 use futures::future::BoxFuture;
-use mcp_scenario::results::ClientOutcome;
+use mcp_results::ClientOutcome;
 use mcp_scenario::{Scenario, TransportName};
 use std::fmt;
 use std::sync::Arc;
@@ -65,6 +65,13 @@ pub trait Client: fmt::Debug + Send + Sync {
 
     /// Whether the target runs scenarios over `transport`.
     fn covers(&self, transport: TransportName) -> bool;
+
+    /// How long the client normally takes from being asked to run a plan to spawning a
+    /// stdio server: the part of a run's start-up that is the client's own, not the
+    /// machine's (`crate::starvation`). Zero for a client already running.
+    fn usual_startup(&self) -> Duration {
+        Duration::ZERO
+    }
 
     /// Extra time on top of the scenario's deadline, for the client to start.
     fn startup_allowance(&self) -> Duration {

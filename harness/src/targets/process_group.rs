@@ -6,7 +6,7 @@
 //! Members are read from `/proc/<pid>/stat` by hand: two fields of one line, where the
 //! `procfs` crate would add a large dependency for them.
 
-use mcp_scenario::results::Leftover;
+use mcp_results::Leftover;
 
 /// Characters of a leftover's command line kept.
 const COMMAND_CHARS: usize = 200;

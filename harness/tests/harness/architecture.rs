@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-const CRATES: &[&str] = &["scenario-model", "transports", "mock-servers", "proxies", "harness"];
+const CRATES: &[&str] = &["scenario-model", "results", "transports", "mock-servers", "proxies", "harness"];
 
 type Module = Vec<String>;
 

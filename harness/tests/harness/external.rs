@@ -7,9 +7,9 @@
 use mcp_harness::Target;
 use mcp_harness::runner::{self, RunConfig};
 use mcp_harness::targets::cmd;
+use mcp_results::StepStatus;
+use mcp_results::{RunResult, SnapshotStatus, Status};
 use mcp_scenario::basis::Level;
-use mcp_scenario::results::StepStatus;
-use mcp_scenario::results::{RunResult, SnapshotStatus, Status};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -86,7 +86,7 @@ pub(crate) async fn left_after_kill(marker: &str) -> Vec<String> {
 
 /// Every finding of a run: its failures, then its warnings (a crash, a hang, a flood, processes
 /// left behind are robustness findings, warnings for a third-party client).
-fn findings(result: &RunResult) -> impl Iterator<Item = &mcp_scenario::results::CheckResult> {
+fn findings(result: &RunResult) -> impl Iterator<Item = &mcp_results::CheckResult> {
     result.failures.iter().chain(&result.warnings)
 }
 
@@ -168,7 +168,7 @@ echo '{"step":1,"ok":true}'
 echo '{"step":2,"ok":true,"result":{"tools":[]}}'"#;
     let (result, _) = run_fake_with(dir.path(), "big-plan.sh", body, &yaml).await;
     let client = result.client.as_ref().expect("process report");
-    assert_eq!(client.end, mcp_scenario::results::ProcessEnd::Exited { code: 0 }, "{client:?}");
+    assert_eq!(client.end, mcp_results::ProcessEnd::Exited { code: 0 }, "{client:?}");
     assert_eq!(result.steps[1].status, StepStatus::Ok, "{result:?}");
 }
 
@@ -211,7 +211,7 @@ async fn flooding_client_is_cut_off_and_reported() {
     assert!(took < bound(), "took {took:?}");
     assert_ne!(result.status, Status::Passed);
     let client = result.client.as_ref().expect("process report");
-    assert!(matches!(client.end, mcp_scenario::results::ProcessEnd::KilledForFlooding { .. }), "{client:?}");
+    assert!(matches!(client.end, mcp_results::ProcessEnd::KilledForFlooding { .. }), "{client:?}");
     assert!(client.stdout_bytes <= cmd::STDOUT_CAP + 64 * 1024, "{}", client.stdout_bytes);
     assert!(findings(&result).any(|f| f.message.contains("flooding stdout")), "{:?}", result.warnings);
     assert!(result.transcript.contains("killed for flooding stdout"), "{}", result.transcript);

@@ -9,8 +9,8 @@
 
 use super::external::{bound, left_after_kill, run_fake, run_fake_with, scenario_yaml};
 use mcp_harness::targets::cmd;
+use mcp_results::{Pipe, ProcessEnd, RunResult, Status};
 use mcp_scenario::basis::Level;
-use mcp_scenario::results::{Pipe, ProcessEnd, RunResult, Status};
 
 /// The two step lines of [`scenario_yaml`]'s plan, reported ok.
 const STEPS: &str = "echo '{\"step\":1,\"ok\":true}'\necho '{\"step\":2,\"ok\":true,\"result\":{\"tools\":[]}}'";

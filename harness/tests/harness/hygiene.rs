@@ -4,7 +4,7 @@
 
 use mcp_harness::Target;
 use mcp_harness::runner::{self, RunConfig};
-use mcp_scenario::results::Status;
+use mcp_results::Status;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

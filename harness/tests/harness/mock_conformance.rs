@@ -24,7 +24,7 @@ use futures::StreamExt;
 use mcp_harness::Target;
 use mcp_harness::runner::{self, Job};
 use mcp_harness::transcript::Transcript;
-use mcp_scenario::results::RunResult;
+use mcp_results::RunResult;
 use mcp_scenario::wire::WireEvent;
 use mcp_scenario::{Scenario, ServerStep};
 use serde_json::{Value, json};

@@ -7,7 +7,7 @@
 
 use mcp_harness::Target;
 use mcp_harness::runner::{self, RunConfig};
-use mcp_scenario::results::{ProcessEnd, RunResult, Status, StepStatus};
+use mcp_results::{ProcessEnd, RunResult, Status, StepStatus};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -10,7 +10,7 @@
 use mcp_harness::record::capture::{self, Captured};
 use mcp_harness::runner::{self, RunConfig};
 use mcp_harness::{Target, snapshot};
-use mcp_scenario::results::{RunResult, Status};
+use mcp_results::{RunResult, Status};
 use mcp_transports::client::{self, ClientOptions};
 use mcp_transports::{Handlers, RequestOptions, TransportConfig};
 use serde_json::{Value, json};

@@ -13,8 +13,8 @@
 use futures::StreamExt;
 use mcp_harness::Target;
 use mcp_harness::runner::{self, Job, RunConfig};
+use mcp_results::{CheckResult, RunResult, Status};
 use mcp_scenario::basis::Level;
-use mcp_scenario::results::{CheckResult, RunResult, Status};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -417,7 +417,7 @@ async fn clients_that_do_nothing_pass_nothing() {
     // exits, which is no close of the client's (the mock records its parent exiting).
     let close = claims.1.iter().find(|r| r.scenario == "close-sequence").expect("close-sequence ran");
     let stdin = close.judged.iter().find(|j| j.check.ends_with("(stdin_closed)")).expect("stdin_closed judged");
-    assert_eq!(stdin.judgement, mcp_scenario::results::Judgement::Unmet, "{:?}", close.warnings);
+    assert_eq!(stdin.judgement, mcp_results::Judgement::Unmet, "{:?}", close.warnings);
     assert!(
         close.warnings.iter().any(|w| w.check == "always: stdio shutdown closes stdin first"),
         "the shutdown rule missed the lying client's exit: {:?}",

@@ -4,7 +4,7 @@
 
 use mcp_harness::runner::{self, RunConfig};
 use mcp_harness::{Target, snapshot};
-use mcp_scenario::results::Status;
+use mcp_results::Status;
 use rstest::rstest;
 use std::path::PathBuf;
 use std::sync::Arc;

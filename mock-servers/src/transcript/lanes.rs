@@ -7,7 +7,7 @@
 
 use crate::http::conn::OPTIONAL_GET;
 use crate::http::standing::REPEATED_GET;
-use mcp_scenario::results::{ClientOutcome, StepStatus};
+use mcp_results::{ClientOutcome, StepStatus};
 use mcp_scenario::wire::WireEvent;
 use mcp_scenario::{ClientStep, Scenario, TransportName};
 
@@ -291,7 +291,7 @@ mod tests {
 
     #[test]
     fn the_nth_connect_opened_the_nth_connection_only_when_each_opened_one() {
-        use mcp_scenario::results::StepOutcome;
+        use mcp_results::StepOutcome;
         let text = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\n  - op: connect\n  - op: connect\nserver:\n  - op: handshake\n";
         let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), text).expect("parses");
         let step = |step, status| StepOutcome {

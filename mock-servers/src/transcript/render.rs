@@ -10,7 +10,7 @@ use super::lanes::{
     without_eof_racing_exit,
 };
 use super::{Redactor, Transcript};
-use mcp_scenario::results::{ClientOutcome, ManagerEventRecord, StepStatus};
+use mcp_results::{ClientOutcome, ManagerEventRecord, StepStatus};
 use mcp_scenario::wire::{Recorded, WireEvent};
 use mcp_scenario::{Scenario, TransportName};
 use serde_json::Value;

@@ -5,7 +5,7 @@
 
 use crate::support::{Http, init};
 use mcp_mock::transcript::{Transcript, render};
-use mcp_scenario::results::ClientOutcome;
+use mcp_results::ClientOutcome;
 use serde_json::{Value, json};
 
 const VERIFIER: &str = "dBjftJeZ4CVP-mJ0kz5FauWOVHoaYGlGHBO8K5i2sHo";

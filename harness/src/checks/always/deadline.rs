@@ -59,9 +59,8 @@ enum Waiting {
 /// The first plan step that did not finish, as a [`Waiting`].
 fn hung_step(run: &Run<'_>) -> Option<Waiting> {
     use mcp_scenario::ClientStep;
-    let finished = |i: usize| {
-        run.outcome.steps.iter().any(|s| s.step == i + 1 && s.status != mcp_scenario::results::StepStatus::NotRun)
-    };
+    let finished =
+        |i: usize| run.outcome.steps.iter().any(|s| s.step == i + 1 && s.status != mcp_results::StepStatus::NotRun);
     let (_, step) = run.scenario.client.iter().enumerate().find(|(i, _)| !finished(*i))?;
     Some(match step {
         ClientStep::Request { .. } | ClientStep::Await { .. } => Waiting::Answer,
@@ -121,7 +120,7 @@ const STEP_BOUND: &str = "the client hung until the run deadline where no JSON-R
 
 /// For an external client: what it did before the deadline and what to do about it.
 fn external_hang(run: &Run<'_>) -> Option<String> {
-    use mcp_scenario::results::StepStatus;
+    use mcp_results::StepStatus;
     run.outcome.process.as_ref()?;
     let steps = &run.outcome.steps;
     let reported = steps.iter().filter(|s| s.status != StepStatus::NotRun).count();
@@ -148,7 +147,7 @@ mod tests {
     use super::*;
     use crate::scope::{Scope, TargetKind};
     use crate::transcript::Transcript;
-    use mcp_scenario::results::{ClientOutcome, StepOutcome, StepStatus};
+    use mcp_results::{ClientOutcome, StepOutcome, StepStatus};
     use mcp_scenario::wire::{Recorded, WireEvent};
 
     /// The basis of a hang in `plan` (transport, revision), after `done` steps finished and

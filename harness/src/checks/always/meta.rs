@@ -79,7 +79,7 @@ pub struct Unmarked {
 mod tests {
     use super::*;
     use crate::transcript::Transcript;
-    use mcp_scenario::results::ClientOutcome;
+    use mcp_results::ClientOutcome;
     use mcp_scenario::wire::{Recorded, WireEvent};
     use serde_json::json;
 

@@ -19,9 +19,9 @@ pub use script::claimed_without_server;
 use super::Run;
 use crate::scope::Scope;
 use crate::transcript::Connection;
+use mcp_results::{CheckResult, WireAt};
 use mcp_scenario::Revision;
 use mcp_scenario::basis::Level;
-use mcp_scenario::results::{CheckResult, WireAt};
 use serde_json::Value;
 use std::fmt;
 
@@ -205,7 +205,7 @@ mod tests {
     use super::*;
     use crate::scope::TargetKind;
     use crate::transcript::Transcript;
-    use mcp_scenario::results::ClientOutcome;
+    use mcp_results::ClientOutcome;
     use mcp_scenario::wire::{Recorded, WireEvent};
     use serde_json::json;
 

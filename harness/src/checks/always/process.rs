@@ -12,8 +12,8 @@
 
 use super::{At, Rule};
 use crate::checks::Run;
+use mcp_results::{Escaped, Leftover, Pipe, ProcessEnd, ProcessReport, StepStatus};
 use mcp_scenario::basis::Level;
-use mcp_scenario::results::{Escaped, Leftover, Pipe, ProcessEnd, ProcessReport, StepStatus};
 
 /// See the module docs.
 pub struct ProcessEndsCleanly;

@@ -10,8 +10,8 @@
 use super::{At, Rule};
 use crate::checks::Run;
 use crate::transcript::method_of;
+use mcp_results::StepStatus;
 use mcp_scenario::basis::Level;
-use mcp_scenario::results::StepStatus;
 
 /// See the module docs.
 pub struct ResultsFromTheServer;
@@ -77,7 +77,7 @@ mod tests {
     use super::*;
     use crate::checks::testing::{external_scope, ok_step, with_plan};
     use crate::transcript::Transcript;
-    use mcp_scenario::results::ClientOutcome;
+    use mcp_results::ClientOutcome;
     use mcp_scenario::wire::{Recorded, WireEvent};
 
     /// The basis of the violations of a stdio run whose client sent `initialize` only and

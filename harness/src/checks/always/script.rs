@@ -85,7 +85,7 @@ impl Rule for ScriptCompletes {
         let op = steps.get(reached.saturating_sub(1)).map(mcp_mock::ops::describe).unwrap_or_default();
         let plan_done = !run.outcome.hung
             && run.outcome.steps.len() == run.scenario.client.len()
-            && run.outcome.steps.iter().all(|s| s.status != mcp_scenario::results::StepStatus::NotRun);
+            && run.outcome.steps.iter().all(|s| s.status != mcp_results::StepStatus::NotRun);
         let awaited = match steps.get(reached.saturating_sub(1)) {
             Some(ServerStep::Expect(e)) => Some(e.method.as_str()),
             Some(ServerStep::ExpectDelete(_)) => Some("the DELETE"),
@@ -112,7 +112,7 @@ use crate::checks::waits_for_client;
 /// never started it, over HTTP it sent no request. Those results came from no server, which
 /// breaks the driver contract whatever the scenario is about.
 pub fn claimed_without_server(run: &Run<'_>) -> bool {
-    use mcp_scenario::results::StepStatus;
+    use mcp_results::StepStatus;
     let reached = match run.scope.transport {
         mcp_scenario::TransportName::Stdio => !run.transcript.connections().is_empty(),
         _ => run.transcript.connections().iter().any(|c| {
@@ -202,7 +202,7 @@ fn refusal(c: &Connection) -> Option<String> {
 /// What a client that never reached the mock claimed meanwhile, and `advice` on what a
 /// driver does instead.
 fn claimed(run: &Run<'_>, advice: &str) -> String {
-    use mcp_scenario::results::StepStatus;
+    use mcp_results::StepStatus;
     let ok = run.outcome.steps.iter().filter(|s| s.status == StepStatus::Ok).count();
     if ok == 0 {
         format!("; {advice}")

@@ -14,8 +14,8 @@ use super::{At, Rule};
 use crate::checks::Run;
 use crate::scope::Scope;
 use crate::transcript::Connection;
+use mcp_results::StepStatus;
 use mcp_scenario::basis::Level;
-use mcp_scenario::results::StepStatus;
 use mcp_scenario::wire::WireEvent;
 use mcp_scenario::{ClientStep, ServerStep, TransportName};
 
@@ -91,7 +91,7 @@ mod tests {
     use super::*;
     use crate::checks::testing::{external_scope, with_plan};
     use crate::transcript::Transcript;
-    use mcp_scenario::results::{ClientOutcome, StepOutcome};
+    use mcp_results::{ClientOutcome, StepOutcome};
 
     fn judged(events: Vec<WireEvent>, hung: bool) -> Vec<String> {
         let scenario = with_plan("  - op: connect\n");

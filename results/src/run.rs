@@ -2,8 +2,8 @@
 //! per failed check, the snapshot comparison, the baseline verdict. One definition, written
 //! by the runner and read by the reports, the matrix and the baselines (`results.json`).
 
-use crate::basis::Level;
-use crate::scenario::TransportName;
+use mcp_scenario::TransportName;
+use mcp_scenario::basis::Level;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_with::skip_serializing_none;
@@ -122,7 +122,7 @@ pub struct RunResult {
     /// temp dir and secrets already redacted: what the HTML report draws. Not written to
     /// `results.json` (its readers need verdicts, not the wire).
     #[serde(skip)]
-    pub wire: Vec<Vec<crate::wire::WireEvent>>,
+    pub wire: Vec<Vec<mcp_scenario::WireEvent>>,
     /// Every check of the scenario (and each always-on rule that failed) with its basis and
     /// how this run judged it: what the HTML report lists, and what the matrix shows a pass
     /// rests on.
@@ -153,7 +153,9 @@ pub struct Attempt {
     /// The checks that failed it, by name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed: Vec<String>,
-    /// The largest scheduling lag the harness measured during the attempt, in ms.
+    /// The largest scheduling lag the harness measured during the attempt, or how much
+    /// later than the client's usual start-up its stdio server started serving, whichever
+    /// is larger, in ms.
     pub lag_ms: u64,
 }
 
@@ -624,7 +626,7 @@ mod tests {
             client: None,
             baseline: Some(Verdict::UnexpectedFailure),
             mock_pids: vec![1],
-            wire: vec![vec![crate::wire::WireEvent::Listening { port: 1 }]],
+            wire: vec![vec![mcp_scenario::WireEvent::Listening { port: 1 }]],
             judged: Vec::new(),
             load: None,
         };

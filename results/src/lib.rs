@@ -1,0 +1,26 @@
+//! The results contract: the `results.json` document `mcp-harness run` writes (and prints
+//! with `--format json`), the one document CI jobs and other tools read. The harness's report
+//! writers, the matrix, `merge` and the HTML report read and write only these types.
+//!
+//! # Compatibility
+//!
+//! [`Document::format_version`] is [`FORMAT_VERSION`]. Within one format version a field is
+//! only ever added, never removed, renamed or given another meaning, and an added field is
+//! optional to read (it has a default), so a reader written against version N reads every
+//! document of version N, older or newer, as long as it ignores members it does not know
+//! (serde's default; these types do). A status or verdict added to an enum is such an
+//! addition: a reader matches the names it knows and treats the rest as "needs a look".
+//! Removing or changing the meaning of a field, or of a status, is a new format version;
+//! [`Document::parse`] refuses a version it does not know and says which it reads. Documents
+//! written before the field existed carry no `format_version` and are version 1.
+//!
+//! # Layout
+//!
+//! - [`document`] — the document: [`Document`], [`FORMAT_VERSION`], [`Totals`], [`Partition`].
+//! - [`run`] — one run's result ([`RunResult`]): status, checks, steps, snapshot, baseline.
+
+pub mod document;
+pub mod run;
+
+pub use document::{Document, FORMAT_VERSION, Partition, Totals};
+pub use run::*;
