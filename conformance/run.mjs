@@ -81,21 +81,27 @@ function loadRuns(path) {
   return runs;
 }
 
-/** The entries of expected-failures.yml: [{key, reason, matches(run)}]. */
+/**
+ * The entries of expected-failures.yml: [{key, reason, matches(run)}]. Each names one run,
+ * `<scenario>@<revision>`: a pattern or a bare scenario name would excuse runs nobody
+ * looked at (a new scenario of the suite, a revision added later), so both are refused.
+ */
 function loadExpected(path) {
   const doc = readYaml(path);
   const client = doc?.client ?? {};
-  if (typeof client !== 'object' || Array.isArray(client)) {
-    fail(`${path}: client: must map "<scenario>[@<revision>]" to its reason (a list has no reasons)`);
+  if (client === null || typeof client !== 'object' || Array.isArray(client)) {
+    fail(`${path}: client: must map "<scenario>@<revision>" to its reason (a list has no reasons; none: client: {})`);
   }
   return Object.entries(client).map(([key, reason]) => {
+    if (key.includes('*')) {
+      fail(`${path}: ${key}: patterns are not accepted; name each failing run as "<scenario>@<revision>" with its own reason`);
+    }
+    const [scenario, revision, ...rest] = key.split('@');
+    if (!scenario || !revision || rest.length > 0) {
+      fail(`${path}: ${key}: name one run as "<scenario>@<revision>" (e.g. "tools_call@2026-07-28")`);
+    }
     if (typeof reason !== 'string' || reason.trim() === '') fail(`${path}: ${key}: give the reason it fails, as a string`);
-    const [scenarioPattern, revision] = key.split('@');
-    const scenarioMatches = scenarioPattern.endsWith('*')
-      ? (s) => s.startsWith(scenarioPattern.slice(0, -1))
-      : (s) => s === scenarioPattern;
-    const wildcard = scenarioPattern.endsWith('*') || !revision;
-    return { key, reason, wildcard, matches: (run) => scenarioMatches(run.scenario) && (!revision || run.revision === revision) };
+    return { key, reason, matches: (run) => run.scenario === scenario && run.revision === revision };
   });
 }
 
@@ -158,17 +164,16 @@ function lastLine(text) {
 
 /**
  * Each result's verdict against the expected failures, and the entries that excuse no
- * failure. An exact entry (`scenario@revision`) names one run: that run passing makes it
- * stale. An entry for several runs (a `*` pattern, or a scenario without `@revision`) is
- * stale only when none of its runs fails. An exact entry wins over a pattern.
+ * failure. An entry names one run: that run passing makes it stale, and so does naming a
+ * run scenarios.yml does not have.
  */
 function judge(results, expected) {
-  const entryFor = (r) => expected.find((e) => !e.wildcard && e.matches(r)) ?? expected.find((e) => e.matches(r));
+  const entryFor = (r) => expected.find((e) => e.matches(r));
   for (const r of results) {
     const entry = entryFor(r);
-    r.expectedFailure = entry && !r.passed ? { key: entry.key, reason: entry.reason, pattern: entry.wildcard } : undefined;
+    r.expectedFailure = entry && !r.passed ? { key: entry.key, reason: entry.reason } : undefined;
     if (r.skipped) r.verdict = 'error: skipped by the suite (not applicable at this revision; fix scenarios.yml)';
-    else if (r.passed) r.verdict = entry && !entry.wildcard ? `unexpected pass: remove "${entry.key}" from the expected failures` : 'pass';
+    else if (r.passed) r.verdict = entry ? `unexpected pass: remove "${entry.key}" from the expected failures` : 'pass';
     else r.verdict = entry ? 'expected failure' : 'unexpected failure';
   }
   return expected.filter((e) => !results.some((r) => !r.passed && entryFor(r) === e)).map((e) => e.key);
@@ -197,20 +202,8 @@ function page(results, unused, meta) {
         `${c.success} / ${c.failure} / ${c.warning} | ${r.verdict} |`
     );
   }
-  // Runs excused by one pattern entry share its reason: one list, not one section each.
-  const byPattern = new Map();
-  for (const r of results.filter((r) => r.expectedFailure?.pattern)) {
-    const key = r.expectedFailure.key;
-    if (!byPattern.has(key)) byPattern.set(key, []);
-    byPattern.get(key).push(r);
-  }
-  const failing = results.filter((r) => !r.passed && !r.expectedFailure?.pattern);
-  if (failing.length > 0 || byPattern.size > 0) lines.push('', '## Failures', '');
-  for (const [key, runs] of byPattern) {
-    lines.push(`### Expected by \`${key}\` (${runs.length} runs)`, '', runs[0].expectedFailure.reason, '');
-    for (const r of runs) lines.push(`- ${r.scenario} @ ${r.revision}: ${r.checks.failure} checks failed`);
-    lines.push('');
-  }
+  const failing = results.filter((r) => !r.passed);
+  if (failing.length > 0) lines.push('', '## Failures', '');
   {
     for (const r of failing) {
       lines.push(`### ${r.scenario} @ ${r.revision}`, '');

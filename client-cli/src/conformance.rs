@@ -3,7 +3,13 @@
 //! the last argument, and sets `MCP_CONFORMANCE_SCENARIO` (the scenario name),
 //! `MCP_CONFORMANCE_PROTOCOL_VERSION` (the revision to speak: stateful up to 2025-11-25,
 //! stateless 2026-07-28) and, for some scenarios, `MCP_CONFORMANCE_CONTEXT` (JSON data
-//! such as the tool calls to make). The scenario server then judges what it saw.
+//! such as the tool calls to make, or a pre-registered client's `client_id`,
+//! `client_secret` and `issuer`: [`authorization`](crate::authorization)). The scenario
+//! server then judges what it saw.
+//!
+//! Every run has an OAuth client on its HTTP transport, so an authorization scenario is
+//! met like any server that answers 401: by the bundled transports' authorization client,
+//! whatever the scenario's name.
 //!
 //! Each scenario gets a [`Plan`]: the [`Step`]s a client that meets the scenario's
 //! expectations takes. A scenario without its own plan (the OAuth ones, say) gets the

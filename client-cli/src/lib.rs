@@ -10,6 +10,8 @@
 //! # Layout
 //!
 //! - [`error`] — [`ClientError`], the one error enum.
+//! - [`authorization`] — the client's OAuth identity (pre-registered, metadata document or
+//!   dynamic registration) and the transports' authorization client built from it.
 //! - [`server`] — where the server is ([`Server`]: a URL or a command) and the
 //!   [`ConnectOptions`] a session is opened with.
 //! - [`revision`] — which protocol revisions are stateless, and picking a version from an
@@ -34,6 +36,7 @@
 
 pub mod answers;
 pub mod arguments;
+pub mod authorization;
 pub mod conformance;
 pub mod error;
 pub mod exercise;

@@ -1,6 +1,7 @@
 //! `mcp-client`: a thin binary over the `mcp_client` library. See `mcp-client --help`.
 
 use clap::Parser;
+use mcp_client::authorization::Identity;
 use mcp_client::conformance::{self, Environment};
 use mcp_client::revision::DEFAULT_REVISION;
 use mcp_client::server::{ConnectOptions, Server};
@@ -22,13 +23,22 @@ MCP_CONFORMANCE_PROTOCOL_VERSION (stateful up to 2025-11-25, stateless 2026-07-2
 2025-11-25), reads MCP_CONFORMANCE_CONTEXT when the scenario needs it, and takes the steps
 the scenario expects of a client (see `make conformance` in README.md).
 
+In conformance mode the client always has an OAuth client: MCP_CONFORMANCE_CONTEXT's
+client_id, client_secret and issuer are its pre-registered credentials, its
+client_metadata_url (default https://conformance-test.local/client-metadata.json, the
+suite's test client identity) its Client ID Metadata Document URL.
+
 Logs go to stderr (MCP_CLIENT_LOG, e.g. `info` or `debug`; default `warn`, `info` in
 conformance mode). MCP_TIMEOUT_MS overrides every request timeout.
 
 Exit codes:
   0  the method (or every step of the scenario) succeeded; the result is printed on stdout
   1  connecting, the handshake or the request failed (the error is printed on stderr)
-  2  bad usage: no server, two servers, params that are not a JSON object";
+  2  bad usage: no server, two servers, params that are not a JSON object, OAuth options
+     for a stdio server";
+
+/// Where a pre-registered client's secret may come from instead of the command line.
+const CLIENT_SECRET_ENV: &str = "MCP_CLIENT_SECRET";
 
 /// Sends one MCP method to a server over the bundled transports and prints its result.
 #[derive(Parser, Debug)]
@@ -54,6 +64,33 @@ struct Cli {
     /// Per-request timeout in milliseconds (0 disables; MCP_TIMEOUT_MS wins).
     #[arg(long, value_name = "MS")]
     timeout_ms: Option<u64>,
+    /// Authorize with OAuth when the server answers 401 (HTTP only): discovery, then the
+    /// first registration that applies (--client-id, --client-metadata-url, dynamic
+    /// registration), authorization code with PKCE, the token. The authorization step
+    /// follows the authorization server's redirect without a browser, so it suits headless
+    /// authorization servers only. Implied by the other OAuth options.
+    #[arg(long, help_heading = "OAuth")]
+    oauth: bool,
+    /// A pre-registered OAuth client id.
+    #[arg(long, value_name = "ID", help_heading = "OAuth")]
+    client_id: Option<String>,
+    /// The pre-registered client's secret (better: MCP_CLIENT_SECRET, which keeps it out of
+    /// the process list). Sent the way the authorization server's
+    /// token_endpoint_auth_methods_supported allows (Basic, in the body, or not at all).
+    #[arg(long, value_name = "SECRET", requires = "client_id", help_heading = "OAuth")]
+    client_secret: Option<String>,
+    /// The issuer that pre-registered --client-id: the client id is used at that
+    /// authorization server only.
+    #[arg(long, value_name = "URL", requires = "client_id", help_heading = "OAuth")]
+    client_issuer: Option<String>,
+    /// A Client ID Metadata Document URL (https, with a path), the client id where the
+    /// authorization server accepts those (client_id_metadata_document_supported).
+    #[arg(long, value_name = "URL", help_heading = "OAuth")]
+    client_metadata_url: Option<String>,
+    /// A scope to ask for when neither the server's 401 nor its metadata names any
+    /// (repeatable, or several separated by spaces).
+    #[arg(long = "scope", value_name = "SCOPE", help_heading = "OAuth")]
+    scopes: Vec<String>,
     /// A stdio server: the command and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -144,6 +181,13 @@ fn manual_options(cli: &Cli) -> Result<(ConnectOptions, Value), String> {
     let mut options = ConnectOptions::new(server, cli.protocol_version.as_deref().unwrap_or(default_revision));
     options.headers = cli.headers.iter().cloned().collect::<BTreeMap<_, _>>();
     options.timeout_ms = cli.timeout_ms;
+    if let Some(identity) = oauth_identity(cli)? {
+        if matches!(options.server, Server::Command { .. }) {
+            return Err("OAuth is for HTTP servers: a stdio server takes its credentials from its environment".into());
+        }
+        let timeout = cli.timeout_ms.filter(|&ms| ms > 0).map(Duration::from_millis);
+        options.oauth = Some(identity.oauth_config(timeout));
+    }
     let params = match &cli.params {
         None => Value::Object(Default::default()),
         Some(raw) => match serde_json::from_str::<Value>(raw) {
@@ -159,6 +203,22 @@ fn manual_options(cli: &Cli) -> Result<(ConnectOptions, Value), String> {
         },
     };
     Ok((options, params))
+}
+
+/// The OAuth identity the options give, `None` when no OAuth option is set.
+fn oauth_identity(cli: &Cli) -> Result<Option<Identity>, String> {
+    let secret_env = std::env::var(CLIENT_SECRET_ENV).ok().filter(|s| !s.is_empty());
+    if secret_env.is_some() && cli.client_id.is_none() {
+        return Err(format!("{CLIENT_SECRET_ENV} is set but --client-id is not: give the client id it belongs to"));
+    }
+    let identity = Identity {
+        client_id: cli.client_id.clone(),
+        client_secret: cli.client_secret.clone().or(secret_env),
+        client_issuer: cli.client_issuer.clone(),
+        client_metadata_url: cli.client_metadata_url.clone(),
+        scopes: cli.scopes.iter().flat_map(|s| s.split_whitespace()).map(str::to_owned).collect(),
+    };
+    Ok((cli.oauth || identity != Identity::default()).then_some(identity))
 }
 
 async fn manual_run(options: ConnectOptions, method: &str, params: Value) -> i32 {
@@ -187,8 +247,19 @@ async fn conformance_run(cli: ConformanceCli, environment: Environment) -> i32 {
     let revision = environment.protocol_version.clone().unwrap_or_else(|| DEFAULT_REVISION.to_owned());
     let plan = conformance::plan_for(&environment.scenario);
     tracing::info!(scenario = %plan.scenario, %revision, steps = ?plan.steps, dedicated = plan.dedicated, "conformance run");
+    let (identity, unread) = match Identity::from_context(environment.context.as_ref()) {
+        Ok(read) => read,
+        Err(e) => {
+            eprintln!("mcp-client: {}: {e}", plan.scenario);
+            return 2;
+        }
+    };
+    if !unread.is_empty() {
+        tracing::warn!(members = ?unread, "MCP_CONFORMANCE_CONTEXT members this client does not use (unsupported)");
+    }
     let mut options = ConnectOptions::new(Server::Http(cli.url), revision);
     options.timeout_ms = Some(cli.timeout_ms.unwrap_or(CONFORMANCE_REQUEST_TIMEOUT_MS));
+    options.oauth = Some(identity.oauth_config(options.timeout_ms.filter(|&ms| ms > 0).map(Duration::from_millis)));
     let run = async {
         let session = Session::open(options).await?;
         let outcome = exercise::run(&session, &plan, environment.context.as_ref()).await;

@@ -2,6 +2,7 @@
 
 use mcp_transports::TransportConfig;
 use mcp_transports::config::TransportKind;
+use mcp_transports::oauth::OAuthConfig;
 use std::collections::BTreeMap;
 
 /// The server to talk to.
@@ -31,12 +32,21 @@ pub struct ConnectOptions {
     pub headers: BTreeMap<String, String>,
     /// Per-request timeout; `None` → the transports' default (`MCP_TIMEOUT_MS`, else 30 s).
     pub timeout_ms: Option<u64>,
+    /// The OAuth client of the HTTP transports (`None`: a 401 fails the request). One
+    /// value for the whole session, so a reconnect keeps the tokens obtained.
+    pub oauth: Option<OAuthConfig>,
 }
 
 impl ConnectOptions {
     /// Options for a server with the default revision and no extras.
     pub fn new(server: Server, protocol_version: impl Into<String>) -> Self {
-        ConnectOptions { server, protocol_version: protocol_version.into(), headers: BTreeMap::new(), timeout_ms: None }
+        ConnectOptions {
+            server,
+            protocol_version: protocol_version.into(),
+            headers: BTreeMap::new(),
+            timeout_ms: None,
+            oauth: None,
+        }
     }
 
     /// The bundled transports' configuration for these options at `protocol_version`.
@@ -51,10 +61,12 @@ impl ConnectOptions {
             Server::Http(url) => {
                 config.kind = TransportKind::Http;
                 config.url = url.clone();
+                config.oauth = self.oauth.clone();
             }
             Server::LegacySse(url) => {
                 config.kind = TransportKind::Sse;
                 config.url = url.clone();
+                config.oauth = self.oauth.clone();
             }
             Server::Command { program, args } => {
                 config.kind = TransportKind::Stdio;
@@ -83,5 +95,17 @@ mod tests {
         let cmd = ConnectOptions::new(Server::Command { program: "srv".into(), args: vec!["-v".into()] }, "2025-11-25");
         let c = cmd.transport_config("2025-11-25");
         assert_eq!((c.kind, c.command.as_str(), c.args.clone()), (TransportKind::Stdio, "srv", vec!["-v".to_owned()]));
+        assert!(c.oauth.is_none() && http.transport_config("2025-11-25").oauth.is_none());
+    }
+
+    #[test]
+    fn the_oauth_client_goes_to_http_transports_only() {
+        let oauth = crate::authorization::Identity::default().oauth_config(None);
+        let mut http = ConnectOptions::new(Server::Http("http://127.0.0.1:1/mcp".into()), "2025-11-25");
+        http.oauth = Some(oauth.clone());
+        assert!(http.transport_config("2025-11-25").oauth.is_some());
+        let mut cmd = ConnectOptions::new(Server::Command { program: "srv".into(), args: vec![] }, "2025-11-25");
+        cmd.oauth = Some(oauth);
+        assert!(cmd.transport_config("2025-11-25").oauth.is_none());
     }
 }

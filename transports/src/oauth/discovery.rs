@@ -11,6 +11,9 @@ use url::Url;
 /// Protected resource metadata, validated.
 #[derive(Debug, Clone)]
 pub struct ResourceMetadata {
+    /// `resource`, as published (one of the identifiers [`protected_resource`] accepts):
+    /// the `resource` parameter of the authorization and token requests.
+    pub resource: String,
     /// The authorization server chosen (the first listed, RFC 9728 §7.6).
     pub issuer: String,
     /// `scopes_supported`.
@@ -32,6 +35,12 @@ pub struct ServerMetadata {
     pub client_id_metadata_documents: bool,
     /// `authorization_response_iss_parameter_supported` (RFC 9207 §3).
     pub iss_parameter: bool,
+    /// `token_endpoint_auth_methods_supported` (RFC 8414 §2); `None` when absent, which
+    /// means `client_secret_basic` alone.
+    pub token_endpoint_auth_methods: Option<Vec<String>>,
+    /// The authorization server's `scopes_supported` (RFC 8414 §2): where `offline_access`
+    /// is offered (step 5 of `docs/authorization.md`).
+    pub scopes_supported: Vec<String>,
 }
 
 /// The canonical URI of the MCP server (RFC 8707 §2; the pages' Canonical Server URI):
@@ -97,16 +106,23 @@ pub async fn protected_resource(
     for url in urls {
         tried.push(url.to_string());
         let Some(doc) = http.get_json(&url, None).await? else { continue };
-        return validate_resource(&doc, endpoint);
+        return validate_resource(&doc, endpoint, &url);
     }
     Err(format!("no protected resource metadata (tried {})", tried.join(", ")))
 }
 
-/// RFC 9728 §3.3: the document's `resource` must be this endpoint, else it is not used.
-fn validate_resource(doc: &Value, endpoint: &Url) -> Result<ResourceMetadata, String> {
+/// RFC 9728 §3.3: the document's `resource` must be the resource identifier its URL was
+/// built from, else it is not used. That is this endpoint (the pages' MCP server), and for
+/// the root well-known URL also the origin alone: the identifier "into which the
+/// well-known URI path suffix was inserted" to make that URL.
+fn validate_resource(doc: &Value, endpoint: &Url, fetched_from: &Url) -> Result<ResourceMetadata, String> {
     let resource = doc.get("resource").and_then(Value::as_str).unwrap_or_default();
     let here = canonical(endpoint);
-    if resource != here && resource != endpoint.as_str() {
+    let at_root = fetched_from.origin() == endpoint.origin()
+        && fetched_from.path() == "/.well-known/oauth-protected-resource"
+        && fetched_from.query().is_none();
+    let root_identifier = at_root && resource == origin(endpoint);
+    if resource != here && resource != endpoint.as_str() && !root_identifier {
         return Err(format!("the protected resource metadata names resource {resource:?}, not {here}"));
     }
     let issuer = doc
@@ -116,7 +132,7 @@ fn validate_resource(doc: &Value, endpoint: &Url) -> Result<ResourceMetadata, St
         .ok_or("the protected resource metadata lists no authorization_servers")?
         .to_string();
     let scopes_supported = strings(doc.get("scopes_supported"));
-    Ok(ResourceMetadata { issuer, scopes_supported })
+    Ok(ResourceMetadata { resource: resource.to_string(), issuer, scopes_supported })
 }
 
 /// Finds and validates the authorization server's metadata. `None` on 2025-03-26 when
@@ -172,6 +188,8 @@ fn validate_server(doc: &Value, issuer: &str, revision: Revision) -> Result<Serv
         registration_endpoint: endpoint("registration_endpoint")?,
         client_id_metadata_documents: doc.get("client_id_metadata_document_supported") == Some(&Value::Bool(true)),
         iss_parameter: doc.get("authorization_response_iss_parameter_supported") == Some(&Value::Bool(true)),
+        token_endpoint_auth_methods: doc.get("token_endpoint_auth_methods_supported").map(|m| strings(Some(m))),
+        scopes_supported: strings(doc.get("scopes_supported")),
     })
 }
 
@@ -186,6 +204,8 @@ pub fn default_endpoints(base: &Url) -> Result<ServerMetadata, String> {
         registration_endpoint: Some(at("/register")?),
         client_id_metadata_documents: false,
         iss_parameter: false,
+        token_endpoint_auth_methods: None,
+        scopes_supported: Vec::new(),
     })
 }
 
@@ -264,10 +284,24 @@ mod tests {
     #[test]
     fn metadata_is_validated_before_use() {
         let here = url("http://127.0.0.1:9/mcp");
+        let at_path = url("http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp");
+        let at_root = url("http://127.0.0.1:9/.well-known/oauth-protected-resource");
         let prm = json!({"resource": "http://127.0.0.1:9/mcp", "authorization_servers": ["http://127.0.0.1:9"]});
-        assert_eq!(validate_resource(&prm, &here).expect("valid").issuer, "http://127.0.0.1:9");
+        assert_eq!(validate_resource(&prm, &here, &at_path).expect("valid").issuer, "http://127.0.0.1:9");
+        assert!(validate_resource(&prm, &here, &at_root).is_ok());
         let other = json!({"resource": "http://localhost:9/mcp", "authorization_servers": ["http://127.0.0.1:9"]});
-        assert!(validate_resource(&other, &here).expect_err("other resource").contains("not http://127.0.0.1:9/mcp"));
+        assert!(
+            validate_resource(&other, &here, &at_path)
+                .expect_err("other resource")
+                .contains("not http://127.0.0.1:9/mcp")
+        );
+        // The origin is the identifier of the root well-known URL only (RFC 9728 §3.3).
+        let origin_wide = json!({"resource": "http://127.0.0.1:9", "authorization_servers": ["http://127.0.0.1:9"]});
+        let read = validate_resource(&origin_wide, &here, &at_root).expect("the root identifier");
+        assert_eq!(read.resource, "http://127.0.0.1:9");
+        assert!(validate_resource(&origin_wide, &here, &at_path).is_err());
+        let elsewhere = url("http://127.0.0.1:8/.well-known/oauth-protected-resource");
+        assert!(validate_resource(&origin_wide, &here, &elsewhere).is_err());
         let meta = json!({"issuer": "http://127.0.0.1:9", "authorization_endpoint": "http://127.0.0.1:9/authorize",
             "token_endpoint": "http://127.0.0.1:9/token", "code_challenge_methods_supported": ["S256"]});
         assert!(validate_server(&meta, "http://127.0.0.1:9", Revision::Current).is_ok());
@@ -287,6 +321,14 @@ mod tests {
         let mut plain = meta.clone();
         plain["code_challenge_methods_supported"] = json!(["plain"]);
         assert!(validate_server(&plain, "http://127.0.0.1:9", Revision::Rfc8414Only).is_err());
+        let read = validate_server(&meta, "http://127.0.0.1:9", Revision::Current).expect("valid");
+        assert_eq!((read.token_endpoint_auth_methods, read.scopes_supported), (None, vec![]));
+        let mut listed = meta.clone();
+        listed["token_endpoint_auth_methods_supported"] = json!(["client_secret_post"]);
+        listed["scopes_supported"] = json!(["mcp", "offline_access"]);
+        let read = validate_server(&listed, "http://127.0.0.1:9", Revision::Current).expect("valid");
+        assert_eq!(read.token_endpoint_auth_methods, Some(vec!["client_secret_post".to_string()]));
+        assert_eq!(read.scopes_supported, ["mcp", "offline_access"]);
         assert!(secure("http://auth.test/token").is_err());
         assert!(secure("https://auth.test/token").is_ok() && secure("http://localhost:1/t").is_ok());
     }

@@ -76,12 +76,20 @@ impl OAuthHttp {
         }
     }
 
-    /// POSTs a form (`application/x-www-form-urlencoded`).
-    pub async fn post_form(&self, url: &Url, pairs: &[(&str, &str)]) -> Result<Answered, String> {
+    /// POSTs a form (`application/x-www-form-urlencoded`), with `authorization` as the
+    /// `Authorization` header when given (client authentication, never a bearer token).
+    pub async fn post_form(
+        &self,
+        url: &Url,
+        pairs: &[(&str, &str)],
+        authorization: Option<&str>,
+    ) -> Result<Answered, String> {
         let body: String = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish();
-        let r = self
-            .client
-            .post(url.clone())
+        let mut r = self.client.post(url.clone());
+        if let Some(value) = authorization {
+            r = r.header("authorization", value);
+        }
+        let r = r
             .header("content-type", "application/x-www-form-urlencoded")
             .header("accept", "application/json")
             .body(body);

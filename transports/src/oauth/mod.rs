@@ -62,8 +62,14 @@ const MAX_STEP_UPS: usize = 3;
 pub struct OAuthConfig {
     /// A pre-registered client id (first in the pages' registration priority).
     pub client_id: Option<String>,
-    /// The pre-registered client's secret, for a confidential client.
+    /// The pre-registered client's secret, for a confidential client. It is sent the way
+    /// the authorization server's `token_endpoint_auth_methods_supported` allows
+    /// ([`registration::ClientAuth`]).
     pub client_secret: Option<String>,
+    /// The issuer that pre-registered [`OAuthConfig::client_id`]: when set, that client is
+    /// used at this authorization server only (2026-07-28 client-registration, Authorization
+    /// Server Binding); `None` uses it at whichever server the resource names.
+    pub client_issuer: Option<String>,
     /// A Client ID Metadata Document URL, used as the client id where the authorization
     /// server accepts those.
     pub client_metadata_url: Option<String>,
@@ -85,6 +91,7 @@ impl OAuthConfig {
         OAuthConfig {
             client_id: None,
             client_secret: None,
+            client_issuer: None,
             client_metadata_url: None,
             scopes: Vec::new(),
             redirect_uri: "http://127.0.0.1/callback".into(),
@@ -99,6 +106,7 @@ impl std::fmt::Debug for OAuthConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OAuthConfig")
             .field("client_id", &self.client_id)
+            .field("client_issuer", &self.client_issuer)
             .field("client_metadata_url", &self.client_metadata_url)
             .field("scopes", &self.scopes)
             .field("redirect_uri", &self.redirect_uri)
@@ -123,6 +131,8 @@ struct Session {
     registrations: HashMap<String, Registration>,
     /// The scopes asked for so far.
     requested: BTreeSet<String>,
+    /// The `resource` the tokens were asked for (what a refresh sends again).
+    audience: Option<String>,
     step_ups: usize,
 }
 
@@ -236,7 +246,8 @@ impl Authorizer {
         let old = tokens.refresh.clone()?;
         let scope = (!session.requested.is_empty()).then(|| join(&session.requested));
         let grant = Grant::Refresh { token: &old, scope: scope.as_deref() };
-        match token::request(&self.http, &server.token_endpoint, client, &self.resource, grant).await {
+        let audience = session.audience.clone().unwrap_or_else(|| self.resource.clone());
+        match token::request(&self.http, &server.token_endpoint, client, &audience, grant).await {
             Ok(new) => {
                 let access = bearer(&new.access);
                 session.tokens = Some(Tokens { access: new.access, refresh: new.refresh.or(Some(old)) });
@@ -257,12 +268,15 @@ impl Authorizer {
         challenge: &Challenge,
         scopes: Option<BTreeSet<String>>,
     ) -> Result<String, String> {
-        let (issuer, scopes_supported) = if self.revision == Revision::Base2025_03 {
-            (self.endpoint.origin().ascii_serialization(), Vec::new())
+        // The `resource` sent is the identifier the resource metadata publishes, verbatim
+        // (the canonical URI "aligns with the `resource` parameter in RFC 9728"); without
+        // resource metadata (2025-03-26), the endpoint's canonical URI.
+        let (issuer, scopes_supported, audience) = if self.revision == Revision::Base2025_03 {
+            (self.endpoint.origin().ascii_serialization(), Vec::new(), self.resource.clone())
         } else {
             let prm = discovery::protected_resource(&self.http, &self.endpoint, challenge.resource_metadata.as_deref())
                 .await?;
-            (prm.issuer, prm.scopes_supported)
+            (prm.issuer, prm.scopes_supported, prm.resource)
         };
         let server = match discovery::authorization_server(&self.http, &issuer, self.revision).await? {
             Some(s) => s,
@@ -276,12 +290,7 @@ impl Authorizer {
                 c
             }
         };
-        let scopes: BTreeSet<String> = match scopes {
-            Some(s) => s,
-            None if !challenge.scopes().is_empty() => challenge.scopes().into_iter().collect(),
-            None if !scopes_supported.is_empty() => scopes_supported.into_iter().collect(),
-            None => self.config.scopes.iter().cloned().collect(),
-        };
+        let scopes = select_scopes(scopes, challenge, scopes_supported, &self.config.scopes, &server.scopes_supported);
         let scope = (!scopes.is_empty()).then(|| join(&scopes));
         let pkce = pkce::Pkce::fresh();
         let state = pkce::state();
@@ -292,16 +301,17 @@ impl Authorizer {
             challenge: &pkce.challenge,
             state: &state,
             scope: scope.as_deref(),
-            resource: &self.resource,
+            resource: &audience,
         };
         let redirect =
             (self.config.authorize)(request.url()).await.map_err(|e| format!("the authorization step failed: {e}"))?;
         let code =
             authorize::code_from(&redirect, &self.config.redirect_uri, &state, &server.issuer, server.iss_parameter)?;
         let grant = Grant::Code { code: &code, redirect_uri: &self.config.redirect_uri, verifier: &pkce.verifier };
-        let tokens = token::request(&self.http, &server.token_endpoint, &client, &self.resource, grant).await?;
+        let tokens = token::request(&self.http, &server.token_endpoint, &client, &audience, grant).await?;
         let access = bearer(&tokens.access);
         session.requested = scopes;
+        session.audience = Some(audience);
         session.tokens = Some(tokens);
         session.server = Some(server);
         session.client = Some(client);
@@ -309,6 +319,63 @@ impl Authorizer {
     }
 }
 
+/// The scope that asks for a refresh token (OpenID Connect Core §11).
+const OFFLINE_ACCESS: &str = "offline_access";
+
+/// The scopes of an authorization request (`docs/authorization.md` step 5): the step-up's
+/// union when one is under way, else the challenge's, else the resource metadata's
+/// `scopes_supported`, else the host's. Then `offline_access` when the authorization
+/// server lists it in its own `scopes_supported` (this client wants refresh tokens: it
+/// registers the `refresh_token` grant), never otherwise ("MAY add `offline_access` … when
+/// the Authorization Server metadata contains it in `scopes_supported`", 2026-07-28 index,
+/// Refresh Tokens).
+fn select_scopes(
+    step_up: Option<BTreeSet<String>>,
+    challenge: &Challenge,
+    resource_scopes: Vec<String>,
+    configured: &[String],
+    server_scopes: &[String],
+) -> BTreeSet<String> {
+    let mut scopes: BTreeSet<String> = match step_up {
+        Some(s) => s,
+        None if !challenge.scopes().is_empty() => challenge.scopes().into_iter().collect(),
+        None if !resource_scopes.is_empty() => resource_scopes.into_iter().collect(),
+        None => configured.iter().cloned().collect(),
+    };
+    if server_scopes.iter().any(|s| s == OFFLINE_ACCESS) {
+        scopes.insert(OFFLINE_ACCESS.to_string());
+    }
+    scopes
+}
+
 fn join(scopes: &BTreeSet<String>) -> String {
     scopes.iter().cloned().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(names: &[&str]) -> BTreeSet<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn strings(names: &[&str]) -> Vec<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn scopes_come_from_the_first_source_that_names_any_and_offline_access_only_when_offered() {
+        let challenge = Challenge { scope: Some("a b".into()), ..Challenge::default() };
+        let none = Challenge::default();
+        let prm = || strings(&["p"]);
+        assert_eq!(select_scopes(None, &challenge, prm(), &strings(&["h"]), &[]), set(&["a", "b"]));
+        assert_eq!(select_scopes(None, &none, prm(), &strings(&["h"]), &[]), set(&["p"]));
+        assert_eq!(select_scopes(None, &none, vec![], &strings(&["h"]), &[]), set(&["h"]));
+        assert_eq!(select_scopes(None, &none, vec![], &[], &strings(&["x"])), set(&[]));
+        assert_eq!(select_scopes(Some(set(&["s", "t"])), &challenge, prm(), &[], &[]), set(&["s", "t"]));
+        let offered = strings(&["p", OFFLINE_ACCESS]);
+        assert_eq!(select_scopes(None, &none, prm(), &[], &offered), set(&["p", OFFLINE_ACCESS]));
+        assert_eq!(select_scopes(None, &none, vec![], &[], &offered), set(&[OFFLINE_ACCESS]));
+    }
 }

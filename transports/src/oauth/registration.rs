@@ -1,12 +1,82 @@
 //! Client registration, in the pages' priority order (2025-11-25 Client Registration
 //! Approaches; 2026-07-28 client-registration): the host's pre-registered client, its
 //! Client ID Metadata Document URL when the server accepts those, dynamic registration
-//! (RFC 7591) when the server offers it. A registration belongs to the issuer that made it.
+//! (RFC 7591) when the server offers it. A registration belongs to the issuer that made it,
+//! and a pre-registered client bound to an issuer is used at that issuer only.
+//!
+//! Each registration also fixes how the client authenticates at the token endpoint
+//! ([`ClientAuth`]): a client with a secret must use a method the authorization server
+//! accepts, or its token request is refused.
 
 use super::OAuthConfig;
 use super::discovery::ServerMetadata;
 use super::http::OAuthHttp;
 use serde_json::{Value, json};
+
+/// How the client authenticates at the token endpoint (OAuth 2.1 §2.4.1; the names of
+/// RFC 7591 §2 `token_endpoint_auth_method`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientAuth {
+    /// `client_secret_basic`: `Authorization: Basic` with the form-encoded id and secret.
+    Basic,
+    /// `client_secret_post`: `client_id` and `client_secret` in the form body.
+    Post,
+    /// `none`: a public client, `client_id` in the body and no secret.
+    None,
+}
+
+impl ClientAuth {
+    /// The method's registered name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientAuth::Basic => "client_secret_basic",
+            ClientAuth::Post => "client_secret_post",
+            ClientAuth::None => "none",
+        }
+    }
+
+    fn named(name: &str) -> Option<Self> {
+        [ClientAuth::Basic, ClientAuth::Post, ClientAuth::None].into_iter().find(|m| m.name() == name)
+    }
+
+    /// The method for a client that has a secret (`has_secret`), given the method its
+    /// registration answer names (RFC 7591 §3.2.1: what the server registered wins) and the
+    /// server's `token_endpoint_auth_methods_supported` (`None` when absent: RFC 8414 §2's
+    /// default, `client_secret_basic`). Without a secret the client is public (`none`). With
+    /// one, `client_secret_basic` is preferred ("The authorization server MUST support the
+    /// HTTP Basic authentication scheme", OAuth 2.1 §2.4.1), then `client_secret_post`, then
+    /// `none` when that is all the server takes (the secret is then not sent).
+    pub fn choose(has_secret: bool, registered: Option<&str>, supported: Option<&[String]>) -> Result<Self, String> {
+        if !has_secret {
+            return Ok(ClientAuth::None);
+        }
+        if let Some(method) = registered.and_then(ClientAuth::named) {
+            return Ok(method);
+        }
+        let Some(supported) = supported else { return Ok(ClientAuth::Basic) };
+        [ClientAuth::Basic, ClientAuth::Post, ClientAuth::None]
+            .into_iter()
+            .find(|m| supported.iter().any(|s| s == m.name()))
+            .ok_or_else(|| {
+                format!(
+                    "the authorization server's token_endpoint_auth_methods_supported ({supported:?}) has none of client_secret_basic, client_secret_post, none"
+                )
+            })
+    }
+
+    /// The method a dynamic registration asks for: `none` (this client is a native, public
+    /// one) unless the server lists methods without it; then the first secret-based one it
+    /// lists, so the request does not ask for what the server refuses.
+    pub fn to_register(supported: Option<&[String]>) -> Self {
+        match supported {
+            Some(listed) if !listed.iter().any(|s| s == "none") => [ClientAuth::Basic, ClientAuth::Post]
+                .into_iter()
+                .find(|m| listed.iter().any(|s| s == m.name()))
+                .unwrap_or(ClientAuth::None),
+            _ => ClientAuth::None,
+        }
+    }
+}
 
 /// The client's identity at one authorization server.
 #[derive(Clone)]
@@ -15,31 +85,53 @@ pub struct Registration {
     pub client_id: String,
     /// `client_secret`, for a confidential client.
     pub client_secret: Option<String>,
+    /// How it authenticates at the token endpoint.
+    pub auth: ClientAuth,
 }
 
 impl std::fmt::Debug for Registration {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Registration").field("client_id", &self.client_id).finish_non_exhaustive()
+        f.debug_struct("Registration")
+            .field("client_id", &self.client_id)
+            .field("auth", &self.auth)
+            .finish_non_exhaustive()
     }
+}
+
+/// Whether the host's pre-registered client may be used at `server`: it has one, and it
+/// is bound to no issuer or to this one ("MUST associate those credentials with the
+/// specific authorization server that issued them", 2026-07-28 client-registration,
+/// Authorization Server Binding).
+fn pre_registered_here(config: &OAuthConfig, server: &ServerMetadata) -> bool {
+    config.client_id.is_some() && config.client_issuer.as_deref().is_none_or(|issuer| issuer == server.issuer)
 }
 
 /// The client id to use at `server`, registering when that is the way.
 pub async fn register(http: &OAuthHttp, config: &OAuthConfig, server: &ServerMetadata) -> Result<Registration, String> {
-    if let Some(id) = &config.client_id {
-        return Ok(Registration { client_id: id.clone(), client_secret: config.client_secret.clone() });
+    let supported = server.token_endpoint_auth_methods.as_deref();
+    if let (Some(id), true) = (&config.client_id, pre_registered_here(config, server)) {
+        let auth = ClientAuth::choose(config.client_secret.is_some(), None, supported)?;
+        return Ok(Registration { client_id: id.clone(), client_secret: config.client_secret.clone(), auth });
     }
     if let Some(url) = config.client_metadata_url.as_ref().filter(|_| server.client_id_metadata_documents) {
-        return Ok(Registration { client_id: url.clone(), client_secret: None });
+        return Ok(Registration { client_id: url.clone(), client_secret: None, auth: ClientAuth::None });
     }
     let Some(endpoint) = &server.registration_endpoint else {
-        return Err("no client id: the authorization server offers no registration and none is configured".into());
+        let why = match &config.client_issuer {
+            Some(issuer) if config.client_id.is_some() => format!(
+                "no client id: the pre-registered client belongs to {issuer}, not to {}, which offers no registration",
+                server.issuer
+            ),
+            _ => "no client id: the authorization server offers no registration and none is configured".into(),
+        };
+        return Err(why);
     };
     let body = json!({
         "client_name": config.client_name,
         "redirect_uris": [config.redirect_uri],
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"],
-        "token_endpoint_auth_method": "none",
+        "token_endpoint_auth_method": ClientAuth::to_register(supported).name(),
         "application_type": "native",
     });
     let answer =
@@ -49,5 +141,65 @@ pub async fn register(http: &OAuthHttp, config: &OAuthConfig, server: &ServerMet
     }
     let field = |k: &str| answer.json.as_ref().and_then(|j| j.get(k)).and_then(Value::as_str).map(str::to_string);
     let client_id = field("client_id").ok_or("dynamic client registration answered no client_id")?;
-    Ok(Registration { client_id, client_secret: field("client_secret") })
+    let client_secret = field("client_secret");
+    let registered = field("token_endpoint_auth_method");
+    let auth = ClientAuth::choose(client_secret.is_some(), registered.as_deref(), supported)?;
+    Ok(Registration { client_id, client_secret, auth })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(names: &[&str]) -> Vec<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_secret_is_sent_the_way_the_server_takes_it() {
+        let choose = |secret, registered, supported: Option<&[&str]>| {
+            ClientAuth::choose(secret, registered, supported.map(list).as_deref())
+        };
+        assert_eq!(choose(false, Some("client_secret_basic"), Some(&["client_secret_basic"])), Ok(ClientAuth::None));
+        assert_eq!(choose(true, None, None), Ok(ClientAuth::Basic));
+        assert_eq!(choose(true, None, Some(&["client_secret_post"])), Ok(ClientAuth::Post));
+        assert_eq!(choose(true, None, Some(&["client_secret_post", "client_secret_basic"])), Ok(ClientAuth::Basic));
+        assert_eq!(choose(true, None, Some(&["none"])), Ok(ClientAuth::None));
+        assert_eq!(choose(true, Some("client_secret_post"), Some(&["client_secret_basic"])), Ok(ClientAuth::Post));
+        assert_eq!(choose(true, Some("private_key_jwt"), Some(&["client_secret_post"])), Ok(ClientAuth::Post));
+        let refused = choose(true, None, Some(&["private_key_jwt"])).expect_err("no usable method");
+        assert!(refused.contains("private_key_jwt"), "{refused}");
+    }
+
+    #[test]
+    fn registration_asks_for_a_method_the_server_lists() {
+        assert_eq!(ClientAuth::to_register(None), ClientAuth::None);
+        assert_eq!(ClientAuth::to_register(Some(&list(&["client_secret_basic", "none"]))), ClientAuth::None);
+        assert_eq!(ClientAuth::to_register(Some(&list(&["client_secret_post"]))), ClientAuth::Post);
+        assert_eq!(
+            ClientAuth::to_register(Some(&list(&["client_secret_post", "client_secret_basic"]))),
+            ClientAuth::Basic
+        );
+    }
+
+    #[test]
+    fn a_pre_registered_client_bound_to_an_issuer_is_used_there_only() {
+        let server = |issuer: &str| ServerMetadata {
+            issuer: issuer.into(),
+            authorization_endpoint: url::Url::parse("http://127.0.0.1:1/authorize").expect("url"),
+            token_endpoint: url::Url::parse("http://127.0.0.1:1/token").expect("url"),
+            registration_endpoint: None,
+            client_id_metadata_documents: false,
+            iss_parameter: false,
+            token_endpoint_auth_methods: None,
+            scopes_supported: Vec::new(),
+        };
+        let mut config = OAuthConfig::new(super::super::follow_redirect(None));
+        assert!(!pre_registered_here(&config, &server("http://a")));
+        config.client_id = Some("c".into());
+        assert!(pre_registered_here(&config, &server("http://a")));
+        config.client_issuer = Some("http://a".into());
+        assert!(pre_registered_here(&config, &server("http://a")));
+        assert!(!pre_registered_here(&config, &server("http://b")));
+    }
 }

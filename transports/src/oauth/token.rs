@@ -3,7 +3,9 @@
 //! answer: a `Bearer` access token, perhaps a (rotated) refresh token.
 
 use super::http::OAuthHttp;
-use super::registration::Registration;
+use super::registration::{ClientAuth, Registration};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use serde_json::Value;
 use url::Url;
 
@@ -42,6 +44,47 @@ pub enum Grant<'a> {
     },
 }
 
+/// The form a grant posts and the `Authorization` header that authenticates the client,
+/// by its [`ClientAuth`](super::registration::ClientAuth) (OAuth 2.1 §2.4.1):
+/// `client_secret_basic` puts the form-encoded id and secret in `Basic` (RFC 6749 §2.3.1)
+/// and the body carries no client credentials; `client_secret_post` sends `client_id` and
+/// `client_secret` in the body; `none` sends `client_id` alone. One method per request
+/// ("MUST NOT use more than one authentication method", RFC 6749 §2.3).
+pub fn form(client: &Registration, resource: &str, grant: &Grant<'_>) -> (Vec<(&'static str, String)>, Option<String>) {
+    let mut pairs: Vec<(&'static str, String)> = Vec::new();
+    match grant {
+        Grant::Code { code, redirect_uri, verifier } => {
+            pairs.extend([
+                ("grant_type", "authorization_code".to_string()),
+                ("code", code.to_string()),
+                ("redirect_uri", redirect_uri.to_string()),
+                ("code_verifier", verifier.to_string()),
+            ]);
+        }
+        Grant::Refresh { token, scope } => {
+            pairs.extend([("grant_type", "refresh_token".to_string()), ("refresh_token", token.to_string())]);
+            if let Some(s) = scope {
+                pairs.push(("scope", s.to_string()));
+            }
+        }
+    }
+    let mut authorization = None;
+    match (client.auth, &client.client_secret) {
+        (ClientAuth::Basic, Some(secret)) => {
+            let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+            let pair = format!("{}:{}", encode(&client.client_id), encode(secret));
+            authorization = Some(format!("Basic {}", STANDARD.encode(pair)));
+        }
+        (ClientAuth::Post, Some(secret)) => {
+            pairs.push(("client_id", client.client_id.clone()));
+            pairs.push(("client_secret", secret.clone()));
+        }
+        _ => pairs.push(("client_id", client.client_id.clone())),
+    }
+    pairs.push(("resource", resource.to_string()));
+    (pairs, authorization)
+}
+
 /// Requests tokens; the error names the status and the OAuth `error`.
 pub async fn request(
     http: &OAuthHttp,
@@ -50,33 +93,14 @@ pub async fn request(
     resource: &str,
     grant: Grant<'_>,
 ) -> Result<Tokens, String> {
-    let mut pairs: Vec<(&str, &str)> = Vec::new();
-    match &grant {
-        Grant::Code { code, redirect_uri, verifier } => {
-            pairs.extend([
-                ("grant_type", "authorization_code"),
-                ("code", code),
-                ("redirect_uri", redirect_uri),
-                ("code_verifier", verifier),
-            ]);
-        }
-        Grant::Refresh { token, scope } => {
-            pairs.extend([("grant_type", "refresh_token"), ("refresh_token", token)]);
-            if let Some(s) = scope {
-                pairs.push(("scope", s));
-            }
-        }
-    }
-    pairs.push(("client_id", &client.client_id));
-    if let Some(secret) = &client.client_secret {
-        pairs.push(("client_secret", secret));
-    }
-    pairs.push(("resource", resource));
+    let (pairs, authorization) = form(client, resource, &grant);
+    let pairs: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let what = match grant {
         Grant::Code { .. } => "the token request",
         Grant::Refresh { .. } => "the refresh request",
     };
-    let answer = http.post_form(endpoint, &pairs).await.map_err(|e| format!("{what} failed: {e}"))?;
+    let answer =
+        http.post_form(endpoint, &pairs, authorization.as_deref()).await.map_err(|e| format!("{what} failed: {e}"))?;
     if !(200..300).contains(&answer.status) {
         return Err(format!("{what} was refused: {}", answer.describe()));
     }
@@ -89,4 +113,35 @@ pub async fn request(
     let access =
         field("access_token").filter(|t| !t.is_empty()).ok_or_else(|| format!("{what} answered no access_token"))?;
     Ok(Tokens { access, refresh: field("refresh_token") })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client(auth: ClientAuth, secret: Option<&str>) -> Registration {
+        Registration { client_id: "id:1 é".into(), client_secret: secret.map(str::to_string), auth }
+    }
+
+    fn names(pairs: &[(&'static str, String)]) -> Vec<&'static str> {
+        pairs.iter().map(|(k, _)| *k).collect()
+    }
+
+    #[test]
+    fn each_client_authentication_method_sends_its_credentials_one_way() {
+        let grant = Grant::Code { code: "c", redirect_uri: "http://127.0.0.1/cb", verifier: "v" };
+        let (pairs, header) = form(&client(ClientAuth::Basic, Some("s p+")), "http://r", &grant);
+        assert_eq!(names(&pairs), ["grant_type", "code", "redirect_uri", "code_verifier", "resource"]);
+        // base64("id%3A1+%C3%A9:s+p%2B"), computed apart: printf 'id%%3A1+%%C3%%A9:s+p%%2B' | base64
+        assert_eq!(header.as_deref(), Some("Basic aWQlM0ExKyVDMyVBOTpzK3AlMkI="));
+        let (pairs, header) = form(&client(ClientAuth::Post, Some("s")), "http://r", &grant);
+        assert_eq!(header, None);
+        assert!(pairs.contains(&("client_id", "id:1 é".into())) && pairs.contains(&("client_secret", "s".into())));
+        let (pairs, header) = form(&client(ClientAuth::None, Some("s")), "http://r", &grant);
+        assert_eq!((header, names(&pairs).contains(&"client_secret")), (None, false));
+        assert!(pairs.contains(&("client_id", "id:1 é".into())));
+        let refresh = Grant::Refresh { token: "r", scope: Some("a b") };
+        let (pairs, _) = form(&client(ClientAuth::None, None), "http://r", &refresh);
+        assert_eq!(names(&pairs), ["grant_type", "refresh_token", "scope", "client_id", "resource"]);
+    }
 }
