@@ -8,12 +8,17 @@ no node_modules, no cargo build — so `make test` can run it anywhere the harne
 
 It speaks stdio, Streamable HTTP (2025-03-26 … 2025-11-25, stateful: session id,
 MCP-Protocol-Version, an Accept listing both types, SSE reply streams with resumption, the
-optional GET listener, DELETE on close) and legacy HTTP+SSE (2024-11-05).
+optional GET listener, DELETE on close) and legacy HTTP+SSE (2024-11-05). Over HTTP it
+authorizes with OAuth when the plan's `connect.oauth` asks (oauth.py beside this file: the
+authorization pages of 2025-03-26 … 2025-11-25, the user step answered by following the
+authorization server's redirect); over stdio that field is unsupported, as the pages say.
 
 Planted bugs: `--bug NAME` (or MCP_REFERENCE_BUG=NAME) switches on one realistic single
 bug, so the harness's self-test can prove that the scenario library catches it
 (harness/tests/harness/reference.rs). `--list-bugs` prints them. Every bug is a one-line
 `bug("name")` test at the place the correct code would be, so the variants share the rest.
+The OAuth client's planted bugs are listed in oauth.BUGS and tested there with its own
+`bug("name")`; `--bug` switches them on the same way.
 
 Strict mode: `--strict` (or MCP_REFERENCE_STRICT=1) is no bug but how strict real SDKs
 behave, so the library can be shown to judge them fairly: the client uses only the server
@@ -46,6 +51,10 @@ from typing import Any
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import cmd_contract  # noqa: E402
 
+# The OAuth client (`connect.oauth`), beside this file.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import oauth  # noqa: E402
+
 #: Each planted bug and what it breaks.
 BUGS: dict[str, str] = {
     "answers-first-line": "settles the oldest pending request with whatever response comes first, ignoring its id",
@@ -72,6 +81,8 @@ BUGS: dict[str, str] = {
     "reuses-ids": "numbers every request 1, so concurrent requests share an id",
     "null-ids": "sends requests with \"id\": null",
     "ignores-configured-headers": "a driver bug: drops the plan's connect.headers instead of reporting them unsupported",
+    # The OAuth client's (oauth.py), each a one-line `oauth.bug("name")` test there.
+    **oauth.BUGS,
 }
 BUG: str | None = None
 #: Strict mode (see the module docs).
@@ -426,6 +437,11 @@ class Client:
             result = self.request("server/discover", dict(DISCOVER_PARAMS))
             report(f"discover answered: {shorten(result)}")
         except McpError as e:
+            if str(e).startswith("Authorization failed:"):
+                # No answer about versions at all: the server is not reachable without the
+                # authorization that just failed, so the connection fails with it.
+                self.close()
+                raise
             report(f"discover refused ({e}): an older server, so the initialize handshake")
 
     def handshake(self) -> None:
@@ -977,6 +993,12 @@ class HttpBase:
         self.url = url
         self.configured = {} if bug("ignores-configured-headers") else dict(settings.get("headers") or {})
         self.refresh = settings.get("auth_refresh")
+        #: The OAuth client (`connect.oauth`): the token it holds goes on every request here.
+        self.oauth = None
+        if settings.get("oauth") is not None:
+            timeout = client.timeout_ms or DEFAULT_TIMEOUT_MS
+            revision = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or SUPPORTED_VERSIONS[0]
+            self.oauth = oauth.Authorizer(dict(settings["oauth"]), url, revision, timeout / 1000)
         self.streams: set[Exchange] = set()
         self.streams_lock = threading.Lock()
         self.closing = threading.Event()
@@ -1000,21 +1022,46 @@ class HttpBase:
     def exchange(self, method: str, url: str, generated: dict[str, str], body: bytes | None,
                  timeout: float | None, pending: Pending | None = None) -> tuple[Exchange, http.client.HTTPResponse]:
         """Sends one request, following a same-origin 307/308 and refreshing auth once on
-        401/403. The response is returned open; the caller reads and closes it."""
+        401/403 (with `connect.oauth`, its authorizer decides). The response is returned
+        open; the caller reads and closes it."""
         refreshed = False
         for _ in range(5):
-            ex = Exchange(url, timeout)
+            headers = self.headers(generated)
+            sent = self.oauth.current() if self.oauth is not None else None
+            target = url
+            if sent is not None:
+                # The flow's token wins over a configured Authorization header.
+                headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
+                if oauth.bug("token-in-query"):
+                    target = oauth.with_query(url, [("access_token", sent.split(" ", 1)[1])])
+                else:
+                    headers["Authorization"] = sent
+            ex = Exchange(target, timeout)
             if pending is not None:
                 pending.exchange = ex
             with self.streams_lock:
                 self.streams.add(ex)
             try:
-                resp = ex.send(method, self.headers(generated), body)
+                resp = ex.send(method, headers, body)
             except (OSError, http.client.HTTPException) as e:
                 self.forget(ex)
                 if ex.aborted:
                     raise McpError(CLOSED) from None
                 raise McpError(f"Connection lost: {e or type(e).__name__}") from None
+            if resp.status in (401, 403) and self.oauth is not None:
+                if refreshed:
+                    return ex, resp
+                challenge = resp.getheader("WWW-Authenticate")
+                try:
+                    fresh = self.oauth.respond(resp.status, challenge, sent)
+                except oauth.AuthorizationFailed as e:
+                    self.forget(ex)
+                    raise McpError(f"Authorization failed: {e}") from None
+                if fresh is None:
+                    return ex, resp
+                refreshed = True
+                self.forget(ex)
+                continue
             if resp.status in (401, 403) and (not refreshed or bug("loops-on-401")) and self.refreshed():
                 refreshed = True
                 self.forget(ex)
@@ -1022,7 +1069,7 @@ class HttpBase:
             if resp.status in (307, 308):
                 location = urllib.parse.urljoin(url, resp.getheader("Location") or "")
                 self.forget(ex)
-                if origin(location) != origin(url):
+                if origin(location) != origin(url) and not bug("follows-cross-origin-redirect"):
                     raise McpError(f"Protocol error: refusing cross-origin redirect to {location}")
                 url = location
                 continue
@@ -1404,7 +1451,8 @@ class LegacySseTransport(HttpBase):
 
 
 IMPLEMENTED: dict[str, set[str]] = {
-    "connect": {"handshake", "timeout_ms", "env", "max_message_bytes", "string_ids", "roots", "headers", "auth_refresh"},
+    "connect": {"handshake", "timeout_ms", "env", "max_message_bytes", "string_ids", "roots", "headers", "auth_refresh",
+                "oauth"},
     # new_session: the client starts one by itself after a 404 on its session (Client.begin).
     "request": {"method", "params", "timeout_ms", "background", "as", "pad_params", "new_session"},
     "await": {"request"},
@@ -1450,6 +1498,10 @@ class Runner:
                 raise Unsupported(f"the reference client speaks the initialize handshake only, not the stateless {revision} revision")
             if step.get("headers") and self.transport == "stdio":
                 raise Unsupported("headers apply to the HTTP transports only")
+            if step.get("oauth") is not None and self.transport == "stdio":
+                # Every revision's authorization page: stdio takes its credentials from
+                # the environment instead.
+                raise Unsupported("oauth applies to the HTTP transports only (stdio takes credentials from the environment)")
             self.client = Client(self.transport, step, self.url, self.server_command)
             self.client.connect(step.get("handshake", True))
         elif op == "request":
@@ -1574,6 +1626,7 @@ def main(argv: list[str]) -> int:
     if BUG is not None and BUG not in BUGS:
         print(f"client.py: unknown bug {BUG!r}; known: {', '.join(BUGS)}", file=sys.stderr)
         return 2
+    oauth.BUG = BUG
     if cmd_contract.persistent():
         # One forked child per plan (cmd_contract.serve_jobs); its daemon threads die with it.
         return cmd_contract.serve_jobs(run_plan)

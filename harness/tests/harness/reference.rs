@@ -127,6 +127,83 @@ const VARIANTS: &[Variant] = &[
             "lacked Authorization: Bearer <redacted:1>",
         )
     },
+    // The OAuth client's (clients/reference/oauth.py, `connect.oauth`).
+    v("pkce-plain", "auth/pkce-s256", "lacked code_challenge_method=S256 (one had code_challenge_method=plain)"),
+    v(
+        "ignores-pkce-support",
+        "auth/pkce-not-advertised-refuses",
+        "the client sent 1 HTTP request(s) to /authorize, expected 0",
+    ),
+    v(
+        "no-resource-parameter",
+        "auth/resource-parameter",
+        "/authorize request(s) lacked resource={origin}/mcp (one had no resource)",
+    ),
+    v(
+        "refresh-without-resource",
+        "auth/token-expiry-refreshes",
+        "1 of the client's 2 /token request(s) lacked resource={origin}/mcp (one had no resource)",
+    ),
+    v(
+        "resource-metadata-root-first",
+        "auth/no-resource-metadata-in-401",
+        "the client sent 1 HTTP request(s) to /.well-known/oauth-protected-resource, expected 0",
+    ),
+    v(
+        "openid-before-oauth-metadata",
+        "auth/as-metadata-oauth-404-openid",
+        "the client sent no HTTP request(s) to /.well-known/oauth-authorization-server",
+    ),
+    v(
+        "skips-issuer-check",
+        "auth/issuer-mismatch-refused",
+        "the client sent 1 HTTP request(s) to /register, expected 0",
+    ),
+    v(
+        "skips-resource-check",
+        "auth/resource-metadata-other-resource",
+        "the client sent 1 HTTP request(s) to /.well-known/oauth-authorization-server, expected 0",
+    ),
+    v(
+        "no-default-endpoints",
+        "auth/legacy-2025-03-26-default-endpoints",
+        "the client sent 0 POST request(s) to /register, expected 1",
+    ),
+    v(
+        "follows-cross-origin-redirect",
+        "auth/redirect-to-other-origin-keeps-token",
+        "the client sent 1 HTTP request(s) to /elsewhere/mcp, expected 0",
+    ),
+    v(
+        "keeps-rotated-refresh-token",
+        "auth/refresh-rotation",
+        "the client sent 2 HTTP request(s) to /authorize, expected 1",
+    ),
+    v(
+        "token-to-oauth-requests",
+        "auth/oauth-requests-carry-no-token",
+        "request(s) to /token with Authorization, expected 0",
+    ),
+    v(
+        "token-in-query",
+        "auth/flow-dynamic-registration",
+        "the client sent 0 HTTP initialize request(s) with Authorization: Bearer <redacted:1>, expected 1",
+    ),
+    v(
+        "ignores-challenge-scope",
+        "auth/scope-from-challenge",
+        "lacked scope=mcp:tools (one had scope=mcp:admin mcp:resources mcp:tools)",
+    ),
+    // Retry limits on step-up are SHOULDs (2025-11-25 basic/authorization, Step-Up
+    // Authorization Flow): a warning.
+    Variant {
+        caught_as: Level::Should,
+        ..v(
+            "unbounded-step-up",
+            "auth/step-up-loop-bounded",
+            "the client sent 3 HTTP request(s) to /authorize, expected 2",
+        )
+    },
 ];
 
 const fn v(bug: &'static str, scenario: &'static str, message: &'static str) -> Variant {
