@@ -37,6 +37,7 @@ from typing import Any
 # client runs with -I, so the folder is put on the path by hand).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import cmd_contract  # noqa: E402
+import headless_oauth  # noqa: E402
 
 import anyio
 import mcp.types as types
@@ -252,9 +253,9 @@ class DriverError(RuntimeError):
 #: unsupported (never silently run without it): a field added to the plan later reaches this
 #: driver as an unknown key until someone maps it onto the SDK.
 IMPLEMENTED: dict[str, set[str]] = {
-    # Listed but refused with their own reason: auth_refresh, managed, reset_timeout_on_progress,
+    # Listed but refused with their own reason: oauth over stdio or beside auth_refresh, managed, reset_timeout_on_progress,
     # max_total_timeout_ms, new_session, and the op abandon.
-    "connect": {"handshake", "timeout_ms", "env", "max_message_bytes", "string_ids", "roots", "headers", "auth_refresh", "managed", "protocol_version", "legacy_fallback"},
+    "connect": {"handshake", "timeout_ms", "env", "max_message_bytes", "string_ids", "roots", "headers", "auth_refresh", "managed", "protocol_version", "legacy_fallback", "oauth"},
     "request": {"method", "params", "timeout_ms", "background", "as", "pad_params", "reset_timeout_on_progress", "max_total_timeout_ms", "new_session"},
     "await": {"request"},
     "cancel": {"request"},
@@ -311,6 +312,13 @@ def failed(step: int, error: BaseException, elapsed_ms: int) -> dict[str, Any]:
     if isinstance(error, DriverError):
         line["by"] = "driver"
     return line
+
+
+def leaf_errors(e: BaseException) -> list[BaseException]:
+    """The errors in `e`, exception groups flattened."""
+    if isinstance(e, BaseExceptionGroup):
+        return [leaf for x in e.exceptions for leaf in leaf_errors(x)]
+    return [e]
 
 
 def error_text(e: BaseException) -> str:
@@ -378,8 +386,9 @@ class Driver:
         self.background: dict[str, dict[str, Any]] = {}
         self.task_group: Any = None
         self.headers: dict[str, str] = {}
-        #: `connect.auth_refresh` as the transports' httpx Auth.
-        self.auth: RefreshOnDenied | None = None
+        #: `connect.auth_refresh` or `connect.oauth` (the SDK's OAuthClientProvider) as the
+        #: transports' httpx Auth.
+        self.auth: Any = None
         self.max_message_bytes: int | None = None
         self.posts = NotificationPosts()
 
@@ -489,6 +498,14 @@ class Driver:
         self.auth = RefreshOnDenied(dict(refresh)) if refresh is not None else None
         if self.auth is not None and self.transport == "stdio":
             raise Unsupported("auth_refresh applies to the HTTP transports only")
+        oauth = step.get("oauth")
+        if oauth is not None:
+            if self.transport == "stdio":
+                raise Unsupported("oauth applies to the HTTP transports only (the SDK's OAuthClientProvider is an httpx Auth, the auth= of streamable_http_client and sse_client; stdio_client has none)")
+            if refresh is not None:
+                raise Unsupported("the SDK's transports take one auth=: the OAuthClientProvider (oauth) or the application's own httpx Auth (auth_refresh), not both")
+            headless_oauth.check_plan(oauth, Unsupported)
+            self.auth = headless_oauth.make_provider(oauth, self.url or "", httpx, SDK_MAJOR, step.get("timeout_ms"))
         self.headers = dict(step.get("headers") or {})
         if self.headers and self.transport == "stdio":
             raise Unsupported("headers apply to the HTTP transports only")
@@ -747,6 +764,21 @@ class Driver:
             raise Unsupported(f"plan op {op!r} is unknown to this driver")
         return None, None
 
+    async def transport_failure(self) -> BaseException | None:
+        """Leaves the SDK's contexts after the transport's task group cancelled this task, as an
+        application's `async with` would, and returns the error that escaped them (None when
+        the cancellation had no error behind it). The connection is gone afterwards."""
+        stack, self.stack = self.stack, contextlib.AsyncExitStack()
+        self.session = None
+        self.client = None
+        self.closed = True
+        try:
+            await stack.aclose()
+        except BaseException as e:  # noqa: BLE001 - the transport's own error is the outcome
+            leaves = [x for x in leaf_errors(e) if not isinstance(x, anyio.get_cancelled_exc_class())]
+            return leaves[0] if leaves else None
+        return None
+
     async def close(self) -> None:
         await self.posts.settle()
         for entry in self.background.values():
@@ -767,6 +799,15 @@ class Driver:
                 except Unsupported as e:
                     emit({"step": n, "unsupported": str(e)})
                     break
+                except anyio.get_cancelled_exc_class():
+                    # The SDK's transport task group failed underneath the step (an OAuth flow
+                    # that raises inside the transport's POST task cancels its host, this task):
+                    # the step's outcome is what the transport's context manager raises.
+                    failure = await self.transport_failure()
+                    if failure is None:
+                        raise
+                    emit(failed(n, failure, int((time.monotonic() - started) * 1000)))
+                    continue
                 except StepError as e:
                     emit(failed(n, e.error, e.elapsed_ms))
                     continue

@@ -20,10 +20,12 @@ import {
   StreamableHTTPClientTransport,
   SSEClientTransport,
   SUPPORTED_PROTOCOL_VERSIONS,
+  UnauthorizedError,
 } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { readFileSync } from "node:fs";
 import {
+  DriverError,
   Unsupported,
   emitFor,
   errorText,
@@ -40,6 +42,7 @@ import {
   trackingFetch,
   transportName,
 } from "../cmd_contract.mjs";
+import { HeadlessOAuthProvider, checkOAuthPlan } from "../headless_oauth.mjs";
 
 /** The installed SDK's version, read from its own package.json (its exports map does not list it). */
 const SDK_VERSION = JSON.parse(
@@ -72,7 +75,8 @@ const ANY_RESULT = {
 const IMPLEMENTED = {
   // Refused below with their own reason: handshake false, env, max_message_bytes over HTTP,
   // string_ids, auth_refresh other than a bearer token, managed, new_session, and
-  // reset_timeout_on_progress / max_total_timeout_ms without a progress token.
+  // reset_timeout_on_progress / max_total_timeout_ms without a progress token; oauth on stdio
+  // or beside auth_refresh.
   connect: [
     "handshake",
     "timeout_ms",
@@ -85,6 +89,7 @@ const IMPLEMENTED = {
     "managed",
     "protocol_version",
     "legacy_fallback",
+    "oauth",
   ],
   request: ["method", "params", "timeout_ms", "background", "as", "pad_params", "reset_timeout_on_progress", "max_total_timeout_ms", "new_session"],
   await: ["request"],
@@ -190,7 +195,50 @@ function prepareRequest(step, params, signal) {
   if (step.method === "subscriptions/listen") return listenCall(step, params, options);
   // A refusal the SDK throws synchronously (a method outside the negotiated era) becomes
   // the request's outcome, as a rejection would.
-  return () => new Promise((resolve) => resolve(sendRequest(step.method, params, options)));
+  return () => sendAuthorized(step.method, params, options);
+}
+
+/**
+ * Sends a plan request; when the SDK's flow stops at the user step on the way (a 401 it could
+ * not answer with a refresh, or a 403 `insufficient_scope` step-up), hands it what reached the
+ * redirect URI and sends the request once more, as an application does.
+ */
+async function sendAuthorized(method, params, options) {
+  const s = state;
+  // A refusal the SDK throws synchronously (a method outside the negotiated era) becomes
+  // the request's outcome, as a rejection would.
+  const send = () => new Promise((resolve) => resolve(sendRequest(method, params, options)));
+  try {
+    return await send();
+  } catch (e) {
+    const callback = s.oauth && e instanceof UnauthorizedError ? s.oauth.takeCallback() : undefined;
+    if (callback === undefined) throw e;
+    await finishAuthorization(s, s.transport, callback);
+    return await send();
+  }
+}
+
+/**
+ * `transport.finishAuth(params)`: the SDK takes the redirect's whole query, so it checks `iss`
+ * (RFC 9207) and reports an `error` response itself before exchanging the code. The SDK bounds
+ * none of its OAuth requests, so the driver waits at most the connect's timeout (else the SDK's
+ * default request timeout, 60 s) and then ends the step itself (`by: driver`), never hanging on
+ * a stalled token endpoint.
+ */
+async function finishAuthorization(s, transport, callback) {
+  const bound = s.timeoutMs || 60_000;
+  let timer;
+  const expired = new Promise((_, reject) => {
+    timer = setTimeout(
+      () => reject(new DriverError(`transport.finishAuth did not finish within ${bound}ms (the SDK puts no timeout on its token request)`)),
+      bound,
+    );
+  });
+  try {
+    await Promise.race([transport.finishAuth(callback), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
@@ -302,7 +350,13 @@ async function connect(step) {
   if (step.auth_refresh !== undefined && transportName === "stdio") {
     throw new Unsupported("auth_refresh applies to the HTTP transports only");
   }
-  const authProvider = authProviderFor(step.auth_refresh);
+  if (step.oauth != null && transportName === "stdio") {
+    throw new Unsupported("oauth applies to the HTTP transports only (the SDK's authProvider is an option of StreamableHTTPClientTransport and SSEClientTransport; StdioClientTransport has none)");
+  }
+  if (step.oauth != null && step.auth_refresh !== undefined) {
+    throw new Unsupported("the SDK's transports take one authProvider: an OAuthClientProvider (oauth) or a token AuthProvider (auth_refresh), not both");
+  }
+  if (step.oauth != null) checkOAuthPlan(step.oauth, Unsupported);
   state.headers = step.headers ?? {};
   if (step.managed !== undefined) {
     throw new Unsupported("the SDK's Client has no reconnecting connection manager (reconnect with backoff, new session after a 404, tool-call replay rule)");
@@ -315,6 +369,28 @@ async function connect(step) {
     );
   }
   state.timeoutMs = step.timeout_ms;
+  const s = state;
+  const oauth =
+    step.oauth != null ? new HeadlessOAuthProvider(step.oauth, { fetchFn: trackingFetch(s), userStepMs: step.timeout_ms || undefined }) : undefined;
+  state.oauth = oauth;
+  const authProvider = oauth ?? authProviderFor(step.auth_refresh);
+  try {
+    await connectClient(step, versions, authProvider);
+  } catch (e) {
+    const callback = oauth && e instanceof UnauthorizedError ? oauth.takeCallback() : undefined;
+    if (callback === undefined) throw e;
+    // The SDK's flow stopped at the user step (auth() answered 'REDIRECT'): the application
+    // hands it what reached the redirect URI and connects again, as the SDK's OAuth example does.
+    await finishAuthorization(s, s.transport, callback);
+    await connectClient(step, versions, authProvider);
+    // The close that ended the first attempt belongs to the discarded client.
+    s.closed = false;
+  }
+  return undefined;
+}
+
+/** A new Client and transport, connected (the handshake bounded by the connect's timeout). */
+async function connectClient(step, versions, authProvider) {
   const roots = step.roots ?? [];
   const rootsChange = planChangesRoots();
   const client = new Client(
@@ -342,7 +418,6 @@ async function connect(step) {
     noteClosed(s);
     throw e;
   }
-  return undefined;
 }
 
 runDriver({
@@ -354,8 +429,8 @@ runDriver({
     new_session: "the SDK's StreamableHTTPClientTransport reports a 404 on the session as an HTTP error and keeps the session id: starting a new session is left to the application",
     abandon: "a JavaScript caller cannot drop a pending request: the SDK stops one only through its AbortSignal, which is the `cancel` op",
   },
-  /** Open `Client.listen` subscriptions, closed at the plan's end like any request. */
-  extraState: () => ({ subscriptions: new Set() }),
+  /** Open `Client.listen` subscriptions, closed at the plan's end like any request; `connect.oauth`'s provider. */
+  extraState: () => ({ subscriptions: new Set(), oauth: undefined }),
   beforeImplicitClose: async (s) => {
     for (const subscription of s.subscriptions) await subscription.close().catch(() => undefined);
   },

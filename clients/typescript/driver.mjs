@@ -15,6 +15,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import {
   ListRootsRequestSchema,
   ResultSchema,
@@ -31,6 +32,7 @@ import {
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
 import {
+  DriverError,
   Unsupported,
   errorText,
   emitFor,
@@ -46,6 +48,7 @@ import {
   trackingFetch,
   transportName,
 } from "../cmd_contract.mjs";
+import { HeadlessOAuthProvider, checkOAuthPlan } from "../headless_oauth.mjs";
 
 const SDK_VERSION = createRequire(import.meta.url)("@modelcontextprotocol/sdk/package.json").version;
 /**
@@ -79,8 +82,8 @@ const RESULT_SCHEMAS = {
  */
 const IMPLEMENTED = {
   // Fields listed here but refused below with their own reason: auth_refresh, managed,
-  // protocol_version, legacy_fallback, new_session; max_message_bytes on HTTP.
-  connect: ["handshake", "timeout_ms", "env", "max_message_bytes", "string_ids", "roots", "headers", "auth_refresh", "managed", "protocol_version", "legacy_fallback"],
+  // protocol_version, legacy_fallback, new_session; max_message_bytes on HTTP; oauth on stdio.
+  connect: ["handshake", "timeout_ms", "env", "max_message_bytes", "string_ids", "roots", "headers", "auth_refresh", "managed", "protocol_version", "legacy_fallback", "oauth"],
   request: ["method", "params", "timeout_ms", "background", "as", "pad_params", "reset_timeout_on_progress", "max_total_timeout_ms", "new_session"],
   await: ["request"],
   cancel: ["request"],
@@ -93,7 +96,7 @@ const IMPLEMENTED = {
   close: [],
 };
 
-function makeTransport() {
+function makeTransport(authProvider) {
   switch (transportName) {
     case "stdio": {
       const { command, args } = stdioCommand();
@@ -102,10 +105,18 @@ function makeTransport() {
       return new StdioClientTransport({ command, args, ...(state.maxBufferSize !== undefined ? { maxBufferSize: state.maxBufferSize } : {}) });
     }
     case "http":
-      return new StreamableHTTPClientTransport(serverUrl(), { fetch: trackingFetch(state), requestInit: { headers: state.headers } });
+      return new StreamableHTTPClientTransport(serverUrl(), {
+        fetch: trackingFetch(state),
+        requestInit: { headers: state.headers },
+        ...(authProvider && { authProvider }),
+      });
     case "legacy-sse":
       // The SDK adds requestInit's headers to its event-stream GET and its POSTs alike.
-      return new SSEClientTransport(serverUrl(), { fetch: trackingFetch(state), requestInit: { headers: state.headers } });
+      return new SSEClientTransport(serverUrl(), {
+        fetch: trackingFetch(state),
+        requestInit: { headers: state.headers },
+        ...(authProvider && { authProvider }),
+      });
     default:
       throw new Unsupported(`unknown transport ${JSON.stringify(transportName)}`);
   }
@@ -187,8 +198,33 @@ async function connect(step) {
         : "Client.connect always runs the initialize handshake unless the transport already has a session id, which only StreamableHTTPClientTransport has; the SDK has no connect-without-handshake here",
     );
   }
+  if (step.oauth != null && transportName === "stdio") {
+    throw new Unsupported("oauth applies to the HTTP transports only (the SDK's authProvider is an option of StreamableHTTPClientTransport and SSEClientTransport; StdioClientTransport has none)");
+  }
+  if (step.oauth != null) checkOAuthPlan(step.oauth, Unsupported);
   state.timeoutMs = step.timeout_ms;
   state.maxBufferSize = step.max_message_bytes ?? undefined;
+  const s = state;
+  const oauth =
+    step.oauth != null ? new HeadlessOAuthProvider(step.oauth, { fetchFn: trackingFetch(s), userStepMs: step.timeout_ms || undefined }) : undefined;
+  state.oauth = oauth;
+  try {
+    await connectClient(step, oauth);
+  } catch (e) {
+    const callback = oauth && e instanceof UnauthorizedError ? oauth.takeCallback() : undefined;
+    if (callback === undefined) throw e;
+    // The SDK's flow stopped at the user step (auth() answered 'REDIRECT'): the application
+    // hands it what reached the redirect URI and connects again, as the SDK's OAuth example does.
+    await finishAuthorization(s, state.transport, callback);
+    await connectClient(step, oauth);
+    // The close that ended the first attempt belongs to the discarded client.
+    s.closed = false;
+  }
+  return undefined;
+}
+
+/** A new Client and transport, connected (the handshake bounded by the connect's timeout). */
+async function connectClient(step, oauth) {
   const roots = step.roots ?? [];
   const rootsChange = planChangesRoots();
   const client = new Client(
@@ -205,11 +241,55 @@ async function connect(step) {
   client.onerror = (error) => {
     if (!isOwnAbort(s, error)) emitFor(s, { report: errorText(error) });
   };
-  const transport = makeTransport();
+  const transport = makeTransport(oauth);
   state.client = client;
   state.transport = transport;
   await client.connect(transport, requestOptions(undefined));
-  return undefined;
+}
+
+/**
+ * `transport.finishAuth(code)`: the SDK exchanges the code for tokens. Version 1 takes the
+ * code alone (no `iss`, no error response): a redirect carrying `error` instead of a code ends
+ * the flow here with it. The SDK bounds none of its OAuth requests, so the driver waits at most
+ * the connect's timeout (else the SDK's default request timeout, 60 s) and then ends the step
+ * itself (`by: driver`), never hanging on a stalled token endpoint.
+ */
+async function finishAuthorization(s, transport, callback) {
+  const code = callback.get("code");
+  if (code === null) {
+    const error = callback.get("error");
+    throw new Error(`the authorization server redirected with ${error === null ? "no code" : `error ${error}`}`);
+  }
+  const bound = s.timeoutMs || 60_000;
+  let timer;
+  const expired = new Promise((_, reject) => {
+    timer = setTimeout(
+      () => reject(new DriverError(`transport.finishAuth did not finish within ${bound}ms (the SDK puts no timeout on its token request)`)),
+      bound,
+    );
+  });
+  try {
+    await Promise.race([transport.finishAuth(code), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Sends a plan request; when the SDK's flow stops at the user step on the way (a 401 or a
+ * 403 `insufficient_scope` the SDK could not answer with a refresh), hands it the code and
+ * sends the request once more, as an application does after its redirect URI is reached.
+ */
+async function sendAuthorized(method, params, options) {
+  const s = state;
+  try {
+    return await sendRequest(method, params, options);
+  } catch (e) {
+    const callback = s.oauth && e instanceof UnauthorizedError ? s.oauth.takeCallback() : undefined;
+    if (callback === undefined) throw e;
+    await finishAuthorization(s, s.transport, callback);
+    return await sendRequest(method, params, options);
+  }
 }
 
 runDriver({
@@ -218,12 +298,12 @@ runDriver({
   connect,
   prepareRequest: (step, params, signal) => {
     const options = progressOptions(step, requestOptions(step.timeout_ms, signal));
-    return () => sendRequest(step.method, params, options);
+    return () => sendAuthorized(step.method, params, options);
   },
   refusals: {
     new_session: "the SDK's StreamableHTTPClientTransport reports a 404 on the session as an HTTP error and keeps the session id: starting a new session is left to the application",
     abandon: "a JavaScript caller cannot drop a pending request: the SDK stops one only through its AbortSignal, which is the `cancel` op",
   },
-  /** `connect.max_message_bytes` → StdioClientTransport's maxBufferSize. */
-  extraState: () => ({ maxBufferSize: undefined }),
+  /** `connect.max_message_bytes` → StdioClientTransport's maxBufferSize; `connect.oauth` → the provider. */
+  extraState: () => ({ maxBufferSize: undefined, oauth: undefined }),
 });

@@ -79,7 +79,7 @@ impl CheckKind for ParamCheck {
                 }
                 matching += 1;
                 let values = values_of(&self.name, query, body.as_ref().and_then(|b| b.text.as_deref()), json.as_ref());
-                if want.as_ref().map_or(!values.is_empty(), |w| values.iter().any(|v| v == w)) {
+                if want.as_ref().map_or(!values.is_empty(), |w| values.iter().any(|v| same_value(&self.name, v, w))) {
                     carrying += 1;
                 } else if example.is_none() {
                     example = Some(match values.first() {
@@ -102,6 +102,19 @@ impl CheckKind for ParamCheck {
             _ => Ok(()),
         }
     }
+}
+
+/// Whether a parameter's value is the one a check wants. A `scope` is a set: "their order
+/// does not matter" (RFC 6749 §3.3), so a client that lists the scopes in another order than
+/// the scenario (or the bundled client) sends the same scope; any other value is compared
+/// as a string.
+fn same_value(name: &str, value: &str, want: &str) -> bool {
+    if name != "scope" {
+        return value == want;
+    }
+    let words =
+        |s: &str| s.split(' ').filter(|w| !w.is_empty()).map(str::to_string).collect::<std::collections::BTreeSet<_>>();
+    words(value) == words(want)
 }
 
 /// The values of parameter `name` in a request: its query, its form body (a body that is
@@ -193,8 +206,17 @@ pub enum Failure {
 
 #[cfg(test)]
 mod tests {
-    use super::values_of;
+    use super::{same_value, values_of};
     use serde_json::json;
+
+    #[test]
+    fn a_scope_is_compared_as_a_set_and_other_values_as_strings() {
+        assert!(same_value("scope", "mcp:tools mcp:resources", "mcp:resources mcp:tools"));
+        assert!(!same_value("scope", "mcp:tools", "mcp:resources mcp:tools"));
+        assert!(!same_value("scope", "mcp:tools mcp:resources extra", "mcp:resources mcp:tools"));
+        assert!(!same_value("state", "a b", "b a"));
+        assert!(same_value("state", "a b", "a b"));
+    }
 
     #[test]
     fn parameters_come_from_the_query_a_form_or_a_json_body() {

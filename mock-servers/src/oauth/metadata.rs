@@ -55,7 +55,12 @@ impl AuthServer {
             WellKnown::ResourcePath | WellKnown::ResourceRoot => {
                 Answer::json(200, &self.resource_metadata(), format!("{WHY}: protected resource metadata"))
             }
-            _ => Answer::json(200, &self.server_metadata(), format!("{WHY}: metadata ({})", name(location))),
+            WellKnown::Oauth => {
+                Answer::json(200, &self.server_metadata(), format!("{WHY}: metadata ({})", name(location)))
+            }
+            WellKnown::Openid | WellKnown::OpenidAppended => {
+                Answer::json(200, &self.openid_configuration(), format!("{WHY}: metadata ({})", name(location)))
+            }
         }
     }
 
@@ -105,6 +110,20 @@ impl AuthServer {
         if self.config.iss.is_some() {
             doc["authorization_response_iss_parameter_supported"] = json!(true);
         }
+        doc
+    }
+
+    /// The document at the OpenID Connect Discovery locations: the authorization server
+    /// metadata plus the members OpenID Connect Discovery 1.0 §3 marks REQUIRED that OAuth
+    /// metadata lacks (`jwks_uri`, `subject_types_supported`,
+    /// `id_token_signing_alg_values_supported`). Without them a client that validates the
+    /// document as OpenID Provider Metadata rightly refuses it, and the scenarios that serve
+    /// it would judge that refusal instead of the discovery order they are about.
+    pub fn openid_configuration(&self) -> Value {
+        let mut doc = self.server_metadata();
+        doc["jwks_uri"] = json!(format!("{}/jwks", self.origin));
+        doc["subject_types_supported"] = json!(["public"]);
+        doc["id_token_signing_alg_values_supported"] = json!(["RS256"]);
         doc
     }
 }

@@ -68,7 +68,12 @@ fn metadata_at_every_location_and_404_where_missing() {
     let oidc = s.handle("GET", "/.well-known/openid-configuration/tenant1", b"").expect("oidc");
     assert_eq!(body(&oidc)["issuer"], json!("http://127.0.0.1:4000/tenant1"));
     assert_eq!(body(&oidc)["code_challenge_methods_supported"], json!(["S256"]));
-    assert_eq!(s.handle("GET", "/tenant1/.well-known/openid-configuration", b"").map(|a| a.status), Some(200));
+    // OpenID Connect Discovery 1.0 §3's REQUIRED members, which OAuth metadata lacks.
+    assert_eq!(body(&oidc)["jwks_uri"], json!("http://127.0.0.1:4000/jwks"));
+    assert_eq!(body(&oidc)["subject_types_supported"], json!(["public"]));
+    assert_eq!(body(&oidc)["id_token_signing_alg_values_supported"], json!(["RS256"]));
+    let appended = s.handle("GET", "/tenant1/.well-known/openid-configuration", b"").expect("oidc appended");
+    assert_eq!(body(&appended)["subject_types_supported"], json!(["public"]));
     assert_eq!(s.handle("GET", "/.well-known/oauth-authorization-server", b"").map(|a| a.status), Some(404));
     assert!(s.handle("POST", "/mcp", b"{}").is_none());
 }
