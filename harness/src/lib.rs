@@ -53,6 +53,7 @@
 
 pub mod baseline;
 pub mod checks;
+pub mod commands;
 pub mod discover;
 pub mod error;
 pub mod exercise;

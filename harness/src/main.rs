@@ -1,16 +1,15 @@
 //! `mcp-harness`: a thin binary over the `mcp_harness` library. See `mcp-harness --help`.
 
 use clap::{Args, Parser, Subcommand};
-use mcp_harness::baseline::{self, Baseline};
+use mcp_harness::commands::check_record::check_record;
+use mcp_harness::commands::review::review;
+use mcp_harness::commands::run::{Baselines, How, Judging, merge, run};
+use mcp_harness::commands::{Format, emit, find_scenario, library_or};
 use mcp_harness::partition::{self, Partition};
-use mcp_harness::runner::{self, RunConfig};
 use mcp_harness::select::{self, Selection};
-use mcp_harness::{HarnessError, Target, discover, explain, library, report, snapshot, terminal};
-use mcp_results::{Status, Verdict};
+use mcp_harness::{HarnessError, discover, explain, library, snapshot};
 use mcp_scenario::{Revision, TransportName};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Instant;
+use std::path::PathBuf;
 
 const TOP_HELP: &str = "Examples:
   mcp-harness run                                   the library against the bundled client
@@ -377,15 +376,6 @@ struct RecordArgs {
     command: Vec<String>,
 }
 
-/// What `run` prints on stdout.
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-enum Format {
-    /// The human summary.
-    Text,
-    /// The results.json document.
-    Json,
-}
-
 fn main() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // `mock` hands every remaining argument to the mock's own CLI untouched.
@@ -572,13 +562,6 @@ fn main() {
     std::process::exit(code);
 }
 
-/// Writes to stdout; a reader that went away (`| head`) ends the output, never a panic.
-fn emit(text: &str) {
-    use std::io::Write as _;
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
-}
-
 fn record(args: RecordArgs) -> i32 {
     use mcp_harness::record;
     let opts = record::Options {
@@ -600,342 +583,11 @@ fn record(args: RecordArgs) -> i32 {
     }
 }
 
-/// `review`: each pending snapshot's diff, then what to do with it (see the subcommand's
-/// docs); returns the exit code.
-fn review(paths: &[PathBuf], accept_all: bool, reject_all: bool) -> i32 {
-    use std::io::{BufRead, IsTerminal, Write};
-    let pending = snapshot::pending(paths);
-    if pending.is_empty() {
-        println!(
-            "no pending snapshots under {}",
-            paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-        );
-        return 0;
-    }
-    let asking = !accept_all && !reject_all && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    let (mut left, mut accepted, mut rejected) = (0usize, 0usize, 0usize);
-    let mut answers = std::io::stdin().lock().lines();
-    for (i, p) in pending.iter().enumerate() {
-        let text = match snapshot::review_text(p) {
-            Ok(t) => t,
-            Err(e) => {
-                eprintln!("mcp-harness review: cannot read {}: {e}", p.display());
-                return 2;
-            }
-        };
-        println!("── {}/{} {} ──", i + 1, pending.len(), snapshot::accepted_path(p).display());
-        let shown = if terminal::colour() { terminal::paint(&indent(&text)) } else { indent(&text) };
-        print!("{shown}");
-        let choice = if accept_all {
-            'a'
-        } else if reject_all {
-            'r'
-        } else if asking {
-            print!("accept (a), reject (r), skip (s), quit (q)? ");
-            let _ = std::io::stdout().flush();
-            answers.next().and_then(Result::ok).and_then(|l| l.trim().chars().next()).unwrap_or('q')
-        } else {
-            's'
-        };
-        let done = match choice {
-            'a' => snapshot::accept(p).map(|()| accepted += 1),
-            'r' => snapshot::reject(p).map(|()| rejected += 1),
-            'q' => {
-                left += pending.len() - i;
-                break;
-            }
-            _ => {
-                left += 1;
-                Ok(())
-            }
-        };
-        if let Err(e) = done {
-            eprintln!("mcp-harness review: {}: {e}", p.display());
-            return 2;
-        }
-    }
-    println!("{accepted} accepted, {rejected} rejected, {left} still pending");
-    if left > 0 && !asking {
-        println!("(accept or reject them: `mcp-harness review` on a terminal, or --accept / --reject)");
-    }
-    i32::from(left > 0)
-}
-
-/// Diff lines as the run summary shows them (eight spaces in), so they colour alike.
-fn indent(text: &str) -> String {
-    text.lines().map(|l| format!("        {l}\n")).collect()
-}
-
 fn unreachable_mock() -> i32 {
     // Handled before clap parses; kept so `--help` lists the subcommand.
     mcp_mock::cli::run(["mcp-harness mock", "--help"])
 }
 
-/// `check-record`: judges the recording, prints the verdict as `run` does, returns the exit
-/// code.
-fn check_record(path: &Path, recording: &Path, transport: Option<&str>, strict: bool) -> Result<i32, HarnessError> {
-    let started = Instant::now();
-    let scenario = mcp_harness::load::load(path)?;
-    let transport = transport.map(|t| match t {
-        "stdio" => TransportName::Stdio,
-        "legacy-sse" => TransportName::LegacySse,
-        _ => TransportName::Http,
-    });
-    let mut result = mcp_harness::recording::check(path, &scenario, recording, transport, strict)?;
-    result.duration_ms = started.elapsed().as_millis() as u64;
-    print!("{}", report::summary(std::slice::from_ref(&result), result.duration_ms));
-    Ok(if result.status == Status::Passed { 0 } else { 1 })
-}
-
-/// The baseline files a run reads and writes.
-struct Baselines {
-    expected: Option<PathBuf>,
-    write: Option<PathBuf>,
-}
-
-/// How runs are judged: snapshots, and whether SHOULDs fail.
-struct Judging {
-    snapshots: snapshot::Policy,
-    /// Compare snapshots at all (`--no-snapshots` turns it off).
-    compare: bool,
-    strict: bool,
-}
-
-/// How a `run` goes and reports.
-struct How {
-    fail_fast: bool,
-    keep_going: bool,
-    format: Format,
-    quiet: bool,
-    /// Only this shard of the selected scenarios (`--partition`).
-    partition: Option<Partition>,
-}
-
 fn selection(filter: Option<String>, in_summary: bool, f: Filters) -> Selection {
     Selection { filter, in_summary, transports: f.transport, revisions: f.revision, tags: f.tag }
-}
-
-/// The paths given, or, when none is, the embedded library written out for this run
-/// ([`library::materialise`]).
-fn library_or(paths: Vec<PathBuf>) -> Result<Vec<PathBuf>, HarnessError> {
-    if paths.is_empty() { Ok(vec![library::materialise()?]) } else { Ok(paths) }
-}
-
-/// The file `explain` means: the path as given, or `<name>.yaml` somewhere under `dir`.
-fn find_scenario(given: &str, dir: &Path) -> Result<PathBuf, String> {
-    let path = PathBuf::from(given);
-    if path.is_file() {
-        return Ok(path);
-    }
-    let files = discover::scenario_files(&[dir.to_path_buf()]).map_err(|e| e.to_string())?;
-    let stem = |p: &PathBuf| p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let found: Vec<&PathBuf> = files.iter().filter(|p| stem(p) == given).collect();
-    match found.as_slice() {
-        [one] => return Ok((*one).clone()),
-        [] => {}
-        many => {
-            let listed: Vec<String> = many.iter().map(|p| p.display().to_string()).collect();
-            return Err(format!(
-                "{} scenarios are named {given:?} under {}: {}; give the file's path",
-                many.len(),
-                dir.display(),
-                listed.join(", ")
-            ));
-        }
-    }
-    let mut near: Vec<(usize, String)> =
-        files.iter().map(|p| (strsim::levenshtein(&stem(p), given), stem(p))).filter(|(d, _)| *d <= 3).collect();
-    near.sort();
-    let hint = match near.first() {
-        Some((_, name)) => format!("; did you mean `{name}`?"),
-        None => " (`mcp-harness list --text <word>` finds scenarios by name or summary)".into(),
-    };
-    Err(format!("no scenario file {given:?} and no scenario named {given:?} under {}{hint}", dir.display()))
-}
-
-#[allow(clippy::too_many_arguments)]
-fn run(
-    paths: Vec<PathBuf>,
-    target: &str,
-    jobs: Option<usize>,
-    judging: Judging,
-    selection: &Selection,
-    reports: PathBuf,
-    how: How,
-    baselines: Baselines,
-) -> Result<i32, Vec<HarnessError>> {
-    let baseline = match &baselines.expected {
-        Some(path) => Some(Baseline::load(path).map_err(|e| vec![e])?),
-        None => None,
-    };
-    let target = Target::parse(target).map_err(|e| vec![e])?;
-    if paths.is_empty() && judging.snapshots.update {
-        return Err(vec![HarnessError::Export(format!(
-            "--update-snapshots: {} is read-only; write it out with `mcp-harness scenarios export DIR` and run DIR with --update-snapshots",
-            library::NAME
-        ))]);
-    }
-    let files = library_or(paths).and_then(|p| discover::scenario_files(&p)).map_err(|e| vec![e])?;
-    let (scenarios, invalid) = discover::load_each(&files);
-    if !invalid.is_empty() && !how.keep_going {
-        return Err(invalid);
-    }
-    for e in &invalid {
-        eprintln!("mcp-harness: skipped (--keep-going): {e}");
-    }
-    let loaded = scenarios.len();
-    if let Some(e) = selection.unknown_tag(&scenarios) {
-        return Err(vec![e]);
-    }
-    let scenarios: Vec<_> = scenarios.into_iter().filter(|(p, s)| selection.matches(p, s)).collect();
-    if scenarios.is_empty() && loaded > 0 {
-        return Err(vec![HarnessError::NothingSelected(loaded)]);
-    }
-    let scenarios = match how.partition {
-        Some(p) => {
-            let selected = scenarios.len();
-            let kept: Vec<_> = scenarios.into_iter().filter(|(path, _)| partition::holds(p, path)).collect();
-            // An empty shard is no error: with more shards than scenarios some hold none,
-            // and merge still wants their (empty) folders.
-            eprintln!("shard {p}: {} of the {selected} selected scenarios", kept.len());
-            kept
-        }
-        None => scenarios,
-    };
-    if let (Some(b), Some(path)) = (&baseline, &baselines.expected) {
-        let selftest: Vec<&str> =
-            scenarios.iter().filter(|(p, _)| baseline::is_selftest(p)).map(|(_, s)| s.name.as_str()).collect();
-        b.refuse_selftest(path, &selftest).map_err(|e| vec![e])?;
-    }
-    let exe = std::env::current_exe().map_err(|e| vec![HarnessError::io("finding the mcp-harness executable", e)])?;
-    let config = Arc::new(RunConfig {
-        target: target.clone(),
-        mock_command: vec![exe.display().to_string(), "mock".into()],
-        snapshots: judging.snapshots,
-        compare_snapshots: judging.compare,
-        strict: judging.strict,
-        fail_fast: how.fail_fast,
-    });
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
-    let parallel = jobs.unwrap_or(cores * target.runs_per_core());
-    let runtime = tokio::runtime::Runtime::new().map_err(|e| vec![HarnessError::io("starting the runtime", e)])?;
-    let started = Instant::now();
-    let windows = cores * target.window_runs_per_core();
-    let mut work = runner::jobs(scenarios, &target);
-    work.retain(|job| selection.transports.is_empty() || selection.transports.contains(&job.transport));
-    let expected: terminal::Expected = match &baseline {
-        Some(b) => {
-            let b = b.clone();
-            let mut seen = std::collections::HashMap::<String, usize>::new();
-            for job in &work {
-                *seen.entry(job.scenario.name.clone()).or_default() += 1;
-            }
-            Arc::new(move |r: &mcp_results::RunResult| {
-                b.expects_failure(r, seen.get(&r.scenario).is_some_and(|n| *n > 1))
-            })
-        }
-        None => Arc::new(|_: &mcp_results::RunResult| false),
-    };
-    let (done, bar) = terminal::progress(work.len(), terminal::ProgressStyle::detect(how.quiet), expected);
-    let mut results = runtime.block_on(runner::run_all(work, config, parallel, windows, done));
-    bar.done();
-    let wall_ms = started.elapsed().as_millis() as u64;
-    let judged = baselines.expected.as_deref().zip(baseline.as_ref());
-    let code = conclude(&mut results, wall_ms, judged, &how, &reports, invalid.len())?;
-    if let Some(path) = &baselines.write {
-        let previous = if path.exists() { Baseline::load(path).map_err(|e| vec![e])? } else { Baseline::default() };
-        let previous_text = std::fs::read_to_string(path).unwrap_or_default();
-        let client = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        std::fs::write(path, baseline::render(&client, &results, &previous, &previous_text))
-            .map_err(|e| vec![HarnessError::io(format!("writing {}", path.display()), e)])?;
-    }
-    Ok(code)
-}
-
-/// `merge`: the shards' runs joined ([`mcp_harness::merge::join`]), judged and reported as
-/// one run's; returns the exit code.
-fn merge(
-    shards: &[PathBuf],
-    reports: PathBuf,
-    expected_failures: Option<PathBuf>,
-    quiet: bool,
-) -> Result<i32, Vec<HarnessError>> {
-    let baseline = match &expected_failures {
-        Some(path) => Some(Baseline::load(path).map_err(|e| vec![e])?),
-        None => None,
-    };
-    let joined = mcp_harness::merge::join(shards).map_err(|e| vec![e])?;
-    let mut results = joined.runs;
-    // The shards' own baseline verdicts are dropped: the merged runs are judged once, by the
-    // baseline given here (or by none).
-    for r in &mut results {
-        r.baseline = None;
-    }
-    eprintln!("merged {} runs from {} folder(s)", results.len(), shards.len());
-    let how = How { fail_fast: false, keep_going: false, format: Format::Text, quiet, partition: None };
-    conclude(&mut results, joined.wall_ms, expected_failures.as_deref().zip(baseline.as_ref()), &how, &reports, 0)
-}
-
-/// What a run and a merge share once the runs are over: the baseline's verdicts, the summary
-/// on stdout, the reports written, and the exit code (see `EXIT_CODES`; `invalid` files
-/// skipped under `--keep-going` make it 2).
-fn conclude(
-    results: &mut [mcp_results::RunResult],
-    wall_ms: u64,
-    baseline: Option<(&Path, &Baseline)>,
-    how: &How,
-    reports: &Path,
-    invalid: usize,
-) -> Result<i32, Vec<HarnessError>> {
-    if let Some((_, b)) = baseline {
-        let verdicts = b.judge(results);
-        for (r, v) in results.iter_mut().zip(verdicts) {
-            r.baseline = Some(v);
-        }
-    }
-    let mut summary = report::summary(results, wall_ms);
-    if how.quiet {
-        summary = report::without_passes(&summary);
-    }
-    if invalid > 0 {
-        summary.push_str(&format!("{invalid} invalid scenario file(s) skipped (--keep-going): see above\n"));
-    }
-    // With `--format json` stdout is the document alone; the summary goes to stderr.
-    match how.format {
-        Format::Json => {
-            emit(&(report::json(results, wall_ms, how.partition) + "\n"));
-            eprint!("{summary}");
-        }
-        Format::Text if terminal::colour() => emit(&terminal::paint(&summary)),
-        Format::Text => emit(&summary),
-    }
-    report::write(reports, results, wall_ms, how.partition).map_err(|e| vec![e])?;
-    if let Some((path, _)) = baseline {
-        let mut regressions = 0;
-        for r in results.iter() {
-            let (baseline, run) = (path.display(), format!("{} [{}]", r.scenario, r.transport.as_str()));
-            let change = match r.baseline {
-                Some(Verdict::UnexpectedFailure) if r.status == mcp_results::Status::FlakyUnderLoad => {
-                    format!("FLAKY UNDER LOAD {run}: {}", r.reason.as_deref().unwrap_or("no reason recorded"))
-                }
-                Some(Verdict::UnexpectedFailure) => format!("NEW FAILURE  {run}: not in {baseline}"),
-                Some(Verdict::UnexpectedNotExercised) => format!(
-                    "NOT EXERCISED {run}: not in {baseline}'s not_exercised: list ({})",
-                    r.reason.as_deref().unwrap_or("no reason recorded")
-                ),
-                Some(Verdict::StaleEntry) => format!("NOW PASSES   {run}: remove it from {baseline}"),
-                _ => continue,
-            };
-            regressions += 1;
-            println!("{change}");
-        }
-        println!("baseline {}: {}", path.display(), if regressions == 0 { "unchanged" } else { "CHANGED" });
-        return Ok(if invalid > 0 { 2 } else { i32::from(regressions > 0) });
-    }
-    let totals = report::Totals::of(results);
-    Ok(if invalid > 0 {
-        2
-    } else {
-        i32::from(totals.failed + totals.error + totals.not_exercised + totals.flaky_under_load > 0)
-    })
 }

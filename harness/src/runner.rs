@@ -93,9 +93,11 @@ pub async fn run_all(
     config.target.warm_up(slots).await;
     let jobs: Vec<Arc<Job>> = jobs.into_iter().map(Arc::new).collect();
     let stop = Arc::new(AtomicBool::new(false));
+    // Re-runs of starved runs go at a quarter of the pass's parallelism (`starvation`).
+    let reruns = Arc::new(tokio::sync::Semaphore::new((parallel / starvation::RERUN_DIVISOR).max(1)));
     let (a, b) = tokio::join!(
-        feed(&jobs, windowed, &config, windows, &stop, &done),
-        feed(&jobs, short, &config, parallel, &stop, &done)
+        feed(&jobs, windowed, &config, windows, &stop, &done, &reruns),
+        feed(&jobs, short, &config, parallel, &stop, &done, &reruns)
     );
     let mut handles: Vec<(usize, tokio::task::JoinHandle<RunResult>)> = a.into_iter().chain(b).collect();
     handles.sort_by_key(|(i, _)| *i);
@@ -119,19 +121,24 @@ async fn feed(
     parallel: usize,
     stop: &Arc<AtomicBool>,
     done: &Progress,
+    reruns: &Arc<tokio::sync::Semaphore>,
 ) -> Vec<(usize, tokio::task::JoinHandle<RunResult>)> {
     let semaphore = Arc::new(tokio::sync::Semaphore::new(parallel.max(1)));
     let mut handles = Vec::new();
     for i in order {
         // Taken here, before the job is spawned, so jobs start in order.
         let Ok(permit) = semaphore.clone().acquire_owned().await else { break };
-        let (job, config, stop, done) = (jobs[i].clone(), config.clone(), stop.clone(), done.clone());
+        let (job, config, stop, done, reruns) =
+            (jobs[i].clone(), config.clone(), stop.clone(), done.clone(), reruns.clone());
         handles.push((
             i,
             tokio::spawn(async move {
                 let _permit = permit;
-                let result =
-                    if stop.load(Ordering::SeqCst) { not_started(&job, &config) } else { run_one(&job, &config).await };
+                let result = if stop.load(Ordering::SeqCst) {
+                    not_started(&job, &config)
+                } else {
+                    run_settled(&job, &config, &reruns).await
+                };
                 if config.fail_fast && matches!(result.status, Status::Failed | Status::Error) {
                     stop.store(true, Ordering::SeqCst);
                 }
@@ -196,10 +203,15 @@ const MOCK_DEADLINE_MARGIN_MS: u64 = 10_000;
 /// Runs one job: mock + client under the scenario's deadline, then checks and snapshot —
 /// again if the machine starved it ([`starvation`]).
 pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
-    starvation::settle(&job.scenario, || async {
+    run_settled(job, config, starvation::default_reruns()).await
+}
+
+/// [`run_one`], its re-runs taking their turns from `reruns`.
+async fn run_settled(job: &Job, config: &RunConfig, reruns: &tokio::sync::Semaphore) -> RunResult {
+    starvation::settle(&job.scenario, reruns, || async {
         let watch = LagWatch::start();
-        let (result, slow_start) = attempt(job, config).await;
-        (result, watch.stop().max(slow_start))
+        let (result, slow_start, hung) = attempt(job, config).await;
+        starvation::Measured { result, lag: watch.stop().max(slow_start), hung }
     })
     .await
 }
@@ -208,7 +220,7 @@ pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
 /// ([`crate::targets::Client::usual_startup`]) the stdio server took to start serving (its
 /// spawn and start-up count in the client's handshake bound, so a machine slow to start a
 /// process eats the scenario's timing margin as a scheduling lag does).
-async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, std::time::Duration) {
+async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool) {
     let started = Instant::now();
     let scenario = &job.scenario;
     let target = &config.target;
@@ -217,19 +229,19 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, std::time::Durati
         // Loaded and validated like any scenario, never run: no mock, no client, no snapshot.
         result.status = Status::Pending;
         result.reason = Some(reason.clone());
-        return (result, Duration::ZERO);
+        return (result, Duration::ZERO, false);
     }
     if let Some(reason) = target.declines(scenario) {
         // Never run with a field the driver would drop: no mock, no client, no snapshot.
         result.status = Status::Skipped;
         result.reason = Some(reason);
-        return (result, Duration::ZERO);
+        return (result, Duration::ZERO, false);
     }
     let run_dir = match tempfile::Builder::new().prefix("mcp-run-").tempdir() {
         Ok(d) => d,
         Err(e) => {
             result.reason = Some(format!("cannot create a temp dir: {e}"));
-            return (result, Duration::ZERO);
+            return (result, Duration::ZERO, false);
         }
     };
     let deadline =
@@ -273,7 +285,7 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, std::time::Durati
                 Ok(m) => m,
                 Err(e) => {
                     result.reason = Some(e.to_string());
-                    return (result, Duration::ZERO);
+                    return (result, Duration::ZERO, false);
                 }
             };
         // `via:` puts proxies between the client and the mock (crate::via).
@@ -283,7 +295,7 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, std::time::Durati
                 Err(e) => {
                     result.reason = Some(e);
                     mock.stop().await;
-                    return (result, Duration::ZERO);
+                    return (result, Duration::ZERO, false);
                 }
             };
         let url = proxies.as_ref().map_or_else(|| mock.url.clone(), |p| p.url.clone());
@@ -300,7 +312,8 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, std::time::Durati
         let recorded = record::read_run(run_dir.path());
         (outcome, Transcript::new(recorded).with_second_upstream(hops.second_upstream).with_client_hop(hops.client))
     };
-    (finish(job, config, result, started, run_dir.path(), outcome, transcript), slow_start)
+    let hung = outcome.hung;
+    (finish(job, config, result, started, run_dir.path(), outcome, transcript), slow_start, hung)
 }
 
 /// When the run's first stdio server started serving, in µs since the Unix epoch.

@@ -38,6 +38,18 @@ pub fn of(scenario: &Scenario) -> Duration {
     Duration::from_millis(margin).max(FLOOR)
 }
 
+/// The room a plan has before its deadline: the deadline less the longest time the scenario
+/// names (at least [`FLOOR`]). What a run the deadline ended is held to: a lag shorter than
+/// this could not have kept its plan from finishing.
+pub fn slack(scenario: &Scenario) -> Duration {
+    let mut times = Vec::new();
+    if let Ok(value) = serde_json::to_value(scenario) {
+        collect(&value, false, &mut times);
+    }
+    let longest = times.into_iter().max().unwrap_or(0);
+    Duration::from_millis(scenario.deadline_ms.saturating_sub(longest)).max(FLOOR)
+}
+
 /// Every positive number under a key named `ms` or ending in `_ms` (but the deadline, which
 /// the margin measures against), arrays of them included.
 fn collect(value: &Value, timed: bool, out: &mut Vec<u64>) {
@@ -87,5 +99,6 @@ mod tests {
             "  - op: expect\n    method: tools/list\n  - op: delay\n    ms: 310\n  - op: reply\n    result: {\"tools\": []}\n",
         );
         assert_eq!(of(&close), FLOOR);
+        assert_eq!(slack(&close), Duration::from_millis(2000 - 310));
     }
 }

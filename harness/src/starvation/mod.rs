@@ -2,9 +2,12 @@
 //! ([`lag`]), and on stdio how much later than the client's usual start-up the server it
 //! spawned started serving (a machine slow to start a process eats the handshake's bound as
 //! a lag does); a run during which the lag passed the scenario's timing margin ([`margin`]) gave
-//! a verdict that may rest on the load rather than on the client, so it is run again — one
-//! re-run at a time across the whole process, so the re-runs meet less contention than the
-//! runs they check — until an attempt is not starved (at most [`MAX_RERUNS`]). When every
+//! a verdict that may rest on the load rather than on the client, so it is run again — at a
+//! quarter of the pass's parallelism ([`RERUN_DIVISOR`]; one at a time in the cores' count
+//! for a lone `run_one`), so the re-runs meet less contention than the runs they check —
+//! until an attempt is not starved (at most [`MAX_RERUNS`]). A run the deadline ended is
+//! held to the deadline's slack instead ([`margin::slack`]): a lag shorter than the room the
+//! plan had left cannot have made it hang. When every
 //! attempt gave the same verdict it stands, as the last attempt reports it; when they differ
 //! the run is `flaky_under_load`, with each attempt's verdict and lag, never a plain failure
 //! or pass.
@@ -32,30 +35,51 @@ pub const TEST_LAG_ENV: &str = "MCP_HARNESS_TEST_LAG";
 /// Re-runs of one starved run, at most.
 pub const MAX_RERUNS: usize = 2;
 
-/// One re-run at a time in the whole process: "at lower parallelism".
-static RERUNS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+/// Re-runs go at the pass's parallelism divided by this.
+pub const RERUN_DIVISOR: usize = 4;
 
-/// Runs `attempt` once, and again while the machine starves it (see the module doc).
-/// `attempt` runs one attempt and returns its result with the lag measured during it.
-pub async fn settle<F, Fut>(scenario: &Scenario, mut attempt: F) -> RunResult
+/// The re-run slots of runs started one by one ([`crate::runner::run_one`]): the cores'
+/// count.
+pub fn default_reruns() -> &'static tokio::sync::Semaphore {
+    static SLOTS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
+    SLOTS.get_or_init(|| {
+        tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
+    })
+}
+
+/// One attempt and what was measured during it.
+pub struct Measured {
+    /// The attempt's result.
+    pub result: RunResult,
+    /// The scheduling lag (or the stdio server's late start) measured during it.
+    pub lag: Duration,
+    /// The run's deadline ended it before its plan finished.
+    pub hung: bool,
+}
+
+/// Runs `attempt` once, and again, each re-run holding a slot of `reruns`, while the machine
+/// starves it (see the module doc).
+pub async fn settle<F, Fut>(scenario: &Scenario, reruns: &tokio::sync::Semaphore, mut attempt: F) -> RunResult
 where
     F: FnMut() -> Fut,
-    Fut: Future<Output = (RunResult, Duration)>,
+    Fut: Future<Output = Measured>,
 {
-    let margin = margin::of(scenario);
-    let (first, lag) = attempt().await;
-    let lag = lag + injected(scenario);
-    if lag <= margin || !is_verdict(first.status) {
-        return first;
+    let (margin, slack) = (margin::of(scenario), margin::slack(scenario));
+    let limit = |m: &Measured| if m.hung { slack } else { margin };
+    let first = attempt().await;
+    let lag = first.lag + injected(scenario);
+    if lag <= limit(&first) || !is_verdict(first.result.status) {
+        return first.result;
     }
-    let mut attempts = vec![summary(&first, lag)];
-    let mut last = first;
-    let _one_at_a_time = RERUNS.lock().await;
+    let mut attempts = vec![summary(&first.result, lag)];
+    let mut last = first.result;
+    let Ok(_slot) = reruns.acquire().await else { return last };
     for _ in 0..MAX_RERUNS {
-        let (result, lag) = attempt().await;
-        attempts.push(summary(&result, lag));
-        last = result;
-        if lag <= margin {
+        let next = attempt().await;
+        attempts.push(summary(&next.result, next.lag));
+        let starved = next.lag > limit(&next);
+        last = next.result;
+        if !starved {
             break;
         }
     }
@@ -139,10 +163,15 @@ mod tests {
     async fn settled(script: Vec<(Status, Vec<&'static str>, u64)>) -> (RunResult, usize) {
         let mut script = script.into_iter();
         let mut made = 0;
-        let r = settle(&scenario(), || {
+        let slots = tokio::sync::Semaphore::new(1);
+        let r = settle(&scenario(), &slots, || {
             made += 1;
             let (status, failed, lag) = script.next().expect("no more attempts were scripted");
-            std::future::ready((result(status, &failed), Duration::from_millis(lag)))
+            std::future::ready(Measured {
+                result: result(status, &failed),
+                lag: Duration::from_millis(lag),
+                hung: false,
+            })
         })
         .await;
         (r, made)
@@ -186,6 +215,26 @@ mod tests {
             settled(vec![(Status::Passed, vec![], 900), (Status::Passed, vec![], 800), (Status::Passed, vec![], 700)])
                 .await;
         assert_eq!(made, 1 + MAX_RERUNS);
+    }
+
+    #[tokio::test]
+    async fn a_run_the_deadline_ended_is_re_run_only_for_a_lag_the_plan_had_no_room_for() {
+        // The scenario's deadline is 3000 ms and its longest time 700 ms: 2300 ms of slack.
+        for (lag, runs) in [(900, 1), (2400, 2)] {
+            let slots = tokio::sync::Semaphore::new(1);
+            let mut made = 0;
+            settle(&scenario(), &slots, || {
+                made += 1;
+                let lag = if made == 1 { lag } else { 0 };
+                std::future::ready(Measured {
+                    result: result(Status::NotExercised, &[]),
+                    lag: Duration::from_millis(lag),
+                    hung: true,
+                })
+            })
+            .await;
+            assert_eq!(made, runs, "a hung run with {lag} ms of lag");
+        }
     }
 
     #[tokio::test]

@@ -79,7 +79,11 @@ impl Cmd {
             Some(argv) => Declared::ask(&argv).await,
             None => Declared::No(StartError::Unsplittable(self.line.clone()).to_string()),
         };
-        let _ = self.started_in.set(asked.elapsed());
+        // Only a declaration's time is a start-up: a program that printed none may have
+        // idled until the question timed out.
+        if matches!(declared, Declared::Yes(_)) {
+            let _ = self.started_in.set(asked.elapsed());
+        }
         if let Some(notice) = declared.notice(&self.spec()) {
             eprintln!("{notice}");
         }
