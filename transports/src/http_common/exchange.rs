@@ -29,7 +29,7 @@ fn authorizer(url: &Url, config: &TransportConfig) -> Result<Option<crate::oauth
     config
         .oauth
         .as_ref()
-        .map(|o| crate::oauth::Authorizer::new(o, url, &config.protocol_version, config.timeout()))
+        .map(|o| crate::oauth::Authorizer::new(o, url, &config.protocol_version))
         .transpose()
 }
 

@@ -1,10 +1,10 @@
 //! The HTTP client of the OAuth traffic (metadata, registration, token requests): its own
 //! reqwest client, which follows no redirect (an authorization server's answer is taken as
 //! it is) and never carries the MCP connection's headers, so the access token can only
-//! reach the MCP endpoint; each request bounded by the connection's timeout.
+//! reach the MCP endpoint. Its requests are bounded by the MCP request a flow runs in
+//! (`Authorizer::new` says why they have no timer of their own).
 
 use serde_json::Value;
-use std::time::Duration;
 use url::Url;
 
 /// How much of an error body an error message quotes.
@@ -14,7 +14,6 @@ const BODY_QUOTE: usize = 200;
 #[derive(Clone)]
 pub struct OAuthHttp {
     client: reqwest::Client,
-    timeout: Option<Duration>,
 }
 
 /// An answer: status and body (JSON when it parses).
@@ -41,21 +40,14 @@ impl Answered {
 }
 
 impl OAuthHttp {
-    /// A client bounded by `timeout`; `loopback` leaves proxies from the environment out.
-    pub fn new(timeout: Option<Duration>, loopback: bool) -> Result<Self, String> {
+    /// A client; `loopback` leaves proxies from the environment out.
+    pub fn new(loopback: bool) -> Result<Self, String> {
         let mut b = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
         if loopback {
             b = b.no_proxy();
         }
         let client = b.build().map_err(|e| format!("cannot build the OAuth HTTP client: {e}"))?;
-        Ok(OAuthHttp { client, timeout })
-    }
-
-    fn bounded(&self, r: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        match self.timeout {
-            Some(t) => r.timeout(t),
-            None => r,
-        }
+        Ok(OAuthHttp { client })
     }
 
     /// GETs a metadata document: `Some` for a 2xx JSON object, `None` for a 4xx (try the
@@ -103,7 +95,7 @@ impl OAuthHttp {
     }
 
     async fn send(&self, r: reqwest::RequestBuilder, url: &Url) -> Result<Answered, String> {
-        let resp = self.bounded(r).send().await.map_err(|e| failure(url, e))?;
+        let resp = r.send().await.map_err(|e| failure(url, e))?;
         let status = resp.status().as_u16();
         let bytes = resp.bytes().await.map_err(|e| failure(url, e))?;
         let json = serde_json::from_slice(&bytes).ok();

@@ -41,7 +41,6 @@ use futures::future::BoxFuture;
 use registration::Registration;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
-use std::time::Duration;
 use token::{Grant, Tokens};
 use url::Url;
 
@@ -172,21 +171,21 @@ fn bearer(access: &str) -> String {
 }
 
 impl Authorizer {
-    /// The authorizer of the endpoint `endpoint`, speaking `protocol_version`'s rules,
-    /// each OAuth request bounded by `timeout`.
-    pub(crate) fn new(
-        config: &OAuthConfig,
-        endpoint: &Url,
-        protocol_version: &str,
-        timeout: Option<Duration>,
-    ) -> Result<Self, TransportError> {
+    /// The authorizer of the endpoint `endpoint`, speaking `protocol_version`'s rules.
+    ///
+    /// Its OAuth requests have no timer of their own: a flow runs inside an MCP request (or
+    /// the handshake, a notification, the GET listener), whose one budget bounds it (SPEC
+    /// §2). A second timer set to the same length, started a discovery later, raced that
+    /// budget: on a machine that woke both at once, the run's error became the token
+    /// request's "timed out" instead of `Request timeout after <t>ms`.
+    pub(crate) fn new(config: &OAuthConfig, endpoint: &Url, protocol_version: &str) -> Result<Self, TransportError> {
         let loopback = discovery::secure(endpoint.as_str()).is_ok() && endpoint.scheme() == "http";
         Ok(Authorizer {
             config: config.clone(),
             endpoint: endpoint.clone(),
             resource: discovery::canonical(endpoint),
             revision: Revision::of(protocol_version),
-            http: http::OAuthHttp::new(timeout, loopback).map_err(TransportError::Config)?,
+            http: http::OAuthHttp::new(loopback).map_err(TransportError::Config)?,
         })
     }
 
