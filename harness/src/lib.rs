@@ -48,6 +48,8 @@
 //! - [`baseline`] — expected-failures baselines, so CI fails only on change.
 //! - [`findings`] — a ready-to-file report per third-party cell that breaks an MCP MUST.
 //! - [`matrix`] — the third-party compatibility matrix (Markdown), from `results.json`.
+//! - [`commands`] — what each subcommand does, from parsed arguments to exit code (the
+//!   binary parses arguments and calls these).
 //!
 //! `report`, `baseline`, `findings` and `matrix` read run results as `mcp_results` only.
 

@@ -26,11 +26,7 @@ const CLEANUP_BOUND: Duration = Duration::from_secs(1);
 
 /// The OAuth authorizer of `url` when the configuration has an authorization client.
 fn authorizer(url: &Url, config: &TransportConfig) -> Result<Option<crate::oauth::Authorizer>, TransportError> {
-    config
-        .oauth
-        .as_ref()
-        .map(|o| crate::oauth::Authorizer::new(o, url, &config.protocol_version))
-        .transpose()
+    config.oauth.as_ref().map(|o| crate::oauth::Authorizer::new(o, url, &config.protocol_version)).transpose()
 }
 
 /// What both HTTP-kind transports keep, whatever their wire shape.
