@@ -200,3 +200,23 @@ export class HeadlessOAuthProvider {
     return callback.params;
   }
 }
+
+/**
+ * Runs `transport.finishAuth(answer)` under `bound` ms: the SDKs put no timeout on its token
+ * request, so the driver ends the step itself (`by: driver`) with the error `fail` makes,
+ * never hanging on a stalled token endpoint.
+ */
+export async function finishAuthWithin(transport, answer, bound, fail) {
+  let timer;
+  const expired = new Promise((_, reject) => {
+    timer = setTimeout(
+      () => reject(fail(`transport.finishAuth did not finish within ${bound}ms (the SDK puts no timeout on its token request)`)),
+      bound,
+    );
+  });
+  try {
+    await Promise.race([transport.finishAuth(answer), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -42,7 +42,7 @@ import {
   trackingFetch,
   transportName,
 } from "../cmd_contract.mjs";
-import { HeadlessOAuthProvider, checkOAuthPlan } from "../headless_oauth.mjs";
+import { HeadlessOAuthProvider, checkOAuthPlan, finishAuthWithin } from "../headless_oauth.mjs";
 
 /** The installed SDK's version, read from its own package.json (its exports map does not list it). */
 const SDK_VERSION = JSON.parse(
@@ -226,19 +226,7 @@ async function sendAuthorized(method, params, options) {
  * a stalled token endpoint.
  */
 async function finishAuthorization(s, transport, callback) {
-  const bound = s.timeoutMs || 60_000;
-  let timer;
-  const expired = new Promise((_, reject) => {
-    timer = setTimeout(
-      () => reject(new DriverError(`transport.finishAuth did not finish within ${bound}ms (the SDK puts no timeout on its token request)`)),
-      bound,
-    );
-  });
-  try {
-    await Promise.race([transport.finishAuth(callback), expired]);
-  } finally {
-    clearTimeout(timer);
-  }
+  await finishAuthWithin(transport, callback, s.timeoutMs || 60_000, (m) => new DriverError(m));
 }
 
 /**

@@ -48,7 +48,7 @@ import {
   trackingFetch,
   transportName,
 } from "../cmd_contract.mjs";
-import { HeadlessOAuthProvider, checkOAuthPlan } from "../headless_oauth.mjs";
+import { HeadlessOAuthProvider, checkOAuthPlan, finishAuthWithin } from "../headless_oauth.mjs";
 
 const SDK_VERSION = createRequire(import.meta.url)("@modelcontextprotocol/sdk/package.json").version;
 /**
@@ -260,19 +260,7 @@ async function finishAuthorization(s, transport, callback) {
     const error = callback.get("error");
     throw new Error(`the authorization server redirected with ${error === null ? "no code" : `error ${error}`}`);
   }
-  const bound = s.timeoutMs || 60_000;
-  let timer;
-  const expired = new Promise((_, reject) => {
-    timer = setTimeout(
-      () => reject(new DriverError(`transport.finishAuth did not finish within ${bound}ms (the SDK puts no timeout on its token request)`)),
-      bound,
-    );
-  });
-  try {
-    await Promise.race([transport.finishAuth(code), expired]);
-  } finally {
-    clearTimeout(timer);
-  }
+  await finishAuthWithin(transport, code, s.timeoutMs || 60_000, (m) => new DriverError(m));
 }
 
 /**
