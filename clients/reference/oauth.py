@@ -64,6 +64,19 @@ BUGS: dict[str, str] = {
     "token-in-query": "sends the access token as the access_token query parameter, not the Authorization header",
     "ignores-challenge-scope": "asks for scopes_supported even when the 401 challenge names the scope",
     "unbounded-step-up": "steps up again on every 403 insufficient_scope, even for scopes already asked for",
+    "openid-appended-before-inserted": "for an issuer with a path, asks the appended openid-configuration before the inserted one",
+    "cimd-without-support": "uses its Client ID Metadata Document URL as the client id where the server does not advertise support",
+    "ignores-cimd-support": "registers dynamically although the server accepts its Client ID Metadata Document",
+    "guesses-register-endpoint": "posts to {origin}/register when the metadata names no registration_endpoint (the 2025-03-26 default, on every revision)",
+    "registers-despite-client-id": "registers dynamically although a pre-registered client id is configured",
+    "authorizes-after-refused-registration": "goes on to authorize with its client name as the client id when registration is refused",
+    "issuer-from-origin-without-resource-metadata": "takes the MCP origin as the authorization server when no protected resource metadata exists (the 2025-03-26 rule, on every revision)",
+    "skips-root-resource-metadata": "asks only the well-known URI at the endpoint's path for the protected resource metadata, never the root one",
+    "treats-2025-06-18-as-2025-03-26": "authorizes by the 2025-03-26 rules on 2025-06-18 (no protected resource metadata)",
+    "ignores-scopes-supported": "asks for the configured scopes where the protected resource metadata lists scopes_supported",
+    "no-step-up": "hands a 403 insufficient_scope to the caller instead of stepping up",
+    "retries-failed-flow": "runs the whole flow a second time when the first fails (a second authorization for one request)",
+    "retries-token-on-5xx": "sends the token request a second time when the token endpoint answers 5xx (replaying a single-use code)",
 }
 #: The planted bug switched on (client.py sets it from --bug).
 BUG: str | None = None
@@ -93,7 +106,7 @@ CURRENT = "2025-11-25"  # both metadata forms, PKCE in the metadata, step-up
 def rules_of(revision: str) -> str:
     if revision >= "2025-11-25":
         return CURRENT
-    if revision >= "2025-06-18":
+    if revision >= "2025-06-18" and not bug("treats-2025-06-18-as-2025-03-26"):
         return RFC8414_ONLY
     return BASE_2025_03
 
@@ -202,6 +215,8 @@ def resource_metadata_urls(endpoint: str) -> list[str]:
     path = urllib.parse.urlsplit(endpoint).path.rstrip("/")
     urls = [f"{base}/.well-known/oauth-protected-resource{path}"] if path else []
     urls.append(f"{base}/.well-known/oauth-protected-resource")
+    if path and bug("skips-root-resource-metadata"):
+        urls.pop()
     if bug("resource-metadata-root-first"):
         urls.reverse()
     return urls
@@ -219,6 +234,8 @@ def server_metadata_urls(issuer: str, rules: str) -> list[str]:
     urls = [f"{base}/.well-known/oauth-authorization-server{path}", f"{base}/.well-known/openid-configuration{path}"]
     if path:
         urls.append(f"{base}{path}/.well-known/openid-configuration")
+    if path and bug("openid-appended-before-inserted"):
+        urls[1], urls[2] = urls[2], urls[1]
     if bug("openid-before-oauth-metadata"):
         urls[0], urls[1] = urls[1], urls[0]
     return urls
@@ -332,6 +349,8 @@ def protected_resource(web: OAuthHttp, endpoint: str, from_challenge: str | None
         if not servers:
             raise AuthorizationFailed("the protected resource metadata lists no authorization_servers")
         return servers[0], strings(doc.get("scopes_supported"))
+    if bug("issuer-from-origin-without-resource-metadata"):
+        return origin_of(endpoint), []
     raise AuthorizationFailed(f"no protected resource metadata (tried {', '.join(urls)})")
 
 
@@ -405,13 +424,17 @@ class Registration:
 def register(web: OAuthHttp, settings: dict[str, Any], redirect_uri: str, server: ServerMetadata) -> Registration:
     """The pages' priority: pre-registered, then a Client ID Metadata Document the server
     accepts, then dynamic registration."""
-    if settings.get("client_id"):
+    if settings.get("client_id") and not bug("registers-despite-client-id"):
         return Registration(settings["client_id"], settings.get("client_secret"))
-    if settings.get("client_metadata_url") and server.client_id_metadata_documents:
+    cimd_accepted = server.client_id_metadata_documents and not bug("ignores-cimd-support") or bug("cimd-without-support")
+    if settings.get("client_metadata_url") and cimd_accepted:
         return Registration(settings["client_metadata_url"])
-    if server.registration_endpoint is None:
+    registration_endpoint = server.registration_endpoint
+    if registration_endpoint is None and bug("guesses-register-endpoint"):
+        registration_endpoint = f"{origin_of(server.authorization_endpoint)}/register"
+    if registration_endpoint is None:
         raise AuthorizationFailed("no client id: the authorization server offers no registration and none is configured")
-    answer = web.post_json(server.registration_endpoint, {
+    answer = web.post_json(registration_endpoint, {
         "client_name": CLIENT_NAME,
         "redirect_uris": [redirect_uri],
         "grant_types": ["authorization_code", "refresh_token"],
@@ -419,6 +442,8 @@ def register(web: OAuthHttp, settings: dict[str, Any], redirect_uri: str, server
         "token_endpoint_auth_method": "none",
         "application_type": "native",
     })
+    if not 200 <= answer.status < 300 and bug("authorizes-after-refused-registration"):
+        return Registration(CLIENT_NAME)
     if not 200 <= answer.status < 300:
         raise AuthorizationFailed(f"dynamic client registration refused: {answer.describe()}")
     client_id = answer.field("client_id")
@@ -505,6 +530,8 @@ def token_request(web: OAuthHttp, endpoint: str, client: Registration, resource:
         answer = web.post_form(endpoint, pairs)
     except AuthorizationFailed as e:
         raise AuthorizationFailed(f"{what} failed: {e}") from None
+    if answer.status >= 500 and bug("retries-token-on-5xx"):
+        answer = web.post_form(endpoint, pairs)
     if not 200 <= answer.status < 300:
         raise AuthorizationFailed(f"{what} was refused: {answer.describe()}")
     if not isinstance(answer.json, dict):
@@ -561,8 +588,17 @@ class Authorizer:
             self.web.leaked_authorization = held
             if status == 401:
                 fresh = self.refresh()
-                return fresh if fresh is not None else self.flow(challenge, None)
+                if fresh is not None:
+                    return fresh
+                try:
+                    return self.flow(challenge, None)
+                except AuthorizationFailed:
+                    if not bug("retries-failed-flow"):
+                        raise
+                    return self.flow(challenge, None)
             if status == 403 and challenge.get("error") == "insufficient_scope" and self.rules == CURRENT:
+                if bug("no-step-up"):
+                    return None
                 asked = set(scopes_of(challenge.get("scope")))
                 already = asked <= self.requested or self.step_ups >= MAX_STEP_UPS
                 if already and not bug("unbounded-step-up"):
@@ -608,7 +644,7 @@ class Authorizer:
             scopes = set(wanted)
         elif from_challenge and not bug("ignores-challenge-scope"):
             scopes = set(from_challenge)
-        elif scopes_supported:
+        elif scopes_supported and not bug("ignores-scopes-supported"):
             scopes = set(scopes_supported)
         else:
             scopes = set(from_challenge or self.settings.get("scopes") or [])

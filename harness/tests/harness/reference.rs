@@ -204,6 +204,85 @@ const VARIANTS: &[Variant] = &[
             "the client sent 3 HTTP request(s) to /authorize, expected 2",
         )
     },
+    v(
+        "openid-appended-before-inserted",
+        "auth/as-metadata-issuer-path-order",
+        "the client sent no HTTP request(s) to /.well-known/openid-configuration/tenant1",
+    ),
+    // The registration priority and the Client ID Metadata Document capability check are
+    // SHOULDs (2025-11-25 basic/authorization, Client Registration Approaches): warnings.
+    Variant {
+        caught_as: Level::Should,
+        ..v(
+            "cimd-without-support",
+            "auth/cimd-unsupported-registers",
+            "the client sent 0 POST request(s) to /register, expected 1",
+        )
+    },
+    Variant {
+        caught_as: Level::Should,
+        ..v(
+            "ignores-cimd-support",
+            "auth/client-id-metadata-document",
+            "the client sent 1 HTTP request(s) to /register, expected 0",
+        )
+    },
+    Variant {
+        caught_as: Level::Should,
+        ..v(
+            "guesses-register-endpoint",
+            "auth/no-registration-no-client",
+            "the client sent 1 HTTP request(s) to /register, expected 0",
+        )
+    },
+    Variant {
+        caught_as: Level::Should,
+        ..v(
+            "registers-despite-client-id",
+            "auth/pre-registered-client",
+            "the client sent 1 HTTP request(s) to /register, expected 0",
+        )
+    },
+    v(
+        "authorizes-after-refused-registration",
+        "auth/registration-refused",
+        "the client sent 1 HTTP request(s) to /authorize, expected 0",
+    ),
+    v(
+        "issuer-from-origin-without-resource-metadata",
+        "auth/resource-metadata-missing-everywhere",
+        "the client sent 1 HTTP request(s) to /.well-known/oauth-authorization-server, expected 0",
+    ),
+    v(
+        "skips-root-resource-metadata",
+        "auth/resource-metadata-path-404-root",
+        "the client sent 0 GET request(s) to /.well-known/oauth-protected-resource, expected 1",
+    ),
+    v(
+        "treats-2025-06-18-as-2025-03-26",
+        "auth/revision-2025-06-18-rfc8414",
+        "the client sent 0 HTTP request(s) to /.well-known/oauth-protected-resource/mcp, expected 1",
+    ),
+    // Scope selection and step-up are SHOULDs (2025-11-25 basic/authorization, Scope
+    // Selection Strategy; Step-Up Authorization Flow): warnings.
+    Variant {
+        caught_as: Level::Should,
+        ..v(
+            "ignores-scopes-supported",
+            "auth/scope-from-scopes-supported",
+            "lacked scope=mcp:resources mcp:tools (one had scope=configured:scope)",
+        )
+    },
+    Variant {
+        caught_as: Level::Should,
+        ..v(
+            "no-step-up",
+            "auth/step-up-insufficient-scope",
+            "0 of the client's /authorize request(s) carried scope=files:read files:write, expected 1",
+        )
+    },
+    v("retries-failed-flow", "auth/token-endpoint-400", "the client sent 2 HTTP request(s) to /authorize, expected 1"),
+    v("retries-token-on-5xx", "auth/token-endpoint-500", "the client sent 2 POST request(s) to /token, expected 1"),
 ];
 
 const fn v(bug: &'static str, scenario: &'static str, message: &'static str) -> Variant {
