@@ -84,7 +84,7 @@ for spec in "${targets[@]}"; do
     # snapshots are neither compared nor written.
     "$harness" run "$scenarios" --target "$arg" -j "$jobs" --reports "$dir" --quiet --no-snapshots >"$dir.log" 2>&1 || true
     [[ -f "$dir/results.json" ]] || { echo "run $i wrote no results (see $dir.log)"; status=1; continue; }
-    echo "run $i: $(tail -n 1 "$dir.log") ($(( ($(date +%s%N) - start) / 1000000 )) ms)"
+    echo "run $i: $(grep -E '^[0-9]+ passed, ' "$dir.log" | tail -n 1) ($(( ($(date +%s%N) - start) / 1000000 )) ms)"
   done
   python3 soak/compare.py "$out/$t" || status=1
   # Runs the machine starved, re-run and settled or found flaky (the harness's own view).
