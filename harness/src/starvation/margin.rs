@@ -16,8 +16,20 @@ use std::time::Duration;
 /// library's real races keep 250 ms apart (`harness/tests/harness/margins.rs`).
 pub const FLOOR: Duration = Duration::from_millis(100);
 
-/// The scenario's timing margin (at least [`FLOOR`]).
-pub fn of(scenario: &Scenario) -> Duration {
+/// A scenario's two limits on a run's lag, each at least [`FLOOR`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Margins {
+    /// The timing margin: the smallest gap between two times the scenario names, or between
+    /// one and zero or the deadline.
+    pub timing: Duration,
+    /// The room a plan has before its deadline: the deadline less the longest time the
+    /// scenario names. What a run the deadline ended is held to: a lag shorter than this
+    /// could not have kept its plan from finishing.
+    pub slack: Duration,
+}
+
+/// The scenario's margins (one walk over its times).
+pub fn of(scenario: &Scenario) -> Margins {
     let mut times = Vec::new();
     if let Ok(value) = serde_json::to_value(scenario) {
         collect(&value, false, &mut times);
@@ -35,19 +47,11 @@ pub fn of(scenario: &Scenario) -> Duration {
             }
         }
     }
-    Duration::from_millis(margin).max(FLOOR)
-}
-
-/// The room a plan has before its deadline: the deadline less the longest time the scenario
-/// names (at least [`FLOOR`]). What a run the deadline ended is held to: a lag shorter than
-/// this could not have kept its plan from finishing.
-pub fn slack(scenario: &Scenario) -> Duration {
-    let mut times = Vec::new();
-    if let Ok(value) = serde_json::to_value(scenario) {
-        collect(&value, false, &mut times);
+    let longest = times.iter().copied().max().unwrap_or(0);
+    Margins {
+        timing: Duration::from_millis(margin).max(FLOOR),
+        slack: Duration::from_millis(deadline.saturating_sub(longest)).max(FLOOR),
     }
-    let longest = times.into_iter().max().unwrap_or(0);
-    Duration::from_millis(scenario.deadline_ms.saturating_sub(longest)).max(FLOOR)
 }
 
 /// Every positive number under a key named `ms` or ending in `_ms` (but the deadline, which
@@ -84,7 +88,7 @@ mod tests {
             "  - op: expect\n    method: tools/list\n  - op: delay\n    ms: 700\n  - op: reply\n    result: {\"tools\": []}\n",
         );
         // 300 against 700 is 400; 300 against zero is 300; 700 against the 2000 deadline, 1300.
-        assert_eq!(of(&s), Duration::from_millis(300));
+        assert_eq!(of(&s).timing, Duration::from_millis(300));
     }
 
     #[test]
@@ -93,12 +97,12 @@ mod tests {
             "  - op: connect\n  - op: request\n    method: tools/list\n",
             "  - op: expect\n    method: tools/list\n  - op: reply\n    result: {\"tools\": []}\n",
         );
-        assert_eq!(of(&plain), Duration::from_millis(2000));
+        assert_eq!(of(&plain).timing, Duration::from_millis(2000));
         let close = scenario(
             "  - op: connect\n  - op: request\n    method: tools/list\n    timeout_ms: 300\n",
             "  - op: expect\n    method: tools/list\n  - op: delay\n    ms: 310\n  - op: reply\n    result: {\"tools\": []}\n",
         );
-        assert_eq!(of(&close), FLOOR);
-        assert_eq!(slack(&close), Duration::from_millis(2000 - 310));
+        assert_eq!(of(&close).timing, FLOOR);
+        assert_eq!(of(&close).slack, Duration::from_millis(2000 - 310));
     }
 }

@@ -6,7 +6,7 @@
 //! quarter of the pass's parallelism ([`RERUN_DIVISOR`]; one at a time in the cores' count
 //! for a lone `run_one`), so the re-runs meet less contention than the runs they check —
 //! until an attempt is not starved (at most [`MAX_RERUNS`]). A run the deadline ended is
-//! held to the deadline's slack instead ([`margin::slack`]): a lag shorter than the room the
+//! held to the deadline's slack instead ([`margin::Margins::slack`]): a lag shorter than the room the
 //! plan had left cannot have made it hang. The attempt the
 //! machine did not starve is the evidence: when it gives the first attempt's verdict, that
 //! verdict stands (as the last attempt reports it); when it differs — or, with every attempt
@@ -65,11 +65,15 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Measured>,
 {
-    let (margin, slack) = (margin::of(scenario), margin::slack(scenario));
-    let limit = |m: &Measured| if m.hung { slack } else { margin };
     let first = attempt().await;
     let lag = first.lag + injected(scenario);
-    if lag <= limit(&first) || !is_verdict(first.result.status) {
+    // Both limits are at least the floor: below it no run needs its scenario walked.
+    if lag <= margin::FLOOR || !is_verdict(first.result.status) {
+        return first.result;
+    }
+    let margins = margin::of(scenario);
+    let limit = |m: &Measured| if m.hung { margins.slack } else { margins.timing };
+    if lag <= limit(&first) {
         return first.result;
     }
     let mut attempts = vec![summary(&first.result, lag)];
@@ -93,10 +97,10 @@ where
         _ => attempts.windows(2).any(|w| verdict(&w[0]) != verdict(&w[1])),
     };
     if differs {
-        last.reason = Some(flaky_reason(&attempts, margin));
+        last.reason = Some(flaky_reason(&attempts, margins.timing));
         last.status = Status::FlakyUnderLoad;
     }
-    last.load = Some(Load { margin_ms: margin.as_millis() as u64, attempts });
+    last.load = Some(Load { margin_ms: margins.timing.as_millis() as u64, attempts });
     last
 }
 
