@@ -1,6 +1,8 @@
 # The two commands a newcomer needs: `make run` and `make test`. See README.md.
 CARGO ?= cargo
-HARNESS := target/debug/mcp-harness
+## Where cargo builds: $CARGO_TARGET_DIR when set, else target/ under the project.
+BUILD_DIR := $(or $(CARGO_TARGET_DIR),target)
+HARNESS := $(BUILD_DIR)/debug/mcp-harness
 SCENARIOS ?= scenarios
 
 .PHONY: run test soak bench fmt lint schema build validate validate-one baselines baseline-one clients reference conformance nextest-check nginx fuzz mutants dist dist-check
@@ -79,7 +81,7 @@ baseline-one:
 conformance:
 	bash conformance/install.sh
 	$(CARGO) build -p mcp-client
-	conformance/node_modules/.bin/node conformance/run.mjs --client target/debug/mcp-client --reports reports/conformance
+	conformance/node_modules/.bin/node conformance/run.mjs --client $(BUILD_DIR)/debug/mcp-client --reports reports/conformance
 
 ## Run every test: unit tests, the scenario library (one test per scenario file), CLI tests.
 test: nginx
@@ -144,7 +146,7 @@ DIST_PROFILE ?= release
 DIST_DIR ?= target/dist
 dist:
 	$(CARGO) build $(if $(filter release,$(DIST_PROFILE)),--release) -p mcp-harness -p mcp-mock
-	python3 dist/pack.py --bin-dir target/$(DIST_PROFILE) --out $(DIST_DIR)
+	python3 dist/pack.py --bin-dir $(BUILD_DIR)/$(DIST_PROFILE) --out $(DIST_DIR)
 
 ## Install the packages offline, each into a fresh project or venv with no Rust toolchain on
 ## PATH, and run the embedded library's quick pass against the reference client through the

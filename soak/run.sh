@@ -9,7 +9,7 @@
 #
 # Environment: SOAK_RUNS (default 20), SOAK_JOBS (default 2 × cores), SOAK_HOG (default 1:
 # one busy loop per core during the runs; 0 for none), SOAK_DIR (default reports/soak),
-# SCENARIOS (default scenarios), HARNESS (default target/debug/mcp-harness).
+# SCENARIOS (default scenarios), HARNESS (default $CARGO_TARGET_DIR/debug/mcp-harness, else target/debug/mcp-harness).
 #
 # SOAK_PROFILE=heavy: about 8× CPU oversubscription, what a shared CI runner can look like —
 # a busy loop per core, 4 × cores runs at once (each a mock process, and for a driver a
@@ -30,7 +30,7 @@ esac
 make_tests="${SOAK_MAKE_TEST:-0}"
 out="${SOAK_DIR:-reports/soak}"
 scenarios="${SCENARIOS:-scenarios}"
-harness="${HARNESS:-target/debug/mcp-harness}"
+harness="${HARNESS:-${CARGO_TARGET_DIR:-target}/debug/mcp-harness}"
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=(bundled)
 
