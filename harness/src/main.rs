@@ -268,12 +268,6 @@ enum Command {
     /// pins the client's (scenarios/README.md "From a field bug to a scenario").
     #[command(after_help = RECORD_HELP)]
     Record(RecordArgs),
-    /// Review pending snapshots (`.snap.new`, left by a changed transcript or by the first
-    /// run of a failing scenario): each as a diff against the accepted one, then accept
-    /// (it replaces the `.snap`), reject (it is deleted) or skip. On a terminal it asks; with
-    /// `--accept` / `--reject` it does that to every one without asking; otherwise it lists
-    /// them. Exit 0 when none is left pending, 1 when some are (a CI check), 2 on an error.
-    #[command(after_help = REVIEW_EXAMPLES)]
     /// Join the reports folders of a partitioned run's shards (`run --partition k/n`) into
     /// one report: index.html, summary.md, results.json, junit.xml, and one baseline
     /// comparison. Exit codes as for `run`.
@@ -293,6 +287,12 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Review pending snapshots (`.snap.new`, left by a changed transcript or by the first
+    /// run of a failing scenario): each as a diff against the accepted one, then accept
+    /// (it replaces the `.snap`), reject (it is deleted) or skip. On a terminal it asks; with
+    /// `--accept` / `--reject` it does that to every one without asking; otherwise it lists
+    /// them. Exit 0 when none is left pending, 1 when some are (a CI check), 2 on an error.
+    #[command(after_help = REVIEW_EXAMPLES)]
     Review {
         /// Scenario files or folders to look under.
         #[arg(default_value = "scenarios")]

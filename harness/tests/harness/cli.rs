@@ -398,6 +398,31 @@ fn every_subcommand_has_help_with_defaults_and_examples() {
     harness().arg("--help").assert().code(0).stdout(predicate::str::contains("with\n     --keep-going"));
 }
 
+/// Each subcommand's help opens with its own description: a doc comment left above the wrong
+/// variant once gave `merge --help` the text of `review` and `review` none.
+#[test]
+fn each_subcommand_help_opens_with_its_own_description() {
+    let out = harness().arg("--help").output().expect("runs");
+    let top = String::from_utf8_lossy(&out.stdout).into_owned();
+    let listed = top.split("Commands:").nth(1).and_then(|s| s.split("Options:").next()).expect("a Commands section");
+    let mut seen = 0;
+    for line in listed.lines() {
+        let Some((sub, about)) = line.strip_prefix("  ").and_then(|l| l.split_once(char::is_whitespace)) else {
+            continue;
+        };
+        // `mock --help` is the mock binary's own help (the subcommand hands it over).
+        if sub.is_empty() || sub == "help" || sub == "mock" {
+            continue;
+        }
+        let first_words: String = about.split_whitespace().take(4).collect::<Vec<_>>().join(" ");
+        let own = harness().args([sub, "--help"]).output().expect("runs");
+        let own = String::from_utf8_lossy(&own.stdout).split_whitespace().take(4).collect::<Vec<_>>().join(" ");
+        assert_eq!(own, first_words, "`mcp-harness {sub} --help` opens with another description");
+        seen += 1;
+    }
+    assert!(seen >= 10, "only {seen} subcommands listed in:\n{top}");
+}
+
 /// A client that never met the scenario's fault is not exercised: shown apart, never a pass,
 /// and it fails the exit code.
 #[test]
