@@ -77,6 +77,8 @@ BUGS: dict[str, str] = {
     "no-step-up": "hands a 403 insufficient_scope to the caller instead of stepping up",
     "retries-failed-flow": "runs the whole flow a second time when the first fails (a second authorization for one request)",
     "retries-token-on-5xx": "sends the token request a second time when the token endpoint answers 5xx (replaying a single-use code)",
+    "ignores-state": "takes the code from a redirect whose state is not the one it sent",
+    "accepts-missing-state": "verifies the redirect's state only when there is one (a redirect with no state is taken)",
 }
 #: The planted bug switched on (client.py sets it from --bug).
 BUG: str | None = None
@@ -503,7 +505,10 @@ def code_from(redirect: str, redirect_uri: str, state: str, issuer: str, iss_req
     if "error" in params:
         detail = f" ({params['error_description']})" if "error_description" in params else ""
         raise AuthorizationFailed(f"the authorization server refused: {params['error']}{detail}")
-    if params.get("state") != state:
+    returned = params.get("state")
+    if returned is None and bug("accepts-missing-state"):
+        returned = state
+    if returned != state and not bug("ignores-state"):
         raise AuthorizationFailed("the redirect's state is not the one sent: the answer is discarded")
     if not params.get("code"):
         raise AuthorizationFailed("the redirect carries no code")

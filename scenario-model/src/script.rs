@@ -620,6 +620,24 @@ pub mod step {
         Absent,
     }
 
+    /// The `state` the mock's `/authorize` redirect carries back with the code.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum ReturnedState {
+        /// The one the authorization request sent (OAuth 2.1 §4.1.2).
+        #[default]
+        Echo,
+        /// Another value: an authorization response that answers some other request (the
+        /// cross-site request forgery `state` exists to catch).
+        Altered,
+        /// None, although the request sent one.
+        Omitted,
+    }
+
+    fn is_echo(state: &ReturnedState) -> bool {
+        *state == ReturnedState::Echo
+    }
+
     /// A fault of the mock's token endpoint.
     #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -700,6 +718,10 @@ pub mod step {
         /// `/authorize` redirects here instead of the client's `redirect_uri` (`{origin}`,
         /// `{port}` expand): a redirect the client never registered.
         pub redirect_to: Option<String>,
+        /// The `state` the `/authorize` redirect carries back with its code (default `echo`:
+        /// the request's; `altered` or `omitted`: a response the client must discard).
+        #[serde(default, skip_serializing_if = "is_echo")]
+        pub returned_state: ReturnedState,
         /// `/authorize` adds `iss` with this value to its redirect and the metadata says
         /// `authorization_response_iss_parameter_supported: true` (RFC 9207); `{issuer}` is
         /// the real issuer, `{origin}` expands.

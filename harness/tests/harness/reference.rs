@@ -283,6 +283,17 @@ const VARIANTS: &[Variant] = &[
     },
     v("retries-failed-flow", "auth/token-endpoint-400", "the client sent 2 HTTP request(s) to /authorize, expected 1"),
     v("retries-token-on-5xx", "auth/token-endpoint-500", "the client sent 2 POST request(s) to /token, expected 1"),
+    // "MCP clients SHOULD use and verify state parameters … and discard any results that do
+    // not include or have a mismatch with the original state" (2025-11-25 basic/authorization,
+    // Open Redirection): warnings.
+    Variant {
+        caught_as: Level::Should,
+        ..v("ignores-state", "auth/state-altered-discarded", "the client sent 1 HTTP request(s) to /token, expected 0")
+    },
+    Variant {
+        caught_as: Level::Should,
+        ..v("accepts-missing-state", "auth/state-omitted-discarded", "the client sent 1 HTTP request(s) to /token, expected 0")
+    },
 ];
 
 const fn v(bug: &'static str, scenario: &'static str, message: &'static str) -> Variant {

@@ -3,10 +3,12 @@
 //! server, no page for a person, so a host's callback (or a test) just follows the `302`.
 //! An unknown client or a redirect URI it never registered is refused with a `400` and no
 //! redirect (RFC 6749 §4.1.2.1); other errors go back in the redirect (`error=…`). PKCE is
-//! required whenever the metadata advertises it, with a method it lists.
+//! required whenever the metadata advertises it, with a method it lists. `returned_state` can
+//! make the redirect carry another `state`, or none (a response the client must discard).
 
 use super::{Answer, AuthServer, Code, WHY, params, scopes};
 use crate::sync::lock;
+use mcp_scenario::script::step::ReturnedState;
 use std::collections::BTreeSet;
 
 impl AuthServer {
@@ -88,7 +90,16 @@ impl AuthServer {
             Some(t) => self.expand(t),
             None => redirect_uri.to_string(),
         };
-        self.redirect(&target, &[("code", &code)], state, "authorized")
+        let altered;
+        let returned = match self.config.returned_state {
+            ReturnedState::Echo => state,
+            ReturnedState::Omitted => None,
+            ReturnedState::Altered => {
+                altered = format!("not-{}", state.unwrap_or_default());
+                Some(altered.as_str())
+            }
+        };
+        self.redirect(&target, &[("code", &code)], returned, "authorized")
     }
 
     /// A `302` to `target` with `pairs`, the `state` and (when configured) `iss` added.

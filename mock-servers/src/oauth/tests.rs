@@ -178,3 +178,24 @@ fn registration_and_token_faults() {
         is_oauth_path("/token?x") && is_oauth_path("/t/.well-known/openid-configuration") && !is_oauth_path("/mcp")
     );
 }
+
+#[test]
+fn the_redirect_can_carry_another_state_or_none() {
+    use mcp_scenario::script::step::ReturnedState;
+    let returned = |returned_state: ReturnedState| {
+        let s = AuthServer::new(AuthorizationServer { returned_state, ..conformant() }, ORIGIN);
+        let reg = s.handle("POST", "/register", br#"{"redirect_uris":["http://127.0.0.1/cb"]}"#).expect("register");
+        let client = body(&reg)["client_id"].as_str().expect("client_id").to_string();
+        let q = format!(
+            "/authorize?response_type=code&client_id={client}&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcb&code_challenge={CHALLENGE}&code_challenge_method=S256&state=s1"
+        );
+        let auth = s.handle("GET", &q, b"").expect("authorize");
+        let location = url::Url::parse(header(&auth, "location")).expect("location");
+        let pairs: std::collections::BTreeMap<_, _> = location.query_pairs().into_owned().collect();
+        assert!(pairs.contains_key("code"), "{pairs:?}");
+        pairs.get("state").cloned()
+    };
+    assert_eq!(returned(ReturnedState::Echo).as_deref(), Some("s1"));
+    assert_eq!(returned(ReturnedState::Altered).as_deref(), Some("not-s1"));
+    assert_eq!(returned(ReturnedState::Omitted), None);
+}
