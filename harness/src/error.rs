@@ -13,12 +13,36 @@ pub enum HarnessError {
         "unknown target {0:?}: use bundled, bundled:stdio, bundled:http, bundled:legacy-sse, cmd:\"<command line>\" or cmd+persistent:\"<command line>\""
     )]
     UnknownTarget(String),
-    /// A scenario file failed to load (the message names file:line:column and the field).
+    /// A scenario file cannot be read or is malformed (the message names file:line:column
+    /// and the field).
     #[error(transparent)]
-    Scenario(#[from] mcp_mock::MockError),
-    /// A scenario's check is invalid (the message names file:line:column and the field).
+    Scenario(#[from] mcp_scenario::ScenarioError),
+    /// The mock could not serve, record or bind (the message says what and what to do).
     #[error(transparent)]
-    Check(#[from] mcp_scenario::ScenarioError),
+    Mock(mcp_mock::MockError),
+    /// `record` options that cannot work (the message says what to write instead).
+    #[error("{0}")]
+    RecordOptions(String),
+    /// `explain <name>` found no scenario file by that path or name.
+    #[error("no scenario file {given:?} and no scenario named {given:?} under {}{hint}", .dir.display())]
+    ScenarioNotFound {
+        /// The name or path as given.
+        given: String,
+        /// Where it was looked for.
+        dir: PathBuf,
+        /// `; did you mean …?`, or how to search.
+        hint: String,
+    },
+    /// `explain <name>` found several scenario files of that name.
+    #[error("{} scenarios are named {given:?} under {}: {}; give the file's path", .paths.len(), .dir.display(), .paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    AmbiguousScenario {
+        /// The name as given.
+        given: String,
+        /// Where it was looked for.
+        dir: PathBuf,
+        /// The files of that name.
+        paths: Vec<PathBuf>,
+    },
     /// Scenarios were found, but the filters left none.
     #[error(
         "none of the {0} scenarios matches the filters (--filter, --transport, --revision, --tag): `mcp-harness list` with the same filters shows what they select"
@@ -69,6 +93,16 @@ pub enum HarnessError {
         /// The OS error.
         source: std::io::Error,
     },
+}
+
+/// A scenario the mock could not load is a scenario error, whichever loader met it first.
+impl From<mcp_mock::MockError> for HarnessError {
+    fn from(e: mcp_mock::MockError) -> Self {
+        match e {
+            mcp_mock::MockError::Scenario(e) => HarnessError::Scenario(e),
+            e => HarnessError::Mock(e),
+        }
+    }
 }
 
 impl HarnessError {

@@ -1,13 +1,14 @@
 //! `mcp-harness`: a thin binary over the `mcp_harness` library. See `mcp-harness --help`.
 
 use clap::{Args, Parser, Subcommand};
+use mcp_harness::commands::browse;
 use mcp_harness::commands::check_record::check_record;
 use mcp_harness::commands::review::review;
 use mcp_harness::commands::run::{Baselines, How, Judging, merge, run};
-use mcp_harness::commands::{Format, emit, find_scenario, library_or};
+use mcp_harness::commands::{Format, emit};
 use mcp_harness::partition::{self, Partition};
-use mcp_harness::select::{self, Selection};
-use mcp_harness::{HarnessError, discover, explain, library, snapshot};
+use mcp_harness::select::Selection;
+use mcp_harness::{HarnessError, snapshot};
 use mcp_scenario::{Revision, TransportName};
 use std::path::PathBuf;
 
@@ -424,102 +425,26 @@ fn main() {
             };
             let selection = selection(filter, false, filters);
             let how = How { fail_fast, keep_going, format, quiet, partition };
-            match run(paths, &target, jobs, judging, &selection, reports, how, baselines) {
-                Ok(code) => code,
-                Err(errors) => {
-                    for e in &errors {
-                        eprintln!("mcp-harness: {e}");
-                    }
-                    errors.first().map(HarnessError::exit_code).unwrap_or(2)
-                }
-            }
+            report("mcp-harness", run(paths, &target, jobs, judging, &selection, reports, how, baselines))
         }
         Command::List { paths, text, filters } => {
-            let selection = selection(text, true, filters);
-            match library_or(paths)
-                .and_then(|p| discover::scenario_files(&p))
-                .map_err(|e| vec![e])
-                .and_then(|f| discover::load_all(&f))
-            {
-                Ok(loaded) => match selection.unknown_tag(&loaded) {
-                    Some(e) => {
-                        eprintln!("mcp-harness: {e}");
-                        2
-                    }
-                    None => {
-                        let shown: Vec<_> = loaded.iter().filter(|(p, s)| selection.matches(p, s)).collect();
-                        let lines: String = shown.iter().map(|(p, s)| select::line(p, s) + "\n").collect();
-                        emit(&lines);
-                        eprintln!("{} of {} scenarios", shown.len(), loaded.len());
-                        0
-                    }
-                },
-                Err(errors) => {
-                    for e in &errors {
-                        eprintln!("mcp-harness: {e}");
-                    }
-                    2
-                }
-            }
+            report("mcp-harness", browse::list(paths, &selection(text, true, filters)))
         }
-        Command::Explain { scenario, dir } => match library_or(dir.into_iter().collect())
-            .map_err(|e| e.to_string())
-            .and_then(|dirs| find_scenario(&scenario, &dirs[0]))
-        {
-            Ok(path) => match mcp_harness::load(&path) {
-                Ok(loaded) => {
-                    emit(&explain::explain(&path, &loaded));
+        Command::Explain { scenario, dir } => report("mcp-harness", browse::explain(&scenario, dir)),
+        Command::Check { paths } => report("mcp-harness", browse::check(paths)),
+        Command::CheckRecord { scenario, recording, transport, strict } => report(
+            "mcp-harness",
+            check_record(&scenario, &recording, transport.as_deref(), strict).map_err(|e| vec![e]),
+        ),
+        Command::Matrix { dir } => report(
+            "mcp-harness",
+            mcp_harness::matrix::write(&dir)
+                .map(|clients| {
+                    println!("wrote {} and README.md for {} clients", dir.display(), clients.len());
                     0
-                }
-                Err(e) => {
-                    eprintln!("mcp-harness: {e}");
-                    2
-                }
-            },
-            Err(message) => {
-                eprintln!("mcp-harness: {message}");
-                2
-            }
-        },
-        Command::Check { paths } => {
-            let embedded = paths.is_empty();
-            match library_or(paths)
-                .and_then(|p| discover::scenario_files(&p))
-                .map_err(|e| vec![e])
-                .and_then(|f| discover::load_all(&f))
-            {
-                Ok(loaded) => {
-                    let whose = if embedded { format!(" ({})", library::NAME) } else { String::new() };
-                    println!("{} scenario files are valid{whose}", loaded.len());
-                    0
-                }
-                Err(errors) => {
-                    for e in &errors {
-                        eprintln!("mcp-harness: {e}");
-                    }
-                    2
-                }
-            }
-        }
-        Command::CheckRecord { scenario, recording, transport, strict } => {
-            match check_record(&scenario, &recording, transport.as_deref(), strict) {
-                Ok(code) => code,
-                Err(e) => {
-                    eprintln!("mcp-harness: {e}");
-                    e.exit_code()
-                }
-            }
-        }
-        Command::Matrix { dir } => match mcp_harness::matrix::write(&dir) {
-            Ok(clients) => {
-                println!("wrote {} and README.md for {} clients", dir.display(), clients.len());
-                0
-            }
-            Err(e) => {
-                eprintln!("mcp-harness: {e}");
-                2
-            }
-        },
+                })
+                .map_err(|e| vec![e]),
+        ),
         Command::Schema => {
             emit(&mcp_scenario::schema::schema_json());
             0
@@ -529,40 +454,19 @@ fn main() {
             0
         }
         Command::Mock => unreachable_mock(),
-        Command::Record(args) => record(args),
+        Command::Record(args) => report("mcp-harness record", record(args)),
         Command::Review { paths, accept, reject } => review(&paths, accept, reject),
-        Command::Scenarios(ScenariosCommand::Export { dir, force }) => match library::export(&dir, force) {
-            Ok(n) => {
-                println!(
-                    "wrote {n} files of {} ({} scenarios) to {}: run them with `mcp-harness run {}`",
-                    library::NAME,
-                    library::scenario_count(),
-                    dir.display(),
-                    dir.display()
-                );
-                0
-            }
-            Err(e) => {
-                eprintln!("mcp-harness scenarios export: {e}");
-                2
-            }
-        },
+        Command::Scenarios(ScenariosCommand::Export { dir, force }) => {
+            report("mcp-harness scenarios export", browse::export(&dir, force))
+        }
         Command::Merge { shards, reports, expected_failures, quiet } => {
-            match merge(&shards, reports, expected_failures, quiet) {
-                Ok(code) => code,
-                Err(errors) => {
-                    for e in &errors {
-                        eprintln!("mcp-harness merge: {e}");
-                    }
-                    2
-                }
-            }
+            report("mcp-harness merge", merge(&shards, reports, expected_failures, quiet))
         }
     };
     std::process::exit(code);
 }
 
-fn record(args: RecordArgs) -> i32 {
+fn record(args: RecordArgs) -> Result<i32, Vec<HarnessError>> {
     use mcp_harness::record;
     let opts = record::Options {
         out: args.out,
@@ -574,11 +478,18 @@ fn record(args: RecordArgs) -> i32 {
         (Some(upstream), Some(listen)) => record::run_http(&opts, &upstream, &listen),
         _ => record::run_stdio(&opts, &args.command),
     };
+    result.map_err(|e| vec![e])
+}
+
+/// A command's exit code, or its errors on stderr (each after `prefix`) and theirs.
+fn report(prefix: &str, result: Result<i32, Vec<HarnessError>>) -> i32 {
     match result {
         Ok(code) => code,
-        Err(e) => {
-            eprintln!("mcp-harness record: {e}");
-            2
+        Err(errors) => {
+            for e in &errors {
+                eprintln!("{prefix}: {e}");
+            }
+            errors.first().map(HarnessError::exit_code).unwrap_or(2)
         }
     }
 }

@@ -7,7 +7,10 @@
 //! - [`run`] — `run` and `merge`: load, select, run, judge by the baseline, report, exit code.
 //! - [`review`](mod@review) — `review`: pending snapshots accepted or rejected.
 //! - [`check_record`](mod@check_record) — `check-record`: a host's recording judged.
+//! - [`browse`] — `list`, `explain`, `check`, `scenarios export`: the library
+//!   read, not run.
 
+pub mod browse;
 pub mod check_record;
 pub mod review;
 pub mod run;
@@ -38,25 +41,23 @@ pub fn library_or(paths: Vec<PathBuf>) -> Result<Vec<PathBuf>, HarnessError> {
 }
 
 /// The file `explain` means: the path as given, or `<name>.yaml` somewhere under `dir`.
-pub fn find_scenario(given: &str, dir: &Path) -> Result<PathBuf, String> {
+pub fn find_scenario(given: &str, dir: &Path) -> Result<PathBuf, HarnessError> {
     let path = PathBuf::from(given);
     if path.is_file() {
         return Ok(path);
     }
-    let files = discover::scenario_files(&[dir.to_path_buf()]).map_err(|e| e.to_string())?;
+    let files = discover::scenario_files(&[dir.to_path_buf()])?;
     let stem = |p: &PathBuf| p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let found: Vec<&PathBuf> = files.iter().filter(|p| stem(p) == given).collect();
     match found.as_slice() {
         [one] => return Ok((*one).clone()),
         [] => {}
         many => {
-            let listed: Vec<String> = many.iter().map(|p| p.display().to_string()).collect();
-            return Err(format!(
-                "{} scenarios are named {given:?} under {}: {}; give the file's path",
-                many.len(),
-                dir.display(),
-                listed.join(", ")
-            ));
+            return Err(HarnessError::AmbiguousScenario {
+                given: given.to_string(),
+                dir: dir.to_path_buf(),
+                paths: many.iter().map(|p| (*p).clone()).collect(),
+            });
         }
     }
     let mut near: Vec<(usize, String)> =
@@ -66,5 +67,5 @@ pub fn find_scenario(given: &str, dir: &Path) -> Result<PathBuf, String> {
         Some((_, name)) => format!("; did you mean `{name}`?"),
         None => " (`mcp-harness list --text <word>` finds scenarios by name or summary)".into(),
     };
-    Err(format!("no scenario file {given:?} and no scenario named {given:?} under {}{hint}", dir.display()))
+    Err(HarnessError::ScenarioNotFound { given: given.to_string(), dir: dir.to_path_buf(), hint })
 }

@@ -15,6 +15,7 @@ pub mod scenario_file;
 pub mod secrets;
 pub mod stdio;
 
+use crate::error::HarnessError;
 use std::path::{Path, PathBuf};
 
 /// What `record` was asked to do.
@@ -30,28 +31,12 @@ pub struct Options {
     pub append: bool,
 }
 
-/// Why a recording could not be made or written.
-#[derive(Debug, thiserror::Error)]
-pub enum RecordError {
-    /// Bad options; the message says what to write instead.
-    #[error("{0}")]
-    Usage(String),
-    /// Starting the server, relaying, reading or writing files.
-    #[error("{context}: {source}")]
-    Io {
-        /// What was being done.
-        context: String,
-        /// The OS error.
-        source: std::io::Error,
-    },
-}
-
 /// The scenario name `out` gives (its stem), if it is a valid one.
-pub fn scenario_name(out: &Path) -> Result<String, RecordError> {
+pub fn scenario_name(out: &Path) -> Result<String, HarnessError> {
     let stem = out.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
     let valid = !stem.is_empty() && stem.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
     if out.extension().is_none_or(|e| e != "yaml") || !valid {
-        return Err(RecordError::Usage(format!(
+        return Err(HarnessError::RecordOptions(format!(
             "--out {}: write a .yaml file whose name is lowercase letters, digits and '-' (the scenario's name), e.g. --out scenarios/regressions/my-bug.yaml",
             out.display()
         )));
@@ -60,30 +45,30 @@ pub fn scenario_name(out: &Path) -> Result<String, RecordError> {
 }
 
 /// Checks the options before anything starts, so a typo never costs a session.
-pub fn check_options(opts: &Options) -> Result<(String, secrets::Secrets), RecordError> {
+pub fn check_options(opts: &Options) -> Result<(String, secrets::Secrets), HarnessError> {
     let name = scenario_name(&opts.out)?;
     if !(opts.speed.is_finite() && opts.speed > 0.0) {
-        return Err(RecordError::Usage(format!(
+        return Err(HarnessError::RecordOptions(format!(
             "--speed {}: give a positive number (2 replays delays twice as fast)",
             opts.speed
         )));
     }
-    let secrets = secrets::Secrets::new(&opts.redact_patterns).map_err(RecordError::Usage)?;
+    let secrets = secrets::Secrets::new(&opts.redact_patterns)?;
     Ok((name, secrets))
 }
 
 /// Writes the scenario (and the capture beside it) for `connection`, after the earlier
 /// connections of the recording when appending.
-pub fn write(opts: &Options, name: &str, connection: capture::ConnectionCapture) -> Result<(), RecordError> {
+pub fn write(opts: &Options, name: &str, connection: capture::ConnectionCapture) -> Result<(), HarnessError> {
     let capture_file = capture::capture_path(&opts.out);
     let mut connections = Vec::new();
     if opts.append && capture_file.exists() {
-        connections = capture::read(&capture_file).map_err(RecordError::Usage)?;
+        connections = capture::read(&capture_file).map_err(HarnessError::RecordOptions)?;
     }
     connections.push(connection);
     let io = |what: &Path| {
         let what = what.display().to_string();
-        move |source| RecordError::Io { context: format!("writing {what}"), source }
+        move |source| HarnessError::Io { context: format!("writing {what}"), source }
     };
     std::fs::write(&capture_file, capture::render(&connections)).map_err(io(&capture_file))?;
     let o = scenario_file::Options { name: name.to_owned(), speed: opts.speed };
@@ -98,19 +83,19 @@ pub fn write(opts: &Options, name: &str, connection: capture::ConnectionCapture)
 
 /// `record --out F -- <server command…>`: relays until the server exits, writes the
 /// scenario; returns the exit code (the server's).
-pub fn run_stdio(opts: &Options, command: &[String]) -> Result<i32, RecordError> {
+pub fn run_stdio(opts: &Options, command: &[String]) -> Result<i32, HarnessError> {
     let (name, secrets) = check_options(opts)?;
     if command.is_empty() {
-        return Err(RecordError::Usage(
+        return Err(HarnessError::RecordOptions(
             "no server command: put it after `--`, e.g. mcp-harness record --out my-bug.yaml -- python3 server.py"
                 .into(),
         ));
     }
     let runtime = tokio::runtime::Runtime::new()
-        .map_err(|source| RecordError::Io { context: "starting the runtime".into(), source })?;
+        .map_err(|source| HarnessError::Io { context: "starting the runtime".into(), source })?;
     let (mut capture, code) = runtime
         .block_on(stdio::record(command, secrets))
-        .map_err(|source| RecordError::Io { context: "recording".into(), source })?;
+        .map_err(|source| HarnessError::Io { context: "recording".into(), source })?;
     // The command line may carry a credential too (`--api-key …`).
     if let Ok(mut s) = secrets::Secrets::new(&opts.redact_patterns) {
         capture.source = s.text(&capture.source);
@@ -122,15 +107,15 @@ pub fn run_stdio(opts: &Options, command: &[String]) -> Result<i32, RecordError>
 
 /// `record --out F --upstream URL --listen ADDR`: the HTTP reverse proxy, until Ctrl-C /
 /// SIGTERM; prints `listening on http://ADDR` on stderr once it accepts connections.
-pub fn run_http(opts: &Options, upstream: &str, listen: &str) -> Result<i32, RecordError> {
+pub fn run_http(opts: &Options, upstream: &str, listen: &str) -> Result<i32, HarnessError> {
     let (name, secrets) = check_options(opts)?;
     let runtime = tokio::runtime::Runtime::new()
-        .map_err(|source| RecordError::Io { context: "starting the runtime".into(), source })?;
+        .map_err(|source| HarnessError::Io { context: "starting the runtime".into(), source })?;
     let capture = runtime
         .block_on(http::record(upstream, listen, secrets, |addr| {
             eprintln!("mcp-harness record: listening on http://{addr}")
         }))
-        .map_err(|source| RecordError::Io { context: "recording".into(), source })?;
+        .map_err(|source| HarnessError::Io { context: "recording".into(), source })?;
     write(opts, &name, capture)?;
     runtime.shutdown_background();
     Ok(0)

@@ -8,6 +8,7 @@
 //! redacted for the scenario's header comment. Only the capture is redacted: the bytes
 //! relayed between client and server are untouched.
 
+use crate::error::HarnessError;
 use mcp_mock::secrets::{Found, Mask, Policy};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -43,8 +44,9 @@ impl Mask for Numbers {
 impl Secrets {
     /// A redactor for the policy plus `patterns` (regular expressions; the whole match is
     /// redacted). An invalid pattern is an error naming it.
-    pub fn new(patterns: &[String]) -> Result<Self, String> {
-        let policy = Policy::with_patterns(patterns).map_err(|e| format!("--redact-pattern {e}"))?;
+    pub fn new(patterns: &[String]) -> Result<Self, HarnessError> {
+        let policy = Policy::with_patterns(patterns)
+            .map_err(|e| HarnessError::RecordOptions(format!("--redact-pattern {e}")))?;
         Ok(Secrets { policy, numbers: Numbers::default() })
     }
 
@@ -120,7 +122,7 @@ mod tests {
     #[test]
     fn a_bad_pattern_is_named() {
         let e = Secrets::new(&["(".into()]).expect_err("invalid");
-        assert!(e.contains("--redact-pattern \"(\""), "{e}");
+        assert!(e.to_string().contains("--redact-pattern \"(\""), "{e}");
     }
 
     #[test]

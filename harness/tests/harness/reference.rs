@@ -292,7 +292,11 @@ const VARIANTS: &[Variant] = &[
     },
     Variant {
         caught_as: Level::Should,
-        ..v("accepts-missing-state", "auth/state-omitted-discarded", "the client sent 1 HTTP request(s) to /token, expected 0")
+        ..v(
+            "accepts-missing-state",
+            "auth/state-omitted-discarded",
+            "the client sent 1 HTTP request(s) to /token, expected 0",
+        )
     },
 ];
 
