@@ -544,6 +544,22 @@ pub fn evidence(run: &Run<'_>, site: Option<&Site>, judged: &[JudgedCheck]) -> E
             "the client hung until the run deadline before anything with an MCP basis could be judged".into(),
         );
     }
+    if applying.is_empty() && withheld {
+        let names: Vec<String> = run
+            .scenario
+            .checks
+            .iter()
+            .enumerate()
+            .filter(|(i, entry)| {
+                weighs(entry.level()) && judgement(&checks::label(*i, &entry.check)) == Some(Judgement::NotJudged)
+            })
+            .map(|(i, entry)| checks::label(i, &entry.check))
+            .collect();
+        return Evidence::NotApplicable(format!(
+            "the client never did what its checks with an MCP basis ({}) are about (the notes say what)",
+            names.join(", ")
+        ));
+    }
     if applying.is_empty() {
         let why = if run.scenario.checks.iter().any(|c| weighs(c.level())) {
             "its checks with an MCP basis do not apply to this client (the bundled client's error texts and counters, what the client said it cannot report, or a promise of another client's)"

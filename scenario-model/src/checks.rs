@@ -274,6 +274,15 @@ pub struct ParamCheck {
     /// Every request to the path carried it; at least one request.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub every: bool,
+    /// Only requests the mock answered with this HTTP status (`400`: the ones it refused).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered: Option<u16>,
+    /// Judge only a client that sent at least one request to the path carrying the parameter
+    /// (with the value), whatever the answer: a rule about, say, refresh requests has nothing
+    /// to apply to in a client that never refreshes (the check is then not judged), and in
+    /// one that did, `count: 0` judges how its requests fared, not a mere absence.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub only_if_sent: bool,
 }
 
 /// See [`Check::Outcome`].

@@ -22,12 +22,22 @@ impl CheckKind for ParamCheck {
             Some(v) => format!("`{}={v}`", self.name),
             None => format!("`{}`", self.name),
         };
-        match (self.count, self.every) {
+        let which = match self.answered {
+            Some(status) => format!("{which} answered {status}"),
+            None => which,
+        };
+        let only = if self.only_if_sent {
+            format!(" (judged only when the client sent a {} request carrying {carried})", self.path)
+        } else {
+            String::new()
+        };
+        let rule = match (self.count, self.every) {
             (Some(0), _) => format!("none of the client's {which} carried {carried}"),
             (Some(n), _) => format!("exactly {n} of the client's {which} carried {carried}"),
             (_, true) => format!("every one of the client's {which} (at least one) carried {carried}"),
             _ => format!("at least one of the client's {which} carried {carried}"),
-        }
+        };
+        rule + &only
     }
 
     const NAME: &'static str = "param";
@@ -39,8 +49,24 @@ impl CheckKind for ParamCheck {
             || matches!(failure, Failure::Count { carrying, want, .. } if carrying < want)
     }
 
+    /// `count: 0` holds by an absence, unless `only_if_sent`: the client then sent such
+    /// requests, and the check judges how they fared.
     fn holds_by_absence(&self, _run: &Run<'_>) -> bool {
-        self.count == Some(0)
+        self.count == Some(0) && !self.only_if_sent
+    }
+
+    fn unjudged(&self, run: &Run<'_>) -> Option<String> {
+        if !self.only_if_sent || requests(self, run, false).iter().any(|r| r.carried) {
+            return None;
+        }
+        let carried = match &self.value {
+            Some(v) if !is_secret_param(&self.name) => format!("{}={v}", self.name),
+            _ => self.name.clone(),
+        };
+        Some(format!(
+            "not judged: the client sent no {} request carrying {carried}, and this rule is about those",
+            self.path
+        ))
     }
 
     fn validate(&self, _scenario: &Scenario) -> Result<(), Invalid> {
@@ -57,39 +83,24 @@ impl CheckKind for ParamCheck {
     }
 
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
-        let what = format!("{}{}", self.http_method.as_deref().map(|m| format!("{m} ")).unwrap_or_default(), self.path);
+        let what = format!(
+            "{}{}{}",
+            self.http_method.as_deref().map(|m| format!("{m} ")).unwrap_or_default(),
+            self.path,
+            self.answered.map(|s| format!(" (answered {s})")).unwrap_or_default()
+        );
         let carries = match &self.value {
             Some(v) if !is_secret_param(&self.name) => format!("{}={v}", self.name),
             _ => self.name.clone(),
         };
-        let (mut matching, mut carrying) = (0usize, 0usize);
-        let mut example = None;
-        for connection in run.transcript.connections() {
-            let origin = connection.recorded().iter().find_map(|e| match e {
-                WireEvent::Listening { port } => Some(format!("http://127.0.0.1:{port}")),
-                _ => None,
-            });
-            let want = self.value.as_ref().map(|v| v.replace("{origin}", origin.as_deref().unwrap_or("{origin}")));
-            for e in connection.events() {
-                let WireEvent::HttpRequest { http_method, path, body, json, .. } = e else { continue };
-                let (bare, query) = path.split_once('?').unwrap_or((path, ""));
-                if bare != self.path || self.http_method.as_ref().is_some_and(|m| !m.eq_ignore_ascii_case(http_method))
-                {
-                    continue;
-                }
-                matching += 1;
-                let values = values_of(&self.name, query, body.as_ref().and_then(|b| b.text.as_deref()), json.as_ref());
-                if want.as_ref().map_or(!values.is_empty(), |w| values.iter().any(|v| same_value(&self.name, v, w))) {
-                    carrying += 1;
-                } else if example.is_none() {
-                    example = Some(match values.first() {
-                        None => format!("one had no {}", self.name),
-                        Some(_) if is_secret_param(&self.name) => format!("one had another {}", self.name),
-                        Some(v) => format!("one had {}={v}", self.name),
-                    });
-                }
-            }
-        }
+        let requests = requests(self, run, true);
+        let matching = requests.len();
+        let carrying = requests.iter().filter(|r| r.carried).count();
+        let example = requests.iter().find(|r| !r.carried).map(|r| match &r.first_value {
+            None => format!("one had no {}", self.name),
+            Some(_) if is_secret_param(&self.name) => format!("one had another {}", self.name),
+            Some(v) => format!("one had {}={v}", self.name),
+        });
         let example = example.map(|e| format!(" ({e})")).unwrap_or_default();
         match (self.count, self.every) {
             (_, true) if matching == 0 => Err(Failure::NoneSent { what }),
@@ -102,6 +113,52 @@ impl CheckKind for ParamCheck {
             _ => Ok(()),
         }
     }
+}
+
+/// One request to the check's path: whether it carried the parameter (with the value), and
+/// the first value it had.
+struct Request {
+    carried: bool,
+    first_value: Option<String>,
+}
+
+/// The client's requests to the check's path (and method), in order; with `answered`, only
+/// those the mock answered with that status when `by_answer` is set.
+fn requests(check: &ParamCheck, run: &Run<'_>, by_answer: bool) -> Vec<Request> {
+    let mut out = Vec::new();
+    for connection in run.transcript.connections() {
+        let origin = connection.recorded().iter().find_map(|e| match e {
+            WireEvent::Listening { port } => Some(format!("http://127.0.0.1:{port}")),
+            _ => None,
+        });
+        let want = check.value.as_ref().map(|v| v.replace("{origin}", origin.as_deref().unwrap_or("{origin}")));
+        let answers: std::collections::HashMap<u64, u16> = match check.answered.filter(|_| by_answer) {
+            Some(_) => connection
+                .events()
+                .iter()
+                .filter_map(|e| match e {
+                    WireEvent::HttpResponse { exchange, status, .. } => Some((*exchange, *status)),
+                    _ => None,
+                })
+                .collect(),
+            None => Default::default(),
+        };
+        for e in connection.events() {
+            let WireEvent::HttpRequest { exchange, http_method, path, body, json, .. } = e else { continue };
+            let (bare, query) = path.split_once('?').unwrap_or((path, ""));
+            if bare != check.path || check.http_method.as_ref().is_some_and(|m| !m.eq_ignore_ascii_case(http_method)) {
+                continue;
+            }
+            if by_answer && check.answered.is_some_and(|want| answers.get(exchange) != Some(&want)) {
+                continue;
+            }
+            let values = values_of(&check.name, query, body.as_ref().and_then(|b| b.text.as_deref()), json.as_ref());
+            let carried =
+                want.as_ref().map_or(!values.is_empty(), |w| values.iter().any(|v| same_value(&check.name, v, w)));
+            out.push(Request { carried, first_value: values.into_iter().next() });
+        }
+    }
+    out
 }
 
 /// Whether a parameter's value is the one a check wants. A `scope` is a set: "their order
@@ -207,7 +264,42 @@ pub enum Failure {
 #[cfg(test)]
 mod tests {
     use super::{same_value, values_of};
+    use crate::checks::CheckKind;
+    use crate::checks::testing::{judge, scenario};
+    use mcp_scenario::checks::Check;
+    use mcp_scenario::wire::WireEvent;
     use serde_json::json;
+
+    /// A form POST to /token (exchange `n`) and the mock's answer with `status`.
+    fn token(n: u64, grant: &str, status: u16) -> Vec<WireEvent> {
+        let form = format!("grant_type={grant}&refresh_token=r{n}");
+        let request = json!({"event": "http_request", "t_us": n, "exchange": n, "http_method": "POST", "path": "/token",
+            "headers": {}, "body": {"text": form, "len": form.len()}});
+        let response = json!({"event": "http_response", "t_us": n + 1, "exchange": n, "status": status, "headers": {}, "why": "t"});
+        [request, response].into_iter().map(|v| serde_json::from_value(v).expect("a wire event")).collect()
+    }
+
+    /// `(unjudged reason, evaluation held, holds by absence)` of the scenario's one check.
+    fn judged(check: &str, events: Vec<WireEvent>) -> (Option<String>, bool, bool) {
+        judge(&scenario("http", check), events, |c, run| {
+            let Check::Param(p) = c else { panic!("a param check") };
+            (p.unjudged(run), p.evaluate(run).is_ok(), p.holds_by_absence(run))
+        })
+    }
+
+    #[test]
+    fn answered_selects_by_the_mocks_status_and_only_if_sent_skips_a_client_that_never_sent_it() {
+        let rule = "param: {path: /token, name: grant_type, value: refresh_token, answered: 400, count: 0, only_if_sent: true}";
+        let refused: Vec<WireEvent> = [token(1, "refresh_token", 200), token(2, "refresh_token", 400)].concat();
+        let (why, held, absence) = judged(rule, refused);
+        assert_eq!((why, held, absence), (None, false, false), "a refused refresh fails it");
+        let accepted: Vec<WireEvent> = [token(1, "refresh_token", 200), token(2, "refresh_token", 200)].concat();
+        assert_eq!(judged(rule, accepted), (None, true, false), "refreshes all accepted: held, on what it did");
+        let (why, ..) = judged(rule, token(1, "authorization_code", 400));
+        assert!(why.is_some_and(|w| w.contains("no /token request carrying grant_type=refresh_token")));
+        let plain = "param: {path: /token, name: grant_type, value: refresh_token, count: 0}";
+        assert_eq!(judged(plain, vec![]), (None, true, true), "without only_if_sent, count 0 is an absence");
+    }
 
     #[test]
     fn a_scope_is_compared_as_a_set_and_other_values_as_strings() {

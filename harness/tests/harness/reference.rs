@@ -177,7 +177,7 @@ const VARIANTS: &[Variant] = &[
     v(
         "keeps-rotated-refresh-token",
         "auth/refresh-rotation",
-        "the client sent 2 HTTP request(s) to /authorize, expected 1",
+        "1 of the client's /token (answered 400) request(s) carried grant_type=refresh_token, expected 0",
     ),
     v(
         "token-to-oauth-requests",
