@@ -147,7 +147,7 @@ const VARIANTS: &[Variant] = &[
     v(
         "resource-metadata-root-first",
         "auth/no-resource-metadata-in-401",
-        "the client sent 1 HTTP request(s) to /.well-known/oauth-protected-resource, expected 0",
+        "the client sent no GET request(s) to /.well-known/oauth-protected-resource/mcp",
     ),
     v(
         "openid-before-oauth-metadata",
