@@ -65,35 +65,20 @@ fn one_line(s: &str) -> String {
 
 fn cell(run: &RunResult) -> Cell {
     let first = match run.status {
+        _ if !run.status.is_verdict() => None,
         Status::Failed => run.failures.first(),
-        Status::Passed => run.warnings.first().or(run.notes.first()),
         Status::Warned => run.warnings.first(),
-        Status::Skipped
-        | Status::Error
-        | Status::Pending
-        | Status::NotRun
-        | Status::NotExercised
-        | Status::NotApplicable
-        | Status::FlakyUnderLoad => None,
+        _ => run.warnings.first().or(run.notes.first()),
     };
     let reason = match (run.status, first) {
-        (Status::Passed | Status::Warned, None) => String::new(),
         (_, Some(f)) => format!("{}: {}", f.check, f.message),
-        (
-            Status::Skipped
-            | Status::Error
-            | Status::Pending
-            | Status::NotRun
-            | Status::NotExercised
-            | Status::NotApplicable
-            | Status::FlakyUnderLoad,
-            None,
-        ) => run.reason.clone().unwrap_or_default(),
+        (status, None) if !status.is_verdict() => run.reason.clone().unwrap_or_default(),
         (Status::Failed, None) => match run.snapshot {
             SnapshotStatus::Mismatch { .. } => "wire transcript differs from the committed snapshot".into(),
             SnapshotStatus::Missing { .. } => "no committed snapshot".into(),
             _ => run.reason.clone().unwrap_or_default(),
         },
+        (_, None) => String::new(),
     };
     let basis = first.map(|f| match &f.reference {
         Some(r) => format!("{}: {r}", f.level),

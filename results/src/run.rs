@@ -64,6 +64,22 @@ impl Status {
             Status::FlakyUnderLoad => "flaky_under_load",
         }
     }
+
+    /// Whether the run was judged on its checks (passed, warned or failed), as opposed to a
+    /// run that got no verdict (skipped, errored, pending, not run, not exercised, not
+    /// applicable, flaky under load), whose `reason` says why.
+    pub fn is_verdict(self) -> bool {
+        match self {
+            Status::Passed | Status::Warned | Status::Failed => true,
+            Status::Skipped
+            | Status::Error
+            | Status::Pending
+            | Status::NotRun
+            | Status::NotExercised
+            | Status::NotApplicable
+            | Status::FlakyUnderLoad => false,
+        }
+    }
 }
 
 /// The result of one run, as `results.json` holds it (one entry of its `runs` list). The
