@@ -487,7 +487,7 @@ fn judges_after(check: &mcp_scenario::checks::Check, run: &Run<'_>, point: (usiz
 /// handled the fault, and every absence (a message not sent, at most N of them) holds for it.
 pub fn cut_short(run: &Run<'_>) -> Option<String> {
     // A scenario about a client's own default timeout judges the hang itself (`times_out`).
-    if run.outcome.hung && !checks::times_out::reports_the_hang(run) {
+    if run.outcome.hung && !checks::hang_reported_by_a_check(run) {
         return Some("it hung until the run deadline".into());
     }
     if run.outcome.hung {

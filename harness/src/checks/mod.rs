@@ -99,6 +99,13 @@ pub trait CheckKind {
         None
     }
 
+    /// Whether the check itself reports a client that hung until the run deadline (a
+    /// `times_out` check: the hang is the missing default timeout it judges), so the
+    /// always-on deadline rule stays silent on such a run.
+    fn reports_the_hang(&self) -> bool {
+        false
+    }
+
     /// What the client must be able to report for the check to be judged (a driver that
     /// says it cannot report notifications is never failed on `notified`).
     fn needs(&self) -> Option<Reportable> {
@@ -253,6 +260,12 @@ pub fn index_of_label(label: &str) -> Option<usize> {
 /// What of a client's own report `check` reads (see [`CheckKind::reads_outcome`]).
 pub fn reads_outcome(check: &Check) -> Option<&'static str> {
     with_kind!(check, k => k.reads_outcome())
+}
+
+/// Whether the run hung to its deadline and one of its scenario's checks reports that (see
+/// [`CheckKind::reports_the_hang`]), so the always-on deadline rule stays silent.
+pub fn hang_reported_by_a_check(run: &Run<'_>) -> bool {
+    run.outcome.hung && run.scenario.checks.iter().any(|c| with_kind!(&c.check, k => k.reports_the_hang()))
 }
 
 /// Whether `check` holds by an absence (see [`CheckKind::holds_by_absence`]).
@@ -418,7 +431,7 @@ fn evaluate_as(run: &Run<'_>, recording: bool) -> Evaluation {
 /// SPEC.md, so its shortfalls stand. One shortfall stands even so: the step the client hung
 /// on when the mock had answered it ([`hung_on_an_answer`]).
 pub fn cut_by_deadline(run: &Run<'_>) -> bool {
-    run.outcome.hung && !run.scope.target.is_bundled() && !times_out::reports_the_hang(run)
+    run.outcome.hung && !run.scope.target.is_bundled() && !hang_reported_by_a_check(run)
 }
 
 /// The plan step the client hung on, when the mock had answered its request (the response,

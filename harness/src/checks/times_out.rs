@@ -24,6 +24,11 @@ impl CheckKind for TimesOutCheck {
     fn reads_outcome(&self) -> Option<&'static str> {
         Some("a plan step's timeout")
     }
+
+    /// The hang is what it judges: a client with no default timeout waits to the deadline.
+    fn reports_the_hang(&self) -> bool {
+        true
+    }
     type Invalid = Invalid;
     type Failure = Failure;
 
@@ -65,12 +70,6 @@ impl CheckKind for TimesOutCheck {
             }),
         }
     }
-}
-
-/// Whether the run's deadline hang is this check's to report: the scenario has a
-/// `times_out` check and the run hung (the always-on deadline rule then stays silent).
-pub fn reports_the_hang(run: &Run<'_>) -> bool {
-    run.outcome.hung && run.scenario.checks.iter().any(|c| matches!(c.check, mcp_scenario::checks::Check::TimesOut(_)))
 }
 
 /// A `times_out` check the loader rejects.

@@ -36,7 +36,7 @@ impl Rule for FinishesBeforeDeadline {
 
     fn judge(&self, run: &Run<'_>) -> Vec<(At, Hung)> {
         // A `times_out` check reports a hang as "no default timeout", on its own basis.
-        if run.outcome.hung && !crate::checks::times_out::reports_the_hang(run) {
+        if run.outcome.hung && !crate::checks::hang_reported_by_a_check(run) {
             vec![(At::Start, Hung { deadline: run.scope.deadline, external: external_hang(run) })]
         } else {
             Vec::new()
@@ -193,6 +193,33 @@ mod tests {
             transcript: &transcript,
         });
         (level, reference.unwrap_or_default())
+    }
+
+    /// A hung run of a plan that sends one request to a server that never answers, with
+    /// `checks` (YAML list items), judged by the deadline rule: how many findings.
+    fn hang_findings(checks: &str) -> usize {
+        let yaml = format!(
+            "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\n  - op: request\n    method: tools/call\nserver:\n  - op: handshake\n  - op: expect\n    method: tools/call\n  - op: stall\n{checks}"
+        );
+        let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &yaml).expect("loads");
+        let outcome = ClientOutcome { hung: true, ..ClientOutcome::default() };
+        let transcript = Transcript::new(vec![]);
+        let scope = Scope {
+            target: TargetKind::External,
+            transport: scenario.transport.to_vec()[0],
+            revision: scenario.revision,
+            deadline: crate::scope::Deadline { scenario_ms: scenario.deadline_ms, startup_ms: 0 },
+        };
+        FinishesBeforeDeadline
+            .judge(&Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript })
+            .len()
+    }
+
+    #[test]
+    fn a_times_out_check_reports_the_hang_in_place_of_the_deadline_rule() {
+        assert_eq!(hang_findings(""), 1);
+        assert_eq!(hang_findings("checks:\n  - times_out: {step: 2}\n    should: \"x\"\n"), 0);
+        assert_eq!(hang_findings("checks:\n  - sent: {method: tools/call}\n    must: \"x\"\n"), 1);
     }
 
     #[test]
