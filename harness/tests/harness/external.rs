@@ -90,8 +90,13 @@ fn findings(result: &RunResult) -> impl Iterator<Item = &mcp_results::CheckResul
     result.failures.iter().chain(&result.warnings)
 }
 
+/// How long a run of a fake client that hangs or leaves processes behind may take: far less
+/// than the shortest `sleep` those clients start (60 s), so a run under it ended by the
+/// harness's kill, not by the client. Not a speed target (those live in `make bench`): a
+/// loaded machine may take several times the deadline plus the start-up allowance, and the
+/// test must still pass.
 pub(crate) fn bound() -> Duration {
-    Duration::from_millis(DEADLINE_MS) + Target::cmd("x").startup_allowance() + Duration::from_secs(1)
+    Duration::from_secs(30)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
