@@ -156,7 +156,9 @@ async fn a_hang_is_killed_at_the_run_deadline_and_replaced() {
     let (hung, took) = fake.run("hang").await;
     assert_eq!(end(&hung), ProcessEnd::KilledAtDeadline, "{:?}", hung.client);
     let deadline = Duration::from_millis(DEADLINE_MS) + fake.config.target.startup_allowance();
-    assert!(took >= deadline && took < deadline + Duration::from_secs(3), "took {took:?} for {deadline:?}");
+    // Killed at the deadline, not before; the upper bound only tells a kill from a driver
+    // that never ends (a loaded machine may take seconds past the deadline to reap it).
+    assert!(took >= deadline && took < deadline + Duration::from_secs(30), "took {took:?} for {deadline:?}");
     let (hung_pid, _) = served_by(&hung, 1);
     assert!(!alive(hung_pid), "the hung driver's group was killed");
     next_run_has_a_fresh_driver(&fake, hung_pid).await;
