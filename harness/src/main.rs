@@ -82,6 +82,15 @@ const CHECK_RECORD_EXAMPLES: &str = "Examples:
       (give the host the printed URL, use it, stop the mock with Ctrl-C), then:
   mcp-harness check-record scenarios/http/session-capture-and-resend.yaml /tmp/http-host.jsonl --strict";
 
+/// `check-record --help`'s epilogue: the check kinds a recording cannot judge, as the checks
+/// themselves say ([`mcp_harness::checks::outcome_readers`]), then the examples.
+fn check_record_help() -> String {
+    format!(
+        "Checks that read a client's report, not applicable to a recording: {}.\n\n{CHECK_RECORD_EXAMPLES}",
+        mcp_harness::checks::outcome_readers()
+    )
+}
+
 const CONTRACT_EXAMPLES: &str = "Examples:
   mcp-harness contract > clients/CONTRACT.md          what `make schema` does
   MCP_HARNESS_DECLARE=1 clients/typescript/run        what a driver declares (one JSON line)";
@@ -230,10 +239,9 @@ enum Command {
     /// record is read from FILE.wire/ beside it) or a --run-dir directory. The host is
     /// judged as a third-party client: an unmet MUST fails (exit 1), a SHOULD warns
     /// (--strict fails it), a rule of our SPEC.md is a note. Checks that read what a client
-    /// reports about its plan (outcome, error_is, times_out, notified, not_notified,
-    /// diagnostics, backoff) are listed as not applicable: a host runs no plan. Exit 0 when
-    /// it passes, 1 when it fails, 2 for an invalid scenario or an unreadable recording.
-    #[command(after_help = CHECK_RECORD_EXAMPLES)]
+    /// reports about its plan (listed below) are not applicable: a host runs no plan. Exit 0
+    /// when it passes, 1 when it fails, 2 for an invalid scenario or an unreadable recording.
+    #[command(after_help = check_record_help())]
     CheckRecord {
         /// The scenario file the mock served.
         scenario: PathBuf,

@@ -22,9 +22,7 @@ impl CheckKind for BackoffCheck {
 
     const NAME: &'static str = "backoff";
 
-    fn reads_outcome(&self) -> Option<&'static str> {
-        Some("the bundled manager's reconnect events")
-    }
+    const READS_OUTCOME: Option<&'static str> = Some("the bundled manager's reconnect events");
     type Invalid = Infallible;
     type Failure = Failure;
 

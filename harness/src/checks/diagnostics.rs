@@ -15,9 +15,7 @@ impl CheckKind for DiagnosticsCheck {
 
     const NAME: &'static str = "diagnostics";
 
-    fn reads_outcome(&self) -> Option<&'static str> {
-        Some("the bundled client's counters")
-    }
+    const READS_OUTCOME: Option<&'static str> = Some("the bundled client's counters");
     type Invalid = Infallible;
     type Failure = Failure;
 

@@ -16,9 +16,7 @@ impl CheckKind for ErrorIsCheck {
 
     const NAME: &'static str = "error_is";
 
-    fn reads_outcome(&self) -> Option<&'static str> {
-        Some("a plan step's error")
-    }
+    const READS_OUTCOME: Option<&'static str> = Some("a plan step's error");
     type Invalid = Invalid;
     type Failure = Failure;
 

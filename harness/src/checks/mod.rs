@@ -95,8 +95,11 @@ pub trait CheckKind {
     /// notifications it saw, …), or `None` when it reads the wire alone. A recording of a
     /// host (`check-record`) has no such report, since a host runs no plan: the check is
     /// not judged there, with this as the reason, never passed.
+    const READS_OUTCOME: Option<&'static str> = None;
+
+    /// [`Self::READS_OUTCOME`], for a check in hand.
     fn reads_outcome(&self) -> Option<&'static str> {
-        None
+        Self::READS_OUTCOME
     }
 
     /// Whether the check itself reports a client that hung until the run deadline (a
@@ -180,30 +183,51 @@ pub(crate) fn sent_methods(event: &WireEvent) -> Vec<&str> {
 
 /// The one list of check kinds: runs `$body` with `$k` bound to the check's data, which
 /// implements [`CheckKind`].
-macro_rules! with_kind {
-    ($check:expr, $k:ident => $body:expr) => {
-        match $check {
-            Check::Outcome($k) => $body,
-            Check::Sent($k) => $body,
-            Check::NotSent($k) => $body,
-            Check::SentBefore($k) => $body,
-            Check::Cancelled($k) => $body,
-            Check::Answered($k) => $body,
-            Check::Signal($k) => $body,
-            Check::StdinClosed($k) => $body,
-            Check::Diagnostics($k) => $body,
-            Check::Notified($k) => $body,
-            Check::Http($k) => $body,
-            Check::Param($k) => $body,
-            Check::NotNotified($k) => $body,
-            Check::HttpOrder($k) => $body,
-            Check::StreamClosed($k) => $body,
-            Check::ErrorIs($k) => $body,
-            Check::Backoff($k) => $body,
-            Check::TimesOut($k) => $body,
-            Check::Replays($k) => $body,
+/// The check kinds, each `Check` variant with its type: `with_kind!` dispatches on them
+/// and [`KINDS`] lists them, from this one table.
+macro_rules! kinds {
+    ($d:tt $($variant:ident: $ty:ty),* $(,)?) => {
+        macro_rules! with_kind {
+            ($d check:expr, $d k:ident => $d body:expr) => {
+                match $d check {
+                    $(Check::$variant($d k) => $d body,)*
+                }
+            };
         }
+
+        /// Every check kind: its name in a scenario file and what of a client's own report it
+        /// reads ([`CheckKind::READS_OUTCOME`]).
+        pub const KINDS: &[(&str, Option<&str>)] =
+            &[$((<$ty as CheckKind>::NAME, <$ty as CheckKind>::READS_OUTCOME)),*];
     };
+}
+
+kinds!($
+    Outcome: mcp_scenario::checks::OutcomeCheck,
+    Sent: mcp_scenario::checks::SentCheck,
+    NotSent: mcp_scenario::checks::NotSentCheck,
+    SentBefore: mcp_scenario::checks::OrderCheck,
+    Cancelled: mcp_scenario::checks::CancelledCheck,
+    Answered: mcp_scenario::checks::AnsweredCheck,
+    Signal: mcp_scenario::checks::SignalCheck,
+    StdinClosed: mcp_scenario::checks::StdinClosedCheck,
+    Diagnostics: mcp_scenario::checks::DiagnosticsCheck,
+    Notified: mcp_scenario::checks::NotifiedCheck,
+    Http: mcp_scenario::checks::HttpCheck,
+    Param: mcp_scenario::checks::ParamCheck,
+    NotNotified: mcp_scenario::checks::NotNotifiedCheck,
+    HttpOrder: mcp_scenario::checks::HttpOrderCheck,
+    StreamClosed: mcp_scenario::checks::StreamClosedCheck,
+    ErrorIs: mcp_scenario::checks::ErrorIsCheck,
+    Backoff: mcp_scenario::checks::BackoffCheck,
+    TimesOut: mcp_scenario::checks::TimesOutCheck,
+    Replays: mcp_scenario::checks::ReplaysCheck,
+);
+
+/// The names of the check kinds that read a client's own report (comma-separated): what a
+/// recording of a host cannot judge (`check-record`).
+pub fn outcome_readers() -> String {
+    KINDS.iter().filter(|(_, reads)| reads.is_some()).map(|(name, _)| *name).collect::<Vec<_>>().join(", ")
 }
 
 /// What a run's checks are evaluated against.

@@ -14,9 +14,7 @@ impl CheckKind for NotNotifiedCheck {
 
     const NAME: &'static str = "not_notified";
 
-    fn reads_outcome(&self) -> Option<&'static str> {
-        Some("the notifications the client saw")
-    }
+    const READS_OUTCOME: Option<&'static str> = Some("the notifications the client saw");
     type Invalid = Infallible;
     type Failure = Failure;
 

@@ -13,9 +13,7 @@ impl CheckKind for NotifiedCheck {
 
     const NAME: &'static str = "notified";
 
-    fn reads_outcome(&self) -> Option<&'static str> {
-        Some("the notifications the client saw")
-    }
+    const READS_OUTCOME: Option<&'static str> = Some("the notifications the client saw");
     type Invalid = Infallible;
     type Failure = Failure;
 

@@ -35,9 +35,7 @@ impl CheckKind for OutcomeCheck {
 
     const NAME: &'static str = "outcome";
 
-    fn reads_outcome(&self) -> Option<&'static str> {
-        Some("a plan step's result")
-    }
+    const READS_OUTCOME: Option<&'static str> = Some("a plan step's result");
 
     /// A step the driver ended itself (it never reached the SDK, or the driver's own cancel
     /// ended it) says nothing of how the client handled anything.

@@ -21,9 +21,7 @@ impl CheckKind for TimesOutCheck {
 
     const NAME: &'static str = "times_out";
 
-    fn reads_outcome(&self) -> Option<&'static str> {
-        Some("a plan step's timeout")
-    }
+    const READS_OUTCOME: Option<&'static str> = Some("a plan step's timeout");
 
     /// The hang is what it judges: a client with no default timeout waits to the deadline.
     fn reports_the_hang(&self) -> bool {

@@ -387,6 +387,7 @@ fn every_subcommand_has_help_with_defaults_and_examples() {
         ("matrix", &["[default: reports/clients]", "Examples:"][..]),
         ("schema", &["JSON Schema", "Examples:"][..]),
         ("merge", &["--expected-failures", "[default: reports]", "Examples:", "missing shard"][..]),
+        ("check-record", &["not applicable to a recording: outcome", "error_is", "times_out.", "Examples:"][..]),
     ] {
         let out = harness().args([sub, "--help"]).output().expect("runs");
         let text = String::from_utf8_lossy(&out.stdout);
