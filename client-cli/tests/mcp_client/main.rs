@@ -181,17 +181,21 @@ async fn server_behind_oauth() -> MockServer {
 #[tokio::test]
 async fn oauth_options_authorize_with_the_pre_registered_client_the_way_the_server_takes_it() {
     let server = server_behind_oauth().await;
-    let mut cmd = client();
-    cmd.env("MCP_CLIENT_SECRET", "secret-1").args([
-        "--url",
-        &format!("{}/mcp", server.uri()),
-        "--client-id",
-        "id-1",
-        "--client-issuer",
-        &server.uri(),
-        "tools/list",
-    ]);
-    let out = run(cmd).await.success();
+    // `tools/list` by the pre-registered client `id-1`, bound to `issuer`.
+    let pre_registered = |issuer: &str| {
+        let mut cmd = client();
+        cmd.env("MCP_CLIENT_SECRET", "secret-1").args([
+            "--url",
+            &format!("{}/mcp", server.uri()),
+            "--client-id",
+            "id-1",
+            "--client-issuer",
+            issuer,
+            "tools/list",
+        ]);
+        cmd
+    };
+    let out = run(pre_registered(&server.uri())).await.success();
     let printed: Value = serde_json::from_slice(&out.get_output().stdout).expect("stdout is the result as JSON");
     assert_eq!(printed["tools"][0]["name"], "add");
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
@@ -202,17 +206,10 @@ async fn oauth_options_authorize_with_the_pre_registered_client_the_way_the_serv
     cmd.args(["--url", &format!("{}/mcp", server.uri()), "tools/list"]);
     run(cmd).await.code(1).stderr(predicate::str::contains("401"));
     // Bound to another issuer, the pre-registered client is not used there.
-    let mut cmd = client();
-    cmd.env("MCP_CLIENT_SECRET", "secret-1").args([
-        "--url",
-        &format!("{}/mcp", server.uri()),
-        "--client-id",
-        "id-1",
-        "--client-issuer",
-        "https://other.test",
-        "tools/list",
-    ]);
-    run(cmd).await.code(1).stderr(predicate::str::contains("belongs to https://other.test"));
+    run(pre_registered("https://other.test"))
+        .await
+        .code(1)
+        .stderr(predicate::str::contains("belongs to https://other.test"));
 }
 
 #[tokio::test]
