@@ -44,7 +44,7 @@ import sys
 import threading
 import time
 import urllib.parse
-from typing import Any
+from typing import Any, Callable
 
 # clients/cmd_contract.py, the contract's inputs shared by the Python drivers (the reference
 # client runs with -I, so the folder is put on the path by hand).
@@ -1223,10 +1223,10 @@ class StreamableHttpTransport(HttpBase):
             raise McpError(f"HTTP {status} with an empty body in reply to request {rid}")
         raise McpError(f"Protocol error: unexpected Content-Type {resp.getheader('Content-Type')!r} in reply to request {rid}")
 
-    def consume_reply_stream(self, ex: Exchange, resp: http.client.HTTPResponse, message: dict[str, Any], pending: Pending) -> None:
-        """Reads the reply stream to its end (draining it after the response), resuming with
-        GET + Last-Event-ID when it ends early after an event id."""
-        state: dict[str, Any] = {"last_id": None, "retry": None, "progress": False}
+    def tracking_events(self, state: dict[str, Any], delivered: str) -> Callable[[dict[str, Any]], None]:
+        """An SSE event callback that keeps the stream's last event id and retry in `state`
+        (what a resuming GET needs), dispatches each message event's data and sets
+        `state[delivered]` once one arrived."""
 
         def on_event(event: dict[str, Any]) -> None:
             if event["id"] is not None:
@@ -1234,8 +1234,16 @@ class StreamableHttpTransport(HttpBase):
             if event["retry"] is not None:
                 state["retry"] = event["retry"]
             if event["type"] == "message" and event["has_data"] and event["data"].strip():
-                state["progress"] = True
+                state[delivered] = True
                 self.client.parse_and_dispatch(event["data"])
+
+        return on_event
+
+    def consume_reply_stream(self, ex: Exchange, resp: http.client.HTTPResponse, message: dict[str, Any], pending: Pending) -> None:
+        """Reads the reply stream to its end (draining it after the response), resuming with
+        GET + Last-Event-ID when it ends early after an event id."""
+        state: dict[str, Any] = {"last_id": None, "retry": None, "progress": False}
+        on_event = self.tracking_events(state, "progress")
 
         attempts = 0
         while True:
@@ -1305,15 +1313,7 @@ class StreamableHttpTransport(HttpBase):
             self.forget(ex)
             return
         state = {"delivered": False, "last_id": None, "retry": None}
-
-        def on_event(event: dict[str, Any]) -> None:
-            if event["id"] is not None:
-                state["last_id"] = event["id"] or None
-            if event["retry"] is not None:
-                state["retry"] = event["retry"]
-            if event["type"] == "message" and event["has_data"] and event["data"].strip():
-                state["delivered"] = True
-                self.client.parse_and_dispatch(event["data"])
+        on_event = self.tracking_events(state, "delivered")
 
         attempts = 0
         while True:
