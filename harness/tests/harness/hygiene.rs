@@ -2,8 +2,7 @@
 //! deadline + 1 s, and no process is left behind; a slice of the library leaves no process
 //! running (checked under a subreaper) and no listener open.
 
-use mcp_harness::Target;
-use mcp_harness::runner::{self, RunConfig};
+use mcp_harness::runner;
 use mcp_results::Status;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,14 +31,7 @@ async fn sigterm_ignoring_server_is_killed_within_deadline_plus_one_second() {
     let path = dir.path().join("stubborn.yaml");
     std::fs::write(&path, STUBBORN).expect("write");
     let scenario = mcp_harness::load(&path).expect("loads");
-    let config = RunConfig {
-        target: Target::bundled(None),
-        mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
-        snapshots: Default::default(),
-        strict: false,
-        compare_snapshots: false,
-        fail_fast: false,
-    };
+    let config = crate::scenarios::config();
     let job = runner::jobs(vec![(path.clone(), scenario)], &config.target).remove(0);
     let started = Instant::now();
     let result = runner::run_one(&job, &Arc::new(config)).await;
