@@ -43,13 +43,13 @@ fn ts_example_server() -> Option<PathBuf> {
 
 /// What the recorded client saw.
 #[derive(Debug)]
-struct Seen {
-    results: Vec<Result<Value, String>>,
+pub(crate) struct Seen {
+    pub(crate) results: Vec<Result<Value, String>>,
 }
 
 /// Runs the bundled client over stdio against `mcp-harness record --out <out> -- server…`:
 /// handshake, then each request; then close (which waits for the recorder to exit).
-async fn record_session(out: &Path, extra: &[&str], server: &[String], requests: &[(&str, Value)]) -> Seen {
+pub(crate) async fn record_session(out: &Path, extra: &[&str], server: &[String], requests: &[(&str, Value)]) -> Seen {
     let mut args: Vec<String> =
         vec!["record".into(), "--speed".into(), "10".into(), "--out".into(), out.display().to_string()];
     args.extend(extra.iter().map(|s| s.to_string()));

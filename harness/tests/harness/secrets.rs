@@ -218,15 +218,9 @@ fn leaks_in(place: &str, text: &str, leaks: &mut Vec<String>) {
 /// The bundled client over stdio through `mcp-harness record` to `mcp-harness mock stdio
 /// --record`: the corpus call, answered by the corpus script. Returns the call's result.
 async fn record_corpus_session(out: &Path, mock_scenario: &Path, mock_record: &Path) -> serde_json::Value {
-    use mcp_transports::client::{self, ClientOptions};
-    use mcp_transports::{Handlers, RequestOptions, TransportConfig};
     let harness = env!("CARGO_BIN_EXE_mcp-harness").to_string();
-    let args = [
-        "record",
-        "--out",
-        &out.display().to_string(),
-        "--",
-        &harness,
+    let server = [
+        harness.as_str(),
         "mock",
         "stdio",
         "--scenario",
@@ -234,22 +228,10 @@ async fn record_corpus_session(out: &Path, mock_scenario: &Path, mock_record: &P
         "--record",
         &mock_record.display().to_string(),
     ]
-    .map(String::from)
-    .to_vec();
-    let config = TransportConfig {
-        command: harness,
-        args,
-        timeout_ms: Some(5000),
-        timeout_env_override: Some(None),
-        protocol_version: "2025-11-25".into(),
-        ..TransportConfig::default()
-    };
-    let t = client::create_transport(&config, Handlers::default()).await.expect("the recorder starts");
-    client::handshake(t.as_ref(), &ClientOptions::default()).await.expect("handshake through the recorder");
+    .map(String::from);
     let params: serde_json::Value = serde_json::from_str(CORPUS_ARGUMENTS).expect("the corpus arguments are JSON");
-    let result = t.request("tools/call", Some(params), RequestOptions::default()).await.expect("the corpus call");
-    t.close().await;
-    result
+    let seen = crate::record::record_session(out, &[], &server, &[("tools/call", params)]).await;
+    seen.results.into_iter().next().expect("one call").expect("the corpus call")
 }
 
 /// The secret policy holds for every output: a corpus of every secret shape it knows
