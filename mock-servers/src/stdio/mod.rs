@@ -7,17 +7,24 @@
 //!
 //! # Layout
 //!
+//! - [`envelope`] — what routing needs of a client line, read without building the message.
+//! - [`standing`] — a `reply_always` rule's answer, serialised once.
+//! - [`input`] — the mock's stdin, read until drained before the reactor is asked again.
 //! - [`run`] — the connection's state ([`run::Mock`]) and what ops run against
 //!   ([`run::StdioRun`]).
 //! - this module — [`serve`]: the stdin reader, the shutdown watcher and the script loop,
 //!   which hands each step to its op.
 
+pub mod envelope;
+pub mod input;
 pub mod run;
+pub mod standing;
 
 use crate::error::MockError;
 use crate::ops;
 use crate::record::{Recorder, claim_connection, record_path};
 use crate::shutdown::{ExitReason, Shutdown, Stop};
+use input::Input;
 use mcp_scenario::wire::WireEvent;
 use mcp_scenario::{Scenario, ServerStep, TransportName};
 use run::{Mock, StdioRun};
@@ -25,13 +32,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::task::JoinSet;
 
 /// The mock's stdin, stdout and stderr: the process's own, or any pipes (tests use
 /// in-memory duplex pipes).
 pub struct Pipes {
-    stdin: Box<dyn AsyncRead + Send + Unpin>,
+    stdin: Input,
     stdout: Box<dyn AsyncWrite + Send + Unpin>,
     stderr: Box<dyn AsyncWrite + Send + Unpin>,
     /// The process's stderr is its parent's (see [`crate::parent::stderr_shared`]).
@@ -55,7 +62,12 @@ impl Pipes {
         stdout: impl AsyncWrite + Send + Unpin + 'static,
         stderr: impl AsyncWrite + Send + Unpin + 'static,
     ) -> Self {
-        Pipes { stdin: Box::new(stdin), stdout: Box::new(stdout), stderr: Box::new(stderr), stderr_shared: false }
+        Pipes {
+            stdin: Input::Other(Box::new(stdin)),
+            stdout: Box::new(stdout),
+            stderr: Box::new(stderr),
+            stderr_shared: false,
+        }
     }
 }
 
@@ -65,20 +77,20 @@ impl Pipes {
 /// the reader closes the client's end and its next write fails with EPIPE. tokio's own
 /// `stdin()` reads on a blocking thread that keeps the pipe open (and may swallow one more
 /// write), so it is only the fallback for a terminal or a file.
-fn process_stdin() -> Box<dyn AsyncRead + Send + Unpin> {
+fn process_stdin() -> Input {
     use std::os::fd::AsFd;
-    let moved = || -> std::io::Result<Box<dyn AsyncRead + Send + Unpin>> {
+    let moved = || -> std::io::Result<Input> {
         let fd = std::io::stdin().as_fd().try_clone_to_owned()?;
         // Refuses anything but a FIFO or a socket, before fd 0 is touched.
-        let reader: Box<dyn AsyncRead + Send + Unpin> = match unix_socket(fd)? {
-            Ok(socket) => Box::new(socket),
-            Err(fd) => Box::new(tokio::net::unix::pipe::Receiver::from_owned_fd(fd)?),
+        let reader = match unix_socket(fd)? {
+            Ok(socket) => Input::Socket(socket),
+            Err(fd) => Input::Pipe(tokio::net::unix::pipe::Receiver::from_owned_fd(fd)?),
         };
         let null = std::fs::File::open("/dev/null")?;
         nix::unistd::dup2_stdin(&null).map_err(std::io::Error::from)?;
         Ok(reader)
     };
-    moved().unwrap_or_else(|_| Box::new(tokio::io::stdin()))
+    moved().unwrap_or_else(|_| Input::Other(Box::new(tokio::io::stdin())))
 }
 
 /// The process's stdout, written through the reactor when it is a pipe or a socket (the
@@ -234,31 +246,41 @@ async fn run_script(mock: &Mock, steps: &[ServerStep]) {
     mock.finish();
 }
 
-async fn read_stdin(mock: Arc<Mock>, mut stdin: Box<dyn AsyncRead + Send + Unpin>) {
+async fn read_stdin(mock: Arc<Mock>, mut stdin: Input) {
     let mut buf = vec![0u8; 64 * 1024];
     let mut line: Vec<u8> = Vec::new();
+    // One wait for the whole loop, not one made per read: a request that comes while a line
+    // is being handled is kept (a `Notify` permit) and wins the next turn.
+    let close_requested = mock.close_requested();
+    tokio::pin!(close_requested);
     loop {
         if !mock.reading.load(Ordering::SeqCst) {
             // `stop_reading`: leave the pipe full so the client's writes block.
             std::future::pending::<()>().await;
         }
         let n = tokio::select! {
-            read = stdin.read(&mut buf) => match read {
-                Ok(0) | Err(_) => break,
-                Ok(n) => n,
-            },
-            () = mock.close_requested() => {
+            biased;
+            () = &mut close_requested => {
                 // `close_stdin`: the client's pipe closes here; no EOF will ever be seen.
                 drop(stdin);
                 mock.stdin_gone();
                 return std::future::pending::<()>().await;
             }
+            read = stdin.read(&mut buf) => match read {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            },
         };
         let mut chunk = &buf[..n];
         while let Some(pos) = chunk.iter().position(|b| *b == b'\n') {
-            line.extend_from_slice(&chunk[..pos]);
-            mock.on_line(&line, true).await;
-            line.clear();
+            if line.is_empty() {
+                // The whole line came in this read: handled where it lies.
+                mock.on_line(&chunk[..pos], true).await;
+            } else {
+                line.extend_from_slice(&chunk[..pos]);
+                mock.on_line(&line, true).await;
+                line.clear();
+            }
             chunk = &chunk[pos + 1..];
         }
         line.extend_from_slice(chunk);

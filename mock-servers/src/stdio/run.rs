@@ -4,8 +4,10 @@
 
 use crate::budget::Budget;
 use crate::inbox::{Answers, Inbox};
-use crate::record::Recorder;
+use crate::record::{Crossing, Recorder};
 use crate::shutdown::{Ending, ExitReason};
+use crate::stdio::envelope::Envelope;
+use crate::stdio::standing::StandingAnswer;
 use crate::sync::lock;
 use mcp_scenario::payload::{self, Chunking};
 use mcp_scenario::script::LineEnd;
@@ -112,7 +114,7 @@ pub struct Mock {
     pub defaults: crate::defaults::Defaults,
     /// `reply_always` rules: method → `{"result": …}` or `{"error": …}`; they come before
     /// the defaults, as over HTTP.
-    rules: Mutex<HashMap<String, Value>>,
+    rules: Mutex<HashMap<String, StandingAnswer>>,
     /// The 2026-07-28 request checks (`None` on stateful revisions; the `stateless` op
     /// changes them).
     pub stateless: Mutex<Option<crate::stateless::Rules>>,
@@ -236,11 +238,7 @@ impl Mock {
         if self.ending.is_set() {
             return;
         }
-        self.recorder.record(&WireEvent::ToClient {
-            t_us: self.recorder.now_us(),
-            bytes: Recorded::of(bytes),
-            why: why.into(),
-        });
+        self.recorder.record(&Crossing::ToClient { t_us: self.recorder.now_us(), bytes, why });
         // A client that closed our stdout is itself the finding; the record shows it.
         if out.write_all(bytes).await.is_ok() {
             let _ = out.flush().await;
@@ -289,13 +287,13 @@ impl Mock {
     /// ([`Recorder::hold`]); nothing here waits before that.
     pub async fn on_line(&self, line: &[u8], terminated: bool) {
         let trimmed = line.strip_suffix(b"\r").unwrap_or(line);
-        let json: Option<Value> = serde_json::from_slice(trimmed).ok();
-        let event = WireEvent::FromClient { t_us: self.recorder.now_us(), bytes: Recorded::of(line), json, terminated };
-        let _held = self.recorder.hold(&event);
-        // The message is read from the recorded event, not copied for it.
-        let WireEvent::FromClient { json: Some(json @ Value::Object(_)), .. } = &event else { return };
-        let Value::Object(obj) = json else { return };
-        let probing = obj.get("method").and_then(Value::as_str) == Some("server/discover") && obj.contains_key("id");
+        // Routed by its envelope alone: the whole message is built only where it is kept
+        // (a scripted message, an answer, a stateless check), not for a line answered at once.
+        let envelope = Envelope::read(trimmed);
+        let json = envelope.is_some().then_some(trimmed);
+        let _held = self.recorder.hold(&Crossing::FromClient { t_us: self.recorder.now_us(), line, json, terminated });
+        let Some(Envelope { object: true, id, method }) = envelope else { return };
+        let probing = method.as_deref() == Some("server/discover") && id.is_some();
         let unbound = {
             let mut slot = lock(&self.unbound);
             match slot.as_mut() {
@@ -310,28 +308,25 @@ impl Mock {
             let steps = self.bind(&unbound);
             let _ = unbound.script.send(steps);
         }
-        match (obj.get("method").and_then(Value::as_str), obj.get("id")) {
-            (Some(method), id) => {
+        let request_id = id.as_ref().filter(|id| !id.is_null());
+        match (method.as_deref(), &id) {
+            (Some(method), _) => {
                 let rules = lock(&self.stateless).clone();
-                if let (Some(rules), Some(id)) = (rules.as_ref(), id.filter(|id| !id.is_null()))
-                    && let Some(refusal) = crate::stateless::check_body(rules, json)
+                if let (Some(rules), Some(id)) = (rules.as_ref(), request_id)
+                    && let Some(refusal) = crate::stateless::check_body(rules, &Envelope::message(trimmed))
                 {
                     let bytes = payload::reply_line(id.clone(), None, Some(&refusal.error), None, LineEnd::Lf);
                     self.write(&bytes, refusal.why).await;
                     return;
                 }
                 if lock(&self.budget).take(method) {
-                    self.inbox.deliver(Value::Object(obj.clone()));
-                } else if let (Some(rules), Some(id), "server/discover") =
-                    (rules.as_ref(), id.filter(|id| !id.is_null()), method)
-                {
+                    self.inbox.deliver(Envelope::message(trimmed));
+                } else if let (Some(rules), Some(id), "server/discover") = (rules.as_ref(), request_id, method) {
                     let result = crate::stateless::discover_result(rules, self.defaults.capabilities());
                     let bytes = payload::reply_line(id.clone(), Some(&result), None, None, LineEnd::Lf);
                     self.write(&bytes, "auto server/discover").await;
-                } else if let Some(id) = id.filter(|id| !id.is_null()) {
-                    let rule = lock(&self.rules).get(method).map(|answer| {
-                        payload::reply_line(id.clone(), answer.get("result"), answer.get("error"), None, LineEnd::Lf)
-                    });
+                } else if let Some(id) = request_id {
+                    let rule = lock(&self.rules).get(method).map(|answer| answer.line(id));
                     if let Some(bytes) = rule {
                         self.write(&bytes, "reply_always").await;
                         return;
@@ -347,7 +342,7 @@ impl Mock {
                 }
             }
             (None, Some(id)) => {
-                self.answers.insert(id, Value::Object(obj.clone()));
+                self.answers.insert(id, Envelope::message(trimmed));
             }
             (None, None) => {}
         }
@@ -356,7 +351,7 @@ impl Mock {
     /// Adds a `reply_always` rule: from now on an unscripted request with `method` gets
     /// `answer` (`{"result": …}` or `{"error": …}`).
     pub fn add_rule(&self, method: &str, answer: Value) {
-        lock(&self.rules).insert(method.to_string(), answer);
+        lock(&self.rules).insert(method.to_string(), StandingAnswer::new(&answer));
     }
 
     /// Records that stdin reached EOF.

@@ -127,3 +127,46 @@ async fn port_in_use_is_a_clear_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("in use") && err.contains("--port 0"), "{err}");
 }
+
+#[tokio::test]
+async fn every_answer_a_client_saw_survives_sigkill_with_its_request() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = "server:\n  - op: reply_always\n    method: tools/call\n    result: {\"content\": []}\n  - op: handshake\n  - op: stall\n";
+    let path = scenario(&dir, &(head("2025-11-25", "stdio") + server));
+    let run = dir.path().join("run");
+    let mut child = mock("stdio", &path, &run).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut replies = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let initialize = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let mut lines = vec![initialize.to_string(), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into()];
+    lines.extend((1..=300).map(|id| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{}}}}"#)));
+    let mut seen = Vec::new();
+    for line in &lines {
+        tokio::io::AsyncWriteExt::write_all(&mut stdin, format!("{line}\n").as_bytes()).await.expect("write");
+        if line.contains("\"id\"") {
+            seen.push(
+                tokio::time::timeout(BOUND, replies.next_line())
+                    .await
+                    .expect("in time")
+                    .expect("read")
+                    .expect("a reply"),
+            );
+        }
+    }
+    // Killed right after the last answer was read: nothing it had answered may be missing.
+    let pid = nix::unistd::Pid::from_raw(child.id().expect("running") as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).expect("SIGKILL");
+    tokio::time::timeout(BOUND, child.wait()).await.expect("exits in time").expect("wait");
+    let events = read_run(&run);
+    let sent: Vec<&str> = events[0]
+        .iter()
+        .filter_map(|e| match e {
+            WireEvent::ToClient { bytes, .. } => bytes.text.as_deref().map(|t| t.trim_end()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sent.len(), seen.len(), "answers in the record vs answers the client read");
+    assert!(sent == seen, "the recorded answers are the ones the client read, in order");
+    let asked = events[0].iter().filter(|e| matches!(e, WireEvent::FromClient { json: Some(_), .. })).count();
+    assert_eq!(asked, lines.len(), "every line the client sent before the last answer is in the record");
+}

@@ -370,3 +370,96 @@ async fn a_server_request_carries_the_id_the_step_gives() {
     m.close_stdin();
     m.ended().await;
 }
+
+/// A stdout that reads the record on disk each time the mock writes to it: the write must
+/// already be there, as the last thing the mock wrote, after the client line it answers.
+struct RecordFirst {
+    run_dir: std::path::PathBuf,
+    problems: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    inner: tokio::io::DuplexStream,
+}
+
+impl tokio::io::AsyncWrite for RecordFirst {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let run = mcp_mock::record::read_run(&self.run_dir);
+        let events = run.first().map(Vec::as_slice).unwrap_or_default();
+        let text = String::from_utf8_lossy(buf);
+        let last_write = events.iter().rposition(|e| matches!(e, WireEvent::ToClient { .. }));
+        let id = serde_json::from_slice::<Value>(buf).ok().and_then(|v| v.get("id").cloned());
+        let asked = id.as_ref().and_then(|id| {
+            events.iter().position(
+                |e| matches!(e, WireEvent::FromClient { json: Some(j), .. } if j.get("id") == Some(id) && j.get("method").is_some()),
+            )
+        });
+        match (last_write.map(|i| &events[i]), asked) {
+            (Some(WireEvent::ToClient { bytes, .. }), Some(asked))
+                if bytes.text.as_deref() == Some(&*text) && asked < last_write.unwrap_or(0) => {}
+            (found, _) => {
+                let problem = format!(
+                    "{text:?} reached the pipe before its record (last write on disk: {found:?}; request at {asked:?})"
+                );
+                self.problems.lock().expect("lock").push(problem);
+            }
+        }
+        std::pin::Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[tokio::test]
+async fn every_answer_is_on_disk_with_its_request_before_it_reaches_the_pipe() {
+    let scenario = crate::support::scenario(&script(
+        "  - op: reply_always\n    method: tools/call\n    result: {\"content\": []}\n  - op: handshake\n  - op: stall\n",
+    ));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut client_stdin, mock_stdin) = tokio::io::duplex(1 << 20);
+    let (mock_stdout, client_stdout) = tokio::io::duplex(1 << 20);
+    let (mock_stderr, _client_stderr) = tokio::io::duplex(1 << 20);
+    let problems = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let stdout = RecordFirst { run_dir: dir.path().to_path_buf(), problems: problems.clone(), inner: mock_stdout };
+    let (_stop, shutdown) = mcp_mock::Shutdown::channel(Some(crate::support::BOUND));
+    let pipes = mcp_mock::stdio::Pipes::new(mock_stdin, stdout, mock_stderr);
+    let run_dir = dir.path().to_path_buf();
+    let server = tokio::spawn(async move { mcp_mock::stdio::serve(&scenario, &run_dir, pipes, shutdown).await });
+    let mut replies = tokio::io::BufReader::new(client_stdout);
+    let mut reply = async || {
+        let mut line = String::new();
+        crate::support::bounded("a reply", tokio::io::AsyncBufReadExt::read_line(&mut replies, &mut line))
+            .await
+            .expect("read");
+        line
+    };
+    let mut lines = vec![request(1, "initialize"), json!({"jsonrpc": "2.0", "method": "notifications/initialized"})];
+    lines.extend((2..40).map(|id| request(id, "tools/call")));
+    lines.extend([request(40, "ping"), request(41, "no/such/method")]);
+    let mut answered = 0;
+    for line in &lines {
+        client_stdin.write_all(format!("{line}\n").as_bytes()).await.expect("write");
+        if line.get("id").is_some() {
+            assert!(reply().await.contains(&format!("\"id\":{}", line["id"])));
+            answered += 1;
+        }
+    }
+    drop(client_stdin);
+    crate::support::bounded("the mock's end", server).await.expect("join").expect("served");
+    assert_eq!(answered, 41);
+    let problems = problems.lock().expect("lock");
+    assert!(problems.is_empty(), "{problems:#?}");
+}
