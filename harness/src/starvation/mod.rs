@@ -1,8 +1,7 @@
-//! Runs the machine starved: the harness measures its own scheduling lag while a run's
-//! client part goes on ([`lag`], [`Timed`]), and on stdio, for a client whose connect clock
-//! counts the server's start-up, how much later than the client's usual start-up the server
-//! it spawned started serving (a machine slow to start a process eats the handshake's bound
-//! as a lag does); a run during which the lag passed the scenario's timing margin ([`margin`]) gave
+//! Runs the machine starved: the harness measures its own scheduling lag during every run
+//! ([`lag`]), and on stdio how much later than the client's usual start-up the server it
+//! spawned started serving (a machine slow to start a process eats the handshake's bound as
+//! a lag does); a run during which the lag passed the scenario's timing margin ([`margin`]) gave
 //! a verdict that may rest on the load rather than on the client, so it is run again — at a
 //! quarter of the pass's parallelism ([`RERUN_DIVISOR`]; one at a time in the cores' count
 //! for a lone `run_one`), so the re-runs meet less contention than the runs they check —
@@ -47,20 +46,6 @@ pub fn default_reruns() -> &'static tokio::sync::Semaphore {
     SLOTS.get_or_init(|| {
         tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
     })
-}
-
-/// When an attempt's scenario timers ran: from the client's start (on stdio, for a client
-/// that waits for its server to serve, from then) to its end. The mock's start-up before it
-/// and the checks after it delay no timer the verdict compares, so a stall there is no lag
-/// of the run ([`lag::Lags::within`]).
-pub struct Timed {
-    /// When the scenario's first timer could start.
-    pub from: std::time::Instant,
-    /// When the client's part ended.
-    pub to: std::time::Instant,
-    /// How much later than usual a stdio server spawned by a client whose connect clock
-    /// counts its start-up started serving (zero otherwise): a lag of its own kind.
-    pub slow_start: Duration,
 }
 
 /// One attempt and what was measured during it.
