@@ -210,22 +210,19 @@ pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
 async fn run_settled(job: &Job, config: &RunConfig, reruns: &tokio::sync::Semaphore) -> RunResult {
     starvation::settle(&job.scenario, reruns, || async {
         let watch = LagWatch::start();
-        let (result, timed, hung) = attempt(job, config).await;
-        let lags = watch.stop();
-        let lag = timed.map_or_else(|| lags.max(), |t| lags.within(t.from, t.to).max(t.slow_start));
-        starvation::Measured { result, lag, hung }
+        let (result, slow_start, hung) = attempt(job, config).await;
+        starvation::Measured { result, lag: watch.stop().max(slow_start), hung }
     })
     .await
 }
 
-/// One attempt at a job; with the result, when the scenario's timers ran
-/// ([`starvation::Timed`]: none for a run that never started its client). On stdio, a
-/// client that starts its connect clock at the spawn ([`crate::targets::Client::waits_for_server_ready`]
-/// says no) counts the server's start-up in its handshake bound, so a machine slow to start
-/// a process eats the scenario's timing margin as a scheduling lag does: how much longer
-/// than the client's usual start-up ([`crate::targets::Client::usual_startup`]) the server
-/// took to start serving counts as lag.
-async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Option<starvation::Timed>, bool) {
+/// One attempt at a job; with the result, on stdio, how much longer than the client's usual
+/// start-up ([`crate::targets::Client::usual_startup`]) the server took to start serving,
+/// for a client whose connect clock starts at the spawn
+/// ([`crate::targets::Client::waits_for_server_ready`] says no): its handshake bound counts
+/// the server's spawn and start-up, so a machine slow to start a process eats the scenario's
+/// timing margin as a scheduling lag does.
+async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool) {
     let started = Instant::now();
     let scenario = &job.scenario;
     let target = &config.target;
@@ -234,19 +231,19 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Option<starvation
         // Loaded and validated like any scenario, never run: no mock, no client, no snapshot.
         result.status = Status::Pending;
         result.reason = Some(reason.clone());
-        return (result, None, false);
+        return (result, Duration::ZERO, false);
     }
     if let Some(reason) = target.declines(scenario) {
         // Never run with a field the driver would drop: no mock, no client, no snapshot.
         result.status = Status::Skipped;
         result.reason = Some(reason);
-        return (result, None, false);
+        return (result, Duration::ZERO, false);
     }
     let run_dir = match tempfile::Builder::new().prefix("mcp-run-").tempdir() {
         Ok(d) => d,
         Err(e) => {
             result.reason = Some(format!("cannot create a temp dir: {e}"));
-            return (result, None, false);
+            return (result, Duration::ZERO, false);
         }
     };
     let deadline =
@@ -258,7 +255,7 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Option<starvation
     // driver is being restarted). Whichever fired first then decided the transcript, and,
     // for a client whose close waited on the mock, whether the run finished.
     let mock_deadline_ms = deadline.total().as_millis() as u64 + MOCK_DEADLINE_MARGIN_MS;
-    let timed;
+    let mut slow_start = Duration::ZERO;
     let client_run =
         |endpoint| ClientRun { scenario, transport: job.transport, endpoint, deadline, run_dir: run_dir.path() };
     let (outcome, transcript) = if job.transport == TransportName::Stdio {
@@ -273,19 +270,16 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Option<starvation
             "--deadline-ms".into(),
             mock_deadline_ms.to_string(),
         ]);
-        let asked_at = Instant::now();
-        let asked = mcp_mock::record::origin_unix_us(asked_at);
+        let asked = mcp_mock::record::origin_unix_us(Instant::now());
         let outcome = target.run(client_run(Endpoint::Command(mock))).await;
-        let ended = Instant::now();
         // The client (and with it the transport) is gone; make sure no mock outlives the run.
         let transcript = Transcript::new(reap_and_read(run_dir.path()).await);
-        let start_up = first_serving(&transcript).map(|serving| Duration::from_micros(serving.saturating_sub(asked)));
-        timed = Some(if target.waits_for_server_ready() {
-            starvation::Timed { from: asked_at + start_up.unwrap_or_default(), to: ended, slow_start: Duration::ZERO }
-        } else {
-            let slow_start = start_up.unwrap_or_default().saturating_sub(target.usual_startup());
-            starvation::Timed { from: asked_at, to: ended, slow_start }
-        });
+        if !target.waits_for_server_ready() {
+            slow_start = first_serving(&transcript)
+                .map(|serving| Duration::from_micros(serving.saturating_sub(asked)))
+                .unwrap_or_default()
+                .saturating_sub(target.usual_startup());
+        }
         (outcome, transcript)
     } else {
         // HTTP kinds: the mock is a server the harness starts, and stops after the run.
@@ -295,7 +289,7 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Option<starvation
                 Ok(m) => m,
                 Err(e) => {
                     result.reason = Some(e.to_string());
-                    return (result, None, false);
+                    return (result, Duration::ZERO, false);
                 }
             };
         // `via:` puts proxies between the client and the mock (crate::via).
@@ -305,13 +299,11 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Option<starvation
                 Err(e) => {
                     result.reason = Some(e);
                     mock.stop().await;
-                    return (result, None, false);
+                    return (result, Duration::ZERO, false);
                 }
             };
         let url = proxies.as_ref().map_or_else(|| mock.url.clone(), |p| p.url.clone());
-        let began = Instant::now();
         let outcome = target.run(client_run(Endpoint::Url(url))).await;
-        timed = Some(starvation::Timed { from: began, to: Instant::now(), slow_start: Duration::ZERO });
         result.mock_pids.push(mock.pid());
         let hops = match proxies {
             Some(p) => {
@@ -325,7 +317,7 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Option<starvation
         (outcome, Transcript::new(recorded).with_second_upstream(hops.second_upstream).with_client_hop(hops.client))
     };
     let hung = outcome.hung;
-    (finish(job, config, result, started, run_dir.path(), outcome, transcript), timed, hung)
+    (finish(job, config, result, started, run_dir.path(), outcome, transcript), slow_start, hung)
 }
 
 /// When the run's first stdio server started serving, in µs since the Unix epoch.
