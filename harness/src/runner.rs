@@ -216,10 +216,12 @@ async fn run_settled(job: &Job, config: &RunConfig, reruns: &tokio::sync::Semaph
     .await
 }
 
-/// One attempt at a job; with the result, how much longer than the client's usual start-up
-/// ([`crate::targets::Client::usual_startup`]) the stdio server took to start serving (its
-/// spawn and start-up count in the client's handshake bound, so a machine slow to start a
-/// process eats the scenario's timing margin as a scheduling lag does).
+/// One attempt at a job; with the result, on stdio, how much longer than the client's usual
+/// start-up ([`crate::targets::Client::usual_startup`]) the server took to start serving,
+/// for a client whose connect clock starts at the spawn
+/// ([`crate::targets::Client::waits_for_server_ready`] says no): its handshake bound counts
+/// the server's spawn and start-up, so a machine slow to start a process eats the scenario's
+/// timing margin as a scheduling lag does.
 async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool) {
     let started = Instant::now();
     let scenario = &job.scenario;
@@ -272,10 +274,12 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool) {
         let outcome = target.run(client_run(Endpoint::Command(mock))).await;
         // The client (and with it the transport) is gone; make sure no mock outlives the run.
         let transcript = Transcript::new(reap_and_read(run_dir.path()).await);
-        slow_start = first_serving(&transcript)
-            .map(|serving| Duration::from_micros(serving.saturating_sub(asked)))
-            .unwrap_or_default()
-            .saturating_sub(target.usual_startup());
+        if !target.waits_for_server_ready() {
+            slow_start = first_serving(&transcript)
+                .map(|serving| Duration::from_micros(serving.saturating_sub(asked)))
+                .unwrap_or_default()
+                .saturating_sub(target.usual_startup());
+        }
         (outcome, transcript)
     } else {
         // HTTP kinds: the mock is a server the harness starts, and stops after the run.

@@ -1,9 +1,9 @@
 //! Runs the machine starved: the harness measures its own scheduling lag during every run
-//! ([`lag`]), and on stdio how much later than the client's usual start-up the server it
-//! spawned started serving (a machine slow to start a process eats the handshake's bound as
-//! a lag does); a run during which the lag passed the scenario's timing margin ([`margin`]) gave
-//! a verdict that may rest on the load rather than on the client, so it is run again — at a
-//! quarter of the pass's parallelism ([`RERUN_DIVISOR`]; one at a time in the cores' count
+//! ([`lag`]), and on stdio, for a client whose connect clock counts the server's start-up,
+//! how much later than the client's usual start-up the server it spawned started serving (a
+//! machine slow to start a process eats the handshake's bound as a lag does); a run during
+//! which the lag passed the scenario's timing margin ([`margin`]) gave a verdict that may
+//! rest on the load rather than on the client, so it is run again — at a quarter of the pass's parallelism ([`RERUN_DIVISOR`]; one at a time in the cores' count
 //! for a lone `run_one`), so the re-runs meet less contention than the runs they check —
 //! until an attempt is not starved (at most [`MAX_RERUNS`]). A run the deadline ended is
 //! held to the deadline's slack instead ([`margin::Margins::slack`]): a lag shorter than the room the

@@ -61,6 +61,12 @@ impl Client for Bundled {
         4
     }
 
+    /// The plan's `connect` waits for the stdio mock to serve before its handshake
+    /// ([`super::readiness`]).
+    fn waits_for_server_ready(&self) -> bool {
+        true
+    }
+
     fn run<'a>(&'a self, run: ClientRun<'a>) -> BoxFuture<'a, ClientOutcome> {
         Box::pin(async move {
             let scenario = run.scenario;
@@ -214,6 +220,8 @@ async fn run_plan(
                         managed = Some(ManagedConnection::connect(config).await?);
                         return Ok(None);
                     }
+                    let spawns = matches!(endpoint, Endpoint::Command(_));
+                    let serving = if spawns { super::readiness::serving(run_dir) } else { 0 };
                     let t = client::create_client_transport(
                         &config,
                         handlers,
@@ -221,6 +229,9 @@ async fn run_plan(
                         &client_options,
                     )
                     .await?;
+                    if spawns {
+                        super::readiness::wait_for_server(run_dir, serving, || t.is_connected()).await;
+                    }
                     conn = Some(t.clone());
                     if c.handshake {
                         client::handshake(t.as_ref(), &client_options).await?;

@@ -9,6 +9,8 @@
 //!   (`cmd+persistent:`), restarted after any run it did not end cleanly.
 //! - [`declaration`] — what an external driver declares it handles, asked once before the
 //!   runs; plans using anything else are skipped with the field named.
+//! - [`readiness`] — when a stdio server the bundled client spawned is serving, so its
+//!   connect clock starts then.
 //! - `process_group`, `escapees` — who an external client left running: in its
 //!   process group, and outside it.
 
@@ -18,6 +20,7 @@ pub mod declaration;
 mod escapees;
 pub mod persistent;
 mod process_group;
+pub mod readiness;
 
 use crate::error::HarnessError;
 use crate::scope::TargetKind;
@@ -71,6 +74,16 @@ pub trait Client: fmt::Debug + Send + Sync {
     /// machine's (`crate::starvation`). Zero for a client already running.
     fn usual_startup(&self) -> Duration {
         Duration::ZERO
+    }
+
+    /// Whether the client's connect clock starts only once the stdio server it spawned is
+    /// serving (the bundled plan runner waits for the mock's readiness before its
+    /// handshake), so the server's start-up is in none of the scenario's times. An SDK that
+    /// spawns the server and starts its handshake's timer at once counts the start-up
+    /// (`clients/CONTRACT.md`, `connect.timeout_ms`): for it, a slow start is a lag
+    /// (`crate::starvation`).
+    fn waits_for_server_ready(&self) -> bool {
+        false
     }
 
     /// Extra time on top of the scenario's deadline, for the client to start.
