@@ -5,13 +5,13 @@
 use crate::checks;
 use crate::exercise;
 use crate::http_mock::HttpMock;
+use crate::run_record::{RunRecord, RunWire};
 use crate::scope::{Deadline, Scope};
 use crate::snapshot;
 use crate::starvation::{self, lag::LagWatch};
 use crate::targets::{ClientRun, Endpoint, Target};
-use crate::transcript::{Redactor, Transcript, render};
+use crate::transcript::{Transcript, render};
 use crate::via::{Hops, Proxies};
-use mcp_mock::record;
 use mcp_results::{CheckResult, ClientOutcome, Judgement, ProcessEnd, RunResult, SnapshotStatus, Status, StepStatus};
 use mcp_scenario::basis::Level;
 use mcp_scenario::{Scenario, TransportName, WireEvent};
@@ -254,9 +254,10 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool) {
     // for a client whose close waited on the mock, whether the run finished.
     let mock_deadline_ms = deadline.total().as_millis() as u64 + MOCK_DEADLINE_MARGIN_MS;
     let mut slow_start = Duration::ZERO;
-    let client_run =
-        |endpoint| ClientRun { scenario, transport: job.transport, endpoint, deadline, run_dir: run_dir.path() };
-    let (outcome, transcript) = if job.transport == TransportName::Stdio {
+    // The run's one record: followed while the client runs, read to its end after.
+    let record = RunRecord::new(run_dir.path());
+    let client_run = |endpoint| ClientRun { scenario, transport: job.transport, endpoint, deadline, record: &record };
+    let (outcome, wire) = if job.transport == TransportName::Stdio {
         // stdio: the client spawns the mock from the command line it is given.
         let mut mock = config.mock_command.clone();
         mock.extend([
@@ -271,12 +272,14 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool) {
         let asked = mcp_mock::record::origin_unix_us(Instant::now());
         let outcome = target.run(client_run(Endpoint::Command(mock))).await;
         // The client (and with it the transport) is gone; make sure no mock outlives the run.
-        let transcript = Transcript::new(reap_and_read(run_dir.path()).await);
-        slow_start = first_serving(&transcript)
+        // The kill may let a mock record its last events: the record is read to its end after.
+        reap(&record).await;
+        let wire = record.into_wire(Vec::new(), Vec::new());
+        slow_start = first_serving(&wire.transcript)
             .map(|serving| Duration::from_micros(serving.saturating_sub(asked)))
             .unwrap_or_default()
             .saturating_sub(target.usual_startup());
-        (outcome, transcript)
+        (outcome, wire)
     } else {
         // HTTP kinds: the mock is a server the harness starts, and stops after the run.
         let path = absolute(&job.path);
@@ -309,11 +312,10 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool) {
             None => Hops::default(),
         };
         mock.stop().await;
-        let recorded = record::read_run(run_dir.path());
-        (outcome, Transcript::new(recorded).with_second_upstream(hops.second_upstream).with_client_hop(hops.client))
+        (outcome, record.into_wire(hops.second_upstream, hops.client))
     };
     let hung = outcome.hung;
-    (finish(job, config, result, started, run_dir.path(), outcome, transcript), slow_start, hung)
+    (finish(job, config, result, started, deadline, outcome, wire), slow_start, hung)
 }
 
 /// When the run's first stdio server started serving, in µs since the Unix epoch.
@@ -333,17 +335,16 @@ fn finish(
     config: &RunConfig,
     mut result: RunResult,
     started: Instant,
-    run_dir: &Path,
+    deadline: Deadline,
     mut outcome: ClientOutcome,
-    transcript: Transcript,
+    wire: RunWire,
 ) -> RunResult {
     let scenario = &job.scenario;
     let target = &config.target;
+    let RunWire { transcript, mut redactor } = wire;
     result.mock_pids.extend(transcript.mock_pids());
     result.mock_pids.dedup();
 
-    let deadline =
-        Deadline { scenario_ms: scenario.deadline_ms, startup_ms: target.startup_allowance().as_millis() as u64 };
     let scope = Scope { target: target.kind(), transport: job.transport, revision: scenario.revision, deadline };
     let run = checks::Run { scenario, scope, outcome: &outcome, transcript: &transcript };
     let mut judged = checks::evaluate(&run);
@@ -358,7 +359,7 @@ fn finish(
     // snapshot: the scenario did not run as written.
     let overridden = status_override(&outcome);
     result.transcript =
-        render::transcript(scenario, job.transport, scope.target.client(), &outcome, &transcript, run_dir);
+        render::transcript(scenario, job.transport, scope.target.client(), &outcome, &transcript, &mut redactor);
     if config.compare_snapshots && overridden.is_none() {
         let path = snapshot::path_for(&job.path, scenario, job.transport, target);
         // A bundled transcript pins SPEC.md's behaviour, so a failing one is never its first
@@ -418,7 +419,6 @@ fn finish(
             j.judgement = Judgement::NotJudged;
         }
     }
-    let redactor = Redactor::for_run(transcript.connections().iter().flat_map(|c| c.recorded()), run_dir);
     // Verdict texts quote the wire (a session id, a token): they read as the transcript does.
     for c in result.failures.iter_mut().chain(&mut result.warnings).chain(&mut result.notes) {
         c.message = redactor.text(&c.message);
@@ -518,16 +518,12 @@ fn status_override(outcome: &ClientOutcome) -> Option<(Status, String)> {
     })
 }
 
-/// Reads the run's records and kills any mock that is still alive (its whole process group).
+/// Kills any mock of the run that has not recorded its exit (its whole process group).
 /// Waits on nothing but the kill itself, bounded.
-async fn reap_and_read(run_dir: &Path) -> Vec<Vec<WireEvent>> {
-    for connection in Transcript::new(record::read_run(run_dir)).connections() {
-        if let (false, Some(pid)) = (connection.mock_exited(), connection.mock_pid()) {
-            kill_group(pid).await;
-        }
+async fn reap(record: &RunRecord) {
+    for pid in record.unexited_mock_pids() {
+        kill_group(pid).await;
     }
-    // Re-read: the kill may have let the mock record its last events.
-    record::read_run(run_dir)
 }
 
 async fn kill_group(pid: u32) {
