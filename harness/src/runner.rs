@@ -318,6 +318,19 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool) {
     (finish(job, config, result, started, deadline, outcome, wire), slow_start, hung)
 }
 
+/// Judges a run whose client part is over from what its mock recorded in `run_dir`: the
+/// record read once, then the checks, the rendering, the snapshot and the redacted wire, as
+/// at the end of every run. What `cargo bench --bench judging` times (it must stay linear in
+/// the recorded events: `benches/judging.rs`).
+pub fn judge(job: &Job, config: &RunConfig, outcome: ClientOutcome, run_dir: &Path) -> RunResult {
+    let deadline = Deadline {
+        scenario_ms: job.scenario.deadline_ms,
+        startup_ms: config.target.startup_allowance().as_millis() as u64,
+    };
+    let wire = RunRecord::new(run_dir).into_wire(Vec::new(), Vec::new());
+    finish(job, config, blank(job, config), Instant::now(), deadline, outcome, wire)
+}
+
 /// When the run's first stdio server started serving, in µs since the Unix epoch.
 fn first_serving(transcript: &Transcript) -> Option<u64> {
     let origin = |c: &crate::transcript::Connection| {
