@@ -179,7 +179,6 @@ fn write_record(dir: &Path, messages: u64) -> std::io::Result<u64> {
     put(script(tick(), 6, true))?;
     put(WireEvent::StdinEof { t_us: tick(), parent_exiting: false })?;
     put(WireEvent::Exit { t_us: tick(), code: Some(0), signal: None, why: "stdin EOF".into() })?;
-    drop(put);
     out.flush()?;
     Ok(written)
 }

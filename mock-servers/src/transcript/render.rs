@@ -90,12 +90,12 @@ pub fn transcript(
             |e: &&WireEvent| !matches!(e, WireEvent::StreamEnd { how, .. } if !how.ends_with("by the proxy"));
         let hop: Vec<WireEvent> = transcript.client_hop().iter().filter(made_by_proxy).cloned().collect();
         let (main, listener) = http_lanes(&hop, transport);
-        let merged = json_bodies(merge_writes(&main), &redactor);
+        let merged = json_bodies(merge_writes(&main), redactor);
         render_lane(&mut s, &merged.iter().collect::<Vec<_>>(), redactor);
         let listener = answered_only(listener_shown(&listener, deleted_at(&main)));
         if !listener.is_empty() {
             s.push_str("·· GET listener ··\n");
-            let merged = json_bodies(merge_writes(&listener), &redactor);
+            let merged = json_bodies(merge_writes(&listener), redactor);
             render_lane(&mut s, &merged.iter().collect::<Vec<_>>(), redactor);
         }
     }
@@ -131,7 +131,7 @@ pub fn transcript(
     }
     if !outcome.notifications.is_empty() {
         s.push_str("── notifications seen by the client ──\n");
-        for (method, params) in seen_notifications(&outcome.notifications, &redactor) {
+        for (method, params) in seen_notifications(&outcome.notifications, redactor) {
             let _ = writeln!(s, "{method} {}", shorten(&params.to_string()));
         }
     }
