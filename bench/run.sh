@@ -17,7 +17,9 @@
 #   BENCH_WRK=5s          duration of each wrk run
 #   BENCH_LONG=1M         requests of the long HTTP mock run (RSS and rate every fifth)
 #   BENCH_HOSTILE_MIB=1024  size of the hostile line / SSE event
-#   BENCH_SECTIONS="library stdio http wrk long hostile"
+#   BENCH_JUDGE_MESSAGES=100000  client messages in the record the judging section judges
+#   BENCH_SECTIONS="library stdio http wrk long hostile judging"
+#                         (one section alone: BENCH_SECTIONS=judging bash bench/run.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TARGET=${CARGO_TARGET_DIR:-target}/release
@@ -29,7 +31,8 @@ REPS=${BENCH_REPS:-5}
 DRIVER_REPS=${BENCH_DRIVER_REPS:-$REPS}
 RT=${BENCH_RT:-20000}
 WRK_FOR=${BENCH_WRK:-5s}
-SECTIONS=${BENCH_SECTIONS:-library stdio http wrk long hostile}
+JUDGE_MESSAGES=${BENCH_JUDGE_MESSAGES:-100000}
+SECTIONS=${BENCH_SECTIONS:-library stdio http wrk long hostile judging}
 read -r -a CLIENT_LIST <<<"${BENCH_CLIENTS:-}"
 
 work=$(mktemp -d)
@@ -243,6 +246,15 @@ if want hostile; then
     done
 fi
 
+# --- Judging: one run's checks, rendering and redacted wire over a generated record -------
+if want judging; then
+    echo
+    echo "== judging one run's record of $JUDGE_MESSAGES client messages (harness/benches/judging.rs), $REPS rounds =="
+    # Built in the bench profile (release) by cargo itself: it links the harness library.
+    ${CARGO:-cargo} bench -q -p mcp-harness --bench judging -- --messages "$JUDGE_MESSAGES" --rounds "$REPS" \
+        | tee "$work/judging"
+fi
+
 # --- The table ------------------------------------------------------------------------
 echo
 echo "== medians ($REPS rounds unless said) =="
@@ -277,6 +289,10 @@ fi
 if want long && [ -s "$work/series-long-rate" ]; then
     printf '%-38s %s req/s per segment; RSS %s MiB\n' "long run, $long requests" \
         "$(paste -sd' ' "$work/series-long-rate")" "$(paste -sd' ' "$work/series-long-rss")"
+fi
+if want judging && [ -s "$work/judging" ]; then
+    printf '%-38s %s   (target <= 2000 ms)\n' "judging $JUDGE_MESSAGES client messages" \
+        "$(awk '/^judging median:/ {print $3, $4}' "$work/judging")"
 fi
 if want hostile; then
     for kind in stdio http; do

@@ -458,25 +458,41 @@ fn judges_after(check: &mcp_scenario::checks::Check, run: &Run<'_>, point: (usiz
             let requests: Vec<(usize, usize, Option<serde_json::Value>)> = placed()
                 .filter_map(|(c, i, e)| client_method(e).filter(|(m, _)| methods.contains(m)).map(|(_, id)| (c, i, id)))
                 .collect();
-            requests.is_empty()
-                || requests.iter().any(|(c, i, id)| {
-                    if after(*c, *i) {
-                        return true;
+            if requests.is_empty() {
+                return true;
+            }
+            // Where the mock last wrote, before the fault, each requested id on each connection
+            // (`"id":<id>` in its text, then `,`, `}` or a space): one pass over the wire, not one
+            // per request (a client that re-sent its request thousands of times made that
+            // quadratic).
+            let wanted: std::collections::HashSet<String> =
+                requests.iter().filter_map(|(_, _, id)| id.as_ref().map(|v| v.to_string())).collect();
+            let longest = wanted.iter().map(String::len).max().unwrap_or(0);
+            let mut last_answer: std::collections::HashMap<(usize, &str), (usize, u64, usize)> =
+                std::collections::HashMap::new();
+            for (c, i, e) in placed() {
+                let Some(t) = mock_text(e).filter(|_| !after(c, i)) else { continue };
+                for (at, _) in t.match_indices("\"id\":") {
+                    let rest = &t[at + "\"id\":".len()..];
+                    for (end, _) in
+                        rest.char_indices().take(longest + 1).filter(|(_, ch)| matches!(ch, ',' | '}' | ' '))
+                    {
+                        if let Some(id) = wanted.get(&rest[..end]) {
+                            let last = last_answer.entry((c, id.as_str())).or_insert(key(c, i));
+                            *last = (*last).max(key(c, i));
+                        }
                     }
-                    let Some(id) = id else { return true };
-                    let needle = format!("\"id\":{id}");
-                    let answered_before = placed().any(|(ac, ai, e)| {
-                        ac == *c
-                            && key(ac, ai) > key(*c, *i)
-                            && !after(ac, ai)
-                            && mock_text(e).is_some_and(|t| {
-                                t.match_indices(&needle).any(|(at, _)| {
-                                    matches!(t[at + needle.len()..].chars().next(), Some(',' | '}' | ' '))
-                                })
-                            })
-                    });
-                    !answered_before
-                })
+                }
+            }
+            requests.iter().any(|(c, i, id)| {
+                if after(*c, *i) {
+                    return true;
+                }
+                let Some(id) = id else { return true };
+                let answered_before =
+                    last_answer.get(&(*c, id.to_string().as_str())).is_some_and(|last| *last > key(*c, *i));
+                !answered_before
+            })
         }
         _ => true,
     }

@@ -13,6 +13,9 @@
 //!   the snapshot text ([`transcript::render`]), the one [`transcript::Redactor`], whose
 //!   secrets are the one secret policy's ([`mcp_mock::secrets`], which `record`, the reports
 //!   and the log lines use too).
+//! - [`run_record`] — the record of one run, read once: followed while the client runs
+//!   (`wait_sent`), then built into the run's one transcript and redactor
+//!   ([`run_record::RunWire`]) that checks, rendering and reports share.
 //! - [`checks`] — the scenario's checks, one module per kind behind
 //!   [`checks::CheckKind`], and the always-on rules ([`checks::always`]).
 //! - [`exercise`] — whether a run earned its verdict: where the scenario's fault is, whether
@@ -71,6 +74,7 @@ pub mod partition;
 pub mod record;
 pub mod recording;
 pub mod report;
+pub mod run_record;
 pub mod runner;
 pub mod scope;
 pub mod select;

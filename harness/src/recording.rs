@@ -10,10 +10,10 @@
 
 use crate::checks;
 use crate::error::HarnessError;
+use crate::run_record::{RunRecord, RunWire};
 use crate::scope::{Scope, TargetKind};
-use crate::transcript::{Transcript, render};
+use crate::transcript::render;
 use mcp_mock::live::{About, record_dir_of};
-use mcp_mock::record::read_run;
 use mcp_results::{ClientOutcome, RunResult, SnapshotStatus, Status};
 use mcp_scenario::{Scenario, TransportName};
 use std::path::{Path, PathBuf};
@@ -45,14 +45,14 @@ pub fn check(
         )));
     }
     let transport = pick_transport(scenario, transport, about.as_ref().map(|a| a.transport), recording)?;
-    let recorded = read_run(&dir);
-    if recorded.is_empty() {
+    // Read once, as a run's record is: one transcript, one redactor.
+    let RunWire { transcript, mut redactor } = RunRecord::new(&dir).into_wire(Vec::new(), Vec::new());
+    if transcript.connections().is_empty() {
         return Err(HarnessError::Recording(format!(
             "{} holds no connection (no conn-1.jsonl): the mock never started serving there",
             dir.display()
         )));
     }
-    let transcript = Transcript::new(recorded);
     let outcome = ClientOutcome::default();
     let deadline = crate::scope::Deadline { scenario_ms: scenario.deadline_ms, startup_ms: 0 };
     let scope = Scope { target: TargetKind::External, transport, revision: scenario.revision, deadline };
@@ -62,8 +62,6 @@ pub fn check(
     checks::promise::unbind(scenario, TARGET, &mut judged);
     let mut judged_list = checks::judged(&run, &judged);
     checks::promise::not_applicable(scenario, TARGET, &mut judged_list);
-    let redactor =
-        crate::transcript::Redactor::for_run(transcript.connections().iter().flat_map(|c| c.recorded()), &dir);
     let wire =
         transcript.connections().iter().map(|c| c.recorded().iter().map(|e| redactor.event(e)).collect()).collect();
     let mut weighed = checks::weigh(judged.unmet, scope.target, strict);
@@ -86,7 +84,7 @@ pub fn check(
         notes,
         reason: None,
         snapshot: SnapshotStatus::NotCompared,
-        transcript: render::transcript(scenario, transport, render::Client::HOST, &outcome, &transcript, &dir),
+        transcript: render::transcript(scenario, transport, render::Client::HOST, &outcome, &transcript, &mut redactor),
         steps: Vec::new(),
         client: None,
         baseline: None,

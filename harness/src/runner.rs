@@ -5,13 +5,13 @@
 use crate::checks;
 use crate::exercise;
 use crate::http_mock::HttpMock;
+use crate::run_record::{RunRecord, RunWire};
 use crate::scope::{Deadline, Scope};
 use crate::snapshot;
 use crate::starvation::{self, lag::LagWatch};
 use crate::targets::{ClientRun, Endpoint, Target};
-use crate::transcript::{Redactor, Transcript, render};
+use crate::transcript::{Transcript, render};
 use crate::via::{Hops, Proxies};
-use mcp_mock::record;
 use mcp_results::{CheckResult, ClientOutcome, Judgement, ProcessEnd, RunResult, SnapshotStatus, Status, StepStatus};
 use mcp_scenario::basis::Level;
 use mcp_scenario::{Scenario, TransportName, WireEvent};
@@ -256,9 +256,10 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool) {
     // for a client whose close waited on the mock, whether the run finished.
     let mock_deadline_ms = deadline.total().as_millis() as u64 + MOCK_DEADLINE_MARGIN_MS;
     let mut slow_start = Duration::ZERO;
-    let client_run =
-        |endpoint| ClientRun { scenario, transport: job.transport, endpoint, deadline, run_dir: run_dir.path() };
-    let (outcome, transcript) = if job.transport == TransportName::Stdio {
+    // The run's one record: followed while the client runs, read to its end after.
+    let record = RunRecord::new(run_dir.path());
+    let client_run = |endpoint| ClientRun { scenario, transport: job.transport, endpoint, deadline, record: &record };
+    let (outcome, wire) = if job.transport == TransportName::Stdio {
         // stdio: the client spawns the mock from the command line it is given.
         let mut mock = config.mock_command.clone();
         mock.extend([
@@ -273,14 +274,16 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool) {
         let asked = mcp_mock::record::origin_unix_us(Instant::now());
         let outcome = target.run(client_run(Endpoint::Command(mock))).await;
         // The client (and with it the transport) is gone; make sure no mock outlives the run.
-        let transcript = Transcript::new(reap_and_read(run_dir.path()).await);
+        // The kill may let a mock record its last events: the record is read to its end after.
+        reap(&record).await;
+        let wire = record.into_wire(Vec::new(), Vec::new());
         if !target.waits_for_server_ready() {
-            slow_start = first_serving(&transcript)
+            slow_start = first_serving(&wire.transcript)
                 .map(|serving| Duration::from_micros(serving.saturating_sub(asked)))
                 .unwrap_or_default()
                 .saturating_sub(target.usual_startup());
         }
-        (outcome, transcript)
+        (outcome, wire)
     } else {
         // HTTP kinds: the mock is a server the harness starts, and stops after the run.
         let path = absolute(&job.path);
@@ -313,11 +316,23 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool) {
             None => Hops::default(),
         };
         mock.stop().await;
-        let recorded = record::read_run(run_dir.path());
-        (outcome, Transcript::new(recorded).with_second_upstream(hops.second_upstream).with_client_hop(hops.client))
+        (outcome, record.into_wire(hops.second_upstream, hops.client))
     };
     let hung = outcome.hung;
-    (finish(job, config, result, started, run_dir.path(), outcome, transcript), slow_start, hung)
+    (finish(job, config, result, started, deadline, outcome, wire), slow_start, hung)
+}
+
+/// Judges a run whose client part is over from what its mock recorded in `run_dir`: the
+/// record read once, then the checks, the rendering, the snapshot and the redacted wire, as
+/// at the end of every run. What `cargo bench --bench judging` times (it must stay linear in
+/// the recorded events: `benches/judging.rs`).
+pub fn judge(job: &Job, config: &RunConfig, outcome: ClientOutcome, run_dir: &Path) -> RunResult {
+    let deadline = Deadline {
+        scenario_ms: job.scenario.deadline_ms,
+        startup_ms: config.target.startup_allowance().as_millis() as u64,
+    };
+    let wire = RunRecord::new(run_dir).into_wire(Vec::new(), Vec::new());
+    finish(job, config, blank(job, config), Instant::now(), deadline, outcome, wire)
 }
 
 /// When the run's first stdio server started serving, in µs since the Unix epoch.
@@ -337,17 +352,16 @@ fn finish(
     config: &RunConfig,
     mut result: RunResult,
     started: Instant,
-    run_dir: &Path,
+    deadline: Deadline,
     mut outcome: ClientOutcome,
-    transcript: Transcript,
+    wire: RunWire,
 ) -> RunResult {
     let scenario = &job.scenario;
     let target = &config.target;
+    let RunWire { transcript, mut redactor } = wire;
     result.mock_pids.extend(transcript.mock_pids());
     result.mock_pids.dedup();
 
-    let deadline =
-        Deadline { scenario_ms: scenario.deadline_ms, startup_ms: target.startup_allowance().as_millis() as u64 };
     let scope = Scope { target: target.kind(), transport: job.transport, revision: scenario.revision, deadline };
     let run = checks::Run { scenario, scope, outcome: &outcome, transcript: &transcript };
     let mut judged = checks::evaluate(&run);
@@ -362,7 +376,7 @@ fn finish(
     // snapshot: the scenario did not run as written.
     let overridden = status_override(&outcome);
     result.transcript =
-        render::transcript(scenario, job.transport, scope.target.client(), &outcome, &transcript, run_dir);
+        render::transcript(scenario, job.transport, scope.target.client(), &outcome, &transcript, &mut redactor);
     if config.compare_snapshots && overridden.is_none() {
         let path = snapshot::path_for(&job.path, scenario, job.transport, target);
         // A bundled transcript pins SPEC.md's behaviour, so a failing one is never its first
@@ -422,7 +436,6 @@ fn finish(
             j.judgement = Judgement::NotJudged;
         }
     }
-    let redactor = Redactor::for_run(transcript.connections().iter().flat_map(|c| c.recorded()), run_dir);
     // Verdict texts quote the wire (a session id, a token): they read as the transcript does.
     for c in result.failures.iter_mut().chain(&mut result.warnings).chain(&mut result.notes) {
         c.message = redactor.text(&c.message);
@@ -522,16 +535,12 @@ fn status_override(outcome: &ClientOutcome) -> Option<(Status, String)> {
     })
 }
 
-/// Reads the run's records and kills any mock that is still alive (its whole process group).
+/// Kills any mock of the run that has not recorded its exit (its whole process group).
 /// Waits on nothing but the kill itself, bounded.
-async fn reap_and_read(run_dir: &Path) -> Vec<Vec<WireEvent>> {
-    for connection in Transcript::new(record::read_run(run_dir)).connections() {
-        if let (false, Some(pid)) = (connection.mock_exited(), connection.mock_pid()) {
-            kill_group(pid).await;
-        }
+async fn reap(record: &RunRecord) {
+    for pid in record.unexited_mock_pids() {
+        kill_group(pid).await;
     }
-    // Re-read: the kill may have let the mock record its last events.
-    record::read_run(run_dir)
 }
 
 async fn kill_group(pid: u32) {

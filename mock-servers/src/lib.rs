@@ -30,6 +30,8 @@
 //!   ([`shutdown::ExitReason`]).
 //! - [`parent`] — whether the stdio mock's parent (the client) lived when its stdin ended.
 //! - [`sync`] — small synchronisation helpers.
+//! - [`tally`] — how often a run's record was read and its transcript and redactor built
+//!   (one each per run; a test holds the harness to it).
 //! - [`cli`] — the `mcp-mock` command line, the only place an exit becomes the process's.
 //! - [`error`] — [`MockError`], the crate's one error enum.
 //!
@@ -59,6 +61,7 @@ pub mod shutdown;
 pub mod stateless;
 pub mod stdio;
 pub mod sync;
+pub mod tally;
 pub mod transcript;
 
 pub use error::MockError;

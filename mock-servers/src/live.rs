@@ -220,7 +220,7 @@ impl Live {
                 render::Client::HOST,
                 &ClientOutcome::default(),
                 &transcript,
-                &self.run_dir,
+                &mut transcript.redactor(&self.run_dir),
             );
             write_whole(file, &text)?;
         }

@@ -5,6 +5,7 @@
 use crate::error::MockError;
 use crate::sync::lock;
 use mcp_scenario::wire::{RECORD_PREFIX_BYTES, Recorded, WireEvent};
+use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -238,22 +239,11 @@ pub fn record_path(run_dir: &Path, connection: usize) -> PathBuf {
     run_dir.join(format!("conn-{connection}.jsonl"))
 }
 
-/// Reads every connection's events, in connection order. A torn last line (the mock was
-/// killed mid-write) is skipped.
+/// Reads every connection's events, in connection order, then the stdio probe processes'
+/// and any mock killed before it knew which it was (see [`RunFollower::into_run`]). A torn
+/// last line (the mock was killed mid-write) is skipped.
 pub fn read_run(run_dir: &Path) -> Vec<Vec<WireEvent>> {
-    let mut follower = RunFollower::default();
-    follower.update(run_dir);
-    let mut run: Vec<Vec<WireEvent>> = follower.connections().map(<[WireEvent]>::to_vec).collect();
-    // Then the stdio probe processes (`stdio::run::Unbound`), and any mock killed before it
-    // knew which it was, as connections of their own after the scripted ones.
-    let probes = (1..).map_while(|n| std::fs::read(probe_path(run_dir, n)).ok());
-    let mut pending: Vec<PathBuf> = std::fs::read_dir(run_dir)
-        .map(|d| d.flatten().map(|e| e.path()).filter(|p| is_pending(p)).collect())
-        .unwrap_or_default();
-    pending.sort();
-    let pending = pending.into_iter().filter_map(|p| std::fs::read(p).ok());
-    run.extend(probes.chain(pending).map(|bytes| events_in(&bytes).collect()));
-    run
+    RunFollower::default().into_run(run_dir)
 }
 
 /// The events in complete record lines (a torn line, from a mock killed mid-write, is skipped).
@@ -268,10 +258,19 @@ fn is_pending(path: &Path) -> bool {
 /// Follows a run directory's record files as they grow: each [`RunFollower::update`] reads
 /// only what was appended since the last one, so a person's mock that watches its own
 /// record (announcing finished scripts, rendering `--record`) reads each byte once rather
-/// than the whole record after every event (which made a long session quadratic).
+/// than the whole record after every event (which made a long session quadratic), and a run
+/// whose plan waits on the record (`wait_sent`) reads it once in all, the final read
+/// ([`RunFollower::into_run`]) taking up where the waits left off.
 #[derive(Debug, Default)]
 pub struct RunFollower {
     connections: Vec<Followed>,
+    /// The stdio probe processes' records (`probe-<n>.jsonl`), in order.
+    probes: Vec<Followed>,
+    /// The records of stdio mocks not yet bound to a connection or a probe, by path (a bound
+    /// one is renamed: its events are then read under the new name).
+    pending: BTreeMap<PathBuf, Followed>,
+    /// Whether anything was read yet (the first read is what [`crate::tally`] counts).
+    started: bool,
 }
 
 #[derive(Debug, Default)]
@@ -283,29 +282,70 @@ struct Followed {
     events: Vec<WireEvent>,
 }
 
+impl Followed {
+    /// Reads what `file` gained since the last call.
+    fn follow(&mut self, mut file: File) {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut fresh = Vec::new();
+        if file.seek(SeekFrom::Start(self.offset)).is_err() || file.read_to_end(&mut fresh).is_err() {
+            return;
+        }
+        self.offset += fresh.len() as u64;
+        self.partial.extend_from_slice(&fresh);
+        let Some(last_newline) = self.partial.iter().rposition(|&b| b == b'\n') else { return };
+        let rest = self.partial.split_off(last_newline + 1);
+        let complete = std::mem::replace(&mut self.partial, rest);
+        self.events.extend(events_in(&complete));
+    }
+
+    /// Every event, the unterminated last line too when it parses: a probe's or a pending
+    /// record is read whole at the end, as it always was.
+    fn into_events_with_partial(mut self) -> Vec<WireEvent> {
+        self.events.extend(events_in(&self.partial));
+        self.events
+    }
+}
+
 impl RunFollower {
     /// Reads what every connection's file gained. Returns, per connection, how many of its
     /// events were known before this call (the new ones follow).
     pub fn update(&mut self, run_dir: &Path) -> Vec<usize> {
-        use std::io::{Read, Seek, SeekFrom};
+        if !self.started {
+            self.started = true;
+            crate::tally::record_read();
+        }
         let mut before = Vec::new();
         for n in 1.. {
-            let Ok(mut file) = File::open(record_path(run_dir, n)) else { break };
+            let Ok(file) = File::open(record_path(run_dir, n)) else { break };
             if self.connections.len() < n {
                 self.connections.push(Followed::default());
             }
             let followed = &mut self.connections[n - 1];
             before.push(followed.events.len());
-            let mut fresh = Vec::new();
-            if file.seek(SeekFrom::Start(followed.offset)).is_err() || file.read_to_end(&mut fresh).is_err() {
-                continue;
+            followed.follow(file);
+        }
+        before
+    }
+
+    /// [`RunFollower::update`], and the probes' and pending records too (what a run's harness
+    /// reads; a person's mock has neither).
+    pub fn update_all(&mut self, run_dir: &Path) -> Vec<usize> {
+        let before = self.update(run_dir);
+        for n in 1.. {
+            let Ok(file) = File::open(probe_path(run_dir, n)) else { break };
+            if self.probes.len() < n {
+                self.probes.push(Followed::default());
             }
-            followed.offset += fresh.len() as u64;
-            followed.partial.extend_from_slice(&fresh);
-            let Some(last_newline) = followed.partial.iter().rposition(|&b| b == b'\n') else { continue };
-            let rest = followed.partial.split_off(last_newline + 1);
-            let complete = std::mem::replace(&mut followed.partial, rest);
-            followed.events.extend(events_in(&complete));
+            self.probes[n - 1].follow(file);
+        }
+        let listed: std::collections::BTreeSet<PathBuf> = std::fs::read_dir(run_dir)
+            .map(|d| d.flatten().map(|e| e.path()).filter(|p| is_pending(p)).collect())
+            .unwrap_or_default();
+        self.pending.retain(|path, _| listed.contains(path));
+        for path in listed {
+            if let Ok(file) = File::open(&path) {
+                self.pending.entry(path).or_default().follow(file);
+            }
         }
         before
     }
@@ -313,6 +353,23 @@ impl RunFollower {
     /// Every event read so far, per connection.
     pub fn connections(&self) -> impl Iterator<Item = &[WireEvent]> {
         self.connections.iter().map(|c| c.events.as_slice())
+    }
+
+    /// Every event read so far of every record: the connections', then the probes' and the
+    /// pending ones' (as [`RunFollower::into_run`] lists them).
+    pub fn records(&self) -> impl Iterator<Item = &[WireEvent]> {
+        self.connections.iter().chain(&self.probes).chain(self.pending.values()).map(|c| c.events.as_slice())
+    }
+
+    /// Reads what is left and returns the whole record: every connection's events, in
+    /// connection order; then the stdio probe processes' (`stdio::run::Unbound`), and any
+    /// mock's killed before it knew which it was, as connections of their own after the
+    /// scripted ones.
+    pub fn into_run(mut self, run_dir: &Path) -> Vec<Vec<WireEvent>> {
+        self.update_all(run_dir);
+        let mut run: Vec<Vec<WireEvent>> = self.connections.into_iter().map(|c| c.events).collect();
+        run.extend(self.probes.into_iter().chain(self.pending.into_values()).map(Followed::into_events_with_partial));
+        run
     }
 }
 
@@ -453,5 +510,23 @@ mod tests {
             ]]
         );
         assert_eq!(events, read_run(dir.path()));
+    }
+
+    #[test]
+    fn a_pending_record_renamed_while_followed_is_read_under_its_new_name_once() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let eof = |t_us| WireEvent::StdinEof { t_us, parent_exiting: false };
+        let pending = pending_path(dir.path());
+        let r = Recorder::create(&pending).expect("create");
+        r.record(&eof(1));
+        let mut follower = RunFollower::default();
+        follower.update_all(dir.path());
+        assert_eq!(follower.records().map(<[WireEvent]>::to_vec).collect::<Vec<_>>(), vec![vec![eof(1)]]);
+        // The mock learns it serves connection 1: its record takes that name and goes on.
+        std::fs::rename(&pending, record_path(dir.path(), 1)).expect("rename");
+        r.record(&eof(2));
+        let probe = Recorder::create(&probe_path(dir.path(), 1)).expect("create");
+        probe.record(&eof(3));
+        assert_eq!(follower.into_run(dir.path()), vec![vec![eof(1), eof(2)], vec![eof(3)]]);
     }
 }

@@ -45,6 +45,7 @@ mod outcome;
 mod param;
 pub mod promise;
 mod replays;
+pub(crate) mod request_ids;
 mod sent;
 mod sent_before;
 mod signal;
@@ -471,14 +472,16 @@ fn hung_on_an_answer(run: &Run<'_>) -> Option<usize> {
         ClientStep::Connect(_) => vec!["initialize".to_string()],
         _ => plan_method(run.scenario, n),
     };
-    let ids: Vec<&Value> = run
-        .transcript
-        .client_messages()
-        .filter(|m| crate::transcript::method_of(m).is_some_and(|m| methods.iter().any(|w| w == m)))
-        .filter_map(|m| m.get("id"))
-        .collect();
+    let mut ids = request_ids::RequestIds::default();
+    for m in run.transcript.client_messages() {
+        if crate::transcript::method_of(m).is_some_and(|m| methods.iter().any(|w| w == m))
+            && let Some(id) = m.get("id")
+        {
+            ids.insert(id);
+        }
+    }
     let answers = |m: &Value| {
-        m.get("id").is_some_and(|id| ids.contains(&id)) && (m.get("result").is_some() || m.get("error").is_some())
+        m.get("id").is_some_and(|id| ids.contains(id)) && (m.get("result").is_some() || m.get("error").is_some())
     };
     let answered = run.transcript.events().any(|e| {
         let WireEvent::ToClient { bytes, .. } = e else { return false };

@@ -2,10 +2,9 @@
 
 use super::{Client, ClientRun, Endpoint};
 use crate::outcome::{describe_step, lock, not_run};
+use crate::run_record::RunRecord;
 use crate::scope::TargetKind;
-use crate::transcript::count_sent;
 use futures::future::BoxFuture;
-use mcp_mock::record::read_run;
 use mcp_results::{ClientOutcome, DiagnosticCounters, ManagerEventRecord, StepOutcome, StepStatus};
 use mcp_scenario::{ClientStep, Scenario, TransportName};
 use mcp_transports::client::{self, ClientOptions};
@@ -14,7 +13,6 @@ use mcp_transports::manager::{EventKind, ManagedConfig, ManagedConnection, Manag
 use mcp_transports::{Handlers, RequestOptions, Transport, TransportConfig, TransportError};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
@@ -71,7 +69,7 @@ impl Client for Bundled {
         Box::pin(async move {
             let scenario = run.scenario;
             let out = Arc::new(Mutex::new(ClientOutcome::default()));
-            let plan = run_plan(scenario, run.transport, run.endpoint, run.run_dir, out.clone());
+            let plan = run_plan(scenario, run.transport, run.endpoint, run.record, out.clone());
             let hung = tokio::time::timeout(run.deadline.total(), plan).await.is_err();
             let mut outcome = std::mem::take(&mut *lock(&out));
             outcome.hung = hung;
@@ -84,6 +82,10 @@ impl Client for Bundled {
         })
     }
 }
+
+/// How often a `wait_sent` step looks at what the mock appended to the run's record: the mock
+/// is another process, whose writes no in-process event announces.
+const RECORD_POLL: Duration = Duration::from_millis(5);
 
 /// Why a plan step failed (the step outcome's error text is its Display).
 #[derive(Debug, thiserror::Error)]
@@ -152,7 +154,7 @@ async fn run_plan(
     scenario: &Scenario,
     transport: TransportName,
     endpoint: Endpoint,
-    run_dir: &Path,
+    run_record: &RunRecord,
     out: Arc<Mutex<ClientOutcome>>,
 ) {
     let observed = Arc::new(Observed::default());
@@ -221,7 +223,7 @@ async fn run_plan(
                         return Ok(None);
                     }
                     let spawns = matches!(endpoint, Endpoint::Command(_));
-                    let serving = if spawns { super::readiness::serving(run_dir) } else { 0 };
+                    let serving = if spawns { run_record.serving() } else { 0 };
                     let t = client::create_client_transport(
                         &config,
                         handlers,
@@ -230,7 +232,7 @@ async fn run_plan(
                     )
                     .await?;
                     if spawns {
-                        super::readiness::wait_for_server(run_dir, serving, || t.is_connected()).await;
+                        super::readiness::wait_for_server(run_record, serving, || t.is_connected()).await;
                     }
                     conn = Some(t.clone());
                     if c.handshake {
@@ -359,11 +361,16 @@ async fn run_plan(
             }
             ClientStep::WaitSent { method, http_method, count, timeout_ms } => {
                 // The mock is another process that records to files: there is no in-process
-                // event to wait on, so the records are read again every few milliseconds.
-                let seen = || count_sent(&read_run(run_dir), method.as_deref(), http_method.as_deref()) >= *count;
+                // event to wait on, so the run's record is followed, every few milliseconds
+                // reading only what it gained (each event read and counted once).
                 let waited = tokio::time::timeout(Duration::from_millis(*timeout_ms), async {
-                    while !seen() {
-                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    let (mut seen, mut sent) = (Vec::new(), 0);
+                    loop {
+                        sent += run_record.sent_since(&mut seen, method.as_deref(), http_method.as_deref());
+                        if sent >= *count {
+                            return;
+                        }
+                        tokio::time::sleep(RECORD_POLL).await;
                     }
                 })
                 .await;

@@ -479,7 +479,8 @@ fn flood_end(pipe: Pipe) -> ProcessEnd {
 /// whether it ran until the deadline. Never panics and never waits unboundedly: the worst
 /// case is the deadline plus [`DRAIN_AFTER_EXIT`] or [`DRAIN_AFTER_KILL`] plus a bounded reap.
 async fn run_program(command_line: &str, run: ClientRun<'_>) -> ClientOutcome {
-    let ClientRun { scenario, transport, endpoint, deadline, run_dir } = run;
+    let ClientRun { scenario, transport, endpoint, deadline, record } = run;
+    let run_dir = record.dir();
     let plan = &scenario.client;
     let started = Instant::now();
     let not_started = |error: StartError| ProcessReport {

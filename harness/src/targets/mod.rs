@@ -49,9 +49,9 @@ pub struct ClientRun<'a> {
     pub transport: TransportName,
     /// Where the mock is.
     pub endpoint: Endpoint,
-    /// The run's directory, where the mock records the wire (`conn-<n>.jsonl`): what a
-    /// `wait_sent` step watches.
-    pub run_dir: &'a std::path::Path,
+    /// The run's record, in the run's directory where the mock records the wire
+    /// (`conn-<n>.jsonl`): what a `wait_sent` step follows, read once for the whole run.
+    pub record: &'a crate::run_record::RunRecord,
     /// When the client part is cut short: the scenario's deadline plus the target's
     /// [`Client::startup_allowance`].
     pub deadline: crate::scope::Deadline,

@@ -19,7 +19,6 @@ use super::cmd::{
 use super::{Client, ClientRun, Endpoint, process_group};
 use crate::outcome::lock;
 use crate::scope::TargetKind;
-use crate::transcript::Transcript;
 use futures::future::BoxFuture;
 use mcp_results::{ClientOutcome, Leftover, Pipe, ProcessEnd};
 use mcp_scenario::TransportName;
@@ -370,7 +369,8 @@ impl Driver {
 impl Persistent {
     /// One run: a warm driver (or a fresh one), one job, its lines until `done`.
     async fn serve(&self, run: ClientRun<'_>) -> ClientOutcome {
-        let ClientRun { scenario, transport, endpoint, deadline, run_dir } = run;
+        let ClientRun { scenario, transport, endpoint, deadline, record } = run;
+        let run_dir = record.dir();
         let plan = &scenario.client;
         // Processes that left the driver's group are looked for by one-shot runs only
         // (`escapees`): a warm driver's group outlives its runs.
@@ -444,7 +444,7 @@ impl Persistent {
                 // not trusted with another plan.
                 let leftovers =
                     settle_group(driver.pgid, MOCK_SETTLE.min(until.saturating_duration_since(Deadline::now()))).await;
-                let mocks: Vec<u32> = Transcript::new(mcp_mock::record::read_run(run_dir)).mock_pids().collect();
+                let mocks = record.mock_pids();
                 if leftovers.iter().all(|l| mocks.contains(&l.pid)) {
                     lock(&self.idle).push(driver);
                 }

@@ -43,14 +43,17 @@ pub fn messages_in(text: &str) -> Vec<Value> {
     }
 }
 
-/// How many client messages the mock recorded that match `method` (JSON-RPC) and
+/// How many of the client messages among `events` (what the mock recorded) match `method` (JSON-RPC) and
 /// `http_method` (then HTTP requests only), either of which may be absent: what a plan's
 /// `wait_sent` step waits for. The drivers count the same way (`clients/README.md`).
-pub fn count_sent(connections: &[Vec<WireEvent>], method: Option<&str>, http_method: Option<&str>) -> usize {
+pub fn count_sent<'a>(
+    events: impl IntoIterator<Item = &'a WireEvent>,
+    method: Option<&str>,
+    http_method: Option<&str>,
+) -> usize {
     let matches = |json: Option<&Value>| method.is_none() || json.and_then(method_of) == method;
-    connections
-        .iter()
-        .flatten()
+    events
+        .into_iter()
         .filter(|e| match e {
             WireEvent::FromClient { json, .. } => http_method.is_none() && matches(json.as_ref()),
             WireEvent::HttpRequest { http_method: m, json, .. } => {
@@ -162,6 +165,7 @@ pub struct Transcript {
 impl Transcript {
     /// The transcript of the records read back from a run dir (one list per connection).
     pub fn new(recorded: Vec<Vec<WireEvent>>) -> Self {
+        crate::tally::transcript_built();
         Transcript {
             connections: recorded.into_iter().enumerate().map(|(i, c)| Connection::new(i + 1, c)).collect(),
             client_hop: Vec::new(),
@@ -241,6 +245,12 @@ impl Transcript {
             WireEvent::Labelled { label: l, id, .. } if l == label => Some(id),
             _ => None,
         })
+    }
+
+    /// The run's one redactor, learnt from what the mock recorded on every connection and
+    /// the run's directory: what the rendering and every report of the run go through.
+    pub fn redactor(&self, run_dir: &std::path::Path) -> Redactor {
+        Redactor::for_run(self.connections.iter().flat_map(Connection::recorded), run_dir)
     }
 
     /// The pids the mock recorded as it started serving each connection.

@@ -52,6 +52,7 @@ impl Redactor {
     /// recorded (every connection's events; not the `Transcript` itself, which re-exports
     /// this module: no import circle), and the run's temp dir.
     pub fn for_run<'a>(recorded: impl IntoIterator<Item = &'a WireEvent>, run_dir: &Path) -> Self {
+        crate::tally::redactor_built();
         let mut replacements = Vec::new();
         let mut sessions: Vec<String> = Vec::new();
         let mut nonces: Vec<(String, String)> = Vec::new();

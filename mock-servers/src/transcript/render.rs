@@ -15,7 +15,6 @@ use mcp_scenario::wire::{Recorded, WireEvent};
 use mcp_scenario::{Scenario, TransportName};
 use serde_json::Value;
 use std::fmt::Write as _;
-use std::path::Path;
 
 /// Payloads longer than this are shown as a prefix and their length.
 const SHOW_BYTES: usize = 240;
@@ -35,16 +34,16 @@ impl Client {
     pub const HOST: Client = Client { label: "host", bundled: false };
 }
 
-/// Renders the whole run.
+/// Renders the whole run, through the run's one redactor (learnt from its wire, see
+/// [`Redactor::for_run`]; its ids and exchange numbers are learnt here, in rendering order).
 pub fn transcript(
     scenario: &Scenario,
     transport: TransportName,
     target: Client,
     outcome: &ClientOutcome,
     transcript: &Transcript,
-    run_dir: &Path,
+    redactor: &mut Redactor,
 ) -> String {
-    let mut redactor = Redactor::for_run(transcript.connections().iter().flat_map(|c| c.recorded()), run_dir);
     let mut s = String::new();
     let _ = writeln!(s, "scenario: {} · transport: {} · target: {}", scenario.name, transport.as_str(), target.label);
     if transcript.connections().is_empty() {
@@ -65,11 +64,11 @@ pub fn transcript(
         let dropped = (transport == TransportName::Stdio && failed.contains(&connection.number()))
             .then(|| without_drop(&main))
             .flatten();
-        render_lane(&mut s, dropped.as_deref().unwrap_or(&main), &mut redactor);
+        render_lane(&mut s, dropped.as_deref().unwrap_or(&main), redactor);
         let listener = listener_shown(&listener, deleted);
         if !listener.is_empty() {
             s.push_str("·· GET listener ··\n");
-            render_lane(&mut s, &listener, &mut redactor);
+            render_lane(&mut s, &listener, redactor);
         }
         // An HTTP mock is always stopped by the harness; that is not the client's doing.
         if dropped.is_some() {
@@ -91,13 +90,13 @@ pub fn transcript(
             |e: &&WireEvent| !matches!(e, WireEvent::StreamEnd { how, .. } if !how.ends_with("by the proxy"));
         let hop: Vec<WireEvent> = transcript.client_hop().iter().filter(made_by_proxy).cloned().collect();
         let (main, listener) = http_lanes(&hop, transport);
-        let merged = json_bodies(merge_writes(&main), &redactor);
-        render_lane(&mut s, &merged.iter().collect::<Vec<_>>(), &mut redactor);
+        let merged = json_bodies(merge_writes(&main), redactor);
+        render_lane(&mut s, &merged.iter().collect::<Vec<_>>(), redactor);
         let listener = answered_only(listener_shown(&listener, deleted_at(&main)));
         if !listener.is_empty() {
             s.push_str("·· GET listener ··\n");
-            let merged = json_bodies(merge_writes(&listener), &redactor);
-            render_lane(&mut s, &merged.iter().collect::<Vec<_>>(), &mut redactor);
+            let merged = json_bodies(merge_writes(&listener), redactor);
+            render_lane(&mut s, &merged.iter().collect::<Vec<_>>(), redactor);
         }
     }
     s.push_str("── outcome ──\n");
@@ -132,7 +131,7 @@ pub fn transcript(
     }
     if !outcome.notifications.is_empty() {
         s.push_str("── notifications seen by the client ──\n");
-        for (method, params) in seen_notifications(&outcome.notifications, &redactor) {
+        for (method, params) in seen_notifications(&outcome.notifications, redactor) {
             let _ = writeln!(s, "{method} {}", shorten(&params.to_string()));
         }
     }

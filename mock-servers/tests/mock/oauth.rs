@@ -105,7 +105,7 @@ async fn a_whole_flow_is_recorded_with_its_secrets_redacted() {
         render::Client::HOST,
         &ClientOutcome::default(),
         &transcript,
-        std::path::Path::new("/nonexistent"),
+        &mut transcript.redactor(std::path::Path::new("/nonexistent")),
     );
     for secret in [code.as_str(), access.as_str(), VERIFIER, token["refresh_token"].as_str().expect("refresh")] {
         assert!(!text.contains(secret), "{secret} leaked into:\n{text}");

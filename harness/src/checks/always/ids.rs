@@ -4,6 +4,7 @@
 
 use super::{At, Rule, framed, jsonrpc};
 use crate::checks::Run;
+use crate::checks::request_ids::RequestIds;
 use crate::transcript::Connection;
 use mcp_scenario::basis::Level;
 use mcp_scenario::wire::WireEvent;
@@ -24,7 +25,7 @@ impl Rule for UniqueInFlightIds {
 
     fn judge_connection(&self, run: &Run<'_>, c: &Connection) -> Vec<(At, Reused)> {
         let mut found = Vec::new();
-        let mut in_flight: Vec<Value> = Vec::new();
+        let mut in_flight = RequestIds::default();
         for (e, event) in c.events().iter().enumerate() {
             match event {
                 WireEvent::FromClient { json: Some(v), .. } => {
@@ -40,7 +41,7 @@ impl Rule for UniqueInFlightIds {
                                 Reused { conn: c.number(), id: id.clone() },
                             ));
                         }
-                        in_flight.push(id.clone());
+                        in_flight.insert(id);
                     }
                 }
                 // A response (or a refused POST) ends its id's flight.
@@ -50,7 +51,7 @@ impl Rule for UniqueInFlightIds {
                             && v.get("method").is_none()
                             && let Some(id) = v.get("id")
                         {
-                            in_flight.retain(|x| x != id);
+                            in_flight.remove(id);
                         }
                     }
                 }
