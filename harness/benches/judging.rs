@@ -29,14 +29,7 @@ fn main() {
     let scenario = mcp_harness::load(&path).unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
     let dir = tempfile::tempdir().unwrap_or_else(|e| fail(&format!("a temp dir: {e}")));
     let events = write_record(dir.path(), messages).unwrap_or_else(|e| fail(&format!("writing the record: {e}")));
-    let config = RunConfig {
-        target: Target::bundled(None),
-        mock_command: Vec::new(),
-        snapshots: Default::default(),
-        strict: false,
-        compare_snapshots: false,
-        fail_fast: false,
-    };
+    let config = RunConfig::new(Target::bundled(None), Vec::new());
     let job = runner::jobs(vec![(path, scenario)], &config.target).remove(0);
     println!("judging a record of {messages} client messages ({events} events) against {}", job.scenario.name);
     let mut times = Vec::new();

@@ -39,6 +39,21 @@ pub struct RunConfig {
     pub fail_fast: bool,
 }
 
+impl RunConfig {
+    /// Runs of `target` with the mock started by `mock_command`, judged by their checks alone:
+    /// no snapshot compared or written, SHOULDs warn, every run started.
+    pub fn new(target: Target, mock_command: Vec<String>) -> Self {
+        RunConfig {
+            target,
+            mock_command,
+            snapshots: snapshot::Policy::default(),
+            compare_snapshots: false,
+            strict: false,
+            fail_fast: false,
+        }
+    }
+}
+
 /// Called with each run's result as it ends.
 pub type Progress = Arc<dyn Fn(&RunResult) + Send + Sync>;
 

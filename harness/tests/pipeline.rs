@@ -21,14 +21,8 @@ async fn run_counting(relative: &str) -> Tally {
         scenario.client.iter().any(|s| matches!(s, mcp_scenario::ClientStep::WaitSent { .. })),
         "{relative}: the scenario must wait on the record while the client runs (wait_sent)"
     );
-    let config = RunConfig {
-        target: Target::bundled(None),
-        mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
-        snapshots: Default::default(),
-        strict: false,
-        compare_snapshots: false,
-        fail_fast: false,
-    };
+    let config =
+        RunConfig::new(Target::bundled(None), vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()]);
     let job = runner::jobs(vec![(path, scenario)], &config.target).remove(0);
     let before = Tally::now();
     let result = runner::run_one(&job, &Arc::new(config)).await;

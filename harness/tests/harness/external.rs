@@ -42,17 +42,18 @@ async fn run_fake_config(dir: &Path, name: &str, body: &str, yaml: &str, snapsho
     std::fs::write(&scenario_path, yaml).expect("write scenario");
     let scenario = mcp_harness::load(&scenario_path).expect("loads");
     let config = RunConfig {
-        target: Target::cmd(script.display().to_string()),
-        mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
-        snapshots: Default::default(),
-        strict: false,
         compare_snapshots: snapshots,
-        fail_fast: false,
+        ..RunConfig::new(Target::cmd(script.display().to_string()), mock_command())
     };
     let job = runner::jobs(vec![(scenario_path, scenario)], &config.target).remove(0);
     let started = Instant::now();
     let result = runner::run_one(&job, &Arc::new(config)).await;
     (result, started.elapsed())
+}
+
+/// This build's mock, as a run starts it.
+fn mock_command() -> Vec<String> {
+    vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()]
 }
 
 /// Processes (not zombies: those have an empty command line and environment) whose command
@@ -272,14 +273,7 @@ async fn missing_program_is_a_harness_error_not_a_finding() {
     let scenario_path = dir.path().join("fake-client.yaml");
     std::fs::write(&scenario_path, scenario_yaml()).expect("write scenario");
     let scenario = mcp_harness::load(&scenario_path).expect("loads");
-    let config = RunConfig {
-        target: Target::cmd("/no/such/driver --flag"),
-        mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
-        snapshots: Default::default(),
-        strict: false,
-        compare_snapshots: false,
-        fail_fast: false,
-    };
+    let config = RunConfig::new(Target::cmd("/no/such/driver --flag"), mock_command());
     let job = runner::jobs(vec![(scenario_path, scenario)], &config.target).remove(0);
     let result = runner::run_one(&job, &Arc::new(config)).await;
     assert_eq!(result.status, Status::Error);

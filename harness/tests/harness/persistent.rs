@@ -64,14 +64,10 @@ impl Fake {
         let driver = dir.path().join("fake_driver.py");
         std::fs::write(&driver, FAKE_DRIVER).expect("write driver");
         let line = format!("{env_prefix}python3 {}", driver.display());
-        let config = Arc::new(RunConfig {
-            target: Target::parse(&format!("cmd+persistent:{line}")).expect("parses"),
-            mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
-            snapshots: Default::default(),
-            strict: false,
-            compare_snapshots: false,
-            fail_fast: false,
-        });
+        let config = Arc::new(RunConfig::new(
+            Target::parse(&format!("cmd+persistent:{line}")).expect("parses"),
+            vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
+        ));
         Fake { dir, config }
     }
 
@@ -207,14 +203,10 @@ async fn a_driver_that_does_not_announce_the_mode_is_a_clear_error() {
 async fn the_reference_client_passes_real_scenarios_in_the_persistent_mode() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let run = root.join("clients/reference/run");
-    let config = Arc::new(RunConfig {
-        target: Target::parse(&format!("cmd+persistent:{}", run.display())).expect("parses"),
-        mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
-        snapshots: Default::default(),
-        strict: false,
-        compare_snapshots: false,
-        fail_fast: false,
-    });
+    let config = Arc::new(RunConfig::new(
+        Target::parse(&format!("cmd+persistent:{}", run.display())).expect("parses"),
+        vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
+    ));
     let scenarios = [
         "stdio/out-of-order-responses",
         "http/sse-reply",

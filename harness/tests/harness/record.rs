@@ -9,7 +9,7 @@
 
 use mcp_harness::record::capture::{self, Captured};
 use mcp_harness::runner::{self, RunConfig};
-use mcp_harness::{Target, snapshot};
+use mcp_harness::Target;
 use mcp_results::{RunResult, Status};
 use mcp_transports::client::{self, ClientOptions};
 use mcp_transports::{Handlers, RequestOptions, TransportConfig};
@@ -78,14 +78,7 @@ pub(crate) async fn record_session(out: &Path, extra: &[&str], server: &[String]
 /// Replays the recorded scenario against the bundled client.
 async fn replay(path: &Path) -> RunResult {
     let scenario = mcp_harness::load(path).unwrap_or_else(|e| panic!("the recorded scenario does not load: {e}"));
-    let config = RunConfig {
-        target: Target::bundled(None),
-        mock_command: vec![HARNESS.to_string(), "mock".into()],
-        snapshots: snapshot::Policy::default(),
-        strict: false,
-        compare_snapshots: false,
-        fail_fast: false,
-    };
+    let config = RunConfig::new(Target::bundled(None), vec![HARNESS.to_string(), "mock".into()]);
     let job = runner::jobs(vec![(path.to_path_buf(), scenario)], &config.target).remove(0);
     runner::run_one(&job, &config).await
 }

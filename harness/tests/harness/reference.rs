@@ -329,14 +329,7 @@ pub(crate) fn launcher(bug: Option<&str>) -> Target {
 }
 
 pub(crate) fn config(target: Target) -> Arc<RunConfig> {
-    Arc::new(RunConfig {
-        target,
-        mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
-        snapshots: Default::default(),
-        compare_snapshots: false,
-        fail_fast: false,
-        strict: false,
-    })
+    Arc::new(RunConfig::new(target, vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()]))
 }
 
 pub(crate) fn jobs_for(paths: &[PathBuf], target: &Target) -> Vec<Job> {

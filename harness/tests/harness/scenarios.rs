@@ -11,14 +11,7 @@ use std::sync::Arc;
 
 /// The bundled client with this build's mock, comparing no snapshot.
 pub(crate) fn config() -> RunConfig {
-    RunConfig {
-        target: Target::bundled(None),
-        mock_command: vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()],
-        snapshots: Default::default(),
-        strict: false,
-        compare_snapshots: false,
-        fail_fast: false,
-    }
+    RunConfig::new(Target::bundled(None), vec![env!("CARGO_BIN_EXE_mcp-harness").to_string(), "mock".into()])
 }
 
 #[rstest]
