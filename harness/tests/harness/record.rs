@@ -7,9 +7,9 @@
 //! the written files. No test sleeps: each waits on the client's close, which reaps the
 //! recorder, which writes the files before it exits.
 
+use mcp_harness::Target;
 use mcp_harness::record::capture::{self, Captured};
 use mcp_harness::runner::{self, RunConfig};
-use mcp_harness::Target;
 use mcp_results::{RunResult, Status};
 use mcp_transports::client::{self, ClientOptions};
 use mcp_transports::{Handlers, RequestOptions, TransportConfig};
