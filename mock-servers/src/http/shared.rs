@@ -73,7 +73,8 @@ pub struct Shared {
     endpoints: Mutex<Vec<String>>,
     /// Cancels every task the mock spawned once it has ended.
     tasks: CancellationToken,
-    /// How many connection scripts are inside a poll right now (see [`InPoll`]).
+    /// How many connection scripts are inside a poll, or woken and waiting for one, right
+    /// now (see [`InPoll`]).
     scripts_in_poll: Arc<AtomicUsize>,
     ending: Ending,
 }
@@ -195,9 +196,10 @@ impl Shared {
         });
     }
 
-    /// Waits (at most `bound`) until no connection script is inside a poll: a step that has
-    /// written its answer records its progress before it next awaits, and a stop that sealed
-    /// the record in between would report a finished script as stopped short.
+    /// Waits (at most `bound`) until no connection script is inside a poll or woken and not
+    /// yet polled: a step that has written its answer records its progress before it next
+    /// awaits, and a request delivered to a script is consumed at its next poll; a stop that
+    /// sealed the record in between would report a finished script as stopped short.
     pub async fn scripts_settled(&self, bound: Duration) {
         let since = std::time::Instant::now();
         while self.scripts_in_poll.load(Ordering::SeqCst) > 0 && since.elapsed() < bound {
@@ -265,7 +267,7 @@ impl Shared {
         self.record(conn.index, &WireEvent::Listening { port: self.port });
         let steps = self.parts[conn.index - 1].steps.clone();
         let script = (self.engine)(self.clone(), conn.clone(), steps);
-        self.spawn(InPoll { inner: script, count: self.scripts_in_poll.clone() });
+        self.spawn(InPoll::new(script, self.scripts_in_poll.clone()));
         Some(conn)
     }
 
@@ -601,6 +603,15 @@ fn fallback() -> Response<MockBody> {
 struct InPoll {
     inner: futures::future::BoxFuture<'static, ()>,
     count: Arc<AtomicUsize>,
+    waker: Arc<ScriptWaker>,
+}
+
+impl InPoll {
+    fn new(inner: futures::future::BoxFuture<'static, ()>, count: Arc<AtomicUsize>) -> Self {
+        let waker =
+            Arc::new(ScriptWaker { woken: AtomicBool::new(false), count: count.clone(), task: Mutex::new(None) });
+        InPoll { inner, count, waker }
+    }
 }
 
 impl Future for InPoll {
@@ -608,9 +619,49 @@ impl Future for InPoll {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         self.count.fetch_add(1, Ordering::SeqCst);
-        let polled = self.inner.as_mut().poll(cx);
+        self.waker.arm(cx.waker());
+        let waker = std::task::Waker::from(self.waker.clone());
+        let polled = self.inner.as_mut().poll(&mut Context::from_waker(&waker));
         self.count.fetch_sub(1, Ordering::SeqCst);
         polled
+    }
+}
+
+/// The waker a script is polled with: a wake (a message delivered to its inbox, a timer)
+/// counts the script as busy until its next poll, so [`Shared::scripts_settled`] also waits
+/// for a script that has work waiting but that a loaded machine has not run yet (a request
+/// delivered just before the stop would otherwise leave its `expect` unconsumed).
+struct ScriptWaker {
+    woken: AtomicBool,
+    count: Arc<AtomicUsize>,
+    task: Mutex<Option<std::task::Waker>>,
+}
+
+impl ScriptWaker {
+    /// Called at the start of each poll: the wake, if any, is being served.
+    fn arm(&self, task: &std::task::Waker) {
+        if self.woken.swap(false, Ordering::SeqCst) {
+            self.count.fetch_sub(1, Ordering::SeqCst);
+        }
+        let mut slot = lock(&self.task);
+        if !slot.as_ref().is_some_and(|w| w.will_wake(task)) {
+            *slot = Some(task.clone());
+        }
+    }
+}
+
+impl std::task::Wake for ScriptWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if !self.woken.swap(true, Ordering::SeqCst) {
+            self.count.fetch_add(1, Ordering::SeqCst);
+        }
+        if let Some(task) = lock(&self.task).as_ref() {
+            task.wake_by_ref();
+        }
     }
 }
 
@@ -638,5 +689,42 @@ mod endpoint_tests {
         assert_eq!(endpoint_path("http://127.0.0.1:9/rpc/message?session_id=1"), "/rpc/message?session_id=1");
         assert_eq!(endpoint_path("//localhost:9/message"), "/message");
         assert_eq!(endpoint_path("messages/?session_id=1&sid=x"), "/messages/?session_id=1&sid=x");
+    }
+}
+
+#[cfg(test)]
+mod in_poll_tests {
+    use super::InPoll;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::sync::Notify;
+
+    /// A script woken (a request delivered to its inbox) counts as busy until it is polled,
+    /// so a stop waits for it to consume what it was handed.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_woken_script_is_busy_until_its_next_poll() {
+        let (count, delivered, polls) =
+            (Arc::new(AtomicUsize::new(0)), Arc::new(Notify::new()), Arc::new(AtomicUsize::new(0)));
+        let script = {
+            let (delivered, polls) = (delivered.clone(), polls.clone());
+            Box::pin(async move {
+                loop {
+                    polls.fetch_add(1, Ordering::SeqCst);
+                    delivered.notified().await;
+                }
+            })
+        };
+        tokio::spawn(InPoll::new(script, count.clone()));
+        while polls.load(Ordering::SeqCst) == 0 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(count.load(Ordering::SeqCst), 0, "parked: not busy");
+        delivered.notify_waiters();
+        // On this one thread the script cannot have run yet: it is woken, not polled.
+        assert_eq!(count.load(Ordering::SeqCst), 1, "woken and waiting for its poll: busy");
+        while polls.load(Ordering::SeqCst) == 1 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(count.load(Ordering::SeqCst), 0, "polled and parked again: not busy");
     }
 }
