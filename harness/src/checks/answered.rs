@@ -2,7 +2,7 @@
 //! `request … as:` — that it answered, with a result containing these members, an error
 //! (`error: true`) or an error with this code. A wire check: it applies to every target.
 
-use super::{CheckKind, Run, script_labels, subset};
+use super::{CheckKind, Finding, Run, script_labels, subset};
 use mcp_scenario::checks::AnsweredCheck;
 use mcp_scenario::{Scenario, ServerStep};
 use serde_json::Value;
@@ -19,13 +19,8 @@ impl CheckKind for AnsweredCheck {
         format!("the client answered the mock's request `{}`{how}", self.request)
     }
 
-    const NAME: &'static str = "answered";
     type Invalid = Invalid;
     type Failure = Failure;
-
-    fn short(failure: &Failure) -> bool {
-        matches!(failure, Failure::NeverSent(_) | Failure::Unanswered(_))
-    }
 
     fn validate(&self, scenario: &Scenario) -> Result<(), Invalid> {
         script_labels(scenario, ServerStep::request_label, &self.request)
@@ -62,6 +57,12 @@ impl CheckKind for AnsweredCheck {
             }
         }
         Ok(())
+    }
+}
+
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::NeverSent(_) | Failure::Unanswered(_))
     }
 }
 

@@ -2,7 +2,7 @@
 //! `notifications/cancelled` for the request the server script labelled with `as:`. A wire
 //! check: it applies to every target.
 
-use super::{CheckKind, Run, script_labels};
+use super::{CheckKind, Finding, Run, script_labels};
 use crate::transcript::method_of;
 use mcp_scenario::checks::CancelledCheck;
 use mcp_scenario::{Scenario, ServerStep};
@@ -17,13 +17,8 @@ impl CheckKind for CancelledCheck {
         }
     }
 
-    const NAME: &'static str = "cancelled";
     type Invalid = Invalid;
     type Failure = Failure;
-
-    fn short(failure: &Failure) -> bool {
-        matches!(failure, Failure::NeverReceived(_) | Failure::NotSent(_))
-    }
 
     /// `sent: false` holds by an absence.
     fn holds_by_absence(&self, _run: &Run<'_>) -> bool {
@@ -52,6 +47,12 @@ impl CheckKind for CancelledCheck {
             (false, true) => Err(Failure::Sent(id.clone())),
             _ => Ok(()),
         }
+    }
+}
+
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::NeverReceived(_) | Failure::NotSent(_))
     }
 }
 

@@ -3,7 +3,7 @@
 //! the bundled transports, so the check applies to the bundled target only; other targets
 //! skip it.
 
-use super::{CheckKind, Run};
+use super::{CheckKind, Finding, Run};
 use crate::scope::Scope;
 use mcp_scenario::checks::DiagnosticsCheck;
 use std::convert::Infallible;
@@ -12,8 +12,6 @@ impl CheckKind for DiagnosticsCheck {
     fn explain(&self) -> String {
         "the bundled client's diagnostic counters have the given values (bundled client only)".into()
     }
-
-    const NAME: &'static str = "diagnostics";
 
     const READS_OUTCOME: Option<&'static str> = Some("the bundled client's counters");
     type Invalid = Infallible;
@@ -46,6 +44,8 @@ impl CheckKind for DiagnosticsCheck {
         Ok(())
     }
 }
+
+impl Finding for Failure {}
 
 /// How the counters differed from the check.
 #[derive(Debug, thiserror::Error)]

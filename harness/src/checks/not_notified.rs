@@ -2,7 +2,7 @@
 //! e.g. a message it must drop (an id of `null` makes it neither a request nor a
 //! notification). Applies to every target that reports notifications.
 
-use super::{CheckKind, Run};
+use super::{CheckKind, Finding, Run};
 use mcp_results::Reportable;
 use mcp_scenario::checks::NotNotifiedCheck;
 use std::convert::Infallible;
@@ -11,8 +11,6 @@ impl CheckKind for NotNotifiedCheck {
     fn explain(&self) -> String {
         format!("the client never reported the notification `{}`", self.method)
     }
-
-    const NAME: &'static str = "not_notified";
 
     const READS_OUTCOME: Option<&'static str> = Some("the notifications the client saw");
     type Invalid = Infallible;
@@ -31,6 +29,8 @@ impl CheckKind for NotNotifiedCheck {
         if times == 0 { Ok(()) } else { Err(Failure { method: self.method.clone(), times }) }
     }
 }
+
+impl Finding for Failure {}
 
 /// The client reported the notification anyway.
 #[derive(Debug, thiserror::Error)]

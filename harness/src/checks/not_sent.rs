@@ -1,7 +1,7 @@
 //! `not_sent`: the client never sent a message with this method, on any connection. A wire
 //! check: it applies to every target.
 
-use super::{CheckKind, Run};
+use super::{CheckKind, Finding, Run};
 use crate::transcript::method_of;
 use mcp_scenario::Scenario;
 use mcp_scenario::checks::NotSentCheck;
@@ -12,7 +12,6 @@ impl CheckKind for NotSentCheck {
         format!("the client never sent `{}`", self.method)
     }
 
-    const NAME: &'static str = "not_sent";
     type Invalid = Infallible;
     type Failure = Failure;
 
@@ -31,6 +30,8 @@ impl CheckKind for NotSentCheck {
         }
     }
 }
+
+impl Finding for Failure {}
 
 /// The client sent the method anyway.
 #[derive(Debug, thiserror::Error)]

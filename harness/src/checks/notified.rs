@@ -1,7 +1,7 @@
 //! `notified`: the client reported receiving a notification with this method (the bundled
 //! client's notification handler; a driver's `notification` lines). Applies to every target.
 
-use super::{CheckKind, Run};
+use super::{CheckKind, Finding, Run};
 use mcp_results::Reportable;
 use mcp_scenario::checks::NotifiedCheck;
 use std::convert::Infallible;
@@ -11,15 +11,9 @@ impl CheckKind for NotifiedCheck {
         format!("the client reported receiving the notification `{}`", self.method)
     }
 
-    const NAME: &'static str = "notified";
-
     const READS_OUTCOME: Option<&'static str> = Some("the notifications the client saw");
     type Invalid = Infallible;
     type Failure = Failure;
-
-    fn short(_failure: &Failure) -> bool {
-        true
-    }
 
     fn needs(&self) -> Option<Reportable> {
         Some(Reportable::Notifications)
@@ -31,6 +25,12 @@ impl CheckKind for NotifiedCheck {
         } else {
             Err(Failure(self.method.clone()))
         }
+    }
+}
+
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        true
     }
 }
 

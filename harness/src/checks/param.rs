@@ -4,7 +4,7 @@
 //! requests carry their meaning in parameters, not headers. A secret parameter's value
 //! (the one secret policy's names: `code`, `code_verifier`, …) is never printed.
 
-use super::{CheckKind, Run};
+use super::{CheckKind, Finding, Run};
 use mcp_mock::secrets::is_secret_param;
 use mcp_scenario::Scenario;
 use mcp_scenario::checks::ParamCheck;
@@ -40,14 +40,8 @@ impl CheckKind for ParamCheck {
         rule + &only
     }
 
-    const NAME: &'static str = "param";
     type Invalid = Invalid;
     type Failure = Failure;
-
-    fn short(failure: &Failure) -> bool {
-        matches!(failure, Failure::NoneSent { .. } | Failure::NoneCarrying { .. })
-            || matches!(failure, Failure::Count { carrying, want, .. } if carrying < want)
-    }
 
     /// `count: 0` holds by an absence, unless `only_if_sent`: the client then sent such
     /// requests, and the check judges how they fared.
@@ -112,6 +106,13 @@ impl CheckKind for ParamCheck {
             (None, false) if carrying == 0 => Err(Failure::NoneCarrying { what, carries, example }),
             _ => Ok(()),
         }
+    }
+}
+
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::NoneSent { .. } | Failure::NoneCarrying { .. })
+            || matches!(self, Failure::Count { carrying, want, .. } if carrying < want)
     }
 }
 

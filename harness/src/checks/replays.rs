@@ -4,7 +4,7 @@
 //! recorded message, the actual one and the server step the mock was at, so the report
 //! says where the two sessions parted. A wire check: it applies to every target.
 
-use super::{CheckKind, Run, script_labels, subset};
+use super::{CheckKind, Finding, Run, script_labels, subset};
 use crate::transcript::method_of;
 use mcp_scenario::checks::{RecordedMessage, ReplaysCheck};
 use mcp_scenario::{Scenario, ServerStep};
@@ -14,7 +14,6 @@ use serde_json::Value;
 const SHOW_CHARS: usize = 300;
 
 impl CheckKind for ReplaysCheck {
-    const NAME: &'static str = "replays";
     type Invalid = Invalid;
     type Failure = Divergence;
 
@@ -79,6 +78,8 @@ impl CheckKind for ReplaysCheck {
         }
     }
 }
+
+impl Finding for Divergence {}
 
 /// The server step that received recorded message `n` (1-based) in the recording: the
 /// k-th `expect` of its method (`expect_response` of its label), where it is the k-th

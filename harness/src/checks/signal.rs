@@ -1,7 +1,7 @@
 //! `signal`: the mock received (or, with `received: false`, never received) a signal —
 //! how the client stops a stdio server. A wire check: it applies to every target.
 
-use super::{CheckKind, Run};
+use super::{CheckKind, Finding, Run};
 use mcp_scenario::Scenario;
 use mcp_scenario::checks::SignalCheck;
 use mcp_scenario::wire::WireEvent;
@@ -15,13 +15,8 @@ impl CheckKind for SignalCheck {
         }
     }
 
-    const NAME: &'static str = "signal";
     type Invalid = Invalid;
     type Failure = Failure;
-
-    fn short(failure: &Failure) -> bool {
-        matches!(failure, Failure::NotReceived(_))
-    }
 
     /// `received: false` holds by an absence.
     fn holds_by_absence(&self, _run: &Run<'_>) -> bool {
@@ -47,6 +42,12 @@ impl CheckKind for SignalCheck {
             (false, true) => Err(Failure::Received(name)),
             _ => Ok(()),
         }
+    }
+}
+
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::NotReceived(_))
     }
 }
 

@@ -3,7 +3,7 @@
 //! count: the mock records whether its parent was exiting when the EOF came
 //! (`mcp_mock::parent`). A wire check: it applies to every target.
 
-use super::{CheckKind, Run};
+use super::{CheckKind, Finding, Run};
 use mcp_scenario::checks::StdinClosedCheck;
 use mcp_scenario::wire::WireEvent;
 use std::convert::Infallible;
@@ -13,13 +13,8 @@ impl CheckKind for StdinClosedCheck {
         format!("the mock saw its stdin reach EOF on connection {}", self.connection.unwrap_or(1))
     }
 
-    const NAME: &'static str = "stdin_closed";
     type Invalid = Infallible;
     type Failure = Failure;
-
-    fn short(failure: &Failure) -> bool {
-        matches!(failure, Failure::NeverStarted(_) | Failure::NotClosed(_))
-    }
 
     fn concerns(&self, _scenario: &mcp_scenario::Scenario, event: &WireEvent) -> bool {
         matches!(event, WireEvent::StdinEof { .. })
@@ -43,6 +38,12 @@ impl CheckKind for StdinClosedCheck {
         } else {
             Err(Failure::ClosedByExit(n))
         }
+    }
+}
+
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::NeverStarted(_) | Failure::NotClosed(_))
     }
 }
 

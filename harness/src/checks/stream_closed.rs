@@ -7,7 +7,7 @@
 //! request it answers (which must be labelled, so its wire id is known), an `expect_get`
 //! stream through the GETs it answers.
 
-use super::{CheckKind, Run};
+use super::{CheckKind, Finding, Run};
 use mcp_scenario::checks::StreamClosedCheck;
 use mcp_scenario::wire::WireEvent;
 use mcp_scenario::{Scenario, ServerStep};
@@ -49,13 +49,8 @@ impl CheckKind for StreamClosedCheck {
         format!("the client closed the stream `{}`", self.stream)
     }
 
-    const NAME: &'static str = "stream_closed";
     type Invalid = Invalid;
     type Failure = Failure;
-
-    fn short(failure: &Failure) -> bool {
-        matches!(failure, Failure::NeverOpened(_) | Failure::NeverEnded(_))
-    }
 
     fn concerns(&self, _scenario: &Scenario, event: &WireEvent) -> bool {
         matches!(event, WireEvent::StreamEnd { .. })
@@ -88,6 +83,12 @@ impl CheckKind for StreamClosedCheck {
 
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
         closes(self, run).map(|_| ())
+    }
+}
+
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::NeverOpened(_) | Failure::NeverEnded(_))
     }
 }
 
