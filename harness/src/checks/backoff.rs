@@ -12,6 +12,12 @@ use crate::scope::Scope;
 use mcp_scenario::checks::BackoffCheck;
 use std::convert::Infallible;
 
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::Count { got, want } if got < want)
+    }
+}
+
 impl CheckKind for BackoffCheck {
     fn explain(&self) -> String {
         format!(
@@ -64,12 +70,6 @@ impl CheckKind for BackoffCheck {
             }
         }
         Ok(())
-    }
-}
-
-impl Finding for Failure {
-    fn short(&self) -> bool {
-        matches!(self, Failure::Count { got, want } if got < want)
     }
 }
 

@@ -8,6 +8,8 @@ use crate::scope::Scope;
 use mcp_scenario::checks::DiagnosticsCheck;
 use std::convert::Infallible;
 
+impl Finding for Failure {}
+
 impl CheckKind for DiagnosticsCheck {
     fn explain(&self) -> String {
         "the bundled client's diagnostic counters have the given values (bundled client only)".into()
@@ -44,8 +46,6 @@ impl CheckKind for DiagnosticsCheck {
         Ok(())
     }
 }
-
-impl Finding for Failure {}
 
 /// How the counters differed from the check.
 #[derive(Debug, thiserror::Error)]

@@ -9,6 +9,8 @@ use mcp_results::StepStatus;
 use mcp_scenario::Scenario;
 use mcp_scenario::checks::ErrorIsCheck;
 
+impl Finding for Failure {}
+
 impl CheckKind for ErrorIsCheck {
     fn explain(&self) -> String {
         format!("plan step {} failed with exactly the error {:?} (bundled client only)", self.step, self.text)
@@ -40,8 +42,6 @@ impl CheckKind for ErrorIsCheck {
         }
     }
 }
-
-impl Finding for Failure {}
 
 /// The check names a plan step that does not exist.
 pub type Invalid = super::NoSuchStep;

@@ -9,6 +9,13 @@ use mcp_scenario::checks::{HttpCheck, HttpFilter};
 use mcp_scenario::wire::{RECORDED_REQUEST_HEADERS, WireEvent, is_recorded_header};
 use serde_json::Value;
 
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::NoneSent { .. } | Failure::NoneCarrying { .. })
+            || matches!(self, Failure::Count { carrying, want, .. } if carrying < want)
+    }
+}
+
 impl CheckKind for HttpCheck {
     fn explain(&self) -> String {
         let filter =
@@ -182,13 +189,6 @@ impl CheckKind for HttpCheck {
             }),
             _ => Ok(()),
         }
-    }
-}
-
-impl Finding for Failure {
-    fn short(&self) -> bool {
-        matches!(self, Failure::NoneSent { .. } | Failure::NoneCarrying { .. })
-            || matches!(self, Failure::Count { carrying, want, .. } if carrying < want)
     }
 }
 

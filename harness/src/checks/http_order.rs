@@ -9,6 +9,12 @@ use mcp_scenario::checks::{HttpFilter, HttpOrderCheck};
 use mcp_scenario::wire::WireEvent;
 use mcp_scenario::{Scenario, TransportName};
 
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::Missing(_))
+    }
+}
+
 impl CheckKind for HttpOrderCheck {
     fn explain(&self) -> String {
         format!(
@@ -63,12 +69,6 @@ impl CheckKind for HttpOrderCheck {
             }
             _ => Ok(()),
         }
-    }
-}
-
-impl Finding for Failure {
-    fn short(&self) -> bool {
-        matches!(self, Failure::Missing(_))
     }
 }
 

@@ -14,7 +14,8 @@
 //!    `explain` ([`CheckKind::explain`]), its load-time [`validate`] (messages name the field;
 //!    the loader adds `<file>:<line>:<column>: check <n>: `), [`applies`] (which targets,
 //!    transports, revisions judge it), [`evaluate`] against the transcript and outcome, and
-//!    the typed [`Invalid`] and [`Failure`] whose Display are the messages.
+//!    the typed [`Invalid`] and [`Failure`] whose Display are the messages; the failure
+//!    type implements [`Finding`] (whether it says the client fell short).
 //! 3. This file: `mod <kind>;` and one line `<Kind> => <kind>: <Kind>Check,` in the `kinds!`
 //!    table. The module's name is the kind's name in files and messages (`check 2 (<kind>)`),
 //!    which a test checks against serde's.
@@ -592,6 +593,30 @@ pub fn waits_for_client(step: &ServerStep) -> bool {
 /// `request … as:`): what checks that name a script label validate against.
 pub fn script_labels(scenario: &Scenario, label_of: fn(&ServerStep) -> Option<&str>, label: &str) -> bool {
     scenario.server.iter().filter_map(label_of).any(|l| l == label)
+}
+
+/// A check's `request` names a label no server step of the kind it means carries (shared by
+/// the checks that take a script label: `answered` names a `request … as:`, `cancelled` an
+/// `expect … as:`).
+#[derive(Debug, thiserror::Error)]
+#[error("field `request`: no server `{op}` is labelled {label:?}")]
+pub struct NoSuchLabel {
+    /// The op whose label is meant (`request`, `expect`).
+    pub op: &'static str,
+    /// The label named.
+    pub label: String,
+}
+
+impl NoSuchLabel {
+    /// `Err` unless a server `op` step carries `label` as `label_of` reads it.
+    pub fn check(
+        scenario: &Scenario,
+        label_of: fn(&ServerStep) -> Option<&str>,
+        op: &'static str,
+        label: &str,
+    ) -> Result<(), NoSuchLabel> {
+        if script_labels(scenario, label_of, label) { Ok(()) } else { Err(NoSuchLabel { op, label: label.into() }) }
+    }
 }
 
 /// A check names a plan step that does not exist (shared by the checks that take `step`).

@@ -7,6 +7,8 @@ use mcp_results::Reportable;
 use mcp_scenario::checks::NotNotifiedCheck;
 use std::convert::Infallible;
 
+impl Finding for Failure {}
+
 impl CheckKind for NotNotifiedCheck {
     fn explain(&self) -> String {
         format!("the client never reported the notification `{}`", self.method)
@@ -29,8 +31,6 @@ impl CheckKind for NotNotifiedCheck {
         if times == 0 { Ok(()) } else { Err(Failure { method: self.method.clone(), times }) }
     }
 }
-
-impl Finding for Failure {}
 
 /// The client reported the notification anyway.
 #[derive(Debug, thiserror::Error)]

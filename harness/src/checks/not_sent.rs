@@ -7,6 +7,8 @@ use mcp_scenario::Scenario;
 use mcp_scenario::checks::NotSentCheck;
 use std::convert::Infallible;
 
+impl Finding for Failure {}
+
 impl CheckKind for NotSentCheck {
     fn explain(&self) -> String {
         format!("the client never sent `{}`", self.method)
@@ -30,8 +32,6 @@ impl CheckKind for NotSentCheck {
         }
     }
 }
-
-impl Finding for Failure {}
 
 /// The client sent the method anyway.
 #[derive(Debug, thiserror::Error)]

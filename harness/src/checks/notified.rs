@@ -6,6 +6,12 @@ use mcp_results::Reportable;
 use mcp_scenario::checks::NotifiedCheck;
 use std::convert::Infallible;
 
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        true
+    }
+}
+
 impl CheckKind for NotifiedCheck {
     fn explain(&self) -> String {
         format!("the client reported receiving the notification `{}`", self.method)
@@ -25,12 +31,6 @@ impl CheckKind for NotifiedCheck {
         } else {
             Err(Failure(self.method.clone()))
         }
-    }
-}
-
-impl Finding for Failure {
-    fn short(&self) -> bool {
-        true
     }
 }
 

@@ -9,6 +9,21 @@ use mcp_scenario::Scenario;
 use mcp_scenario::checks::OutcomeCheck;
 use serde_json::Value;
 
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::NoOutcome { .. } | Failure::DidNotRun { .. } | Failure::DidNotFinish { .. })
+    }
+
+    fn step(&self) -> Option<usize> {
+        match self {
+            Failure::NoOutcome { step } | Failure::DidNotRun { step, .. } | Failure::DidNotFinish { step, .. } => {
+                Some(*step)
+            }
+            _ => None,
+        }
+    }
+}
+
 impl CheckKind for OutcomeCheck {
     fn explain(&self) -> String {
         let class = match (self.ok, &self.error, self.settled) {
@@ -127,21 +142,6 @@ impl CheckKind for OutcomeCheck {
             return Err(Failure::TooFast { step: n, ms: step.elapsed_ms, min });
         }
         Ok(())
-    }
-}
-
-impl Finding for Failure {
-    fn short(&self) -> bool {
-        matches!(self, Failure::NoOutcome { .. } | Failure::DidNotRun { .. } | Failure::DidNotFinish { .. })
-    }
-
-    fn step(&self) -> Option<usize> {
-        match self {
-            Failure::NoOutcome { step } | Failure::DidNotRun { step, .. } | Failure::DidNotFinish { step, .. } => {
-                Some(*step)
-            }
-            _ => None,
-        }
     }
 }
 

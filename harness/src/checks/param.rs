@@ -11,6 +11,13 @@ use mcp_scenario::checks::ParamCheck;
 use mcp_scenario::wire::WireEvent;
 use serde_json::Value;
 
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::NoneSent { .. } | Failure::NoneCarrying { .. })
+            || matches!(self, Failure::Count { carrying, want, .. } if carrying < want)
+    }
+}
+
 impl CheckKind for ParamCheck {
     fn explain(&self) -> String {
         let which = format!(
@@ -106,13 +113,6 @@ impl CheckKind for ParamCheck {
             (None, false) if carrying == 0 => Err(Failure::NoneCarrying { what, carries, example }),
             _ => Ok(()),
         }
-    }
-}
-
-impl Finding for Failure {
-    fn short(&self) -> bool {
-        matches!(self, Failure::NoneSent { .. } | Failure::NoneCarrying { .. })
-            || matches!(self, Failure::Count { carrying, want, .. } if carrying < want)
     }
 }
 

@@ -13,6 +13,8 @@ use serde_json::Value;
 /// Messages longer than this are shown cut, with their length.
 const SHOW_CHARS: usize = 300;
 
+impl Finding for Divergence {}
+
 impl CheckKind for ReplaysCheck {
     type Invalid = Invalid;
     type Failure = Divergence;
@@ -78,8 +80,6 @@ impl CheckKind for ReplaysCheck {
         }
     }
 }
-
-impl Finding for Divergence {}
 
 /// The server step that received recorded message `n` (1-based) in the recording: the
 /// k-th `expect` of its method (`expect_response` of its label), where it is the k-th

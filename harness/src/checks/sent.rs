@@ -9,6 +9,12 @@ use mcp_scenario::checks::{IdType, SentCheck};
 use mcp_scenario::wire::WireEvent;
 use serde_json::Value;
 
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::Never { .. }) || matches!(self, Failure::Count { got, want, .. } if got < want)
+    }
+}
+
 impl CheckKind for SentCheck {
     fn explain(&self) -> String {
         let times = match (self.count, self.at_most) {
@@ -81,12 +87,6 @@ impl CheckKind for SentCheck {
             }),
             _ => Ok(()),
         }
-    }
-}
-
-impl Finding for Failure {
-    fn short(&self) -> bool {
-        matches!(self, Failure::Never { .. }) || matches!(self, Failure::Count { got, want, .. } if got < want)
     }
 }
 

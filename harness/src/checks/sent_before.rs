@@ -9,6 +9,12 @@ use mcp_scenario::Scenario;
 use mcp_scenario::checks::OrderCheck;
 use std::convert::Infallible;
 
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::Never(_))
+    }
+}
+
 impl CheckKind for OrderCheck {
     fn explain(&self) -> String {
         format!("the client sent its first `{}` before its first `{}`", self.first, self.then)
@@ -30,12 +36,6 @@ impl CheckKind for OrderCheck {
             (None, _) => Err(Failure::Never(self.first.clone())),
             (_, None) => Err(Failure::Never(self.then.clone())),
         }
-    }
-}
-
-impl Finding for Failure {
-    fn short(&self) -> bool {
-        matches!(self, Failure::Never(_))
     }
 }
 

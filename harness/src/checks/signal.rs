@@ -6,6 +6,12 @@ use mcp_scenario::Scenario;
 use mcp_scenario::checks::SignalCheck;
 use mcp_scenario::wire::WireEvent;
 
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::NotReceived(_))
+    }
+}
+
 impl CheckKind for SignalCheck {
     fn explain(&self) -> String {
         if self.received {
@@ -42,12 +48,6 @@ impl CheckKind for SignalCheck {
             (false, true) => Err(Failure::Received(name)),
             _ => Ok(()),
         }
-    }
-}
-
-impl Finding for Failure {
-    fn short(&self) -> bool {
-        matches!(self, Failure::NotReceived(_))
     }
 }
 

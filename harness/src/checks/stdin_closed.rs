@@ -8,6 +8,12 @@ use mcp_scenario::checks::StdinClosedCheck;
 use mcp_scenario::wire::WireEvent;
 use std::convert::Infallible;
 
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::NeverStarted(_) | Failure::NotClosed(_))
+    }
+}
+
 impl CheckKind for StdinClosedCheck {
     fn explain(&self) -> String {
         format!("the mock saw its stdin reach EOF on connection {}", self.connection.unwrap_or(1))
@@ -38,12 +44,6 @@ impl CheckKind for StdinClosedCheck {
         } else {
             Err(Failure::ClosedByExit(n))
         }
-    }
-}
-
-impl Finding for Failure {
-    fn short(&self) -> bool {
-        matches!(self, Failure::NeverStarted(_) | Failure::NotClosed(_))
     }
 }
 

@@ -44,6 +44,12 @@ fn resolve(scenario: &Scenario, name: &str) -> Option<Option<Answers>> {
     found
 }
 
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::NeverOpened(_) | Failure::NeverEnded(_))
+    }
+}
+
 impl CheckKind for StreamClosedCheck {
     fn explain(&self) -> String {
         format!("the client closed the stream `{}`", self.stream)
@@ -83,12 +89,6 @@ impl CheckKind for StreamClosedCheck {
 
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
         closes(self, run).map(|_| ())
-    }
-}
-
-impl Finding for Failure {
-    fn short(&self) -> bool {
-        matches!(self, Failure::NeverOpened(_) | Failure::NeverEnded(_))
     }
 }
 

@@ -11,6 +11,8 @@ use mcp_results::StepStatus;
 use mcp_scenario::checks::TimesOutCheck;
 use mcp_scenario::{ClientStep, Scenario};
 
+impl Finding for Failure {}
+
 impl CheckKind for TimesOutCheck {
     fn explain(&self) -> String {
         format!(
@@ -67,8 +69,6 @@ impl CheckKind for TimesOutCheck {
         }
     }
 }
-
-impl Finding for Failure {}
 
 /// A `times_out` check the loader rejects.
 #[derive(Debug, thiserror::Error)]

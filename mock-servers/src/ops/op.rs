@@ -68,7 +68,8 @@ pub struct About {
 }
 
 impl About {
-    /// An op's facts.
+    /// An op's facts: the transports it applies to, its fault ([`Fault::None`] for a
+    /// conformant server's step) and its words.
     pub fn new(transports: Transports, fault: Fault, explain: impl Into<String>) -> About {
         About { transports, fault, explain: explain.into() }
     }
