@@ -51,7 +51,7 @@ pub struct Site {
 /// Whether a step is one that a standing rule or a connection boundary makes: it neither
 /// waits nor answers.
 fn standing(step: &ServerStep) -> bool {
-    ops::op(step).transports().standing || matches!(step, ServerStep::NewConnection(_))
+    ops::op(step).about().transports.standing || matches!(step, ServerStep::NewConnection(_))
 }
 
 /// Each step of `server:` with its connection and its number within that connection's script.
@@ -82,12 +82,12 @@ pub fn site(scenario: &Scenario) -> Option<Site> {
         kind,
         op: ops::describe(s),
         declared,
-        deviates: declared || ops::op(s).fault() != Fault::None,
+        deviates: declared || ops::op(s).about().fault != Fault::None,
     };
     let steps = numbered(&scenario.server);
     if let Some(n) = scenario.fault {
         let at = steps.iter().copied().find(|(_, _, s)| index_of(*s) == n)?;
-        let kind = match ops::op(at.2).fault() {
+        let kind = match ops::op(at.2).about().fault {
             // The 2026-07-28 request checks, or a legacy server refusing requests before its
             // session, as the fault: met by the first request they refuse.
             _ if refuses(at.2) => Fault::FromNextMessage,
@@ -102,10 +102,10 @@ pub fn site(scenario: &Scenario) -> Option<Site> {
     // `optional`: a client need not open the listener, and a refusal is an answer MCP allows,
     // so the script is judged as one without a fault.
     let faulty: Vec<_> =
-        steps.iter().copied().filter(|(_, _, s)| ops::op(s).fault() != Fault::None && !optional_get(s)).collect();
+        steps.iter().copied().filter(|(_, _, s)| ops::op(s).about().fault != Fault::None && !optional_get(s)).collect();
     let listener = |s: &ServerStep| matches!(s, ServerStep::ExpectGet(g) if g.resumption != Some(true));
     if let Some(&at) = faulty.iter().find(|(_, _, s)| !listener(s)).or(faulty.first()) {
-        return Some(make(at, ops::op(at.2).fault(), false));
+        return Some(make(at, ops::op(at.2).about().fault, false));
     }
     // No step deviates: the first answer to a client message other than the handshake.
     let first_wait = steps.iter().position(|(_, _, s)| waits_for_client(s) && !matches!(s, ServerStep::Handshake(_)));

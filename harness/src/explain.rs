@@ -2,8 +2,8 @@
 //! (the plan), what the mock does step by step (the server script, per connection), and
 //! what is checked, on which basis and spec sentence. The words come from the typed
 //! scenario: plan steps here (one arm per [`ClientStep`], so a new step cannot be left
-//! out), server ops from [`mcp_mock::ops::Op::explain`], checks from
-//! [`crate::checks::CheckKind::explain`] — both required trait methods.
+//! out), server ops from [`mcp_mock::ops::About::explain`], checks from
+//! [`crate::checks::CheckKind::explain`] — both required of every op and check.
 
 use crate::checks;
 use crate::select;

@@ -39,14 +39,23 @@ pub async fn forward(mut input: Input, output: Output) {
     }
 }
 
+/// The next body bytes a stage reads, or `None` once the body has ended: cleanly (the input
+/// closed) or abruptly (a [`Piece::Cut`] or [`Piece::Reset`], which this passes on first), so
+/// a stage that works on bytes stops where the body does.
+pub async fn next_data(input: &mut Input, output: &Output) -> Option<Bytes> {
+    match input.recv().await? {
+        Piece::Data(bytes) => Some(bytes),
+        end => {
+            let _ = output.send(end).await;
+            None
+        }
+    }
+}
+
 /// Passes on the first `limit` body bytes, then `end` (a cut or a reset) and stops.
 pub async fn bytes_then(mut input: Input, output: Output, limit: usize, end: Piece) {
     let mut sent = 0usize;
-    while let Some(p) = input.recv().await {
-        let Piece::Data(bytes) = p else {
-            let _ = output.send(p).await;
-            return;
-        };
+    while let Some(bytes) = next_data(&mut input, &output).await {
         if sent + bytes.len() >= limit {
             let keep = limit - sent;
             if keep > 0 && output.send(Piece::Data(bytes.slice(..keep))).await.is_err() {

@@ -17,7 +17,7 @@ use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
 use hyper::body::{Frame, Incoming};
 use hyper_util::rt::TokioIo;
 use mcp_mock::record::Recorder;
-use mcp_scenario::via::Fault;
+use mcp_scenario::via::{Fault, Side};
 use mcp_scenario::wire::{Recorded, WireEvent, is_recorded_header};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -147,7 +147,7 @@ async fn handle(
     let active: Vec<Active> =
         shared.faults.iter().filter(|f| f.applies(parts.method.as_str(), method.as_deref())).cloned().collect();
     for f in &active {
-        f.op.request(&mut parts.headers);
+        f.op.headers(Side::Request, &mut parts.headers);
     }
     for h in HOP_BY_HOP {
         parts.headers.remove(*h);
@@ -209,7 +209,7 @@ async fn handle(
     }
     let (mut head, upstream_body) = response.into_parts();
     for f in &active {
-        f.op.response(&mut head.headers);
+        f.op.headers(Side::Response, &mut head.headers);
     }
     let sse = head
         .headers

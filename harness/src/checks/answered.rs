@@ -2,10 +2,16 @@
 //! `request … as:` — that it answered, with a result containing these members, an error
 //! (`error: true`) or an error with this code. A wire check: it applies to every target.
 
-use super::{CheckKind, Run, script_labels, subset};
+use super::{CheckKind, Finding, NoSuchLabel, Run, subset};
 use mcp_scenario::checks::AnsweredCheck;
 use mcp_scenario::{Scenario, ServerStep};
 use serde_json::Value;
+
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::NeverSent(_) | Failure::Unanswered(_))
+    }
+}
 
 impl CheckKind for AnsweredCheck {
     fn explain(&self) -> String {
@@ -19,18 +25,11 @@ impl CheckKind for AnsweredCheck {
         format!("the client answered the mock's request `{}`{how}", self.request)
     }
 
-    const NAME: &'static str = "answered";
-    type Invalid = Invalid;
+    type Invalid = NoSuchLabel;
     type Failure = Failure;
 
-    fn short(failure: &Failure) -> bool {
-        matches!(failure, Failure::NeverSent(_) | Failure::Unanswered(_))
-    }
-
-    fn validate(&self, scenario: &Scenario) -> Result<(), Invalid> {
-        script_labels(scenario, ServerStep::request_label, &self.request)
-            .then_some(())
-            .ok_or_else(|| Invalid(self.request.clone()))
+    fn validate(&self, scenario: &Scenario) -> Result<(), NoSuchLabel> {
+        NoSuchLabel::check(scenario, ServerStep::request_label, "request", &self.request)
     }
 
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
@@ -64,11 +63,6 @@ impl CheckKind for AnsweredCheck {
         Ok(())
     }
 }
-
-/// No server `request` carries the label.
-#[derive(Debug, thiserror::Error)]
-#[error("field `request`: no server `request` is labelled {0:?}")]
-pub struct Invalid(String);
 
 /// How the client's answer differed from the check.
 #[derive(Debug, thiserror::Error)]

@@ -7,10 +7,16 @@
 //! plus scheduling slack on a loaded machine. The manager is the bundled client's, so other
 //! targets skip the check.
 
-use super::{CheckKind, Run};
+use super::{CheckKind, Finding, Run};
 use crate::scope::Scope;
 use mcp_scenario::checks::BackoffCheck;
 use std::convert::Infallible;
+
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::Count { got, want } if got < want)
+    }
+}
 
 impl CheckKind for BackoffCheck {
     fn explain(&self) -> String {
@@ -20,15 +26,9 @@ impl CheckKind for BackoffCheck {
         )
     }
 
-    const NAME: &'static str = "backoff";
-
     const READS_OUTCOME: Option<&'static str> = Some("the bundled manager's reconnect events");
     type Invalid = Infallible;
     type Failure = Failure;
-
-    fn short(failure: &Failure) -> bool {
-        matches!(failure, Failure::Count { got, want } if got < want)
-    }
 
     fn applies(&self, scope: &Scope) -> bool {
         scope.target.is_bundled()
@@ -130,9 +130,8 @@ fn reported(ms: &Option<u64>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{CheckKind, testing};
+    use super::super::{evaluated, testing};
     use mcp_results::{ClientOutcome, ManagerEventRecord};
-    use mcp_scenario::checks::Check;
 
     fn event(at_ms: u64, event: &str, planned_ms: Option<u64>, delay_ms: Option<u64>) -> ManagerEventRecord {
         ManagerEventRecord { at_ms, event: event.into(), planned_ms, delay_ms, detail: String::new(), window_ms: None }
@@ -151,10 +150,7 @@ mod tests {
             ],
             ..ClientOutcome::default()
         };
-        testing::judge_outcome(&scenario, Vec::new(), &outcome, |check, run| {
-            let Check::Backoff(b) = check else { panic!("a backoff check") };
-            b.evaluate(run).map_err(|f| f.to_string())
-        })
+        testing::judge_outcome(&scenario, Vec::new(), &outcome, evaluated)
     }
 
     #[test]

@@ -2,11 +2,17 @@
 //! `notifications/cancelled` for the request the server script labelled with `as:`. A wire
 //! check: it applies to every target.
 
-use super::{CheckKind, Run, script_labels};
+use super::{CheckKind, Finding, NoSuchLabel, Run};
 use crate::transcript::method_of;
 use mcp_scenario::checks::CancelledCheck;
 use mcp_scenario::{Scenario, ServerStep};
 use serde_json::Value;
+
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::NeverReceived(_) | Failure::NotSent(_))
+    }
+}
 
 impl CheckKind for CancelledCheck {
     fn explain(&self) -> String {
@@ -17,23 +23,16 @@ impl CheckKind for CancelledCheck {
         }
     }
 
-    const NAME: &'static str = "cancelled";
-    type Invalid = Invalid;
+    type Invalid = NoSuchLabel;
     type Failure = Failure;
-
-    fn short(failure: &Failure) -> bool {
-        matches!(failure, Failure::NeverReceived(_) | Failure::NotSent(_))
-    }
 
     /// `sent: false` holds by an absence.
     fn holds_by_absence(&self, _run: &Run<'_>) -> bool {
         !self.sent
     }
 
-    fn validate(&self, scenario: &Scenario) -> Result<(), Invalid> {
-        script_labels(scenario, ServerStep::expect_label, &self.request)
-            .then_some(())
-            .ok_or_else(|| Invalid(self.request.clone()))
+    fn validate(&self, scenario: &Scenario) -> Result<(), NoSuchLabel> {
+        NoSuchLabel::check(scenario, ServerStep::expect_label, "expect", &self.request)
     }
 
     fn judges(&self, _scenario: &Scenario) -> Vec<String> {
@@ -54,11 +53,6 @@ impl CheckKind for CancelledCheck {
         }
     }
 }
-
-/// No server `expect` carries the label.
-#[derive(Debug, thiserror::Error)]
-#[error("field `request`: no server `expect` is labelled {0:?}")]
-pub struct Invalid(String);
 
 /// How the client's cancellations differed from the check.
 #[derive(Debug, thiserror::Error)]

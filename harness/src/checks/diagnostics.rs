@@ -3,17 +3,17 @@
 //! the bundled transports, so the check applies to the bundled target only; other targets
 //! skip it.
 
-use super::{CheckKind, Run};
+use super::{CheckKind, Finding, Run};
 use crate::scope::Scope;
 use mcp_scenario::checks::DiagnosticsCheck;
 use std::convert::Infallible;
+
+impl Finding for Failure {}
 
 impl CheckKind for DiagnosticsCheck {
     fn explain(&self) -> String {
         "the bundled client's diagnostic counters have the given values (bundled client only)".into()
     }
-
-    const NAME: &'static str = "diagnostics";
 
     const READS_OUTCOME: Option<&'static str> = Some("the bundled client's counters");
     type Invalid = Infallible;

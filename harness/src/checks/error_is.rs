@@ -3,18 +3,18 @@
 //! it is judged for the bundled target only; a third-party client's wording is recorded in
 //! its snapshot.
 
-use super::{CheckKind, Run};
+use super::{CheckKind, Finding, Run};
 use crate::scope::Scope;
 use mcp_results::StepStatus;
 use mcp_scenario::Scenario;
 use mcp_scenario::checks::ErrorIsCheck;
 
+impl Finding for Failure {}
+
 impl CheckKind for ErrorIsCheck {
     fn explain(&self) -> String {
         format!("plan step {} failed with exactly the error {:?} (bundled client only)", self.step, self.text)
     }
-
-    const NAME: &'static str = "error_is";
 
     const READS_OUTCOME: Option<&'static str> = Some("a plan step's error");
     type Invalid = Invalid;

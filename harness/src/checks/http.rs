@@ -2,12 +2,19 @@
 //! connection) carried a header, with a value, a number of times — or every time. A wire
 //! check for the HTTP transports; only recorded request headers can be checked.
 
-use super::{CheckKind, Run, header_value};
+use super::{CheckKind, Finding, Run, header_value};
 use crate::transcript::method_of;
 use mcp_scenario::Scenario;
 use mcp_scenario::checks::{HttpCheck, HttpFilter};
 use mcp_scenario::wire::{RECORDED_REQUEST_HEADERS, WireEvent, is_recorded_header};
 use serde_json::Value;
+
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::NoneSent { .. } | Failure::NoneCarrying { .. })
+            || matches!(self, Failure::Count { carrying, want, .. } if carrying < want)
+    }
+}
 
 impl CheckKind for HttpCheck {
     fn explain(&self) -> String {
@@ -37,14 +44,8 @@ impl CheckKind for HttpCheck {
         format!("{how_many}{}", if header.is_empty() { " reached the mock".into() } else { header })
     }
 
-    const NAME: &'static str = "http";
     type Invalid = Invalid;
     type Failure = Failure;
-
-    fn short(failure: &Failure) -> bool {
-        matches!(failure, Failure::NoneSent { .. } | Failure::NoneCarrying { .. })
-            || matches!(failure, Failure::Count { carrying, want, .. } if carrying < want)
-    }
 
     /// An upper bound (`at_most`, `count: 0`), or `every` over optional requests (none sent
     /// holds it), holds by an absence.
@@ -374,7 +375,7 @@ pub(super) fn filter_parts(f: &HttpFilter) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing;
+    use super::super::{evaluated, testing};
     use super::*;
     use mcp_scenario::checks::Check;
 
@@ -394,10 +395,7 @@ mod tests {
                 json: None,
             })
             .collect();
-        testing::judge(&scenario, gets, |check, run| {
-            let Check::Http(h) = check else { panic!("an http check") };
-            h.evaluate(run).map_err(|f| f.to_string())
-        })
+        testing::judge(&scenario, gets, evaluated)
     }
 
     #[test]

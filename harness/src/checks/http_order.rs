@@ -4,10 +4,16 @@
 //! exchange numbers, given as each request arrives. A wire check for the HTTP transports.
 
 use super::http::{Invalid as HttpInvalid, check_http_method, describe_request, request_matches};
-use super::{CheckKind, Run};
+use super::{CheckKind, Finding, Run};
 use mcp_scenario::checks::{HttpFilter, HttpOrderCheck};
 use mcp_scenario::wire::WireEvent;
 use mcp_scenario::{Scenario, TransportName};
+
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::Missing(_))
+    }
+}
 
 impl CheckKind for HttpOrderCheck {
     fn explain(&self) -> String {
@@ -19,13 +25,8 @@ impl CheckKind for HttpOrderCheck {
         )
     }
 
-    const NAME: &'static str = "http_order";
     type Invalid = Invalid;
     type Failure = Failure;
-
-    fn short(failure: &Failure) -> bool {
-        matches!(failure, Failure::Missing(_))
-    }
 
     fn validate(&self, scenario: &Scenario) -> Result<(), Invalid> {
         if scenario.transport.to_vec().iter().all(|t| *t == TransportName::Stdio) {
@@ -137,7 +138,7 @@ fn filter_words(f: &HttpFilter) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing;
+    use super::super::{evaluated, testing};
     use super::*;
     use serde_json::json;
     use std::collections::BTreeMap;
@@ -171,10 +172,7 @@ mod tests {
                 },
             })
             .collect();
-        testing::judge(&scenario, events, |check, run| {
-            let mcp_scenario::checks::Check::HttpOrder(c) = check else { panic!("an http_order check") };
-            c.evaluate(run).map_err(|f| f.to_string())
-        })
+        testing::judge(&scenario, events, evaluated)
     }
     #[test]
     fn answered_asks_for_the_answer_before_the_next_request() {

@@ -10,19 +10,21 @@
 //!
 //! 1. `scenario-model/src/checks.rs`: the check's data type `<Kind>Check` (its doc comments
 //!    are the schema's descriptions) and one variant of [`Check`]: `<Kind>(<Kind>Check),`.
-//! 2. `harness/src/checks/<kind>.rs`: `impl CheckKind for <Kind>Check` — its [`NAME`]
-//!    (`check 2 (<name>)`), its words for `explain` ([`CheckKind::explain`]), its load-time [`validate`] (messages name the field; the loader
-//!    adds `<file>:<line>:<column>: check <n>: `), [`applies`] (which targets, transports,
-//!    revisions judge it), [`evaluate`] against the transcript and outcome, and the typed
-//!    [`Invalid`] and [`Failure`] whose Display are the messages.
-//! 3. This file: `mod <kind>;` and one arm `Check::<Kind>($k) => $body,` in `with_kind!`.
+//! 2. `harness/src/checks/<kind>.rs`: `impl CheckKind for <Kind>Check` — its words for
+//!    `explain` ([`CheckKind::explain`]), its load-time [`validate`] (messages name the field;
+//!    the loader adds `<file>:<line>:<column>: check <n>: `), [`applies`] (which targets,
+//!    transports, revisions judge it), [`evaluate`] against the transcript and outcome, and
+//!    the typed [`Invalid`] and [`Failure`] whose Display are the messages; the failure
+//!    type implements [`Finding`] (whether it says the client fell short).
+//! 3. This file: `mod <kind>;` and one line `<Kind> => <kind>: <Kind>Check,` in the `kinds!`
+//!    table. The module's name is the kind's name in files and messages (`check 2 (<kind>)`),
+//!    which a test checks against serde's.
 //! 4. `make schema` (regenerates `scenarios/schema.json`) and a row in the check table of
 //!    `scenarios/README.md`.
 //!
 //! An always-on rule is the same with [`always::Rule`]: `checks/always/<rule>.rs`, and
 //! `mod <rule>;` plus one `collect(&<rule>::<Rule>, …)` line in `always/mod.rs`.
 //!
-//! [`NAME`]: CheckKind::NAME
 //! [`validate`]: CheckKind::validate
 //! [`applies`]: CheckKind::applies
 //! [`evaluate`]: CheckKind::evaluate
@@ -68,14 +70,12 @@ use std::fmt;
 /// One kind of check (wiremock's `Match`, for a whole run): implemented by the kind's data
 /// type from `mcp_scenario::checks`.
 pub trait CheckKind {
-    /// The kind's name in messages: `check 2 (<NAME>)`.
-    const NAME: &'static str;
-
     /// Why a scenario file is rejected at load time; its Display names the field.
     type Invalid: fmt::Display;
 
-    /// Why the check failed on a run; its Display is the failure message.
-    type Failure: fmt::Display;
+    /// Why the check failed on a run; its Display is the failure message, and it says
+    /// whether the client fell short ([`Finding`]).
+    type Failure: Finding;
 
     /// The check in words, for `mcp-harness explain`: what must hold ("the client sent
     /// `ping` at least once"). No default, so a new kind cannot forget it.
@@ -133,20 +133,6 @@ pub trait CheckKind {
     /// Evaluates the check against the run's transcript and outcome.
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Self::Failure>;
 
-    /// Whether `failure` says the client fell short (did not send, answer, close, report, or
-    /// not often enough) rather than that it did something wrong. A third-party client the
-    /// harness killed at the run deadline may yet have done it: such a failure is not judged
-    /// (the hang is the always-on deadline rule's finding), while one on what it did send
-    /// stands.
-    fn short(_failure: &Self::Failure) -> bool {
-        false
-    }
-
-    /// The plan step a failure is about, where it is about one (an `outcome`).
-    fn step_of(_failure: &Self::Failure) -> Option<usize> {
-        None
-    }
-
     /// The client messages the check judges, by JSON-RPC method (an HTTP method such as
     /// `DELETE` where it judges requests without one). A script that stopped waiting for one
     /// of them left this check unjudged, so `always: server script completes` rests on it.
@@ -162,6 +148,24 @@ pub trait CheckKind {
     fn concerns(&self, scenario: &Scenario, event: &WireEvent) -> bool {
         let judged = self.judges(scenario);
         !judged.is_empty() && sent_methods(event).iter().any(|m| judged.iter().any(|j| j == m))
+    }
+}
+
+/// What the harness reads from a check's failure beyond its message
+/// ([`CheckKind::Failure`]): implemented next to each kind's failure type.
+pub trait Finding: fmt::Display {
+    /// Whether the failure says the client fell short (did not send, answer, close, report,
+    /// or not often enough) rather than that it did something wrong. A third-party client
+    /// the harness killed at the run deadline may yet have done it: such a failure is not
+    /// judged (the hang is the always-on deadline rule's finding), while one on what it did
+    /// send stands. Default: it did something wrong.
+    fn short(&self) -> bool {
+        false
+    }
+
+    /// The plan step the failure is about, where it is about one (an `outcome`).
+    fn step(&self) -> Option<usize> {
+        None
     }
 }
 
@@ -182,12 +186,12 @@ pub(crate) fn sent_methods(event: &WireEvent) -> Vec<&str> {
     }
 }
 
-/// The one list of check kinds: runs `$body` with `$k` bound to the check's data, which
-/// implements [`CheckKind`].
-/// The check kinds, each `Check` variant with its type: `with_kind!` dispatches on them
-/// and [`KINDS`] lists them, from this one table.
+/// The check kinds, each `Check` variant with its name in a scenario file (which is its
+/// module's name) and its type: `with_kind!` runs `$body` with `$k` bound to the check's
+/// data, which implements [`CheckKind`]; [`name`] and [`KINDS`] name them; all from this one
+/// table.
 macro_rules! kinds {
-    ($d:tt $($variant:ident: $ty:ty),* $(,)?) => {
+    ($d:tt $($variant:ident => $name:ident: $ty:ty),* $(,)?) => {
         macro_rules! with_kind {
             ($d check:expr, $d k:ident => $d body:expr) => {
                 match $d check {
@@ -198,31 +202,37 @@ macro_rules! kinds {
 
         /// Every check kind: its name in a scenario file and what of a client's own report it
         /// reads ([`CheckKind::READS_OUTCOME`]).
-        pub const KINDS: &[(&str, Option<&str>)] =
-            &[$((<$ty as CheckKind>::NAME, <$ty as CheckKind>::READS_OUTCOME)),*];
+        pub const KINDS: &[(&str, Option<&str>)] = &[$((stringify!($name), <$ty as CheckKind>::READS_OUTCOME)),*];
+
+        /// The name of a check's kind, as scenario files and messages write it.
+        pub fn name(check: &Check) -> &'static str {
+            match check {
+                $(Check::$variant(_) => stringify!($name),)*
+            }
+        }
     };
 }
 
 kinds!($
-    Outcome: mcp_scenario::checks::OutcomeCheck,
-    Sent: mcp_scenario::checks::SentCheck,
-    NotSent: mcp_scenario::checks::NotSentCheck,
-    SentBefore: mcp_scenario::checks::OrderCheck,
-    Cancelled: mcp_scenario::checks::CancelledCheck,
-    Answered: mcp_scenario::checks::AnsweredCheck,
-    Signal: mcp_scenario::checks::SignalCheck,
-    StdinClosed: mcp_scenario::checks::StdinClosedCheck,
-    Diagnostics: mcp_scenario::checks::DiagnosticsCheck,
-    Notified: mcp_scenario::checks::NotifiedCheck,
-    Http: mcp_scenario::checks::HttpCheck,
-    Param: mcp_scenario::checks::ParamCheck,
-    NotNotified: mcp_scenario::checks::NotNotifiedCheck,
-    HttpOrder: mcp_scenario::checks::HttpOrderCheck,
-    StreamClosed: mcp_scenario::checks::StreamClosedCheck,
-    ErrorIs: mcp_scenario::checks::ErrorIsCheck,
-    Backoff: mcp_scenario::checks::BackoffCheck,
-    TimesOut: mcp_scenario::checks::TimesOutCheck,
-    Replays: mcp_scenario::checks::ReplaysCheck,
+    Outcome => outcome: mcp_scenario::checks::OutcomeCheck,
+    Sent => sent: mcp_scenario::checks::SentCheck,
+    NotSent => not_sent: mcp_scenario::checks::NotSentCheck,
+    SentBefore => sent_before: mcp_scenario::checks::OrderCheck,
+    Cancelled => cancelled: mcp_scenario::checks::CancelledCheck,
+    Answered => answered: mcp_scenario::checks::AnsweredCheck,
+    Signal => signal: mcp_scenario::checks::SignalCheck,
+    StdinClosed => stdin_closed: mcp_scenario::checks::StdinClosedCheck,
+    Diagnostics => diagnostics: mcp_scenario::checks::DiagnosticsCheck,
+    Notified => notified: mcp_scenario::checks::NotifiedCheck,
+    Http => http: mcp_scenario::checks::HttpCheck,
+    Param => param: mcp_scenario::checks::ParamCheck,
+    NotNotified => not_notified: mcp_scenario::checks::NotNotifiedCheck,
+    HttpOrder => http_order: mcp_scenario::checks::HttpOrderCheck,
+    StreamClosed => stream_closed: mcp_scenario::checks::StreamClosedCheck,
+    ErrorIs => error_is: mcp_scenario::checks::ErrorIsCheck,
+    Backoff => backoff: mcp_scenario::checks::BackoffCheck,
+    TimesOut => times_out: mcp_scenario::checks::TimesOutCheck,
+    Replays => replays: mcp_scenario::checks::ReplaysCheck,
 );
 
 /// The names of the check kinds that read a client's own report (comma-separated): what a
@@ -261,14 +271,6 @@ pub fn validate(scenario: &Scenario) -> Result<(), InvalidCheck> {
         with_kind!(check, k => k.validate(scenario).map_err(|e| InvalidCheck { index, message: e.to_string() }))?;
     }
     Ok(())
-}
-
-/// The name of a check's kind, as messages show it.
-pub fn name(check: &Check) -> &'static str {
-    fn of<K: CheckKind>(_: &K) -> &'static str {
-        K::NAME
-    }
-    with_kind!(check, k => of(k))
 }
 
 /// How results name a scenario's check `index` (0-based): `check 2 (outcome)`.
@@ -322,6 +324,12 @@ pub fn plan_method(scenario: &Scenario, step: usize) -> Vec<String> {
         Some(s) => sends(s).into_iter().collect(),
         None => Vec::new(),
     }
+}
+
+/// `check` evaluated on `run`, a failure as its message: what the checks' unit tests compare.
+#[cfg(test)]
+pub(crate) fn evaluated(check: &Check, run: &Run<'_>) -> Result<(), String> {
+    with_kind!(check, k => k.evaluate(run).map_err(|f| f.to_string()))
 }
 
 /// The recorded events `check` judged on this run (see [`CheckKind::concerns`]), at most
@@ -411,8 +419,8 @@ fn evaluate_as(run: &Run<'_>, recording: bool) -> Evaluation {
             Err(failure)
                 if !driver
                     && deadline.cut
-                    && K::short(&failure)
-                    && K::step_of(&failure).is_none_or(|step| Some(step) != deadline.answered_step) =>
+                    && failure.short()
+                    && failure.step().is_none_or(|step| Some(step) != deadline.answered_step) =>
             {
                 Judged::Withheld(format!(
                     "not judged: {failure}, but the harness killed the client at the run deadline, so its window never closed (the hang is the deadline rule's finding)"
@@ -587,6 +595,30 @@ pub fn script_labels(scenario: &Scenario, label_of: fn(&ServerStep) -> Option<&s
     scenario.server.iter().filter_map(label_of).any(|l| l == label)
 }
 
+/// A check's `request` names a label no server step of the kind it means carries (shared by
+/// the checks that take a script label: `answered` names a `request … as:`, `cancelled` an
+/// `expect … as:`).
+#[derive(Debug, thiserror::Error)]
+#[error("field `request`: no server `{op}` is labelled {label:?}")]
+pub struct NoSuchLabel {
+    /// The op whose label is meant (`request`, `expect`).
+    pub op: &'static str,
+    /// The label named.
+    pub label: String,
+}
+
+impl NoSuchLabel {
+    /// `Err` unless a server `op` step carries `label` as `label_of` reads it.
+    pub fn check(
+        scenario: &Scenario,
+        label_of: fn(&ServerStep) -> Option<&str>,
+        op: &'static str,
+        label: &str,
+    ) -> Result<(), NoSuchLabel> {
+        if script_labels(scenario, label_of, label) { Ok(()) } else { Err(NoSuchLabel { op, label: label.into() }) }
+    }
+}
+
 /// A check names a plan step that does not exist (shared by the checks that take `step`).
 #[derive(Debug, thiserror::Error)]
 #[error("field `step`: plan step {step} does not exist (the client plan has {steps} steps, numbered from 1)")]
@@ -642,6 +674,17 @@ mod tests {
         let strict = weigh(unmet, TargetKind::External, true);
         assert_eq!(names(&strict.failures), ["must", "should", "unclassified", "driver", "robustness"]);
         assert_eq!(names(&strict.notes), ["project"]);
+    }
+
+    #[test]
+    fn every_kind_is_named_as_scenario_files_write_it() {
+        // serde's unknown-variant error lists every variant it knows.
+        let err = serde_json::from_str::<Check>(r#"{"nope": {}}"#).expect_err("unknown kind").to_string();
+        let listed = err.split("expected one of ").nth(1).expect("variants listed");
+        let known: std::collections::BTreeSet<&str> = listed.split('`').skip(1).step_by(2).collect();
+        let named: std::collections::BTreeSet<&str> = KINDS.iter().map(|(name, _)| *name).collect();
+        assert_eq!(named.len(), KINDS.len(), "one name per kind");
+        assert_eq!(named, known);
     }
 
     #[test]

@@ -2,17 +2,17 @@
 //! e.g. a message it must drop (an id of `null` makes it neither a request nor a
 //! notification). Applies to every target that reports notifications.
 
-use super::{CheckKind, Run};
+use super::{CheckKind, Finding, Run};
 use mcp_results::Reportable;
 use mcp_scenario::checks::NotNotifiedCheck;
 use std::convert::Infallible;
+
+impl Finding for Failure {}
 
 impl CheckKind for NotNotifiedCheck {
     fn explain(&self) -> String {
         format!("the client never reported the notification `{}`", self.method)
     }
-
-    const NAME: &'static str = "not_notified";
 
     const READS_OUTCOME: Option<&'static str> = Some("the notifications the client saw");
     type Invalid = Infallible;

@@ -1,18 +1,19 @@
 //! `not_sent`: the client never sent a message with this method, on any connection. A wire
 //! check: it applies to every target.
 
-use super::{CheckKind, Run};
+use super::{CheckKind, Finding, Run};
 use crate::transcript::method_of;
 use mcp_scenario::Scenario;
 use mcp_scenario::checks::NotSentCheck;
 use std::convert::Infallible;
+
+impl Finding for Failure {}
 
 impl CheckKind for NotSentCheck {
     fn explain(&self) -> String {
         format!("the client never sent `{}`", self.method)
     }
 
-    const NAME: &'static str = "not_sent";
     type Invalid = Infallible;
     type Failure = Failure;
 

@@ -3,11 +3,26 @@
 //! judged for the bundled target only — a third-party client's own wording is recorded in
 //! its snapshot, not judged.
 
-use super::{CheckKind, Run, subset};
+use super::{CheckKind, Finding, Run, subset};
 use mcp_results::StepStatus;
 use mcp_scenario::Scenario;
 use mcp_scenario::checks::OutcomeCheck;
 use serde_json::Value;
+
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::NoOutcome { .. } | Failure::DidNotRun { .. } | Failure::DidNotFinish { .. })
+    }
+
+    fn step(&self) -> Option<usize> {
+        match self {
+            Failure::NoOutcome { step } | Failure::DidNotRun { step, .. } | Failure::DidNotFinish { step, .. } => {
+                Some(*step)
+            }
+            _ => None,
+        }
+    }
+}
 
 impl CheckKind for OutcomeCheck {
     fn explain(&self) -> String {
@@ -33,8 +48,6 @@ impl CheckKind for OutcomeCheck {
         s
     }
 
-    const NAME: &'static str = "outcome";
-
     const READS_OUTCOME: Option<&'static str> = Some("a plan step's result");
 
     /// A step the driver ended itself (it never reached the SDK, or the driver's own cancel
@@ -49,19 +62,6 @@ impl CheckKind for OutcomeCheck {
     }
     type Invalid = Invalid;
     type Failure = Failure;
-
-    fn short(failure: &Failure) -> bool {
-        matches!(failure, Failure::NoOutcome { .. } | Failure::DidNotRun { .. } | Failure::DidNotFinish { .. })
-    }
-
-    fn step_of(failure: &Failure) -> Option<usize> {
-        match failure {
-            Failure::NoOutcome { step } | Failure::DidNotRun { step, .. } | Failure::DidNotFinish { step, .. } => {
-                Some(*step)
-            }
-            _ => None,
-        }
-    }
 
     fn validate(&self, scenario: &Scenario) -> Result<(), Invalid> {
         super::NoSuchStep::check(self.step, scenario)?;

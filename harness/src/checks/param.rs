@@ -4,12 +4,19 @@
 //! requests carry their meaning in parameters, not headers. A secret parameter's value
 //! (the one secret policy's names: `code`, `code_verifier`, …) is never printed.
 
-use super::{CheckKind, Run};
+use super::{CheckKind, Finding, Run};
 use mcp_mock::secrets::is_secret_param;
 use mcp_scenario::Scenario;
 use mcp_scenario::checks::ParamCheck;
 use mcp_scenario::wire::WireEvent;
 use serde_json::Value;
+
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::NoneSent { .. } | Failure::NoneCarrying { .. })
+            || matches!(self, Failure::Count { carrying, want, .. } if carrying < want)
+    }
+}
 
 impl CheckKind for ParamCheck {
     fn explain(&self) -> String {
@@ -40,14 +47,8 @@ impl CheckKind for ParamCheck {
         rule + &only
     }
 
-    const NAME: &'static str = "param";
     type Invalid = Invalid;
     type Failure = Failure;
-
-    fn short(failure: &Failure) -> bool {
-        matches!(failure, Failure::NoneSent { .. } | Failure::NoneCarrying { .. })
-            || matches!(failure, Failure::Count { carrying, want, .. } if carrying < want)
-    }
 
     /// `count: 0` holds by an absence, unless `only_if_sent`: the client then sent such
     /// requests, and the check judges how they fared.

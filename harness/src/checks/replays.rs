@@ -4,7 +4,7 @@
 //! recorded message, the actual one and the server step the mock was at, so the report
 //! says where the two sessions parted. A wire check: it applies to every target.
 
-use super::{CheckKind, Run, script_labels, subset};
+use super::{CheckKind, Finding, Run, script_labels, subset};
 use crate::transcript::method_of;
 use mcp_scenario::checks::{RecordedMessage, ReplaysCheck};
 use mcp_scenario::{Scenario, ServerStep};
@@ -13,8 +13,9 @@ use serde_json::Value;
 /// Messages longer than this are shown cut, with their length.
 const SHOW_CHARS: usize = 300;
 
+impl Finding for Divergence {}
+
 impl CheckKind for ReplaysCheck {
-    const NAME: &'static str = "replays";
     type Invalid = Invalid;
     type Failure = Divergence;
 

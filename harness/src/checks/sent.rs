@@ -2,12 +2,18 @@
 //! members, an id of this type, at least this size), at least once, exactly `count` times or
 //! `at_most` times, on one connection or any. A wire check: it applies to every target.
 
-use super::{CheckKind, Run, subset};
+use super::{CheckKind, Finding, Run, subset};
 use crate::transcript::method_of;
 use mcp_scenario::Scenario;
 use mcp_scenario::checks::{IdType, SentCheck};
 use mcp_scenario::wire::WireEvent;
 use serde_json::Value;
+
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::Never { .. }) || matches!(self, Failure::Count { got, want, .. } if got < want)
+    }
+}
 
 impl CheckKind for SentCheck {
     fn explain(&self) -> String {
@@ -26,13 +32,8 @@ impl CheckKind for SentCheck {
         s
     }
 
-    const NAME: &'static str = "sent";
     type Invalid = Invalid;
     type Failure = Failure;
-
-    fn short(failure: &Failure) -> bool {
-        matches!(failure, Failure::Never { .. }) || matches!(failure, Failure::Count { got, want, .. } if got < want)
-    }
 
     /// An upper bound (`at_most`, `count: 0`) holds by an absence.
     fn holds_by_absence(&self, _run: &Run<'_>) -> bool {
@@ -169,9 +170,8 @@ fn with_params(p: &Option<Value>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing;
+    use super::super::{evaluated, testing};
     use super::*;
-    use mcp_scenario::checks::Check;
     use mcp_scenario::wire::Recorded;
     use serde_json::json;
 
@@ -189,10 +189,7 @@ mod tests {
         };
         let mut events: Vec<WireEvent> = at_ms.iter().map(|ms| message(3_000 + ms * 1000, "tools/call")).collect();
         events.push(message(1, "ping"));
-        testing::judge(&scenario, events, |check, run| {
-            let Check::Sent(s) = check else { panic!("a sent check") };
-            s.evaluate(run).map_err(|f| f.to_string())
-        })
+        testing::judge(&scenario, events, evaluated)
     }
 
     #[test]

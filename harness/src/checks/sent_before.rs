@@ -3,24 +3,25 @@
 //! stdio probe copy counts where it came). A wire check: it applies to every
 //! target.
 
-use super::{CheckKind, Run};
+use super::{CheckKind, Finding, Run};
 use crate::transcript::method_of;
 use mcp_scenario::Scenario;
 use mcp_scenario::checks::OrderCheck;
 use std::convert::Infallible;
+
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::Never(_))
+    }
+}
 
 impl CheckKind for OrderCheck {
     fn explain(&self) -> String {
         format!("the client sent its first `{}` before its first `{}`", self.first, self.then)
     }
 
-    const NAME: &'static str = "sent_before";
     type Invalid = Infallible;
     type Failure = Failure;
-
-    fn short(failure: &Failure) -> bool {
-        matches!(failure, Failure::Never(_))
-    }
 
     fn judges(&self, _scenario: &Scenario) -> Vec<String> {
         vec![self.first.clone(), self.then.clone()]

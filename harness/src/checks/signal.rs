@@ -1,10 +1,16 @@
 //! `signal`: the mock received (or, with `received: false`, never received) a signal —
 //! how the client stops a stdio server. A wire check: it applies to every target.
 
-use super::{CheckKind, Run};
+use super::{CheckKind, Finding, Run};
 use mcp_scenario::Scenario;
 use mcp_scenario::checks::SignalCheck;
 use mcp_scenario::wire::WireEvent;
+
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::NotReceived(_))
+    }
+}
 
 impl CheckKind for SignalCheck {
     fn explain(&self) -> String {
@@ -15,13 +21,8 @@ impl CheckKind for SignalCheck {
         }
     }
 
-    const NAME: &'static str = "signal";
     type Invalid = Invalid;
     type Failure = Failure;
-
-    fn short(failure: &Failure) -> bool {
-        matches!(failure, Failure::NotReceived(_))
-    }
 
     /// `received: false` holds by an absence.
     fn holds_by_absence(&self, _run: &Run<'_>) -> bool {

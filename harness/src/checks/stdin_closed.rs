@@ -3,23 +3,24 @@
 //! count: the mock records whether its parent was exiting when the EOF came
 //! (`mcp_mock::parent`). A wire check: it applies to every target.
 
-use super::{CheckKind, Run};
+use super::{CheckKind, Finding, Run};
 use mcp_scenario::checks::StdinClosedCheck;
 use mcp_scenario::wire::WireEvent;
 use std::convert::Infallible;
+
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::NeverStarted(_) | Failure::NotClosed(_))
+    }
+}
 
 impl CheckKind for StdinClosedCheck {
     fn explain(&self) -> String {
         format!("the mock saw its stdin reach EOF on connection {}", self.connection.unwrap_or(1))
     }
 
-    const NAME: &'static str = "stdin_closed";
     type Invalid = Infallible;
     type Failure = Failure;
-
-    fn short(failure: &Failure) -> bool {
-        matches!(failure, Failure::NeverStarted(_) | Failure::NotClosed(_))
-    }
 
     fn concerns(&self, _scenario: &mcp_scenario::Scenario, event: &WireEvent) -> bool {
         matches!(event, WireEvent::StdinEof { .. })

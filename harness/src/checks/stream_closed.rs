@@ -7,7 +7,7 @@
 //! request it answers (which must be labelled, so its wire id is known), an `expect_get`
 //! stream through the GETs it answers.
 
-use super::{CheckKind, Run};
+use super::{CheckKind, Finding, Run};
 use mcp_scenario::checks::StreamClosedCheck;
 use mcp_scenario::wire::WireEvent;
 use mcp_scenario::{Scenario, ServerStep};
@@ -44,18 +44,19 @@ fn resolve(scenario: &Scenario, name: &str) -> Option<Option<Answers>> {
     found
 }
 
+impl Finding for Failure {
+    fn short(&self) -> bool {
+        matches!(self, Failure::NeverOpened(_) | Failure::NeverEnded(_))
+    }
+}
+
 impl CheckKind for StreamClosedCheck {
     fn explain(&self) -> String {
         format!("the client closed the stream `{}`", self.stream)
     }
 
-    const NAME: &'static str = "stream_closed";
     type Invalid = Invalid;
     type Failure = Failure;
-
-    fn short(failure: &Failure) -> bool {
-        matches!(failure, Failure::NeverOpened(_) | Failure::NeverEnded(_))
-    }
 
     fn concerns(&self, _scenario: &Scenario, event: &WireEvent) -> bool {
         matches!(event, WireEvent::StreamEnd { .. })
@@ -180,18 +181,12 @@ pub enum Failure {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing;
     use super::*;
-
-    fn scenario(server: &str) -> Scenario {
-        let text = format!(
-            "name: t\nsummary: s\ntransport: http\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver:\n{server}"
-        );
-        mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &text).expect("parses")
-    }
 
     #[test]
     fn a_close_weighs_as_the_clients_act_only_with_a_request_after_it() {
-        let s = scenario(
+        let s = testing::with_script(
             "  - op: handshake\n  - op: expect\n    method: tools/call\n    as: call\n  - op: open_stream\nchecks:\n  - stream_closed: {stream: call}\n    should: \"s\"\n",
         );
         let check = StreamClosedCheck { stream: "call".into() };
@@ -208,9 +203,7 @@ mod tests {
             WireEvent::Labelled { label: "call".into(), id: serde_json::json!(3), method: "tools/call".into() };
         let gone = WireEvent::StreamEnd { t_us: 50, exchange: 3, how: "client went away".into() };
         let weighs = |events: Vec<WireEvent>| {
-            crate::checks::testing::judge(&s, events, |_, run| {
-                (check.evaluate(run).is_ok(), check.holds_by_absence(run))
-            })
+            testing::judge(&s, events, |_, run| (check.evaluate(run).is_ok(), check.holds_by_absence(run)))
         };
         let base = vec![request(10, 3, "tools/call"), labelled, gone];
         // Closed, and nothing after it: the exit of the client's process closes it too.
@@ -223,7 +216,7 @@ mod tests {
 
     #[test]
     fn stream_names_resolve_as_the_mock_names_streams() {
-        let s = scenario(
+        let s = testing::with_script(
             "  - op: handshake\n  - op: expect\n    method: tools/call\n    as: call\n  - op: open_stream\n  - op: expect\n    method: x\n  - op: open_stream\n    as: bare\n  - op: expect_get\n    as: listener\n",
         );
         assert_eq!(resolve(&s, "call"), Some(Some(Answers::Request("call".into()))));

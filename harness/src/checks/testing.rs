@@ -26,6 +26,15 @@ pub fn with_plan(client: &str) -> Scenario {
     mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &text).expect("parses")
 }
 
+/// An HTTP scenario (2025-11-25, a bare `connect`) whose server script is `server` (YAML list
+/// items, each line ending in a newline), which may go on with the scenario's `checks:`.
+pub fn with_script(server: &str) -> Scenario {
+    let text = format!(
+        "name: t\nsummary: s\ntransport: http\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver:\n{server}"
+    );
+    mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &text).expect("parses")
+}
+
 /// The scope of a third-party (`cmd:`) run of `scenario` over its first transport, with the
 /// default deadline and no start-up allowance.
 pub fn external_scope(scenario: &Scenario) -> Scope {

@@ -6,10 +6,12 @@
 //! that hang to it, so a client without one is warned, not failed. A default longer than
 //! the scenario's deadline reads the same: the message gives the bound it waited.
 
-use super::{CheckKind, Run};
+use super::{CheckKind, Finding, Run};
 use mcp_results::StepStatus;
 use mcp_scenario::checks::TimesOutCheck;
 use mcp_scenario::{ClientStep, Scenario};
+
+impl Finding for Failure {}
 
 impl CheckKind for TimesOutCheck {
     fn explain(&self) -> String {
@@ -18,8 +20,6 @@ impl CheckKind for TimesOutCheck {
             self.step
         )
     }
-
-    const NAME: &'static str = "times_out";
 
     const READS_OUTCOME: Option<&'static str> = Some("a plan step's timeout");
 

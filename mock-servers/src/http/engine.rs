@@ -28,7 +28,7 @@ pub async fn run(shared: Arc<Shared>, conn: Arc<Conn>, steps: Vec<ServerStep>) {
         run.index = i;
         run.progress(i + 1, false);
         let op = ops::op(step);
-        let ts = op.transports();
+        let ts = op.about().transports;
         if !ts.standing {
             run.conn.mark_ready();
         }

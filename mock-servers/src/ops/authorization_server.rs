@@ -3,7 +3,7 @@
 //! wants a token it issued ([`crate::oauth`]). A standing rule; the client meets it with its
 //! next request (a `401`).
 
-use super::op::{Fault, Op};
+use super::op::{About, Fault, Op};
 use super::rules::{Problem, Validation};
 use super::transports::Transports;
 use crate::http::run::HttpRun;
@@ -12,11 +12,7 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::AuthorizationServer {
-    fn fault(&self) -> Fault {
-        Fault::FromNextMessage
-    }
-
-    fn explain(&self) -> String {
+    fn about(&self) -> About {
         let mut faults = Vec::new();
         if !self.resource_metadata {
             faults.push("its 401 names no resource_metadata".to_string());
@@ -50,11 +46,8 @@ impl Op for step::AuthorizationServer {
             faults.push(format!("/authorize redirects to {t}"));
         }
         let base = "from now on serves an OAuth authorization server beside the MCP endpoint, which answers 401 until a request carries a token it issued";
-        if faults.is_empty() { base.into() } else { format!("{base}; {}", faults.join("; ")) }
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::STREAMABLE_HTTP.standing_rule()
+        let explain = if faults.is_empty() { base.into() } else { format!("{base}; {}", faults.join("; ")) };
+        About::new(Transports::STREAMABLE_HTTP.standing_rule(), Fault::FromNextMessage, explain)
     }
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {

@@ -1,6 +1,6 @@
 //! `delay`: do nothing for a while.
 
-use super::op::{Fault, Op};
+use super::op::{About, Fault, Op};
 use super::transports::Transports;
 use crate::http::run::HttpRun;
 use crate::stdio::run::StdioRun;
@@ -9,16 +9,8 @@ use mcp_scenario::script::step;
 use std::time::Duration;
 
 impl Op for step::Delay {
-    fn fault(&self) -> Fault {
-        Fault::Here
-    }
-
-    fn explain(&self) -> String {
-        format!("waits {}ms", self.ms)
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::ALL
+    fn about(&self) -> About {
+        About::new(Transports::ALL, Fault::Here, format!("waits {}ms", self.ms))
     }
 
     fn run_stdio<'a>(&'a self, _run: &'a mut StdioRun<'_>) -> BoxFuture<'a, ()> {

@@ -1,6 +1,6 @@
 //! `end_stream` (HTTP): end a stream cleanly, mid-event, by TCP reset, or by stalling.
 
-use super::op::{Fault, Op};
+use super::op::{About, Fault, Op};
 use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::run::HttpRun;
@@ -9,11 +9,7 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::EndStream {
-    fn fault(&self) -> Fault {
-        Fault::Here
-    }
-
-    fn explain(&self) -> String {
+    fn about(&self) -> About {
         let which = self.stream.as_deref().map_or("the current stream".to_string(), |s| format!("stream `{s}`"));
         let how = match self.how {
             mcp_scenario::script::StreamEnd::Clean => "cleanly",
@@ -21,11 +17,7 @@ impl Op for step::EndStream {
             mcp_scenario::script::StreamEnd::Reset => "with a connection reset",
             mcp_scenario::script::StreamEnd::Stall => "by going silent (the socket stays open)",
         };
-        format!("ends {which} {how}")
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::HTTP
+        About::new(Transports::HTTP, Fault::Here, format!("ends {which} {how}"))
     }
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {

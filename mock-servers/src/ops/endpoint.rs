@@ -1,8 +1,8 @@
 //! `endpoint` (legacy SSE): send the `endpoint` event on the current stream. The HTTP engine
-//! runs it in either flavour (so [`Op::transports`] is both), but a scenario must run over
+//! runs it in either flavour (so its [`About::transports`] are both), but a scenario must run over
 //! legacy SSE to use it.
 
-use super::op::Op;
+use super::op::{About, Fault, Op};
 use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::run::HttpRun;
@@ -12,15 +12,12 @@ use mcp_scenario::TransportName;
 use mcp_scenario::script::{SseLineEnd, step};
 
 impl Op for step::Endpoint {
-    fn explain(&self) -> String {
-        match &self.uri {
-        Some(uri) => format!("sends the legacy `endpoint` event naming {uri:?}"),
-        None => "sends the legacy `endpoint` event naming its POST URL".into(),
-    }
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::HTTP
+    fn about(&self) -> About {
+        let explain = match &self.uri {
+            Some(uri) => format!("sends the legacy `endpoint` event naming {uri:?}"),
+            None => "sends the legacy `endpoint` event naming its POST URL".into(),
+        };
+        About::new(Transports::HTTP, Fault::None, explain)
     }
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {

@@ -1,7 +1,7 @@
 //! `event` (HTTP): write one SSE event on a stream: comments, `event`, `id`, `retry`,
 //! `data` lines, a blank line.
 
-use super::op::{Fault, Op};
+use super::op::{About, Fault, Op};
 use super::transports::Transports;
 use super::rules::{self, Problem, Validation};
 use crate::http::run::HttpRun;
@@ -11,20 +11,17 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::Event {
-    /// A priming event (an id, perhaps a `retry`, and empty data; 2025-11-25 transports:
-    /// the server SHOULD send one "to prime the client to reconnect") is what a conformant
-    /// server writes; any other hand-made event is the scenario's fault.
-    fn fault(&self) -> Fault {
+    fn about(&self) -> About {
+        // A priming event (an id, perhaps a `retry`, and empty data; 2025-11-25 transports:
+        // the server SHOULD send one "to prime the client to reconnect") is what a conformant
+        // server writes; any other hand-made event is the scenario's fault.
         let priming = self.id.is_some()
             && self.data.as_deref().is_none_or(str::is_empty)
             && self.json.is_none()
             && self.comment.is_none()
             && self.event.is_none()
             && self.line_end == mcp_scenario::script::SseLineEnd::Lf;
-        if priming { Fault::None } else { Fault::Here }
-    }
-
-    fn explain(&self) -> String {
+        let fault = if priming { Fault::None } else { Fault::Here };
         let mut parts = Vec::new();
         if let Some(e) = &self.event { parts.push(format!("event `{e}`")); }
         if let Some(id) = &self.id { parts.push(format!("id {id:?}")); }
@@ -33,11 +30,9 @@ impl Op for step::Event {
         if let Some(j) = &self.json { parts.push(format!("data {}", super::op::short(j))); }
         if let Some(d) = &self.data { parts.push(format!("data {:?}", super::op::shorten(d))); }
         let on = self.stream.as_deref().map_or("the current stream".to_string(), |s| format!("stream `{s}`"));
-        format!("writes an SSE event on {on}: {}", if parts.is_empty() { "empty".into() } else { parts.join(", ") })
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::HTTP
+        let explain =
+            format!("writes an SSE event on {on}: {}", if parts.is_empty() { "empty".into() } else { parts.join(", ") });
+        About::new(Transports::HTTP, fault, explain)
     }
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {
@@ -99,10 +94,10 @@ mod tests {
 
     #[test]
     fn a_priming_event_is_no_fault() {
-        assert_eq!(event("id: e-1\nretry: 20\ndata: \"\"").fault(), Fault::None);
-        assert_eq!(event("id: e-1").fault(), Fault::None);
-        assert_eq!(event("id: e-1\ndata: x").fault(), Fault::Here);
-        assert_eq!(event("comment: keep-alive").fault(), Fault::Here);
-        assert_eq!(event("id: e-1\nline_end: cr").fault(), Fault::Here);
+        assert_eq!(event("id: e-1\nretry: 20\ndata: \"\"").about().fault, Fault::None);
+        assert_eq!(event("id: e-1").about().fault, Fault::None);
+        assert_eq!(event("id: e-1\ndata: x").about().fault, Fault::Here);
+        assert_eq!(event("comment: keep-alive").about().fault, Fault::Here);
+        assert_eq!(event("id: e-1\nline_end: cr").about().fault, Fault::Here);
     }
 }

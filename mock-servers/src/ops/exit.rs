@@ -1,7 +1,7 @@
 //! `exit`: end the mock now, with a code or by a signal. The mock records its exit and
 //! flushes; the process edge (`cli::run`) raises the signal or exits with the code.
 
-use super::op::{Fault, Op};
+use super::op::{About, Fault, Op};
 use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::run::HttpRun;
@@ -13,20 +13,13 @@ use mcp_scenario::script::step;
 use mcp_scenario::signals;
 
 impl Op for step::Exit {
-    fn fault(&self) -> Fault {
-        Fault::Here
-    }
-
-    fn explain(&self) -> String {
-        match (&self.signal, self.code) {
-        (Some(sig), _) => format!("kills itself with {sig}"),
-        (None, Some(code)) => format!("exits with code {code}"),
-        (None, None) => "exits".into(),
-    }
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::ALL
+    fn about(&self) -> About {
+        let explain = match (&self.signal, self.code) {
+            (Some(sig), _) => format!("kills itself with {sig}"),
+            (None, Some(code)) => format!("exits with code {code}"),
+            (None, None) => "exits".into(),
+        };
+        About::new(Transports::ALL, Fault::Here, explain)
     }
 
     fn validate(&self, _cx: &mut Validation<'_>) -> Result<(), Problem> {

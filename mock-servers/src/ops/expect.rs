@@ -1,7 +1,7 @@
 //! `expect`: wait for the next client message with a method (request or notification),
 //! optionally labelling it for later steps and checks.
 
-use super::op::Op;
+use super::op::{About, Fault, Op};
 use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::run::HttpRun;
@@ -10,15 +10,12 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::Expect {
-    fn explain(&self) -> String {
-        match &self.label {
-        Some(l) => format!("waits for the client's `{}` (labelled `{l}`)", self.method),
-        None => format!("waits for the client's `{}`", self.method),
-    }
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::ALL
+    fn about(&self) -> About {
+        let explain = match &self.label {
+            Some(l) => format!("waits for the client's `{}` (labelled `{l}`)", self.method),
+            None => format!("waits for the client's `{}`", self.method),
+        };
+        About::new(Transports::ALL, Fault::None, explain)
     }
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {

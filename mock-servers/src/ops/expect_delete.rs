@@ -1,7 +1,7 @@
 //! `expect_delete` (HTTP): wait for the client's DELETE (session end) and answer it, or
 //! leave it hanging.
 
-use super::op::{Fault, Op};
+use super::op::{About, Fault, Op};
 use super::transports::Transports;
 use super::rules::{self, Problem, Validation};
 use crate::http::conn::DELETE;
@@ -11,21 +11,15 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::ExpectDelete {
-    /// A DELETE answered with anything but 200, or never answered, is the fault.
-    fn fault(&self) -> Fault {
-        if self.status != 200 || self.hang { Fault::InAnswer } else { Fault::None }
-    }
-
-    fn explain(&self) -> String {
-        if self.hang {
-        "waits for the client's DELETE (session end) and never answers it".into()
-    } else {
-        format!("waits for the client's DELETE (session end) and answers {}", self.status)
-    }
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::HTTP
+    fn about(&self) -> About {
+        // A DELETE answered with anything but 200, or never answered, is the fault.
+        let fault = if self.status != 200 || self.hang { Fault::InAnswer } else { Fault::None };
+        let explain = if self.hang {
+            "waits for the client's DELETE (session end) and never answers it".into()
+        } else {
+            format!("waits for the client's DELETE (session end) and answers {}", self.status)
+        };
+        About::new(Transports::HTTP, fault, explain)
     }
 
     fn validate(&self, _cx: &mut Validation<'_>) -> Result<(), Problem> {

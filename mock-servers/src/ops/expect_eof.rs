@@ -1,18 +1,14 @@
 //! `expect_eof` (stdio): wait until stdin reaches EOF.
 
-use super::op::Op;
+use super::op::{About, Fault, Op};
 use super::transports::Transports;
 use crate::stdio::run::StdioRun;
 use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::ExpectEof {
-    fn explain(&self) -> String {
-        "waits until its stdin reaches EOF (the client closed it)".into()
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::STDIO
+    fn about(&self) -> About {
+        About::new(Transports::STDIO, Fault::None, "waits until its stdin reaches EOF (the client closed it)")
     }
 
     fn run_stdio<'a>(&'a self, run: &'a mut StdioRun<'_>) -> BoxFuture<'a, ()> {

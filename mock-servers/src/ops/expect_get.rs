@@ -7,7 +7,7 @@
 //! (`true`) or without (`false`) `Last-Event-ID`, and so do its `repeat` and `optional`:
 //! which GET meets which answer is then the script's, not the client's timing.
 
-use super::op::{Fault, Op};
+use super::op::{About, Fault, Op};
 use super::rules::{self, Problem, Validation};
 use super::transports::Transports;
 use crate::http::conn::{GetAnswer, GetKind, OPTIONAL_GET, Shape, StandingGet};
@@ -19,33 +19,26 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::ExpectGet {
-    /// Any answer but the default open event stream (a 405, a JSON body, a closed stream)
-    /// is the fault, met once the GET was answered.
-    fn fault(&self) -> Fault {
+    fn about(&self) -> About {
+        // Any answer but the default open event stream (a 405, a JSON body, a closed stream)
+        // is the fault, met once the GET was answered.
         let default = self.status == 200 && self.content_type.is_none() && self.text.is_none() && !self.close;
-        if default { Fault::None } else { Fault::InAnswer }
-    }
-
-    fn explain(&self) -> String {
+        let fault = if default { Fault::None } else { Fault::InAnswer };
         let get = match GetKind::of(self.resumption) {
             GetKind::Any => "GET",
             GetKind::Listener => "GET without Last-Event-ID (the listener)",
             GetKind::Resumption => "resumption GET (with Last-Event-ID)",
         };
-        let mut s = match shape(self) {
+        let mut explain = match shape(self) {
             Shape::OpenStream => {
                 format!("waits for the client's {get} and answers with an open SSE stream (the current stream from now on)")
             }
             Shape::EndedStream => format!("waits for the client's {get} and answers with an SSE stream that ends at once"),
             Shape::Plain => format!("waits for the client's {get} and answers {}", self.status),
         };
-        if self.optional { s.push_str("; it is optional (a client that sends none is not held to it)"); }
-        if self.repeat { s.push_str("; every later one is answered the same way"); }
-        s
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::HTTP
+        if self.optional { explain.push_str("; it is optional (a client that sends none is not held to it)"); }
+        if self.repeat { explain.push_str("; every later one is answered the same way"); }
+        About::new(Transports::HTTP, fault, explain)
     }
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {

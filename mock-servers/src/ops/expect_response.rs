@@ -1,6 +1,6 @@
 //! `expect_response`: wait for the client's answer to a server-to-client `request`.
 
-use super::op::Op;
+use super::op::{About, Fault, Op};
 use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::run::HttpRun;
@@ -10,12 +10,8 @@ use mcp_scenario::script::step;
 use serde_json::Value;
 
 impl Op for step::ExpectResponse {
-    fn explain(&self) -> String {
-        format!("waits for the client's answer to its request `{}`", self.to)
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::ALL
+    fn about(&self) -> About {
+        About::new(Transports::ALL, Fault::None, format!("waits for the client's answer to its request `{}`", self.to))
     }
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {

@@ -1,7 +1,7 @@
 //! `expire_session` (HTTP): the current session expires; requests carrying its id get 404
 //! (only those with `http_method`, when given).
 
-use super::op::{Fault, Op};
+use super::op::{About, Fault, Op};
 use super::rules::{self, Problem, Validation};
 use super::transports::Transports;
 use crate::http::run::HttpRun;
@@ -9,16 +9,9 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::ExpireSession {
-    fn fault(&self) -> Fault {
-        Fault::FromNextMessage
-    }
-
-    fn explain(&self) -> String {
-        "expires the session: from now on a request carrying its id is answered 404".into()
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::HTTP.standing_rule()
+    fn about(&self) -> About {
+        let explain = "expires the session: from now on a request carrying its id is answered 404";
+        About::new(Transports::HTTP.standing_rule(), Fault::FromNextMessage, explain)
     }
 
     fn validate(&self, _cx: &mut Validation<'_>) -> Result<(), Problem> {

@@ -2,7 +2,7 @@
 //! issued so far stop working, as a token that expires mid-session does; the client's next
 //! request meets `401 invalid_token` and must refresh.
 
-use super::op::{Fault, Op};
+use super::op::{About, Fault, Op};
 use super::rules::{Problem, Validation};
 use super::transports::Transports;
 use crate::http::run::HttpRun;
@@ -10,16 +10,9 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::ExpireTokens {
-    fn fault(&self) -> Fault {
-        Fault::FromNextMessage
-    }
-
-    fn explain(&self) -> String {
-        "expires every access token issued so far: the next request carrying one is answered 401 invalid_token".into()
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::STREAMABLE_HTTP.standing_rule()
+    fn about(&self) -> About {
+        let explain = "expires every access token issued so far: the next request carrying one is answered 401 invalid_token";
+        About::new(Transports::STREAMABLE_HTTP.standing_rule(), Fault::FromNextMessage, explain)
     }
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {

@@ -2,7 +2,7 @@
 //! scenario's revision unless overridden; over stateful Streamable HTTP with a session id),
 //! then expect `notifications/initialized`.
 
-use super::op::{Fault, Op};
+use super::op::{About, Fault, Op};
 use super::transports::Transports;
 use crate::http::run::HttpRun;
 use crate::stdio::run::StdioRun;
@@ -21,24 +21,17 @@ fn result(step: &step::Handshake, revision: &str, defaults: &crate::defaults::De
 }
 
 impl Op for step::Handshake {
-    /// Answering with another protocol version is the fault; the canned answer is none.
-    fn fault(&self) -> Fault {
-        if self.protocol_version.is_some() { Fault::Here } else { Fault::None }
-    }
-
-    fn explain(&self) -> String {
-        let mut s = match &self.protocol_version {
+    fn about(&self) -> About {
+        // Answering with another protocol version is the fault; the canned answer is none.
+        let fault = if self.protocol_version.is_some() { Fault::Here } else { Fault::None };
+        let mut explain = match &self.protocol_version {
             Some(v) => format!("answers `initialize` with protocolVersion {v:?} and waits for `notifications/initialized`"),
             None => "answers `initialize` (with the scenario's revision) and waits for `notifications/initialized`".into(),
         };
         if let Some(ms) = self.hold_initialized_ms {
-            s.push_str(&format!(", which it answers (HTTP) {ms} ms after it came"));
+            explain.push_str(&format!(", which it answers (HTTP) {ms} ms after it came"));
         }
-        s
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::ALL
+        About::new(Transports::ALL, fault, explain)
     }
 
     fn consumes(&self) -> Vec<&str> {

@@ -9,9 +9,9 @@
 //!    the schema's description) and its data struct in `script::step` (fields, serde
 //!    attributes, field docs; an op without fields also gets a line in `no_fields!` there,
 //!    so it refuses unknown fields by name).
-//! 2. `mock-servers/src/ops/<op>.rs`: `impl Op for step::<Op>` — at least
-//!    [`Op::transports`] and the `run_*` methods of the transports it applies to; the
-//!    other methods have defaults.
+//! 2. `mock-servers/src/ops/<op>.rs`: `impl Op for step::<Op>` — at least [`Op::about`]
+//!    (its transports, its fault and its words, in one [`About`]) and the `run_*` methods
+//!    of the transports it applies to; the other methods have defaults.
 //! 3. One line `<Variant> => <op>,` in the `ops!` list below (the module name is the `op:`
 //!    name, which a test checks against serde's).
 //! 4. `scenarios/README.md` (the op tables), and `scenarios/schema.json` regenerated
@@ -32,7 +32,7 @@ mod op;
 mod rules;
 mod transports;
 
-pub use op::{Fault, Op, answers_to};
+pub use op::{About, Fault, Op, answers_to};
 pub use rules::{Problem, Validation};
 pub use transports::Transports;
 
@@ -104,7 +104,7 @@ pub fn describe(step: &ServerStep) -> String {
 
 /// A server step in words, for `mcp-harness explain` (`waits for the client's `ping``).
 pub fn explain(step: &ServerStep) -> String {
-    op(step).explain()
+    op(step).about().explain
 }
 
 /// The server script's op rules, in step order, each problem placed at its step: the
@@ -114,7 +114,7 @@ pub fn validate_script(scenario: &Scenario, at: &Locator<'_>) -> Result<(), Scen
     let mut cx = Validation::new(&transports);
     for (i, step) in scenario.server.iter().enumerate() {
         let op = op(step);
-        cx.applies(name(step), op.transports())
+        cx.applies(name(step), op.about().transports)
             .and_then(|()| op.validate(&mut cx))
             .map_err(|problem| at.server_step(i, problem))?;
     }
@@ -125,7 +125,7 @@ pub fn validate_script(scenario: &Scenario, at: &Locator<'_>) -> Result<(), Scen
 /// `transport`: an arrival beyond that is unscripted.
 pub fn budget(steps: &[ServerStep], transport: TransportName) -> Budget {
     let mut budget = Budget::default();
-    for op in steps.iter().map(op).filter(|op| op.transports().contains(transport)) {
+    for op in steps.iter().map(op).filter(|op| op.about().transports.contains(transport)) {
         for key in op.consumes() {
             budget.add(key);
         }

@@ -3,18 +3,14 @@
 //! split there before it runs (`mcp_scenario::script::connection_parts`), so the step
 //! itself does nothing.
 
-use super::op::Op;
+use super::op::{About, Fault, Op};
 use super::rules::{Problem, Validation};
 use super::transports::Transports;
 use mcp_scenario::script::step;
 
 impl Op for step::NewConnection {
-    fn explain(&self) -> String {
-        "(the steps below run on the client's next connection)".into()
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::ALL
+    fn about(&self) -> About {
+        About::new(Transports::ALL, Fault::None, "(the steps below run on the client's next connection)")
     }
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {

@@ -1,6 +1,6 @@
 //! `notify`: send a notification (on stdout, or on the current stream over HTTP).
 
-use super::op::Op;
+use super::op::{About, Fault, Op};
 use super::rules::{Problem, Validation};
 use super::transports::Transports;
 use crate::http::run::HttpRun;
@@ -18,12 +18,8 @@ fn message(step: &step::Notify, request: Option<&Value>) -> Result<Value, Missin
 }
 
 impl Op for step::Notify {
-    fn explain(&self) -> String {
-        format!("sends the notification `{}`", self.method)
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::ALL
+    fn about(&self) -> About {
+        About::new(Transports::ALL, Fault::None, format!("sends the notification `{}`", self.method))
     }
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {

@@ -52,16 +52,39 @@ pub enum Fault {
     FromNextMessage,
 }
 
+/// The facts every op states about a step, in one place ([`Op::about`]): read by load-time
+/// validation and the engines (`transports`), and by the harness (`fault`, `explain`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct About {
+    /// The transports the op applies to, and whether it is a standing rule
+    /// ([`Transports::standing`]).
+    pub transports: Transports,
+    /// Whether, and how, the step makes a fault a client must meet; [`Fault::None`] for a
+    /// conformant server's step.
+    pub fault: Fault,
+    /// The step in words, for `mcp-harness explain`: what the mock does, as a clause after
+    /// "the mock …" (`waits for the client's `tools/list``).
+    pub explain: String,
+}
+
+impl About {
+    /// An op's facts: the transports it applies to, its fault ([`Fault::None`] for a
+    /// conformant server's step) and its words.
+    pub fn new(transports: Transports, fault: Fault, explain: impl Into<String>) -> About {
+        About { transports, fault, explain: explain.into() }
+    }
+}
+
 /// One server op: everything the mock knows about it, in one place. The serde enum
 /// [`mcp_scenario::ServerStep`] only says which op a step is; [`super::op`] turns a step into
 /// its `&dyn Op`.
 ///
-/// An engine only calls an op's `run_*` method for a transport in [`Op::transports`]; an op
+/// An engine only calls an op's `run_*` method for a transport in [`About::transports`]; an op
 /// a scenario cannot run anywhere is refused at load time, so it never gets there.
 pub trait Op: Sync {
-    /// The transports the op applies to, and whether it is a standing rule
-    /// ([`Transports::standing`]).
-    fn transports(&self) -> Transports;
+    /// What the op is: the transports it applies to, the fault it makes and the step in
+    /// words. No default, so a new op cannot forget any of them.
+    fn about(&self) -> About;
 
     /// Load-time rules for the op's fields, beyond what serde checks. `cx` knows the
     /// scenario's transports and the labels and streams earlier steps defined; an op that
@@ -76,17 +99,6 @@ pub trait Op: Sync {
     /// step will consume is answered at once (`-32601`, `202`, `405`…). Default: none.
     fn consumes(&self) -> Vec<&str> {
         Vec::new()
-    }
-
-    /// The step in words, for `mcp-harness explain`: what the mock does, as a clause after
-    /// "the mock …" (`waits for the client's `tools/list``). No default, so a new op cannot
-    /// forget it.
-    fn explain(&self) -> String;
-
-    /// Whether, and how, the step makes a fault a client must meet (see [`Fault`]). Default:
-    /// none, a conformant server's step.
-    fn fault(&self) -> Fault {
-        Fault::None
     }
 
     /// How messages name the step, given its op name (`expect tools/list`). Default: the name.

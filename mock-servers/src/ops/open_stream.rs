@@ -1,7 +1,7 @@
 //! `open_stream` (HTTP): answer the expected POST with an open `text/event-stream`, which
 //! becomes the current stream; the reply to that request ends it (unless `keep_open`).
 
-use super::op::Op;
+use super::op::{About, Fault, Op};
 use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::run::HttpRun;
@@ -9,16 +9,12 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::OpenStream {
-    fn explain(&self) -> String {
+    fn about(&self) -> About {
         let to = super::op::to_words(self.to.as_deref());
-        let mut s = format!("answers {to} with {} text/event-stream and keeps the stream open", self.status);
-        if let Some(l) = &self.label { s.push_str(&format!(" (stream `{l}`)")); }
-        if self.keep_open { s.push_str("; the reply does not end it"); }
-        s
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::HTTP
+        let mut explain = format!("answers {to} with {} text/event-stream and keeps the stream open", self.status);
+        if let Some(l) = &self.label { explain.push_str(&format!(" (stream `{l}`)")); }
+        if self.keep_open { explain.push_str("; the reply does not end it"); }
+        About::new(Transports::HTTP, Fault::None, explain)
     }
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {

@@ -1,7 +1,7 @@
 //! `raw_response` (HTTP): answer the expected request with raw bytes on the socket instead
 //! of a well-formed response, written in chunks, then close, reset or stall the connection.
 
-use super::op::{Fault, Op, answers_to};
+use super::op::{About, Fault, Op, answers_to};
 use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::body::MockBody;
@@ -16,21 +16,14 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 impl Op for step::RawResponse {
-    fn fault(&self) -> Fault {
-        Fault::Here
-    }
-
-    fn explain(&self) -> String {
+    fn about(&self) -> About {
         let then = match self.then {
             mcp_scenario::script::SocketEnd::Close => "closes the socket",
             mcp_scenario::script::SocketEnd::Reset => "resets the connection",
             mcp_scenario::script::SocketEnd::Stall => "goes silent",
         };
-        format!("answers {} with raw bytes instead of a well-formed HTTP response, then {then}", super::op::to_words(self.to.as_deref()))
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::HTTP
+        let explain = format!("answers {} with raw bytes instead of a well-formed HTTP response, then {then}", super::op::to_words(self.to.as_deref()));
+        About::new(Transports::HTTP, Fault::Here, explain)
     }
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {

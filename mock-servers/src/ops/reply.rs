@@ -5,7 +5,7 @@
 //! one (2026-07-28 subscriptions.mdx Graceful Closure: "Like every other message on the
 //! stream, the response carries io.modelcontextprotocol/subscriptionId in _meta").
 
-use super::op::{Fault, Op};
+use super::op::{About, Fault, Op};
 use super::transports::Transports;
 use super::rules::{self, Problem, Validation};
 use crate::http::run::HttpRun;
@@ -40,27 +40,20 @@ fn stamp_subscription(mut result: Value, request: Option<&Value>) -> Value {
 }
 
 impl Op for step::Reply {
-    /// A corrupted id, split writes or CRLF are the fault; a well-formed answer is none.
-    fn fault(&self) -> Fault {
+    fn about(&self) -> About {
+        // A corrupted id, split writes or CRLF are the fault; a well-formed answer is none.
         let odd = self.wrong_id.is_some() || !self.chunks.is_empty() || self.line_end != LineEnd::Lf;
-        if odd { Fault::Here } else { Fault::None }
-    }
-
-    fn explain(&self) -> String {
+        let fault = if odd { Fault::Here } else { Fault::None };
         let to = super::op::to_words(self.to.as_deref());
         let what = match (&self.result, &self.error) {
             (_, Some(e)) => format!("the error {}", super::op::short(e)),
             (Some(r), None) => format!("the result {}", super::op::short(r)),
             (None, None) => "an empty result".into(),
         };
-        let mut s = format!("answers {to} with {what}");
-        if let Some(w) = self.wrong_id { s.push_str(&format!(", under a wrong id ({w:?})")); }
-        if !self.chunks.is_empty() { s.push_str(&format!(", written in {} pieces", self.chunks.len() + 1)); }
-        s
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::ALL
+        let mut explain = format!("answers {to} with {what}");
+        if let Some(w) = self.wrong_id { explain.push_str(&format!(", under a wrong id ({w:?})")); }
+        if !self.chunks.is_empty() { explain.push_str(&format!(", written in {} pieces", self.chunks.len() + 1)); }
+        About::new(Transports::ALL, fault, explain)
     }
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {

@@ -2,7 +2,7 @@
 //! method that no `expect` consumes is answered at once, on every transport (before the
 //! defaults of `ping` and `tools/list`, and instead of `-32601`).
 
-use super::op::Op;
+use super::op::{About, Fault, Op};
 use super::transports::Transports;
 use super::rules::{self, Problem, Validation};
 use crate::http::run::HttpRun;
@@ -12,15 +12,12 @@ use mcp_scenario::script::step;
 use serde_json::json;
 
 impl Op for step::ReplyAlways {
-    fn explain(&self) -> String {
-        match &self.error {
-        Some(e) => format!("from now on answers every unscripted `{}` with the error {}", self.method, super::op::short(e)),
-        None => format!("from now on answers every unscripted `{}` at once", self.method),
-    }
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::ALL.standing_rule()
+    fn about(&self) -> About {
+        let explain = match &self.error {
+            Some(e) => format!("from now on answers every unscripted `{}` with the error {}", self.method, super::op::short(e)),
+            None => format!("from now on answers every unscripted `{}` at once", self.method),
+        };
+        About::new(Transports::ALL.standing_rule(), Fault::None, explain)
     }
 
     fn validate(&self, _cx: &mut Validation<'_>) -> Result<(), Problem> {

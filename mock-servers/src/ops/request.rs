@@ -1,7 +1,7 @@
 //! `request`: send a server-to-client request with a fresh id (`srv-1`, `srv-2`, …) or
 //! the one the step gives, labelled for `expect_response` and checks.
 
-use super::op::Op;
+use super::op::{About, Fault, Op};
 use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::run::HttpRun;
@@ -21,12 +21,9 @@ fn issue(step: &step::Request, ids: &mut HashMap<String, Value>) -> (Value, Valu
 }
 
 impl Op for step::Request {
-    fn explain(&self) -> String {
-        format!("sends the client the request `{}` (labelled `{}`)", self.method, self.label)
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::ALL
+    fn about(&self) -> About {
+        let explain = format!("sends the client the request `{}` (labelled `{}`)", self.method, self.label);
+        About::new(Transports::ALL, Fault::None, explain)
     }
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {

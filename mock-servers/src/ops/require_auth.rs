@@ -1,7 +1,7 @@
 //! `require_auth` (HTTP): from now on every request must carry `Authorization: Bearer
 //! <token>`; the others are refused before the script sees them.
 
-use super::op::{Fault, Op};
+use super::op::{About, Fault, Op};
 use super::transports::Transports;
 use super::rules::{self, Problem, Validation};
 use crate::http::conn::AuthRule;
@@ -10,16 +10,9 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::RequireAuth {
-    fn fault(&self) -> Fault {
-        Fault::FromNextMessage
-    }
-
-    fn explain(&self) -> String {
-        format!("from now on answers {} to any request without `Authorization: Bearer <token>`", self.status)
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::HTTP.standing_rule()
+    fn about(&self) -> About {
+        let explain = format!("from now on answers {} to any request without `Authorization: Bearer <token>`", self.status);
+        About::new(Transports::HTTP.standing_rule(), Fault::FromNextMessage, explain)
     }
 
     fn validate(&self, _cx: &mut Validation<'_>) -> Result<(), Problem> {

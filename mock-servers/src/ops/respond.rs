@@ -2,7 +2,7 @@
 //! and body; with `repeat`, every later request with its method that no step consumes gets
 //! the same answer (a retry meets what the first attempt met).
 
-use super::op::{Fault, Op, answers_to};
+use super::op::{About, Fault, Op, answers_to};
 use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::run::HttpRun;
@@ -15,21 +15,13 @@ use mcp_scenario::payload::Payload;
 use mcp_scenario::script::step;
 
 impl Op for step::Respond {
-    fn fault(&self) -> Fault {
-        Fault::Here
-    }
-
-    fn explain(&self) -> String {
-        let mut s = format!("answers {} with HTTP {}", super::op::to_words(self.to.as_deref()), self.status);
-        if let Some(ct) = &self.content_type { s.push_str(&format!(" ({ct})")); }
-        if let Some(j) = &self.json { s.push_str(&format!(" and the body {}", super::op::short(j))); }
-        if let Some(t) = &self.text { s.push_str(&format!(" and the body {:?}", super::op::shorten(t))); }
-        if self.repeat { s.push_str("; every later such request is answered the same way"); }
-        s
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::HTTP
+    fn about(&self) -> About {
+        let mut explain = format!("answers {} with HTTP {}", super::op::to_words(self.to.as_deref()), self.status);
+        if let Some(ct) = &self.content_type { explain.push_str(&format!(" ({ct})")); }
+        if let Some(j) = &self.json { explain.push_str(&format!(" and the body {}", super::op::short(j))); }
+        if let Some(t) = &self.text { explain.push_str(&format!(" and the body {:?}", super::op::shorten(t))); }
+        if self.repeat { explain.push_str("; every later such request is answered the same way"); }
+        About::new(Transports::HTTP, Fault::Here, explain)
     }
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {

@@ -1,7 +1,7 @@
 //! `send`: write raw bytes (text, hex, base64, JSON or generated), optionally split into
 //! several writes: on stdout over stdio, on the current stream over HTTP.
 
-use super::op::{Fault, Op};
+use super::op::{About, Fault, Op};
 use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::http::run::HttpRun;
@@ -20,11 +20,7 @@ fn bytes(step: &step::Send, request: Option<&Value>) -> Result<Vec<u8>, Missing>
 }
 
 impl Op for step::Send {
-    fn fault(&self) -> Fault {
-        Fault::Here
-    }
-
-    fn explain(&self) -> String {
+    fn about(&self) -> About {
         let what = if let Some(t) = &self.text {
             format!("the text {:?}", super::op::shorten(t))
         } else if let Some(j) = &self.json {
@@ -35,11 +31,7 @@ impl Op for step::Send {
             "raw bytes".into()
         };
         let split = if self.chunks.is_empty() { String::new() } else { format!(", in {} writes", self.chunks.len() + 1) };
-        format!("writes {what} to the client{split}")
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::ALL
+        About::new(Transports::ALL, Fault::Here, format!("writes {what} to the client{split}"))
     }
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {

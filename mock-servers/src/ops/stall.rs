@@ -1,7 +1,7 @@
 //! `stall`: stop the script for good (it counts as finished); unscripted requests are
 //! still answered.
 
-use super::op::{Fault, Op};
+use super::op::{About, Fault, Op};
 use super::transports::Transports;
 use crate::http::run::HttpRun;
 use crate::stdio::run::StdioRun;
@@ -9,16 +9,8 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::Stall {
-    fn fault(&self) -> Fault {
-        Fault::Here
-    }
-
-    fn explain(&self) -> String {
-        "stops: it never answers again (unscripted requests still get -32601)".into()
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::ALL
+    fn about(&self) -> About {
+        About::new(Transports::ALL, Fault::Here, "stops: it never answers again (unscripted requests still get -32601)")
     }
 
     fn run_stdio<'a>(&'a self, run: &'a mut StdioRun<'_>) -> BoxFuture<'a, ()> {

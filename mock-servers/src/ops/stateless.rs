@@ -1,7 +1,7 @@
 //! `stateless` (2026-07-28): a standing change to the request checks the mock makes as a
 //! 2026-07-28 server (see [`crate::stateless`]); on a stateful revision it changes nothing.
 
-use super::op::Op;
+use super::op::{About, Fault, Op};
 use super::transports::Transports;
 use crate::http::run::HttpRun;
 use crate::stdio::run::StdioRun;
@@ -10,12 +10,9 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::Stateless {
-    fn explain(&self) -> String {
-        "changes the checks it makes on every 2026-07-28 request (the `_meta` and mirrored-header checks, the versions it accepts)".into()
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::ALL.standing_rule()
+    fn about(&self) -> About {
+        let explain = "changes the checks it makes on every 2026-07-28 request (the `_meta` and mirrored-header checks, the versions it accepts)";
+        About::new(Transports::ALL.standing_rule(), Fault::None, explain)
     }
 
     fn run_stdio<'a>(&'a self, run: &'a mut StdioRun<'_>) -> BoxFuture<'a, ()> {

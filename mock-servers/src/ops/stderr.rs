@@ -1,6 +1,6 @@
 //! `stderr` (stdio): write to stderr, which the client must treat as a log, never an error.
 
-use super::op::{Fault, Op};
+use super::op::{About, Fault, Op};
 use super::transports::Transports;
 use super::rules::{Problem, Validation};
 use crate::placeholder;
@@ -9,16 +9,9 @@ use futures::future::BoxFuture;
 use mcp_scenario::script::step;
 
 impl Op for step::Stderr {
-    fn fault(&self) -> Fault {
-        Fault::Here
-    }
-
-    fn explain(&self) -> String {
-        "writes to its stderr (a log, which the client must never treat as an error)".into()
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::STDIO
+    fn about(&self) -> About {
+        let explain = "writes to its stderr (a log, which the client must never treat as an error)";
+        About::new(Transports::STDIO, Fault::Here, explain)
     }
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {

@@ -1,6 +1,6 @@
 //! `stop_reading` (stdio): stop reading stdin, so the client's writes eventually block.
 
-use super::op::{Fault, Op};
+use super::op::{About, Fault, Op};
 use super::transports::Transports;
 use crate::stdio::run::StdioRun;
 use futures::future::BoxFuture;
@@ -8,16 +8,8 @@ use mcp_scenario::script::step;
 use std::sync::atomic::Ordering;
 
 impl Op for step::StopReading {
-    fn fault(&self) -> Fault {
-        Fault::Here
-    }
-
-    fn explain(&self) -> String {
-        "stops reading its stdin, so the client's writes eventually block".into()
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::STDIO
+    fn about(&self) -> About {
+        About::new(Transports::STDIO, Fault::Here, "stops reading its stdin, so the client's writes eventually block")
     }
 
     fn run_stdio<'a>(&'a self, run: &'a mut StdioRun<'_>) -> BoxFuture<'a, ()> {

@@ -3,7 +3,7 @@
 //! that request's id (or, for a broken server, none or another one). Over HTTP it goes on
 //! the stream answering that request; over stdio on stdout.
 
-use super::op::{Fault, Op};
+use super::op::{About, Fault, Op};
 use super::rules::{Problem, Validation};
 use super::transports::Transports;
 use crate::http::run::HttpRun;
@@ -35,17 +35,11 @@ fn message(step: &step::SubscriptionNotify, id: &Value) -> Value {
 }
 
 impl Op for step::SubscriptionNotify {
-    /// A notification without its subscription id, or with another, is the fault.
-    fn fault(&self) -> Fault {
-        if self.subscription_id == step::SubscriptionId::Own { Fault::None } else { Fault::Here }
-    }
-
-    fn explain(&self) -> String {
-        format!("sends `{}` on the subscription opened by `{}`", self.method, self.to)
-    }
-
-    fn transports(&self) -> Transports {
-        Transports::ALL
+    fn about(&self) -> About {
+        // A notification without its subscription id, or with another, is the fault.
+        let fault = if self.subscription_id == step::SubscriptionId::Own { Fault::None } else { Fault::Here };
+        let explain = format!("sends `{}` on the subscription opened by `{}`", self.method, self.to);
+        About::new(Transports::ALL, fault, explain)
     }
 
     fn validate(&self, cx: &mut Validation<'_>) -> Result<(), Problem> {

@@ -109,7 +109,7 @@ fn budgets_count_what_each_transport_consumes() {
 #[test]
 fn transports_are_written_once_per_op() {
     let steps = every_op();
-    let only = |t: Transports| steps.iter().filter(|s| op(s).transports() == t).map(name).collect::<Vec<_>>();
+    let only = |t: Transports| steps.iter().filter(|s| op(s).about().transports == t).map(name).collect::<Vec<_>>();
     assert_eq!(
         only(Transports::STDIO),
         ["stderr", "stop_reading", "close_stdin", "ignore_sigterm", "ignore_stdin_eof", "expect_eof"]

@@ -3,7 +3,7 @@
 use mcp_scenario::TransportName;
 
 /// The transports an op applies to, and whether over HTTP it is a standing rule. Written once
-/// per op ([`Op::transports`](super::Op::transports)) and read by load-time validation (a
+/// per op ([`About::transports`](super::About::transports)) and read by load-time validation (a
 /// scenario that runs over none of them is refused) and by both engines (which run an op
 /// only over a transport it applies to).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -174,7 +174,7 @@ pub async fn serve(
         Some((unbound, rx)) => {
             // A probe's `server/discover` is answered by the checks the script starts with.
             let leading = mcp_scenario::script::connection_parts(&scenario.server).next().unwrap_or_default();
-            for step in leading.iter().take_while(|s| ops::op(s).transports().standing) {
+            for step in leading.iter().take_while(|s| ops::op(s).about().transports.standing) {
                 if let (ServerStep::Stateless(step), Some(rules)) = (step, crate::sync::lock(&mock.stateless).as_mut())
                 {
                     rules.apply(step);
@@ -223,8 +223,9 @@ fn may_be_probed(scenario: &Scenario) -> bool {
         part.iter()
             .filter(|s| !matches!(s, ServerStep::Stderr(_) | ServerStep::Send(_)))
             .map(ops::op)
-            .find(|op| op.transports().stdio && !op.transports().standing)
-            .is_some_and(|op| !op.consumes().is_empty())
+            .map(|op| (op, op.about().transports))
+            .find(|(_, t)| t.stdio && !t.standing)
+            .is_some_and(|(op, _)| !op.consumes().is_empty())
     };
     !expects_discover && mcp_scenario::script::connection_parts(&scenario.server).all(waits_first)
 }
@@ -239,7 +240,7 @@ async fn run_script(mock: &Mock, steps: &[ServerStep]) {
         // so does one followed only by `stall`, which finishes the script when it runs.
         let last = steps[i + 1..].iter().all(|s| matches!(s, ServerStep::Stall(_)));
         mock.reach(i + 1, op.ends_in_output() && last);
-        if op.transports().stdio {
+        if op.about().transports.stdio {
             op.run_stdio(&mut run).await;
         }
     }

@@ -2,7 +2,7 @@
 //! twentieth of a second's worth, each followed by the time it takes at that rate.
 
 use super::FaultOp;
-use crate::piece::{Input, Output, Piece};
+use crate::piece::{Input, Output, Piece, next_data};
 use futures::future::BoxFuture;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,11 +15,7 @@ impl FaultOp for Bandwidth {
     fn body(self: Arc<Self>, mut input: Input, output: Output, _sse: bool) -> BoxFuture<'static, ()> {
         Box::pin(async move {
             let slice = (self.bytes_per_second / 20).max(1) as usize;
-            while let Some(p) = input.recv().await {
-                let Piece::Data(bytes) = p else {
-                    let _ = output.send(p).await;
-                    return;
-                };
+            while let Some(bytes) = next_data(&mut input, &output).await {
                 for start in (0..bytes.len()).step_by(slice) {
                     let part = bytes.slice(start..(start + slice).min(bytes.len()));
                     let took = Duration::from_secs_f64(part.len() as f64 / self.bytes_per_second as f64);

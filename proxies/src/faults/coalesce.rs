@@ -2,7 +2,7 @@
 //! write (a proxy that batches small writes; several SSE events then share one read).
 
 use super::FaultOp;
-use crate::piece::{Input, Output, Piece};
+use crate::piece::{Input, Output, Piece, next_data};
 use bytes::{Bytes, BytesMut};
 use futures::future::BoxFuture;
 use std::sync::Arc;
@@ -15,11 +15,7 @@ pub(super) struct Coalesce {
 impl FaultOp for Coalesce {
     fn body(self: Arc<Self>, mut input: Input, output: Output, _sse: bool) -> BoxFuture<'static, ()> {
         Box::pin(async move {
-            while let Some(first) = input.recv().await {
-                let Piece::Data(first) = first else {
-                    let _ = output.send(first).await;
-                    return;
-                };
+            while let Some(first) = next_data(&mut input, &output).await {
                 let mut merged = BytesMut::from(&first[..]);
                 let until = tokio::time::Instant::now() + Duration::from_millis(self.window_ms);
                 let mut after = None;

@@ -2,7 +2,7 @@
 //! `after_events`-th complete SSE event (the bytes of the event after it never leave).
 
 use super::FaultOp;
-use crate::piece::{EventEnds, Input, Output, Piece, bytes_then};
+use crate::piece::{EventEnds, Input, Output, Piece, bytes_then, next_data};
 use futures::future::BoxFuture;
 use std::sync::Arc;
 
@@ -29,11 +29,7 @@ async fn events_then_cut(mut input: Input, output: Output, k: usize) {
     }
     let mut events = 0usize;
     let mut ends = EventEnds::default();
-    while let Some(p) = input.recv().await {
-        let Piece::Data(bytes) = p else {
-            let _ = output.send(p).await;
-            return;
-        };
+    while let Some(bytes) = next_data(&mut input, &output).await {
         let found = ends.feed(&bytes);
         if events + found.len() >= k {
             let at = found[k - events - 1];

@@ -26,9 +26,10 @@ use std::time::Duration;
 
 /// What one fault does to an exchange.
 pub trait FaultOp: Send + Sync {
-    /// Edits the request's headers before they are forwarded.
-    fn request(&self, headers: &mut HeaderMap) {
-        let _ = headers;
+    /// Edits the headers of one side of the exchange before they go on: the request's
+    /// before they are forwarded, the response's before the client sees them.
+    fn headers(&self, side: Side, headers: &mut HeaderMap) {
+        let _ = (side, headers);
     }
 
     /// How many times in all the request is sent while the upstream answers 502 (1: once).
@@ -49,11 +50,6 @@ pub trait FaultOp: Send + Sync {
     /// How long the response head is held.
     fn head_delay(&self) -> Duration {
         Duration::ZERO
-    }
-
-    /// Edits the response's headers before the client sees them.
-    fn response(&self, headers: &mut HeaderMap) {
-        let _ = headers;
     }
 
     /// The body stage: reads the pieces the stage before wrote, writes its own. `sse`: the
@@ -98,11 +94,6 @@ pub fn build(fault: &Fault) -> Active {
         Fault::BufferSse { .. } => Arc::new(buffer_sse::BufferSse),
     };
     Active { only: fault.only().clone(), op }
-}
-
-/// The headers a header fault edits on `side`, or none when it edits the other side.
-fn side_of(side: Side, wanted: Side, headers: &mut HeaderMap) -> Option<&mut HeaderMap> {
-    (side == wanted).then_some(headers)
 }
 
 #[cfg(test)]

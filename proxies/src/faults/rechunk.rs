@@ -2,7 +2,7 @@
 //! (1 byte: the worst framing a client's SSE and JSON readers can meet).
 
 use super::FaultOp;
-use crate::piece::{Input, Output, Piece};
+use crate::piece::{Input, Output, Piece, next_data};
 use futures::future::BoxFuture;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,11 +15,7 @@ pub(super) struct Rechunk {
 impl FaultOp for Rechunk {
     fn body(self: Arc<Self>, mut input: Input, output: Output, _sse: bool) -> BoxFuture<'static, ()> {
         Box::pin(async move {
-            while let Some(p) = input.recv().await {
-                let Piece::Data(bytes) = p else {
-                    let _ = output.send(p).await;
-                    return;
-                };
+            while let Some(bytes) = next_data(&mut input, &output).await {
                 for start in (0..bytes.len()).step_by(self.bytes.max(1)) {
                     let part = bytes.slice(start..(start + self.bytes).min(bytes.len()));
                     if output.send(Piece::Data(part)).await.is_err() {

@@ -1,7 +1,7 @@
 //! `set_header`: a header of the request or the response is set to a value, replacing
 //! what the client or the upstream sent.
 
-use super::{FaultOp, side_of};
+use super::FaultOp;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use mcp_scenario::via::Side;
 
@@ -11,27 +11,16 @@ pub(super) struct SetHeader {
     pub side: Side,
 }
 
-impl SetHeader {
-    fn set(&self, headers: &mut HeaderMap) {
+impl FaultOp for SetHeader {
+    fn headers(&self, side: Side, headers: &mut HeaderMap) {
+        if side != self.side {
+            return;
+        }
         match (HeaderName::try_from(self.header.as_str()), HeaderValue::try_from(self.value.as_str())) {
             (Ok(name), Ok(value)) => {
                 headers.insert(name, value);
             }
             _ => tracing::warn!(header = %self.header, "set_header: not a valid header; left as is"),
-        }
-    }
-}
-
-impl FaultOp for SetHeader {
-    fn request(&self, headers: &mut HeaderMap) {
-        if let Some(h) = side_of(self.side, Side::Request, headers) {
-            self.set(h);
-        }
-    }
-
-    fn response(&self, headers: &mut HeaderMap) {
-        if let Some(h) = side_of(self.side, Side::Response, headers) {
-            self.set(h);
         }
     }
 }
@@ -45,7 +34,7 @@ mod tests {
         let f = SetHeader { header: "MCP-Protocol-Version".into(), value: "2025-03-26".into(), side: Side::Request };
         let mut h = HeaderMap::new();
         h.insert("mcp-protocol-version", HeaderValue::from_static("2026-07-28"));
-        f.request(&mut h);
+        f.headers(Side::Request, &mut h);
         assert_eq!(h.get("mcp-protocol-version").map(|v| v.as_bytes()), Some(&b"2025-03-26"[..]));
     }
 }

@@ -1,6 +1,6 @@
 //! `strip_header`: a header (any case) is removed from the request or the response.
 
-use super::{FaultOp, side_of};
+use super::FaultOp;
 use http::HeaderMap;
 use mcp_scenario::via::Side;
 
@@ -9,22 +9,10 @@ pub(super) struct StripHeader {
     pub side: Side,
 }
 
-impl StripHeader {
-    fn strip(&self, headers: &mut HeaderMap) {
-        headers.remove(self.header.as_str());
-    }
-}
-
 impl FaultOp for StripHeader {
-    fn request(&self, headers: &mut HeaderMap) {
-        if let Some(h) = side_of(self.side, Side::Request, headers) {
-            self.strip(h);
-        }
-    }
-
-    fn response(&self, headers: &mut HeaderMap) {
-        if let Some(h) = side_of(self.side, Side::Response, headers) {
-            self.strip(h);
+    fn headers(&self, side: Side, headers: &mut HeaderMap) {
+        if side == self.side {
+            headers.remove(self.header.as_str());
         }
     }
 }
@@ -39,9 +27,9 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert("mcp-protocol-version", http::HeaderValue::from_static("2025-11-25"));
         let mut r = h.clone();
-        f.response(&mut r);
+        f.headers(Side::Response, &mut r);
         assert_eq!(r.len(), 1);
-        f.request(&mut h);
+        f.headers(Side::Request, &mut h);
         assert!(h.is_empty());
     }
 }

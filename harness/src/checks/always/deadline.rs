@@ -18,13 +18,12 @@ pub struct FinishesBeforeDeadline;
 
 impl Rule for FinishesBeforeDeadline {
     const NAME: &'static str = "finishes before the deadline";
+    type Violation = Hung;
+
     /// A hang by itself is at most a SHOULD. What the client had not done by the deadline is
     /// not judged for a third-party client (`crate::checks::cut_by_deadline`), except the step
     /// it hung on when the mock had answered it; the bundled client's shortfalls fail on their
     /// own bases.
-    const BASIS: (Level, Option<&'static str>) = (Level::Should, None);
-    type Violation = Hung;
-
     fn basis(&self, run: &Run<'_>) -> (Level, Option<String>) {
         let revision = run.scenario.revision;
         match hung_step(run) {

@@ -15,13 +15,12 @@ pub struct UniqueInFlightIds;
 
 impl Rule for UniqueInFlightIds {
     const NAME: &'static str = "unique in-flight ids";
-    const BASIS: (Level, Option<&'static str>) = (
-        Level::Must,
-        Some(
-            "2025-11-25 basic/index: The request ID MUST NOT have been previously used by the requestor within the same session",
-        ),
-    );
     type Violation = Reused;
+
+    fn basis(&self, _run: &Run<'_>) -> (Level, Option<String>) {
+        let sentence = "2025-11-25 basic/index: The request ID MUST NOT have been previously used by the requestor within the same session";
+        (Level::Must, Some(sentence.into()))
+    }
 
     fn judge_connection(&self, run: &Run<'_>, c: &Connection) -> Vec<(At, Reused)> {
         let mut found = Vec::new();

@@ -18,12 +18,6 @@ pub struct ValidJsonRpc;
 
 impl Rule for ValidJsonRpc {
     const NAME: &'static str = "valid JSON-RPC";
-    const BASIS: (Level, Option<&'static str>) = (
-        Level::Must,
-        Some(
-            "2025-11-25 basic/index: All messages between MCP clients and servers MUST follow the JSON-RPC 2.0 specification",
-        ),
-    );
     type Violation = Violation;
 
     /// The sentence as the run's revision words it (every revision's basic/index has it).

@@ -27,8 +27,11 @@ const REQUIRED: [&str; 2] = ["io.modelcontextprotocol/protocolVersion", "io.mode
 
 impl Rule for RequestMetadata {
     const NAME: &'static str = "request metadata (2026-07-28)";
-    const BASIS: (Level, Option<&'static str>) = (Level::Must, Some(SENTENCE));
     type Violation = Unmarked;
+
+    fn basis(&self, _run: &Run<'_>) -> (Level, Option<String>) {
+        (Level::Must, Some(SENTENCE.into()))
+    }
 
     fn applies(&self, scope: &Scope) -> bool {
         scope.revision == Revision::R2026_07_28

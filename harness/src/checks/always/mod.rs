@@ -30,18 +30,12 @@ pub trait Rule {
     /// The rule's name in messages: `always: <NAME>`.
     const NAME: &'static str;
 
-    /// What the rule rests on, as a check's basis ([`Level::Unclassified`] with no
-    /// reference: not yet read against the spec).
-    const BASIS: (Level, Option<&'static str>);
-
     /// One way the run broke the rule; its Display is the failure message.
     type Violation: fmt::Display;
 
-    /// What a violation in this run rests on; by default [`Rule::BASIS`].
-    fn basis(&self, _run: &Run<'_>) -> (Level, Option<String>) {
-        let (level, reference) = Self::BASIS;
-        (level, reference.map(Into::into))
-    }
+    /// What a violation in this run rests on, as a check's basis ([`Level::Unclassified`]
+    /// with no reference: not yet read against the spec). No default, so a new rule says it.
+    fn basis(&self, run: &Run<'_>) -> (Level, Option<String>);
 
     /// Whether the rule is judged for a run of this scope.
     fn applies(&self, _scope: &Scope) -> bool {

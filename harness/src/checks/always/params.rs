@@ -14,8 +14,11 @@ pub struct ParamsPresent;
 
 impl Rule for ParamsPresent {
     const NAME: &'static str = "params always present (SPEC §2)";
-    const BASIS: (Level, Option<&'static str>) = (Level::Project, Some("SPEC §2 params always present"));
     type Violation = Missing;
+
+    fn basis(&self, _run: &Run<'_>) -> (Level, Option<String>) {
+        (Level::Project, Some("SPEC §2 params always present".into()))
+    }
 
     fn applies(&self, scope: &Scope) -> bool {
         scope.target.is_bundled()

@@ -23,7 +23,6 @@ const HARM: &str = "a host's client must not crash on what a server sends, nor l
 
 impl Rule for ProcessEndsCleanly {
     const NAME: &'static str = "client process ends cleanly";
-    const BASIS: (Level, Option<&'static str>) = (Level::Unclassified, None);
     type Violation = Unclean;
 
     /// A crash or a leftover names no MCP sentence of its own: it is harm to the host, a

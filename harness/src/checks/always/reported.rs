@@ -24,7 +24,6 @@ const CONTRACT: &str = "clients/README.md: a driver reports what its SDK did wit
 
 impl Rule for ResultsFromTheServer {
     const NAME: &'static str = "results come from the server";
-    const BASIS: (Level, Option<&'static str>) = (Level::Driver, Some(CONTRACT));
     type Violation = FromNowhere;
 
     fn basis(&self, run: &Run<'_>) -> (Level, Option<String>) {

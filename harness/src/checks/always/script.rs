@@ -15,7 +15,6 @@ pub struct ScriptCompletes;
 
 impl Rule for ScriptCompletes {
     const NAME: &'static str = "server script completes";
-    const BASIS: (Level, Option<&'static str>) = (Level::Unclassified, None);
 
     /// A script that stopped waiting for a message `M` (an `expect`, the handshake, a GET, a
     /// DELETE) left unjudged the checks that judge `M`: it rests on the strongest of them (on

@@ -24,7 +24,6 @@ pub struct ShutdownClosesStdinFirst;
 
 impl Rule for ShutdownClosesStdinFirst {
     const NAME: &'static str = "stdio shutdown closes stdin first";
-    const BASIS: (Level, Option<&'static str>) = (Level::Should, None);
     type Violation = Violation;
 
     fn basis(&self, run: &Run<'_>) -> (Level, Option<String>) {
