@@ -11,7 +11,7 @@ use crate::snapshot;
 use crate::starvation::{self, lag::LagWatch};
 use crate::targets::{ClientRun, Endpoint, Target};
 use crate::transcript::{Transcript, render};
-use crate::via::{Hops, Proxies};
+use crate::via::Proxies;
 use mcp_results::{CheckResult, ClientOutcome, Judgement, ProcessEnd, RunResult, SnapshotStatus, Status, StepStatus};
 use mcp_scenario::basis::Level;
 use mcp_scenario::{Scenario, TransportName, WireEvent};
@@ -291,7 +291,7 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool) {
         // The client (and with it the transport) is gone; make sure no mock outlives the run.
         // The kill may let a mock record its last events: the record is read to its end after.
         reap(&record).await;
-        let wire = record.into_wire(Vec::new(), Vec::new());
+        let wire = record.into_wire(Vec::new());
         if !target.waits_for_server_ready() {
             slow_start = first_serving(&wire.transcript)
                 .map(|serving| Duration::from_micros(serving.saturating_sub(asked)))
@@ -315,7 +315,7 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool) {
             match Proxies::start(scenario, &mock.url, &config.mock_command, run_dir.path(), mock_deadline_ms).await {
                 Ok(p) => p,
                 Err(e) => {
-                    result.reason = Some(e);
+                    result.reason = Some(e.to_string());
                     mock.stop().await;
                     return (result, Duration::ZERO, false);
                 }
@@ -323,15 +323,15 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool) {
         let url = proxies.as_ref().map_or_else(|| mock.url.clone(), |p| p.url.clone());
         let outcome = target.run(client_run(Endpoint::Url(url))).await;
         result.mock_pids.push(mock.pid());
-        let hops = match proxies {
+        let client_hop = match proxies {
             Some(p) => {
                 result.mock_pids.extend(p.second_pid());
                 p.stop(run_dir.path()).await
             }
-            None => Hops::default(),
+            None => Vec::new(),
         };
         mock.stop().await;
-        (outcome, record.into_wire(hops.second_upstream, hops.client))
+        (outcome, record.into_wire(client_hop))
     };
     let hung = outcome.hung;
     (finish(job, config, result, started, deadline, outcome, wire), slow_start, hung)
@@ -346,18 +346,13 @@ pub fn judge(job: &Job, config: &RunConfig, outcome: ClientOutcome, run_dir: &Pa
         scenario_ms: job.scenario.deadline_ms,
         startup_ms: config.target.startup_allowance().as_millis() as u64,
     };
-    let wire = RunRecord::new(run_dir).into_wire(Vec::new(), Vec::new());
+    let wire = RunRecord::new(run_dir).into_wire(Vec::new());
     finish(job, config, blank(job, config), Instant::now(), deadline, outcome, wire)
 }
 
 /// When the run's first stdio server started serving, in µs since the Unix epoch.
 fn first_serving(transcript: &Transcript) -> Option<u64> {
-    let origin = |c: &crate::transcript::Connection| {
-        c.recorded().iter().find_map(|e| match e {
-            WireEvent::Started { origin_unix_us, .. } => *origin_unix_us,
-            _ => None,
-        })
-    };
+    let origin = |c: &crate::transcript::Connection| c.recorded().iter().find_map(WireEvent::origin_unix_us);
     transcript.connections().iter().filter_map(origin).min()
 }
 
@@ -571,3 +566,4 @@ async fn kill_group(pid: u32) {
 fn absolute(p: &Path) -> PathBuf {
     std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }
+
