@@ -454,7 +454,12 @@ fn finish(
     result.wire =
         transcript.connections().iter().map(|c| c.recorded().iter().map(|e| redactor.event(e)).collect()).collect();
     result.client = outcome.process.take();
+    // A step's error quotes what the client met (a URL with the run's real port, a token):
+    // the reports show it as the transcript does.
     result.steps = outcome.steps;
+    for step in &mut result.steps {
+        step.error = step.error.as_deref().map(|e| redactor.text(e));
+    }
     result.duration_ms = started.elapsed().as_millis() as u64;
     result
 }
@@ -567,3 +572,49 @@ fn absolute(p: &Path) -> PathBuf {
     std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_results::StepOutcome;
+    use mcp_scenario::wire::Recorded;
+
+    #[test]
+    fn step_errors_read_as_the_transcript_does() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let text = "name: t\nsummary: s\ntransport: http\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver:\n  - op: handshake\n";
+        let scenario = mcp_scenario::load::parse(Path::new("t.yaml"), text).expect("parses");
+        // The client sent a secret the policy knows by its member's name; the error quotes it
+        // where it has neither name nor shape, with the mock's real port.
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"apiKey":"SECRETKEY42"}}"#;
+        let events = [
+            WireEvent::Listening { port: 41999 },
+            WireEvent::FromClient {
+                t_us: 1,
+                bytes: Recorded::of(body.as_bytes()),
+                json: serde_json::from_str(body).ok(),
+                terminated: true,
+            },
+        ];
+        let lines: String = events.iter().map(|e| serde_json::to_string(e).expect("json") + "\n").collect();
+        std::fs::write(mcp_mock::record::record_path(dir.path(), 1), lines).expect("write the record");
+        let outcome = ClientOutcome {
+            steps: vec![StepOutcome {
+                step: 1,
+                what: "connect".into(),
+                status: StepStatus::Error,
+                result: None,
+                error: Some("POST http://localhost:41999/mcp refused key SECRETKEY42".into()),
+                elapsed_ms: 0,
+            }],
+            ..Default::default()
+        };
+        let config = RunConfig::new(Target::bundled(None), Vec::new());
+        let job = Job { path: "t.yaml".into(), scenario: Arc::new(scenario), transport: TransportName::Http };
+        let result = judge(&job, &config, outcome, dir.path());
+        assert_eq!(
+            result.steps[0].error.as_deref(),
+            Some("POST http://localhost:<port>/mcp refused key <redacted>"),
+            "what results.json, JUnit, HTML and Markdown show"
+        );
+    }
+}
