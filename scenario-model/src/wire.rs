@@ -38,6 +38,16 @@ impl Recorded {
         }
     }
 
+    /// Records every byte of `bytes`, however long: what a capture of a real session keeps
+    /// (`mcp-harness record` writes the script from it), where the mock's record keeps a
+    /// prefix ([`Recorded::of`]).
+    pub fn whole(bytes: &[u8]) -> Self {
+        match std::str::from_utf8(bytes) {
+            Ok(t) => Recorded { text: Some(t.into()), hex: None, len: bytes.len() },
+            Err(_) => Recorded { text: None, hex: Some(hex::encode(bytes)), len: bytes.len() },
+        }
+    }
+
     /// Whether only a prefix was kept.
     pub fn truncated(&self) -> bool {
         let kept = self.text.as_ref().map(|t| t.len()).or(self.hex.as_ref().map(|h| h.len() / 2)).unwrap_or(0);
