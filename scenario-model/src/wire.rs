@@ -1,6 +1,12 @@
 //! The wire transcript's data: one [`WireEvent`] per thing that crossed the wire or
 //! happened in the mock's life, as the mock records it (one JSON object per line in
 //! `<run-dir>/conn-<n>.jsonl`) and the harness reads it back.
+//!
+//! Readers ask an event what they need through its accessors ([`WireEvent::direction`],
+//! [`WireEvent::exchange`], [`WireEvent::json`], [`WireEvent::bytes`], [`WireEvent::why`],
+//! [`WireEvent::carried_message`]…) rather than matching its variants, so that a field
+//! added to an event is added here, plus the renderings that show it (the snapshot text,
+//! the HTML report's diagram) and their tests.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -493,5 +499,40 @@ mod tests {
         let big = Recorded::of(&vec![b'x'; 5000]);
         assert!(big.truncated());
         assert_eq!(big.len, 5000);
+        assert_eq!(big.whole_text(), None);
+        let whole = Recorded::whole(&vec![b'x'; 5000]);
+        assert!(!whole.truncated() && whole.whole_text().is_some_and(|t| t.len() == 5000));
+        assert_eq!(Recorded::whole(b"\xff\x00").kept(), b"\xff\x00");
+    }
+
+    #[test]
+    fn exchanges_shift_and_http_records_carry_their_messages() {
+        let end = WireEvent::StreamEnd { t_us: 0, exchange: 2, how: "clean".into() };
+        assert_eq!(end.clone().with_exchange_shifted(10).exchange(), Some(12));
+        assert_eq!(end.direction(), Direction::AtMock);
+        let eof = WireEvent::StdinEof { t_us: 0, parent_exiting: false };
+        assert_eq!(eof.clone().with_exchange_shifted(10), eof);
+        let message = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+        let post = |http_method: &str| WireEvent::HttpRequest {
+            t_us: 5,
+            exchange: 1,
+            http_method: http_method.into(),
+            path: "/mcp".into(),
+            headers: BTreeMap::new(),
+            body: None,
+            json: Some(message.clone()),
+        };
+        let viewed = post("POST").carried_message().expect("a POST carries its body");
+        assert_eq!((viewed.client_message(), viewed.direction()), (Some(&message), Direction::ClientToMock));
+        assert_eq!(post("GET").carried_message(), None);
+        let write = WireEvent::StreamWrite {
+            t_us: 6,
+            exchange: 1,
+            bytes: Recorded::of(b"id: 1\ndata: {\"id\":1}\n\n"),
+            why: "reply".into(),
+        };
+        let viewed = write.carried_message().expect("a data line carries a message");
+        assert_eq!(viewed, WireEvent::written_to_client(6, "{\"id\":1}", "reply"));
+        assert_eq!(viewed.why(), Some("reply"));
     }
 }
