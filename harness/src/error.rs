@@ -85,7 +85,22 @@ pub enum HarnessError {
     /// what to give instead).
     #[error("{0}")]
     Recording(String),
-    /// Writing reports or snapshots failed.
+    /// A proxy a scenario's `via:` asks for could not start (the message says which and
+    /// why, e.g. nginx missing and how to install it).
+    #[error(transparent)]
+    Proxy(#[from] mcp_proxies::ProxyError),
+    /// The second upstream mock of `via: nginx: second_upstream` could not start.
+    #[error("the second upstream: {0}")]
+    SecondUpstream(#[source] crate::http_mock::MockStartError),
+    /// A mock announced a URL the proxies cannot be put in front of.
+    #[error("{whose} URL {url:?} is not http://host:port/path")]
+    MockUrl {
+        /// `the mock's`, `the second upstream's`.
+        whose: &'static str,
+        /// The URL it announced.
+        url: String,
+    },
+    /// Writing a file failed (reports, snapshots, what a run's proxies need).
     #[error("{context}: {source}")]
     Io {
         /// What was being done.

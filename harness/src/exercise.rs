@@ -25,7 +25,7 @@ use mcp_mock::ops::{self, Fault};
 use mcp_results::{JudgedCheck, Judgement, StepStatus};
 use mcp_scenario::basis::Level;
 use mcp_scenario::checks::Check;
-use mcp_scenario::wire::WireEvent;
+use mcp_scenario::wire::{Direction, WireEvent};
 use mcp_scenario::{Scenario, ServerStep};
 
 /// Where a scenario's fault is made.
@@ -411,17 +411,10 @@ fn judges_after(check: &mcp_scenario::checks::Check, run: &Run<'_>, point: (usiz
             .flat_map(|c| c.events().iter().enumerate().map(move |(i, e)| (c.number(), i, e)))
     };
     let mock_text = |e: &WireEvent| -> Option<String> {
-        match e {
-            WireEvent::ToClient { bytes, .. } | WireEvent::StreamWrite { bytes, .. } => bytes.text.clone(),
-            WireEvent::HttpResponse { body, .. } => body.as_ref().and_then(|b| b.text.clone()),
-            _ => None,
-        }
+        e.bytes().filter(|_| e.direction() == Direction::MockToClient).and_then(|b| b.text.clone())
     };
     let client_method = |e: &WireEvent| -> Option<(String, Option<serde_json::Value>)> {
-        let json = match e {
-            WireEvent::FromClient { json: Some(j), .. } | WireEvent::HttpRequest { json: Some(j), .. } => j,
-            _ => return None,
-        };
+        let json = e.json().filter(|_| e.direction() == Direction::ClientToMock)?;
         Some((crate::transcript::method_of(json)?.to_string(), json.get("id").cloned()))
     };
     match check {

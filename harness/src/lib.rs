@@ -6,6 +6,7 @@
 //! Each module imports only modules listed above it, so there are no import circles
 //! (`tests/harness/layout.rs` checks both).
 //!
+//! - [`http_mock`] — the HTTP mock as a child process (start, `listening` line, stop).
 //! - [`error`] — [`HarnessError`], the crate's one error enum (the CLI's messages).
 //! - [`scope`] — what a run is judged as: target kind, transport, revision.
 //! - [`outcome`] — the client side of a run: step descriptions, steps never run.
@@ -33,7 +34,6 @@
 //!   transports in-process ([`targets::bundled`]) or an external program
 //!   ([`targets::cmd`], with process hygiene), one driver process per run or, with
 //!   [`targets::persistent`], one serving many plans.
-//! - [`http_mock`] — the HTTP mock as a child process (start, `listening` line, stop).
 //! - [`record`] — `mcp-harness record`: a real session captured (stdio pass-through, HTTP
 //!   reverse proxy), secrets redacted by the policy, written as a scenario that replays it.
 //! - [`via`] — a run's proxies (`via:`): the fault proxy, nginx, nginx's second upstream.

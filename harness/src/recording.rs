@@ -46,7 +46,7 @@ pub fn check(
     }
     let transport = pick_transport(scenario, transport, about.as_ref().map(|a| a.transport), recording)?;
     // Read once, as a run's record is: one transcript, one redactor.
-    let RunWire { transcript, mut redactor } = RunRecord::new(&dir).into_wire(Vec::new(), Vec::new());
+    let RunWire { transcript, mut redactor } = RunRecord::new(&dir).into_wire(Vec::new());
     if transcript.connections().is_empty() {
         return Err(HarnessError::Recording(format!(
             "{} holds no connection (no conn-1.jsonl): the mock never started serving there",

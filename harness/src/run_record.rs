@@ -9,7 +9,7 @@
 //! their own; `mcp_mock::tally` counts both, and the pipeline test holds a run to one of each.
 
 use crate::transcript::{Redactor, Transcript, count_sent};
-use mcp_mock::record::RunFollower;
+use mcp_mock::record::{self, RunFollower};
 use mcp_scenario::WireEvent;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -64,23 +64,23 @@ impl RunRecord {
     /// How many of the run's stdio servers have started serving (recorded `Started`), read
     /// up to now.
     pub fn serving(&self) -> usize {
-        self.with_records(|records| {
-            records.filter(|events| events.iter().any(|e| matches!(e, WireEvent::Started { .. }))).count()
-        })
+        self.with_records(|records| records.filter(|events| events.iter().any(|e| e.started_pid().is_some())).count())
     }
 
     /// The pids the run's mocks recorded as they started serving (connections, probes,
     /// mocks not yet bound), read up to now.
     pub fn mock_pids(&self) -> Vec<u32> {
-        self.with_records(|records| records.flat_map(|events| events.iter().filter_map(started_pid)).collect())
+        self.with_records(|records| {
+            records.flat_map(|events| events.iter().filter_map(WireEvent::started_pid)).collect()
+        })
     }
 
     /// The pids of the run's mocks that have not recorded their exit (yet), read up to now.
     pub fn unexited_mock_pids(&self) -> Vec<u32> {
         self.with_records(|records| {
             records
-                .filter(|events| !events.iter().any(|e| matches!(e, WireEvent::Exit { .. })))
-                .filter_map(|events| events.iter().find_map(started_pid))
+                .filter(|events| !events.iter().any(WireEvent::is_exit))
+                .filter_map(|events| events.iter().find_map(WireEvent::started_pid))
                 .collect()
         })
     }
@@ -92,11 +92,19 @@ impl RunRecord {
         read(&mut follower.records())
     }
 
-    /// Reads the rest of the record and builds the run's transcript and redactor, with what
-    /// the run's proxies recorded (`via:`, [`crate::transcript::Transcript::with_second_upstream`]
-    /// and [`crate::transcript::Transcript::with_client_hop`]; empty without).
-    pub fn into_wire(self, second_upstream: Vec<Vec<WireEvent>>, client_hop: Vec<WireEvent>) -> RunWire {
+    /// Reads the rest of the record, and the record of nginx's second upstream when the run
+    /// has one ([`second_upstream_dir`], read once, as the run ends: nothing
+    /// waits on it), and builds the run's transcript and redactor, with the client's hop as
+    /// the fault proxy recorded it (`via:`, [`crate::transcript::Transcript::with_client_hop`];
+    /// empty without).
+    pub fn into_wire(self, client_hop: Vec<WireEvent>) -> RunWire {
         let follower = self.follower.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let second_dir = second_upstream_dir(&self.dir);
+        let second_upstream = if second_dir.is_dir() { record::read_run(&second_dir) } else { Vec::new() };
+        let second_upstream = second_upstream
+            .into_iter()
+            .map(|c| c.into_iter().map(|e| e.with_exchange_shifted(SECOND_UPSTREAM_EXCHANGE_BASE)).collect())
+            .collect();
         let transcript = Transcript::new(follower.into_run(&self.dir))
             .with_second_upstream(second_upstream)
             .with_client_hop(client_hop);
@@ -105,10 +113,12 @@ impl RunRecord {
     }
 }
 
-/// The pid a `Started` event records.
-fn started_pid(e: &WireEvent) -> Option<u32> {
-    match e {
-        WireEvent::Started { pid, .. } => Some(*pid),
-        _ => None,
-    }
+/// Where nginx's second upstream (`via: nginx: second_upstream`, [`crate::via`]) records:
+/// `<run-dir>/upstream-2/`.
+pub fn second_upstream_dir(run_dir: &Path) -> PathBuf {
+    run_dir.join("upstream-2")
 }
+
+/// The second upstream's exchange numbers are shifted by this in the transcript, so that
+/// they never meet the first mock's (both count from 1).
+pub const SECOND_UPSTREAM_EXCHANGE_BASE: u64 = 500_000;

@@ -11,7 +11,7 @@ use crate::snapshot;
 use crate::starvation::{self, lag::LagWatch};
 use crate::targets::{ClientRun, Endpoint, Target};
 use crate::transcript::{Transcript, render};
-use crate::via::{Hops, Proxies};
+use crate::via::Proxies;
 use mcp_results::{CheckResult, ClientOutcome, Judgement, ProcessEnd, RunResult, SnapshotStatus, Status, StepStatus};
 use mcp_scenario::basis::Level;
 use mcp_scenario::{Scenario, TransportName, WireEvent};
@@ -291,7 +291,7 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool) {
         // The client (and with it the transport) is gone; make sure no mock outlives the run.
         // The kill may let a mock record its last events: the record is read to its end after.
         reap(&record).await;
-        let wire = record.into_wire(Vec::new(), Vec::new());
+        let wire = record.into_wire(Vec::new());
         if !target.waits_for_server_ready() {
             slow_start = first_serving(&wire.transcript)
                 .map(|serving| Duration::from_micros(serving.saturating_sub(asked)))
@@ -315,7 +315,7 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool) {
             match Proxies::start(scenario, &mock.url, &config.mock_command, run_dir.path(), mock_deadline_ms).await {
                 Ok(p) => p,
                 Err(e) => {
-                    result.reason = Some(e);
+                    result.reason = Some(e.to_string());
                     mock.stop().await;
                     return (result, Duration::ZERO, false);
                 }
@@ -323,15 +323,15 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool) {
         let url = proxies.as_ref().map_or_else(|| mock.url.clone(), |p| p.url.clone());
         let outcome = target.run(client_run(Endpoint::Url(url))).await;
         result.mock_pids.push(mock.pid());
-        let hops = match proxies {
+        let client_hop = match proxies {
             Some(p) => {
                 result.mock_pids.extend(p.second_pid());
                 p.stop(run_dir.path()).await
             }
-            None => Hops::default(),
+            None => Vec::new(),
         };
         mock.stop().await;
-        (outcome, record.into_wire(hops.second_upstream, hops.client))
+        (outcome, record.into_wire(client_hop))
     };
     let hung = outcome.hung;
     (finish(job, config, result, started, deadline, outcome, wire), slow_start, hung)
@@ -346,18 +346,13 @@ pub fn judge(job: &Job, config: &RunConfig, outcome: ClientOutcome, run_dir: &Pa
         scenario_ms: job.scenario.deadline_ms,
         startup_ms: config.target.startup_allowance().as_millis() as u64,
     };
-    let wire = RunRecord::new(run_dir).into_wire(Vec::new(), Vec::new());
+    let wire = RunRecord::new(run_dir).into_wire(Vec::new());
     finish(job, config, blank(job, config), Instant::now(), deadline, outcome, wire)
 }
 
 /// When the run's first stdio server started serving, in µs since the Unix epoch.
 fn first_serving(transcript: &Transcript) -> Option<u64> {
-    let origin = |c: &crate::transcript::Connection| {
-        c.recorded().iter().find_map(|e| match e {
-            WireEvent::Started { origin_unix_us, .. } => *origin_unix_us,
-            _ => None,
-        })
-    };
+    let origin = |c: &crate::transcript::Connection| c.recorded().iter().find_map(WireEvent::origin_unix_us);
     transcript.connections().iter().filter_map(origin).min()
 }
 
@@ -459,7 +454,12 @@ fn finish(
     result.wire =
         transcript.connections().iter().map(|c| c.recorded().iter().map(|e| redactor.event(e)).collect()).collect();
     result.client = outcome.process.take();
+    // A step's error quotes what the client met (a URL with the run's real port, a token):
+    // the reports show it as the transcript does.
     result.steps = outcome.steps;
+    for step in &mut result.steps {
+        step.error = step.error.as_deref().map(|e| redactor.text(e));
+    }
     result.duration_ms = started.elapsed().as_millis() as u64;
     result
 }
@@ -570,4 +570,51 @@ async fn kill_group(pid: u32) {
 
 fn absolute(p: &Path) -> PathBuf {
     std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_results::StepOutcome;
+    use mcp_scenario::wire::Recorded;
+
+    #[test]
+    fn step_errors_read_as_the_transcript_does() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let text = "name: t\nsummary: s\ntransport: http\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver:\n  - op: handshake\n";
+        let scenario = mcp_scenario::load::parse(Path::new("t.yaml"), text).expect("parses");
+        // The client sent a secret the policy knows by its member's name; the error quotes it
+        // where it has neither name nor shape, with the mock's real port.
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"apiKey":"SECRETKEY42"}}"#;
+        let events = [
+            WireEvent::Listening { port: 41999 },
+            WireEvent::FromClient {
+                t_us: 1,
+                bytes: Recorded::of(body.as_bytes()),
+                json: serde_json::from_str(body).ok(),
+                terminated: true,
+            },
+        ];
+        let lines: String = events.iter().map(|e| serde_json::to_string(e).expect("json") + "\n").collect();
+        std::fs::write(mcp_mock::record::record_path(dir.path(), 1), lines).expect("write the record");
+        let outcome = ClientOutcome {
+            steps: vec![StepOutcome {
+                step: 1,
+                what: "connect".into(),
+                status: StepStatus::Error,
+                result: None,
+                error: Some("POST http://localhost:41999/mcp refused key SECRETKEY42".into()),
+                elapsed_ms: 0,
+            }],
+            ..Default::default()
+        };
+        let config = RunConfig::new(Target::bundled(None), Vec::new());
+        let job = Job { path: "t.yaml".into(), scenario: Arc::new(scenario), transport: TransportName::Http };
+        let result = judge(&job, &config, outcome, dir.path());
+        assert_eq!(
+            result.steps[0].error.as_deref(),
+            Some("POST http://localhost:<port>/mcp refused key <redacted>"),
+            "what results.json, JUnit, HTML and Markdown show"
+        );
+    }
 }

@@ -1,20 +1,19 @@
 //! A run's proxies (scenario `via:`): the fault proxy the client talks to, the nginx behind
 //! it when the scenario asks for one, and nginx's second upstream (another mock process,
 //! its own script, sharing nothing with the first). Started after the mock, stopped before
-//! it; everything they write stays in the run's temp dir.
+//! it; everything they write stays in the run's temp dir. The second upstream records into
+//! [`second_upstream_dir`], which the run's record reads with the rest
+//! ([`crate::run_record::RunRecord::into_wire`]).
 
+use crate::error::HarnessError;
 use crate::http_mock::HttpMock;
-use mcp_mock::record;
+use crate::run_record::second_upstream_dir;
 use mcp_proxies::nginx::NginxProcess;
 use mcp_proxies::server::{self, FaultProxy};
 use mcp_scenario::wire::WireEvent;
 use mcp_scenario::{Scenario, TransportName};
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-
-/// The second upstream's exchange numbers are shifted by this in the transcript, so that
-/// they never meet the first mock's (both count from 1).
-pub const SECOND_UPSTREAM_EXCHANGE_BASE: u64 = 500_000;
+use std::path::Path;
 
 /// The proxies of one run.
 pub struct Proxies {
@@ -23,15 +22,6 @@ pub struct Proxies {
     second: Option<HttpMock>,
     /// The URL the client is given (the fault proxy's, with the mock's path).
     pub url: String,
-}
-
-/// What the proxies recorded, read back once they stopped.
-#[derive(Debug, Default)]
-pub struct Hops {
-    /// The client's hop as the fault proxy recorded it.
-    pub client: Vec<WireEvent>,
-    /// The second upstream's connections (nginx `second_upstream`), exchanges shifted.
-    pub second_upstream: Vec<Vec<WireEvent>>,
 }
 
 impl Proxies {
@@ -43,11 +33,9 @@ impl Proxies {
         mock_command: &[String],
         run_dir: &Path,
         mock_deadline_ms: u64,
-    ) -> Result<Option<Self>, String> {
+    ) -> Result<Option<Self>, HarnessError> {
         let Some(via) = &scenario.via else { return Ok(None) };
-        let (authority, path) =
-            split_url(mock_url).ok_or_else(|| format!("the mock's URL {mock_url:?} is not http://host:port/path"))?;
-        let mock_addr: SocketAddr = authority.parse().map_err(|e| format!("the mock's address {authority:?}: {e}"))?;
+        let (mock_addr, path) = mock_address(mock_url, "the mock's")?;
         let mut second = None;
         let mut upstream = mock_addr;
         let mut nginx = None;
@@ -62,12 +50,12 @@ impl Proxies {
                 peers.push(mock_addr);
             }
             let dir = run_dir.join("nginx");
-            std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-            let n = NginxProcess::start(settings, &peers, &dir).await.map_err(|e| e.to_string())?;
+            create_dir(&dir)?;
+            let n = NginxProcess::start(settings, &peers, &dir).await?;
             upstream = n.addr;
             nginx = Some(n);
         }
-        let proxy = FaultProxy::start(&via.faults, upstream, run_dir).await.map_err(|e| e.to_string())?;
+        let proxy = FaultProxy::start(&via.faults, upstream, run_dir).await?;
         let url = format!("http://{}{path}", proxy.addr);
         Ok(Some(Proxies { proxy, nginx, second, url }))
     }
@@ -77,27 +65,24 @@ impl Proxies {
         self.second.as_ref().map(HttpMock::pid)
     }
 
-    /// Stops the fault proxy, nginx and the second upstream, in that order, and reads back
-    /// what they recorded.
-    pub async fn stop(self, run_dir: &Path) -> Hops {
+    /// Stops the fault proxy, nginx and the second upstream, in that order; returns the
+    /// client's hop as the fault proxy recorded it (the second upstream's record is the
+    /// run's, read with the mock's).
+    pub async fn stop(self, run_dir: &Path) -> Vec<WireEvent> {
         self.proxy.stop().await;
         if let Some(n) = self.nginx {
             n.stop().await;
         }
-        let mut hops = Hops { client: server::read_record(run_dir), second_upstream: Vec::new() };
+        let client_hop = server::read_record(run_dir);
         if let Some(m) = self.second {
             m.stop().await;
-            hops.second_upstream = record::read_run(&second_dir(run_dir))
-                .into_iter()
-                .map(|c| c.into_iter().map(|e| shift_exchange(e, SECOND_UPSTREAM_EXCHANGE_BASE)).collect())
-                .collect();
         }
-        hops
+        client_hop
     }
 }
 
-fn second_dir(run_dir: &Path) -> PathBuf {
-    run_dir.join("upstream-2")
+fn create_dir(dir: &Path) -> Result<(), HarnessError> {
+    std::fs::create_dir_all(dir).map_err(|e| HarnessError::io(format!("cannot create {}", dir.display()), e))
 }
 
 /// Starts the second upstream: the scenario with `second_upstream` as its script (no
@@ -109,9 +94,9 @@ async fn start_second(
     mock_command: &[String],
     run_dir: &Path,
     mock_deadline_ms: u64,
-) -> Result<(HttpMock, SocketAddr), String> {
-    let dir = second_dir(run_dir);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+) -> Result<(HttpMock, SocketAddr), HarnessError> {
+    let dir = second_upstream_dir(run_dir);
+    create_dir(&dir)?;
     let mut derived = scenario.clone();
     derived.server = script.to_vec();
     derived.checks = Vec::new();
@@ -119,16 +104,22 @@ async fn start_second(
     // JSON is YAML: the mock's loader reads it as it reads any scenario file (named after
     // the scenario, as the loader requires of every scenario file).
     let file = dir.join(format!("{}.yaml", derived.name));
-    let text =
-        serde_json::to_string_pretty(&derived).map_err(|e| format!("writing the second upstream's scenario: {e}"))?;
-    std::fs::write(&file, text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    let text = serde_json::to_string_pretty(&derived)
+        .map_err(|e| HarnessError::io("writing the second upstream's scenario", e.into()))?;
+    std::fs::write(&file, text).map_err(|e| HarnessError::io(format!("cannot write {}", file.display()), e))?;
     let mock = HttpMock::start(mock_command, TransportName::Http, &file, &dir, mock_deadline_ms)
         .await
-        .map_err(|e| format!("the second upstream: {e}"))?;
-    let addr = split_url(&mock.url)
-        .and_then(|(a, _)| a.parse().ok())
-        .ok_or_else(|| format!("the second upstream's URL {:?} is not http://host:port/path", mock.url))?;
+        .map_err(HarnessError::SecondUpstream)?;
+    let (addr, _) = mock_address(&mock.url, "the second upstream's")?;
     Ok((mock, addr))
+}
+
+/// A mock's `http://host:port/path` as its socket address and path; `whose` names the mock
+/// in the error.
+fn mock_address<'u>(url: &'u str, whose: &'static str) -> Result<(SocketAddr, &'u str), HarnessError> {
+    let not_http = || HarnessError::MockUrl { whose, url: url.to_string() };
+    let (authority, path) = split_url(url).ok_or_else(not_http)?;
+    Ok((authority.parse().map_err(|_| not_http())?, path))
 }
 
 /// `http://host:port/path` → (`host:port`, `/path`).
@@ -140,28 +131,18 @@ fn split_url(url: &str) -> Option<(&str, &str)> {
     })
 }
 
-/// The event with its exchange number moved up by `base`.
-fn shift_exchange(mut e: WireEvent, base: u64) -> WireEvent {
-    match &mut e {
-        WireEvent::HttpRequest { exchange, .. }
-        | WireEvent::HttpResponse { exchange, .. }
-        | WireEvent::StreamWrite { exchange, .. }
-        | WireEvent::StreamEnd { exchange, .. } => *exchange += base,
-        _ => {}
-    }
-    e
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn urls_split_and_exchanges_shift() {
+    fn urls_split_into_addresses_and_paths() {
         assert_eq!(split_url("http://127.0.0.1:9/mcp"), Some(("127.0.0.1:9", "/mcp")));
         assert_eq!(split_url("http://127.0.0.1:9"), Some(("127.0.0.1:9", "/")));
         assert_eq!(split_url("https://x/"), None);
-        let e = shift_exchange(WireEvent::StreamEnd { t_us: 0, exchange: 2, how: "clean".into() }, 10);
-        assert_eq!(e, WireEvent::StreamEnd { t_us: 0, exchange: 12, how: "clean".into() });
+        let (addr, path) = mock_address("http://127.0.0.1:9/mcp", "the mock's").expect("an address");
+        assert_eq!((addr.port(), path), (9, "/mcp"));
+        let refused = mock_address("http://localhost:9/mcp", "the mock's").expect_err("not an IP address");
+        assert_eq!(refused.to_string(), "the mock's URL \"http://localhost:9/mcp\" is not http://host:port/path");
     }
 }

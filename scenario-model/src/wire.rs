@@ -1,6 +1,12 @@
 //! The wire transcript's data: one [`WireEvent`] per thing that crossed the wire or
 //! happened in the mock's life, as the mock records it (one JSON object per line in
 //! `<run-dir>/conn-<n>.jsonl`) and the harness reads it back.
+//!
+//! Readers ask an event what they need through its accessors ([`WireEvent::direction`],
+//! [`WireEvent::exchange`], [`WireEvent::json`], [`WireEvent::bytes`], [`WireEvent::why`],
+//! [`WireEvent::carried_message`]…) rather than matching its variants, so that a field
+//! added to an event is added here, plus the renderings that show it (the snapshot text,
+//! the HTML report's diagram) and their tests.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -38,11 +44,48 @@ impl Recorded {
         }
     }
 
+    /// Records every byte of `bytes`, however long: what a capture of a real session keeps
+    /// (`mcp-harness record` writes the script from it), where the mock's record keeps a
+    /// prefix ([`Recorded::of`]).
+    pub fn whole(bytes: &[u8]) -> Self {
+        match std::str::from_utf8(bytes) {
+            Ok(t) => Recorded { text: Some(t.into()), hex: None, len: bytes.len() },
+            Err(_) => Recorded { text: None, hex: Some(hex::encode(bytes)), len: bytes.len() },
+        }
+    }
+
     /// Whether only a prefix was kept.
     pub fn truncated(&self) -> bool {
         let kept = self.text.as_ref().map(|t| t.len()).or(self.hex.as_ref().map(|h| h.len() / 2)).unwrap_or(0);
         kept < self.len
     }
+
+    /// The text, when the bytes were UTF-8 and nothing was cut: what can be parsed (as JSON,
+    /// as SSE) as the peer would have read it.
+    pub fn whole_text(&self) -> Option<&str> {
+        self.text.as_deref().filter(|_| !self.truncated())
+    }
+
+    /// The kept bytes themselves (the text's, or the hex decoded).
+    pub fn kept(&self) -> Vec<u8> {
+        match (&self.text, &self.hex) {
+            (Some(t), _) => t.as_bytes().to_vec(),
+            (None, Some(h)) => hex::decode(h).unwrap_or_default(),
+            (None, None) => Vec::new(),
+        }
+    }
+}
+
+/// Where a wire event sits between the two sides, as a sequence diagram draws it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// The client sent it to the mock (a line, a request, closing stdin).
+    ClientToMock,
+    /// The mock sent it to the client (a write, a response, a stream's bytes).
+    MockToClient,
+    /// It happened at the mock: its own life, a signal, a stream's end, a note.
+    AtMock,
 }
 
 /// One event on the wire or in the mock's life.
@@ -251,6 +294,174 @@ impl WireEvent {
             | WireEvent::Note { t_us, .. } => Some(*t_us),
         }
     }
+
+    /// Which way the event went.
+    pub fn direction(&self) -> Direction {
+        match self {
+            WireEvent::FromClient { .. } | WireEvent::HttpRequest { .. } | WireEvent::StdinEof { .. } => {
+                Direction::ClientToMock
+            }
+            WireEvent::ToClient { .. } | WireEvent::HttpResponse { .. } | WireEvent::StreamWrite { .. } => {
+                Direction::MockToClient
+            }
+            _ => Direction::AtMock,
+        }
+    }
+
+    /// The HTTP exchange the event belongs to (a request, its response, its stream's writes
+    /// and end).
+    pub fn exchange(&self) -> Option<u64> {
+        match self {
+            WireEvent::HttpRequest { exchange, .. }
+            | WireEvent::HttpResponse { exchange, .. }
+            | WireEvent::StreamWrite { exchange, .. }
+            | WireEvent::StreamEnd { exchange, .. } => Some(*exchange),
+            _ => None,
+        }
+    }
+
+    /// The event with its exchange number moved up by `base` (events of no exchange as they
+    /// are): how records of two mock processes, both counting from 1, are told apart.
+    pub fn with_exchange_shifted(mut self, base: u64) -> Self {
+        if let WireEvent::HttpRequest { exchange, .. }
+        | WireEvent::HttpResponse { exchange, .. }
+        | WireEvent::StreamWrite { exchange, .. }
+        | WireEvent::StreamEnd { exchange, .. } = &mut self
+        {
+            *exchange += base;
+        }
+        self
+    }
+
+    /// The JSON the mock parsed from the event's bytes (a client line, a request or
+    /// response body), if it was JSON.
+    pub fn json(&self) -> Option<&Value> {
+        match self {
+            WireEvent::FromClient { json, .. }
+            | WireEvent::HttpRequest { json, .. }
+            | WireEvent::HttpResponse { json, .. } => json.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// The bytes the event carried: a line or write, stderr, a stream write, an HTTP body.
+    pub fn bytes(&self) -> Option<&Recorded> {
+        match self {
+            WireEvent::FromClient { bytes, .. }
+            | WireEvent::ToClient { bytes, .. }
+            | WireEvent::Stderr { bytes, .. }
+            | WireEvent::StreamWrite { bytes, .. } => Some(bytes),
+            WireEvent::HttpRequest { body, .. } | WireEvent::HttpResponse { body, .. } => body.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// Why the mock wrote, answered or exited so (`reply`, `auto -32601`, `stdin EOF`…).
+    pub fn why(&self) -> Option<&str> {
+        match self {
+            WireEvent::ToClient { why, .. }
+            | WireEvent::HttpResponse { why, .. }
+            | WireEvent::StreamWrite { why, .. }
+            | WireEvent::Exit { why, .. } => Some(why),
+            _ => None,
+        }
+    }
+
+    /// An HTTP request's method (`POST`, `GET`…).
+    pub fn http_method(&self) -> Option<&str> {
+        match self {
+            WireEvent::HttpRequest { http_method, .. } => Some(http_method),
+            _ => None,
+        }
+    }
+
+    /// An HTTP response's status code.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            WireEvent::HttpResponse { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// The headers of an HTTP request or response.
+    pub fn headers(&self) -> Option<&BTreeMap<String, String>> {
+        match self {
+            WireEvent::HttpRequest { headers, .. } | WireEvent::HttpResponse { headers, .. } => Some(headers),
+            _ => None,
+        }
+    }
+
+    /// The session id an HTTP response issued (its `Mcp-Session-Id` header).
+    pub fn issued_session_id(&self) -> Option<&str> {
+        match self {
+            WireEvent::HttpResponse { headers, .. } => headers.get("mcp-session-id").map(String::as_str),
+            _ => None,
+        }
+    }
+
+    /// The pid a `Started` event records.
+    pub fn started_pid(&self) -> Option<u32> {
+        match self {
+            WireEvent::Started { pid, .. } => Some(*pid),
+            _ => None,
+        }
+    }
+
+    /// The wall-clock zero of the mock's clock a `Started` event records, when it does.
+    pub fn origin_unix_us(&self) -> Option<u64> {
+        match self {
+            WireEvent::Started { origin_unix_us, .. } => *origin_unix_us,
+            _ => None,
+        }
+    }
+
+    /// The JSON message of a line the client wrote (`FromClient`, and what an HTTP request
+    /// carries in the message view), if it was JSON.
+    pub fn client_message(&self) -> Option<&Value> {
+        match self {
+            WireEvent::FromClient { json, .. } => json.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// Whether it is the mock's record of its own exit.
+    pub fn is_exit(&self) -> bool {
+        matches!(self, WireEvent::Exit { .. })
+    }
+
+    /// The JSON-RPC message an HTTP record carries, as the client reads it, viewed as a
+    /// stdio event would record it: a POST's body as `FromClient`, a JSON response body or a
+    /// stream write's `data:` lines as `ToClient`. What checks read alike on every transport.
+    /// `None` for every other event (a stdio event is already its own message).
+    pub fn carried_message(&self) -> Option<WireEvent> {
+        match self {
+            WireEvent::HttpRequest { t_us, http_method, json, body, .. } if http_method == "POST" => {
+                let bytes = match (body, json) {
+                    (Some(b), _) => b.clone(),
+                    (None, Some(v)) => Recorded::of(v.to_string().as_bytes()),
+                    (None, None) => Recorded::of(b""),
+                };
+                Some(WireEvent::FromClient { t_us: *t_us, bytes, json: json.clone(), terminated: true })
+            }
+            WireEvent::HttpResponse { t_us, body: Some(b), why, .. } => {
+                let text = b.text.as_deref().filter(|t| t.starts_with(['{', '[']))?;
+                Some(WireEvent::written_to_client(*t_us, text, why))
+            }
+            WireEvent::StreamWrite { t_us, bytes, why, .. } => {
+                let text = bytes.text.as_deref().unwrap_or("");
+                let data: Vec<&str> =
+                    text.split(['\n', '\r']).filter_map(|l| l.strip_prefix("data:")).map(str::trim_start).collect();
+                (!data.is_empty()).then(|| WireEvent::written_to_client(*t_us, &data.join("\n"), why))
+            }
+            _ => None,
+        }
+    }
+
+    /// `text` as one line the mock wrote to the client (the message view of what an HTTP
+    /// record carries).
+    pub fn written_to_client(t_us: u64, text: &str, why: &str) -> WireEvent {
+        WireEvent::ToClient { t_us, bytes: Recorded::of(format!("{text}\n").as_bytes()), why: why.to_string() }
+    }
 }
 
 /// The request headers an HTTP record keeps (lowercase): those the MCP transports define
@@ -288,5 +499,40 @@ mod tests {
         let big = Recorded::of(&vec![b'x'; 5000]);
         assert!(big.truncated());
         assert_eq!(big.len, 5000);
+        assert_eq!(big.whole_text(), None);
+        let whole = Recorded::whole(&vec![b'x'; 5000]);
+        assert!(!whole.truncated() && whole.whole_text().is_some_and(|t| t.len() == 5000));
+        assert_eq!(Recorded::whole(b"\xff\x00").kept(), b"\xff\x00");
+    }
+
+    #[test]
+    fn exchanges_shift_and_http_records_carry_their_messages() {
+        let end = WireEvent::StreamEnd { t_us: 0, exchange: 2, how: "clean".into() };
+        assert_eq!(end.clone().with_exchange_shifted(10).exchange(), Some(12));
+        assert_eq!(end.direction(), Direction::AtMock);
+        let eof = WireEvent::StdinEof { t_us: 0, parent_exiting: false };
+        assert_eq!(eof.clone().with_exchange_shifted(10), eof);
+        let message = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+        let post = |http_method: &str| WireEvent::HttpRequest {
+            t_us: 5,
+            exchange: 1,
+            http_method: http_method.into(),
+            path: "/mcp".into(),
+            headers: BTreeMap::new(),
+            body: None,
+            json: Some(message.clone()),
+        };
+        let viewed = post("POST").carried_message().expect("a POST carries its body");
+        assert_eq!((viewed.client_message(), viewed.direction()), (Some(&message), Direction::ClientToMock));
+        assert_eq!(post("GET").carried_message(), None);
+        let write = WireEvent::StreamWrite {
+            t_us: 6,
+            exchange: 1,
+            bytes: Recorded::of(b"id: 1\ndata: {\"id\":1}\n\n"),
+            why: "reply".into(),
+        };
+        let viewed = write.carried_message().expect("a data line carries a message");
+        assert_eq!(viewed, WireEvent::written_to_client(6, "{\"id\":1}", "reply"));
+        assert_eq!(viewed.why(), Some("reply"));
     }
 }

@@ -134,14 +134,7 @@ fn requests(check: &ParamCheck, run: &Run<'_>, by_answer: bool) -> Vec<Request> 
         });
         let want = check.value.as_ref().map(|v| v.replace("{origin}", origin.as_deref().unwrap_or("{origin}")));
         let answers: std::collections::HashMap<u64, u16> = match check.answered.filter(|_| by_answer) {
-            Some(_) => connection
-                .events()
-                .iter()
-                .filter_map(|e| match e {
-                    WireEvent::HttpResponse { exchange, status, .. } => Some((*exchange, *status)),
-                    _ => None,
-                })
-                .collect(),
+            Some(_) => connection.events().iter().filter_map(|e| Some((e.exchange()?, e.status()?))).collect(),
             None => Default::default(),
         };
         for e in connection.events() {

@@ -76,14 +76,8 @@ impl CheckKind for StreamClosedCheck {
     /// than an absence.
     fn holds_by_absence(&self, run: &Run<'_>) -> bool {
         let Ok(closes) = closes(self, run) else { return true };
-        let last_request = run
-            .transcript
-            .events()
-            .filter_map(|e| match e {
-                WireEvent::HttpRequest { t_us, .. } => Some(*t_us),
-                _ => None,
-            })
-            .max();
+        let last_request =
+            run.transcript.events().filter(|e| e.http_method().is_some()).filter_map(WireEvent::t_us).max();
         !closes.iter().any(|&closed| last_request.is_some_and(|t| t > closed))
     }
 

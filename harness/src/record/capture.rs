@@ -3,36 +3,18 @@
 //! connection began. Secrets are already redacted when an event is built ([`super::secrets`]).
 //! The recorder keeps the capture beside the scenario (`<name>.capture.jsonl`, one
 //! connection per line) so `--append` can add a connection and tests can compare a replay
-//! with what was captured. It is not `mcp_scenario::wire::WireEvent`, the mock's own record:
-//! that one keeps a bounded prefix of each write and the mock's script progress, while a
-//! capture keeps every byte a real server sent (the script is written from them) and the
-//! proxy's view of HTTP exchanges.
+//! with what was captured. Its bytes are the wire model's [`Recorded`], kept whole
+//! ([`Recorded::whole`]: the script is written from every byte a real server sent). Its
+//! events are not `mcp_scenario::wire::WireEvent`s, the mock's own record, because they
+//! are cut at another grain: a stdio server's output line by line (a write may hold several
+//! lines, a line span writes), an HTTP response's head apart from its body, an SSE stream
+//! as parsed events; and a capture has no script to mark.
 
+use mcp_scenario::wire::Recorded;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-/// Bytes as text when they are valid UTF-8, else as hex; kept whole.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Bytes {
-    /// The bytes as text, when valid UTF-8.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    /// The bytes as hex, when not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hex: Option<String>,
-}
-
-impl Bytes {
-    /// `bytes`, as text when they can be.
-    pub fn of(bytes: &[u8]) -> Self {
-        match std::str::from_utf8(bytes) {
-            Ok(t) => Bytes { text: Some(t.to_owned()), hex: None },
-            Err(_) => Bytes { text: None, hex: Some(hex::encode(bytes)) },
-        }
-    }
-}
 
 /// One thing that crossed the wire (or happened to the server) during a recording.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -43,7 +25,7 @@ pub enum Captured {
         /// Microseconds since the connection began.
         t_us: u64,
         /// The line.
-        bytes: Bytes,
+        bytes: Recorded,
         /// The parsed (and redacted) JSON.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         json: Option<Value>,
@@ -54,7 +36,7 @@ pub enum Captured {
         /// Microseconds since the connection began.
         t_us: u64,
         /// The line, without its `\n` (a `\r` before it is kept).
-        bytes: Bytes,
+        bytes: Recorded,
         /// Whether a `\n` ended it.
         terminated: bool,
     },
@@ -63,7 +45,7 @@ pub enum Captured {
         /// Microseconds since the connection began.
         t_us: u64,
         /// The bytes.
-        bytes: Bytes,
+        bytes: Recorded,
     },
     /// stdio: the client closed the server's stdin.
     StdinEof {
@@ -102,7 +84,7 @@ pub enum Captured {
         headers: BTreeMap<String, String>,
         /// The body, when there was one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        body: Option<Bytes>,
+        body: Option<Recorded>,
         /// The body as JSON, when it parsed (redacted).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         json: Option<Value>,
@@ -125,7 +107,7 @@ pub enum Captured {
         /// The exchange.
         exchange: usize,
         /// The body.
-        body: Bytes,
+        body: Recorded,
         /// The body as JSON, when it parsed (redacted).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         json: Option<Value>,

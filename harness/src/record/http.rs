@@ -10,12 +10,13 @@
 //! `endpoint` event naming the upstream's origin is rewritten to the proxy's, so the client's
 //! POSTs come through the proxy too. The recording stops on Ctrl-C / SIGTERM.
 
-use super::capture::{Bytes as Kept, Captured, ConnectionCapture};
+use super::capture::{Captured, ConnectionCapture};
 use super::secrets::Secrets;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
 use hyper::body::{Frame, Incoming};
 use hyper::{Request, Response};
+use mcp_scenario::wire::Recorded;
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
@@ -166,8 +167,8 @@ async fn exchange(req: Request<Incoming>, upstream: Arc<Upstream>, log: Log) -> 
     log.with(|t_us, s| {
         let json = serde_json::from_slice(&body).ok().map(|v| s.secrets.json(&v));
         let kept_body = (!body.is_empty()).then(|| match &json {
-            Some(v) => Kept::of(v.to_string().as_bytes()),
-            None => Kept::of(s.secrets.text(&String::from_utf8_lossy(&body)).as_bytes()),
+            Some(v) => Recorded::whole(v.to_string().as_bytes()),
+            None => Recorded::whole(s.secrets.text(&String::from_utf8_lossy(&body)).as_bytes()),
         });
         let headers = kept_headers(&headers, &mut s.secrets);
         // A query may carry a credential (`?api_key=…`, an OAuth `code`).
@@ -223,8 +224,8 @@ async fn exchange(req: Request<Incoming>, upstream: Arc<Upstream>, log: Log) -> 
         log.with(|t_us, s| {
             let json = serde_json::from_slice(&bytes).ok().map(|v| s.secrets.json(&v));
             let body = match &json {
-                Some(v) => Kept::of(v.to_string().as_bytes()),
-                None => Kept::of(s.secrets.text(&String::from_utf8_lossy(&bytes)).as_bytes()),
+                Some(v) => Recorded::whole(v.to_string().as_bytes()),
+                None => Recorded::whole(s.secrets.text(&String::from_utf8_lossy(&bytes)).as_bytes()),
             };
             if !bytes.is_empty() {
                 s.events.push(Captured::HttpBody { t_us, exchange, body, json });

@@ -20,7 +20,8 @@
 //! - a server that exited on its own ends with `exit`; a spawn after the first is a
 //!   `new_connection` (recorded with `--append`).
 
-use super::capture::{Bytes, Captured, ConnectionCapture};
+use super::capture::{Captured, ConnectionCapture};
+use mcp_scenario::wire::Recorded;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -83,7 +84,7 @@ fn shape(v: &Value) -> Option<Shape<'_>> {
 }
 
 /// A line's JSON, when it is JSON.
-fn json_of(bytes: &Bytes) -> Option<Value> {
+fn json_of(bytes: &Recorded) -> Option<Value> {
     let text = bytes.text.as_deref()?;
     serde_json::from_str(text.strip_suffix('\r').unwrap_or(text)).ok()
 }
@@ -483,7 +484,7 @@ impl Writer<'_> {
     }
 
     /// A `send` of captured bytes: text when it is plain text, else hex.
-    fn raw(&mut self, op: &str, bytes: &Bytes, terminated: bool) {
+    fn raw(&mut self, op: &str, bytes: &Recorded, terminated: bool) {
         let plain = bytes
             .text
             .as_deref()
@@ -790,7 +791,7 @@ pub fn http(c: &ConnectionCapture, opts: &Options) -> String {
     let mut w = Writer { opts, out: String::new() };
     // The JSON-RPC view: POST bodies as client lines, JSON bodies and SSE data as server lines.
     let mut view = ConnectionCapture { transport: c.transport.clone(), source: c.source.clone(), ..Default::default() };
-    let line = |v: &Value| Bytes { text: Some(v.to_string()), hex: None };
+    let line = |v: &Value| Recorded::whole(v.to_string().as_bytes());
     for e in &c.events {
         match e {
             Captured::HttpRequest { t_us, json: Some(v), .. } => {
@@ -1045,7 +1046,7 @@ mod tests {
 
     fn request(t_us: u64, exchange: usize, body: Value) -> Captured {
         let headers = [("mcp-protocol-version".to_string(), "2026-07-28".to_string())].into();
-        let text = Bytes { text: Some(body.to_string()), hex: None };
+        let text = Recorded::whole(body.to_string().as_bytes());
         Captured::HttpRequest {
             t_us,
             exchange,
@@ -1072,7 +1073,7 @@ mod tests {
                 Captured::HttpBody {
                     t_us: 2000,
                     exchange: 1,
-                    body: Bytes { text: Some(answer.to_string()), hex: None },
+                    body: Recorded::whole(answer.to_string().as_bytes()),
                     json: Some(answer),
                 },
             ],

@@ -5,8 +5,9 @@
 //! with its time; it passes SIGTERM, SIGINT and SIGHUP on to the server, and when the server
 //! has exited it writes the scenario and exits with the server's status.
 
-use super::capture::{Bytes, Captured, ConnectionCapture};
+use super::capture::{Captured, ConnectionCapture};
 use super::secrets::Secrets;
+use mcp_scenario::wire::Recorded;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -73,12 +74,12 @@ async fn relay(mut from: impl AsyncRead + Unpin, mut to: Option<impl AsyncWrite 
 
 fn client_line(t_us: u64, s: &mut Secrets, raw: &[u8]) -> Captured {
     let (bytes, json) = s.line(raw);
-    Captured::ClientLine { t_us, bytes: Bytes::of(&bytes), json }
+    Captured::ClientLine { t_us, bytes: Recorded::whole(&bytes), json }
 }
 
 fn server_line(t_us: u64, s: &mut Secrets, raw: &[u8], terminated: bool) -> Captured {
     let (bytes, _) = s.line(raw);
-    Captured::ServerLine { t_us, bytes: Bytes::of(&bytes), terminated }
+    Captured::ServerLine { t_us, bytes: Recorded::whole(&bytes), terminated }
 }
 
 /// Runs the server `command` with the relay until it exits; returns its capture and the
@@ -135,7 +136,7 @@ pub async fn record(command: &[String], secrets: Secrets) -> std::io::Result<(Co
         let Some(stderr) = stderr else { return };
         relay(stderr, Some(tokio::io::stderr()), |chunk| {
             let text = String::from_utf8_lossy(chunk).into_owned();
-            l.push(|t_us, s| Captured::Stderr { t_us, bytes: Bytes::of(s.text(&text).as_bytes()) });
+            l.push(|t_us, s| Captured::Stderr { t_us, bytes: Recorded::whole(s.text(&text).as_bytes()) });
         })
         .await;
     });

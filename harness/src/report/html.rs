@@ -225,19 +225,8 @@ struct ConnectionView {
     events: Vec<Event>,
 }
 
-/// Who an event is drawn from and to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Direction {
-    /// An arrow from the client's lane to the mock's.
-    ClientToMock,
-    /// An arrow from the mock's lane to the client's.
-    MockToClient,
-    /// A mark on the client's lane.
-    AtClient,
-    /// A mark on the mock's lane.
-    AtMock,
-}
+/// Who an event is drawn from and to: the wire event's own ([`WireEvent::direction`]).
+pub use mcp_scenario::wire::Direction;
 
 /// What an event is, which decides how it is drawn (the script's CSS class).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -310,11 +299,17 @@ pub fn events_of(recorded: &[WireEvent]) -> Vec<Event> {
             }
             script_ended = true;
         }
-        let Some((direction, kind, label, detail, exchange)) = describe(e, &mut gets) else { continue };
+        if e.http_method() == Some("GET")
+            && let Some(x) = e.exchange()
+        {
+            gets.insert(x);
+        }
+        let Some((kind, label, detail)) = describe(e) else { continue };
+        let exchange = e.exchange();
         out.push(Event {
             t_ms: t_us as f64 / 1000.0,
             dt_ms,
-            direction,
+            direction: e.direction(),
             kind,
             label,
             detail,
@@ -331,48 +326,43 @@ fn time_of(e: &WireEvent) -> Option<u64> {
     if matches!(e, WireEvent::Script { .. }) { None } else { e.t_us() }
 }
 
-type Described = (Direction, Kind, String, String, Option<u64>);
-
-/// How one record is drawn; `None` for records that are bookkeeping, not wire (labels,
-/// script progress except its end).
-fn describe(e: &WireEvent, gets: &mut HashSet<u64>) -> Option<Described> {
-    use Direction::*;
+/// What one record is drawn as (its kind, label and detail); `None` for records that are
+/// bookkeeping, not wire (labels, script progress except its end). Where it is drawn is the
+/// event's own ([`WireEvent::direction`], [`WireEvent::exchange`]).
+fn describe(e: &WireEvent) -> Option<(Kind, String, String)> {
+    let detail = e.bytes().map(bytes_text).unwrap_or_default();
     Some(match e {
-        WireEvent::Started { .. } => (AtMock, Kind::Life, "mock started".into(), String::new(), None),
-        WireEvent::Listening { .. } => {
-            (AtMock, Kind::Life, "listening on 127.0.0.1:<port>".into(), String::new(), None)
-        }
-        WireEvent::FromClient { bytes, json, terminated, .. } => {
+        WireEvent::Started { .. } => (Kind::Life, "mock started".into(), detail),
+        WireEvent::Listening { .. } => (Kind::Life, "listening on 127.0.0.1:<port>".into(), detail),
+        WireEvent::FromClient { json, terminated, .. } => {
             let (kind, mut label) = match json {
                 Some(v) => message_label(v),
-                None => (Kind::Raw, format!("raw line: {}", short(&bytes_text(bytes)))),
+                None => (Kind::Raw, format!("raw line: {}", short(&detail))),
             };
             if !terminated {
                 label.push_str(" (no final newline)");
             }
-            (ClientToMock, kind, label, bytes_text(bytes), None)
+            (kind, label, detail)
         }
         WireEvent::ToClient { bytes, why, .. } => {
             let (kind, label) = lines_label(bytes);
-            (MockToClient, kind, format!("{label} [{why}]"), bytes_text(bytes), None)
+            (kind, format!("{label} [{why}]"), detail)
         }
-        WireEvent::Stderr { bytes, .. } => {
-            (AtMock, Kind::Life, format!("stderr: {}", short(&bytes_text(bytes))), bytes_text(bytes), None)
-        }
+        WireEvent::Stderr { .. } => (Kind::Life, format!("stderr: {}", short(&detail)), detail),
         WireEvent::StdinEof { parent_exiting, .. } => {
             let what = if *parent_exiting { "stdin ended as the client exited (EOF)" } else { "stdin closed (EOF)" };
-            (ClientToMock, Kind::Close, what.into(), String::new(), None)
+            (Kind::Close, what.into(), detail)
         }
         WireEvent::Signal { name, ignored, .. } => {
             let label = format!("signal {name}{}", if *ignored { " (ignored by the script)" } else { "" });
-            (AtMock, Kind::Fault, label, String::new(), None)
+            (Kind::Fault, label, detail)
         }
         WireEvent::Labelled { .. } => return None,
         WireEvent::Script { reached, total, finished, .. } => {
             if !finished {
                 return None;
             }
-            (AtMock, Kind::Life, format!("script ended ({reached}/{total} steps)"), String::new(), None)
+            (Kind::Life, format!("script ended ({reached}/{total} steps)"), detail)
         }
         WireEvent::Exit { code, signal, why, .. } => {
             let how = match (code, signal) {
@@ -380,41 +370,24 @@ fn describe(e: &WireEvent, gets: &mut HashSet<u64>) -> Option<Described> {
                 (Some(c), None) => format!("exit {c}"),
                 (None, None) => "exit".into(),
             };
-            (AtMock, Kind::Close, format!("mock {how} ({why})"), String::new(), None)
+            (Kind::Close, format!("mock {how} ({why})"), detail)
         }
-        WireEvent::HttpRequest { exchange, http_method, path, headers, body, json, .. } => {
-            if http_method == "GET" {
-                gets.insert(*exchange);
-            }
-            let what = match (json.clone().or_else(|| body_json(body.as_ref())), body) {
-                (Some(v), _) => {
-                    let (kind, label) = message_label(&v);
-                    (kind, format!(": {label}"))
-                }
-                (None, Some(b)) => (Kind::Raw, format!(": body {}", short(&bytes_text(b)))),
-                (None, None) if http_method == "GET" => (Kind::Http, " (stream listener)".into()),
-                (None, None) => (Kind::Http, String::new()),
+        WireEvent::HttpRequest { exchange, http_method, path, headers, .. } => {
+            let (kind, what) = match body_label(e) {
+                (Kind::Http, _) if http_method == "GET" => (Kind::Http, " (stream listener)".into()),
+                labelled => labelled,
             };
-            let detail = with_headers(headers, body.as_ref().map(bytes_text).unwrap_or_default());
-            (ClientToMock, what.0, format!("{http_method} {path} #{exchange}{}", what.1), detail, Some(*exchange))
+            (kind, format!("{http_method} {path} #{exchange}{what}"), with_headers(headers, detail))
         }
-        WireEvent::HttpResponse { exchange, status, headers, body, json, why, .. } => {
+        WireEvent::HttpResponse { exchange, status, headers, why, .. } => {
             let content_type = headers.get("content-type").map(|c| format!(" {c}")).unwrap_or_default();
-            let (kind, what) = match (json.clone().or_else(|| body_json(body.as_ref())), body) {
-                (Some(v), _) => {
-                    let (kind, label) = message_label(&v);
-                    (kind, format!(": {label}"))
-                }
-                (None, Some(b)) => (Kind::Raw, format!(": body {}", short(&bytes_text(b)))),
-                (None, None) => (Kind::Http, String::new()),
-            };
+            let (kind, what) = body_label(e);
             let kind = if *status >= 400 && kind == Kind::Http { Kind::Error } else { kind };
-            let detail = with_headers(headers, body.as_ref().map(bytes_text).unwrap_or_default());
-            (MockToClient, kind, format!("{status} #{exchange}{content_type}{what} [{why}]"), detail, Some(*exchange))
+            (kind, format!("{status} #{exchange}{content_type}{what} [{why}]"), with_headers(headers, detail))
         }
         WireEvent::StreamWrite { exchange, bytes, why, .. } => {
             let (kind, label) = sse_label(bytes);
-            (MockToClient, kind, format!("#{exchange} {label} [{why}]"), bytes_text(bytes), Some(*exchange))
+            (kind, format!("#{exchange} {label} [{why}]"), detail)
         }
         WireEvent::StreamEnd { exchange, how, .. } => {
             let kind = match how.as_str() {
@@ -428,15 +401,25 @@ fn describe(e: &WireEvent, gets: &mut HashSet<u64>) -> Option<Described> {
                 "mid_event" => format!("stream #{exchange} cut mid-event"),
                 other => format!("stream #{exchange} ended: {other}"),
             };
-            (AtMock, kind, label, String::new(), Some(*exchange))
+            (kind, label, detail)
         }
-        WireEvent::Note { text, .. } => (AtMock, Kind::Life, format!("note: {}", short(text)), text.clone(), None),
+        WireEvent::Note { text, .. } => (Kind::Life, format!("note: {}", short(text)), text.clone()),
     })
 }
 
-/// An HTTP body's JSON, when the mock recorded the body but not its parse (response bodies).
-fn body_json(body: Option<&Recorded>) -> Option<Value> {
-    body.and_then(|b| b.text.as_deref()).and_then(|t| serde_json::from_str(t).ok())
+/// The kind of an HTTP request's or response's body and what its label says of it: the
+/// message in it (its JSON as the mock parsed it, or a parse of the body the mock recorded
+/// without one: response bodies), raw bytes, or nothing.
+fn body_label(e: &WireEvent) -> (Kind, String) {
+    let parsed = || e.bytes()?.text.as_deref().and_then(|t| serde_json::from_str(t).ok());
+    match (e.json().cloned().or_else(parsed), e.bytes()) {
+        (Some(v), _) => {
+            let (kind, label) = message_label(&v);
+            (kind, format!(": {label}"))
+        }
+        (None, Some(b)) => (Kind::Raw, format!(": body {}", short(&bytes_text(b)))),
+        (None, None) => (Kind::Http, String::new()),
+    }
 }
 
 /// The recorded bytes as text (hex when they were not UTF-8), with a note when only a

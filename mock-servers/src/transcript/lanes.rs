@@ -30,15 +30,12 @@ pub(super) fn http_lanes(events: &[WireEvent], transport: TransportName) -> (Vec
             _ => None,
         })
         .collect();
-    events.iter().partition(|e| exchange_of(e).is_none_or(|x| !gets.contains(&x)))
+    events.iter().partition(|e| e.exchange().is_none_or(|x| !gets.contains(&x)))
 }
 
 /// When the client sent its DELETE (ending the session), if it did.
 pub(super) fn deleted_at(main: &[&WireEvent]) -> Option<u64> {
-    main.iter().find_map(|e| match e {
-        WireEvent::HttpRequest { t_us, http_method, .. } if http_method == "DELETE" => Some(*t_us),
-        _ => None,
-    })
+    main.iter().filter(|e| e.http_method() == Some("DELETE")).find_map(|e| e.t_us())
 }
 
 /// The listener lane without the GETs whose number, or presence, is timing:
@@ -85,9 +82,9 @@ pub(super) fn listener_shown<'e>(listener: &[&'e WireEvent], deleted_at: Option<
     }
     // The listener's GETs, then the resumptions: each kind in its order, but which of two
     // independent GETs the client sent first is its timing.
-    let shown = listener.iter().copied().filter(|e| exchange_of(e).is_none_or(|x| !hidden.contains(&x)));
+    let shown = listener.iter().copied().filter(|e| e.exchange().is_none_or(|x| !hidden.contains(&x)));
     let (listening, resuming): (Vec<_>, Vec<_>) =
-        shown.partition(|e| exchange_of(e).is_some_and(|x| requests.contains_key(&x)));
+        shown.partition(|e| e.exchange().is_some_and(|x| requests.contains_key(&x)));
     [listening, resuming].concat()
 }
 
@@ -96,14 +93,9 @@ pub(super) fn listener_shown<'e>(listener: &[&'e WireEvent], deleted_at: Option<
 /// whether the mock's answer came back through the proxy first is timing (rmcp, `make soak`).
 /// The mock's side records the GET and its answer if it got there.
 pub(super) fn answered_only(listener: Vec<&WireEvent>) -> Vec<&WireEvent> {
-    let answered: std::collections::HashSet<u64> = listener
-        .iter()
-        .filter_map(|e| match e {
-            WireEvent::HttpResponse { exchange, .. } => Some(*exchange),
-            _ => None,
-        })
-        .collect();
-    listener.into_iter().filter(|e| exchange_of(e).is_none_or(|x| answered.contains(&x))).collect()
+    let answered: std::collections::HashSet<u64> =
+        listener.iter().filter(|e| e.status().is_some()).filter_map(|e| e.exchange()).collect();
+    listener.into_iter().filter(|e| e.exchange().is_none_or(|x| answered.contains(&x))).collect()
 }
 
 /// The events without a stdin EOF that only raced the script's own exit: when nothing
@@ -124,7 +116,7 @@ pub(super) fn without_eof_racing_exit(events: Vec<&WireEvent>) -> Vec<&WireEvent
                         | WireEvent::Exit { .. }
                 )
             })
-            .is_some_and(|e| matches!(e, WireEvent::Exit { why, .. } if why == "script"))
+            .is_some_and(|e| e.is_exit() && e.why() == Some("script"))
     };
     events
         .iter()
@@ -170,16 +162,6 @@ pub(super) fn without_drop<'a>(events: &[&'a WireEvent]) -> Option<Vec<&'a WireE
     let kept: Vec<&WireEvent> = before.iter().chain(tail.iter().filter(|e| !ending(e))).copied().collect();
     let says_more = |e: &&WireEvent| matches!(e, WireEvent::Signal { .. } | WireEvent::Exit { .. });
     (!kept.iter().any(says_more)).then_some(kept)
-}
-
-pub(super) fn exchange_of(e: &WireEvent) -> Option<u64> {
-    match e {
-        WireEvent::HttpRequest { exchange, .. }
-        | WireEvent::HttpResponse { exchange, .. }
-        | WireEvent::StreamWrite { exchange, .. }
-        | WireEvent::StreamEnd { exchange, .. } => Some(*exchange),
-        _ => None,
-    }
 }
 
 #[cfg(test)]
@@ -228,8 +210,9 @@ mod tests {
         let gone = [get(8), answer(8, 404, "session expired")];
         let events = [&events[..], &more, &later, &gone].concat();
         let lane: Vec<&WireEvent> = events.iter().collect();
-        let kept =
-            |deleted| -> Vec<u64> { listener_shown(&lane, deleted).into_iter().filter_map(exchange_of).collect() };
+        let kept = |deleted| -> Vec<u64> {
+            listener_shown(&lane, deleted).into_iter().filter_map(WireEvent::exchange).collect()
+        };
         // Listener GETs refused unscripted go, the resumptions stay and come last; a GET
         // refused after the client's DELETE goes, and only then.
         assert_eq!(kept(Some(7)), [3, 3, 6, 6, 4, 4, 5, 5]);
@@ -256,7 +239,7 @@ mod tests {
             answer(8, 200, REPEATED_GET),
         ];
         let lane: Vec<&WireEvent> = answers.iter().collect();
-        let kept: Vec<u64> = listener_shown(&lane, None).into_iter().filter_map(exchange_of).collect();
+        let kept: Vec<u64> = listener_shown(&lane, None).into_iter().filter_map(WireEvent::exchange).collect();
         // ... and so is a repeated step's standing answer.
         assert_eq!(kept, [1, 1, 4, 4, 5, 5, 7, 7]);
     }

@@ -19,7 +19,7 @@ pub mod render;
 
 pub use redact::Redactor;
 
-use mcp_scenario::wire::{Recorded, WireEvent};
+use mcp_scenario::wire::WireEvent;
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -54,12 +54,12 @@ pub fn count_sent<'a>(
     let matches = |json: Option<&Value>| method.is_none() || json.and_then(method_of) == method;
     events
         .into_iter()
-        .filter(|e| match e {
-            WireEvent::FromClient { json, .. } => http_method.is_none() && matches(json.as_ref()),
-            WireEvent::HttpRequest { http_method: m, json, .. } => {
-                http_method.is_none_or(|want| want == m) && matches(json.as_ref())
-            }
-            _ => false,
+        .filter(|e| {
+            let sent = match e.http_method() {
+                Some(m) => http_method.is_none_or(|want| want == m),
+                None => http_method.is_none() && matches!(e, WireEvent::FromClient { .. }),
+            };
+            sent && matches(e.json())
         })
         .count()
 }
@@ -123,35 +123,23 @@ impl Connection {
 
     /// The client's JSON messages on this connection, in wire order.
     pub fn client_messages(&self) -> impl Iterator<Item = &Value> {
-        self.view.iter().filter_map(|e| match e {
-            WireEvent::FromClient { json: Some(v), .. } => Some(v),
-            _ => None,
-        })
+        self.view.iter().filter_map(WireEvent::client_message)
     }
 
     /// The session id the mock issued on this connection (its first response carrying
     /// `Mcp-Session-Id`), or empty.
     pub fn session_id(&self) -> String {
-        self.recorded
-            .iter()
-            .find_map(|e| match e {
-                WireEvent::HttpResponse { headers, .. } => headers.get("mcp-session-id").cloned(),
-                _ => None,
-            })
-            .unwrap_or_default()
+        self.recorded.iter().find_map(WireEvent::issued_session_id).map(str::to_string).unwrap_or_default()
     }
 
     /// The pid the mock recorded when it started serving this connection.
     pub fn mock_pid(&self) -> Option<u32> {
-        self.recorded.iter().find_map(|e| match e {
-            WireEvent::Started { pid, .. } => Some(*pid),
-            _ => None,
-        })
+        self.recorded.iter().find_map(WireEvent::started_pid)
     }
 
     /// Whether the mock recorded its own exit.
     pub fn mock_exited(&self) -> bool {
-        self.recorded.iter().any(|e| matches!(e, WireEvent::Exit { .. }))
+        self.recorded.iter().any(WireEvent::is_exit)
     }
 }
 
@@ -223,13 +211,10 @@ impl Transcript {
     pub fn client_messages_in_time(&self) -> Vec<&Value> {
         let mut timed = Vec::new();
         for (c, connection) in self.connections.iter().enumerate() {
-            let origin = connection.recorded.iter().find_map(|e| match e {
-                WireEvent::Started { origin_unix_us, .. } => *origin_unix_us,
-                _ => None,
-            });
+            let origin = connection.recorded.iter().find_map(WireEvent::origin_unix_us);
             let Some(origin) = origin else { return self.client_messages().collect() };
             for (i, e) in connection.events().iter().enumerate() {
-                if let WireEvent::FromClient { t_us, json: Some(v), .. } = e {
+                if let (Some(t_us), Some(v)) = (e.t_us(), e.client_message()) {
                     timed.push((origin + t_us, c, i, v));
                 }
             }
@@ -255,31 +240,23 @@ impl Transcript {
 
     /// The pids the mock recorded as it started serving each connection.
     pub fn mock_pids(&self) -> impl Iterator<Item = u32> {
-        self.connections.iter().flat_map(|c| c.recorded()).filter_map(|e| match e {
-            WireEvent::Started { pid, .. } => Some(*pid),
-            _ => None,
-        })
+        self.connections.iter().flat_map(|c| c.recorded()).filter_map(WireEvent::started_pid)
     }
 }
 
-/// A connection's events plus, for HTTP records, the JSON-RPC they carry as `FromClient`
-/// (POST bodies) and `ToClient` (JSON bodies, SSE `data:` lines) events.
+/// A connection's events plus, for HTTP records, the JSON-RPC they carry
+/// ([`WireEvent::carried_message`]).
 ///
-/// A POST refused with a non-2xx status ends its request's life on the wire (the client
-/// may re-send it with the same id, e.g. after an auth refresh), so the refusal is viewed
-/// as a `ToClient` error for that id.
+/// Exchanges with the authorization server carry no MCP message: they stay out of the
+/// JSON-RPC view (their records are rendered as they are). A POST refused with a non-2xx
+/// status ends its request's life on the wire (the client may re-send it with the same id,
+/// e.g. after an auth refresh), so the refusal is viewed as a `ToClient` error for that id
+/// (and a body it came with is not viewed).
 fn message_view(events: &[WireEvent]) -> (Vec<WireEvent>, Vec<usize>) {
     let mut out = Vec::with_capacity(events.len());
     let mut origin = Vec::with_capacity(events.len());
     let mut request_ids: HashMap<u64, Value> = HashMap::new();
-    // Exchanges with the authorization server carry no MCP message: they stay out of the
-    // JSON-RPC view (their records are rendered as they are).
     let mut oauth: std::collections::HashSet<u64> = std::collections::HashSet::new();
-    let to_client = |t_us: u64, text: String, why: &str| WireEvent::ToClient {
-        t_us,
-        bytes: Recorded::of(format!("{text}\n").as_bytes()),
-        why: why.to_string(),
-    };
     for (i, e) in events.iter().enumerate() {
         out.push(e.clone());
         match e {
@@ -290,34 +267,16 @@ fn message_view(events: &[WireEvent]) -> (Vec<WireEvent>, Vec<usize>) {
             WireEvent::HttpResponse { t_us, exchange, status, .. } if !(200..300).contains(status) => {
                 if let Some(id) = request_ids.remove(exchange) {
                     let refusal = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": 0, "message": format!("HTTP {status}")}});
-                    out.push(to_client(*t_us, refusal.to_string(), "refused"));
+                    out.push(WireEvent::written_to_client(*t_us, &refusal.to_string(), "refused"));
                 }
             }
-            WireEvent::HttpRequest { t_us, http_method, json, body, exchange, .. } if http_method == "POST" => {
-                if let Some(id) = json.as_ref().filter(|v| v.get("method").is_some()).and_then(|v| v.get("id")) {
-                    request_ids.insert(*exchange, id.clone());
+            _ => {
+                let request_id = e.json().filter(|v| v.get("method").is_some()).and_then(|v| v.get("id"));
+                if let (Some("POST"), Some(x), Some(id)) = (e.http_method(), e.exchange(), request_id) {
+                    request_ids.insert(x, id.clone());
                 }
-                let bytes = match (body, json) {
-                    (Some(b), _) => b.clone(),
-                    (None, Some(v)) => Recorded::of(v.to_string().as_bytes()),
-                    (None, None) => Recorded::of(b""),
-                };
-                out.push(WireEvent::FromClient { t_us: *t_us, bytes, json: json.clone(), terminated: true });
+                out.extend(e.carried_message());
             }
-            WireEvent::HttpResponse { t_us, body: Some(b), why, .. } => {
-                if let Some(text) = b.text.as_deref().filter(|t| t.starts_with(['{', '['])) {
-                    out.push(to_client(*t_us, text.to_string(), why));
-                }
-            }
-            WireEvent::StreamWrite { t_us, bytes, why, .. } => {
-                let text = bytes.text.as_deref().unwrap_or("");
-                let data: Vec<&str> =
-                    text.split(['\n', '\r']).filter_map(|l| l.strip_prefix("data:")).map(str::trim_start).collect();
-                if !data.is_empty() {
-                    out.push(to_client(*t_us, data.join("\n"), why));
-                }
-            }
-            _ => {}
         }
         origin.resize(out.len(), i);
     }

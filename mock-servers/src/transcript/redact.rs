@@ -81,15 +81,14 @@ impl Redactor {
                         }
                     }
                 }
-                WireEvent::HttpResponse { headers, .. } => {
-                    if let Some(id) = headers.get("mcp-session-id")
+                _ => {
+                    if let Some(id) = e.issued_session_id()
                         && !id.is_empty()
-                        && !sessions.contains(id)
+                        && !sessions.iter().any(|s| s == id)
                     {
-                        sessions.push(id.clone());
+                        sessions.push(id.to_string());
                     }
                 }
-                _ => {}
             }
         }
         replacements.extend(nonces);

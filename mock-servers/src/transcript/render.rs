@@ -6,8 +6,7 @@
 //! (checks judge timing: `within_ms`, `at_least_ms`, `backoff`); long payloads are shortened.
 
 use super::lanes::{
-    answered_only, deleted_at, exchange_of, failed_connects, http_lanes, listener_shown, without_drop,
-    without_eof_racing_exit,
+    answered_only, deleted_at, failed_connects, http_lanes, listener_shown, without_drop, without_eof_racing_exit,
 };
 use super::{Redactor, Transcript};
 use mcp_results::{ClientOutcome, ManagerEventRecord, StepStatus};
@@ -75,7 +74,7 @@ pub fn transcript(
             s.push_str(
                 "· the client dropped the connection its connect failed on (closed stdin, killed the mock, or both)\n",
             );
-        } else if transport == TransportName::Stdio && !events.iter().any(|e| matches!(e, WireEvent::Exit { .. })) {
+        } else if transport == TransportName::Stdio && !connection.mock_exited() {
             s.push_str("· mock did not exit by itself (killed by the client or the harness)\n");
         }
     }
@@ -200,7 +199,7 @@ fn render_lane(s: &mut String, events: &[&WireEvent], redactor: &mut Redactor) {
         }
     }
     let mut later: Vec<&&WireEvent> = events.iter().filter(|e| abandoned(e)).collect();
-    later.sort_by_key(|e| exchange_of(e));
+    later.sort_by_key(|e| e.exchange());
     for e in later {
         if let Some(line) = event_line(e, redactor) {
             s.push_str(&line);
@@ -225,11 +224,11 @@ fn merge_writes(events: &[&WireEvent]) -> Vec<WireEvent> {
             && acc.len() / *n < TINY_WRITE
         {
             *n += 1;
-            acc.extend_from_slice(&bytes_of(bytes));
+            acc.extend_from_slice(&bytes.kept());
             continue;
         }
         let acc = match e {
-            WireEvent::StreamWrite { bytes, .. } => bytes_of(bytes),
+            WireEvent::StreamWrite { bytes, .. } => bytes.kept(),
             _ => Vec::new(),
         };
         out.push(((*e).clone(), 1, acc));
@@ -255,11 +254,7 @@ fn json_bodies(events: Vec<WireEvent>, redactor: &Redactor) -> Vec<WireEvent> {
         .into_iter()
         .map(|e| match e {
             WireEvent::StreamWrite { t_us, exchange, bytes, why } => {
-                let json = bytes
-                    .text
-                    .as_deref()
-                    .filter(|_| !bytes.truncated())
-                    .and_then(|t| serde_json::from_str::<Value>(t).ok());
+                let json = bytes.whole_text().and_then(|t| serde_json::from_str::<Value>(t).ok());
                 let bytes = match json.filter(|v| v.is_object() || v.is_array()) {
                     Some(v) => Recorded::of(redactor.json(&v).to_string().as_bytes()),
                     None => bytes,
@@ -316,7 +311,7 @@ fn http_line(e: &WireEvent, redactor: &mut Redactor) -> Option<String> {
             let hs = if hs.is_empty() { String::new() } else { format!(" [{}]", hs.join("; ")) };
             let mut line = format!("← #{x} {status}{hs}  ({why})");
             if let Some(b) = body {
-                let shown = match b.text.as_deref().filter(|_| !b.truncated()).map(serde_json::from_str::<Value>) {
+                let shown = match b.whole_text().map(serde_json::from_str::<Value>) {
                     Some(Ok(v)) => shorten(&redactor.json(&v).to_string()),
                     _ => show(b, redactor),
                 };
@@ -326,7 +321,7 @@ fn http_line(e: &WireEvent, redactor: &mut Redactor) -> Option<String> {
         }
         WireEvent::StreamWrite { exchange, bytes, why, .. } => {
             let x = redactor.exchange(*exchange);
-            let shown = match bytes.text.as_deref().filter(|_| !bytes.truncated()) {
+            let shown = match bytes.whole_text() {
                 Some(text) => sse_text(text, redactor),
                 None => show(bytes, redactor),
             };
@@ -382,7 +377,7 @@ fn event_line(e: &WireEvent, redactor: &mut Redactor) -> Option<String> {
             format!("→ {body}{cr}{unterminated}")
         }
         WireEvent::ToClient { bytes, why, .. } => {
-            let shown = match bytes.text.as_deref().filter(|_| !bytes.truncated()) {
+            let shown = match bytes.whole_text() {
                 Some(text) => server_text(text, redactor),
                 None => show(bytes, redactor),
             };
@@ -424,24 +419,11 @@ fn show(bytes: &Recorded, redactor: &Redactor) -> String {
     // Secrets go before anything is cut: a secret cut in two has no shape left.
     let body = match (&bytes.text, &bytes.hex) {
         (Some(t), _) => escape(redactor.text(t).as_bytes()),
-        (None, Some(h)) => redactor.text(&escape(&hex_decode(h))),
+        (None, Some(_)) => redactor.text(&escape(&bytes.kept())),
         (None, None) => String::new(),
     };
     let shown = shorten(&body);
     if bytes.truncated() || shown.len() < body.len() { format!("{shown} ({} bytes)", bytes.len) } else { shown }
-}
-
-/// The (kept prefix of the) recorded bytes.
-fn bytes_of(r: &Recorded) -> Vec<u8> {
-    match (&r.text, &r.hex) {
-        (Some(t), _) => t.as_bytes().to_vec(),
-        (None, Some(h)) => hex_decode(h),
-        (None, None) => Vec::new(),
-    }
-}
-
-fn hex_decode(h: &str) -> Vec<u8> {
-    (0..h.len() / 2).filter_map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).ok()).collect()
 }
 
 /// Escapes control characters and invalid UTF-8 so every byte is visible on one line.
