@@ -316,6 +316,15 @@ async fn read_stdin(mock: Arc<Mock>, stdin: Input) {
     }
 }
 
+/// Where `chunk`'s first line ends (the index of its `\n`). Found by std's word-at-a-time
+/// search (`BufRead::skip_until` on a slice reads nothing and copies nothing): a loop over
+/// the bytes was 7 % of the mock's instructions per round trip (callgrind).
+fn line_end(chunk: &[u8]) -> Option<usize> {
+    let mut rest = chunk;
+    let through = std::io::BufRead::skip_until(&mut rest, b'\n').unwrap_or(0);
+    through.checked_sub(1).filter(|&end| chunk[end] == b'\n')
+}
+
 /// How the stdin reader thread stopped.
 enum StdinEnded {
     /// The client closed its end (recorded, with any last unterminated line).
@@ -342,7 +351,7 @@ fn read_lines(mock: &Mock, mut reader: input::LineReader, runtime: &tokio::runti
             input::Read::Closing => return StdinEnded::Closed,
         };
         let mut chunk = &buf[..n];
-        while let Some(pos) = chunk.iter().position(|b| *b == b'\n') {
+        while let Some(pos) = line_end(chunk) {
             if line.is_empty() {
                 // The whole line came in this read: handled where it lies.
                 runtime.block_on(mock.on_line(&chunk[..pos], true));
@@ -378,6 +387,19 @@ async fn watch_shutdown(mock: Arc<Mock>, mut shutdown: Shutdown) {
                     return mock.exit(128 + sig as i32, None, sig.as_str());
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::line_end;
+
+    #[test]
+    fn a_line_ends_at_its_first_newline_or_not_in_this_chunk() {
+        let chunks: [&[u8]; 7] = [b"", b"\n", b"abc", b"abc\n", b"a\nb\n", b"\r\n\n", &[b'x'; 100]];
+        for chunk in chunks {
+            assert_eq!(line_end(chunk), chunk.iter().position(|b| *b == b'\n'), "{chunk:?}");
         }
     }
 }
