@@ -10,7 +10,6 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 use tokio::sync::Notify;
 
@@ -35,13 +34,16 @@ pub fn origin_unix_us(start: Instant) -> u64 {
 pub struct Recorder {
     file: Mutex<Output>,
     start: Instant,
-    sealed: AtomicBool,
 }
 
 /// The record file and what is held for its next write (see [`Recorder::hold`]).
 struct Output {
     file: File,
     held: Vec<u8>,
+    /// Nothing more is written (see [`Recorder::seal`]). Kept under the file's lock: the
+    /// stdio mock records from its stdin reader thread too, and an event either makes the
+    /// record before its last event or not at all.
+    sealed: bool,
 }
 
 /// Writes what [`Recorder::hold`] held when dropped, unless a later event already took it.
@@ -63,11 +65,7 @@ impl Recorder {
             .truncate(true)
             .open(path)
             .map_err(|e| MockError::io(format!("creating record file {}", path.display()), e))?;
-        Ok(Recorder {
-            file: Mutex::new(Output { file, held: Vec::new() }),
-            start: Instant::now(),
-            sealed: AtomicBool::new(false),
-        })
+        Ok(Recorder { file: Mutex::new(Output { file, held: Vec::new(), sealed: false }), start: Instant::now() })
     }
 
     /// Microseconds since the recorder was created.
@@ -81,12 +79,26 @@ impl Recorder {
     }
 
     /// Writes one event as one line, in one `write` call (after anything held, in the same
-    /// call).
-    pub fn record(&self, event: &(impl RecordLine + ?Sized)) {
-        if self.sealed.load(Ordering::SeqCst) {
+    /// call). False when the record is sealed and the event was not written: what it
+    /// describes must then not happen on the wire either.
+    pub fn record(&self, event: &(impl RecordLine + ?Sized)) -> bool {
+        let mut out = lock(&self.file);
+        if out.sealed {
+            return false;
+        }
+        event.push_line(&mut out.held);
+        write_held(out);
+        true
+    }
+
+    /// Records the last event, then seals the record ([`Recorder::seal`]) under the same lock,
+    /// so that no other thread's event follows it.
+    pub fn record_last(&self, event: &(impl RecordLine + ?Sized)) {
+        let mut out = lock(&self.file);
+        if out.sealed {
             return;
         }
-        let mut out = lock(&self.file);
+        out.sealed = true;
         event.push_line(&mut out.held);
         write_held(out);
     }
@@ -98,8 +110,9 @@ impl Recorder {
     /// (a task that has to wait drops the guard or calls [`Recorder::flush`] first), so a
     /// mock killed at any moment has lost nothing it acted on.
     pub fn hold(&self, event: &(impl RecordLine + ?Sized)) -> Held<'_> {
-        if !self.sealed.load(Ordering::SeqCst) {
-            event.push_line(&mut lock(&self.file).held);
+        let mut out = lock(&self.file);
+        if !out.sealed {
+            event.push_line(&mut out.held);
         }
         Held(self)
     }
@@ -107,7 +120,7 @@ impl Recorder {
     /// Writes what is held, if anything (nothing once sealed).
     pub fn flush(&self) {
         let mut out = lock(&self.file);
-        if out.held.is_empty() || self.sealed.load(Ordering::SeqCst) {
+        if out.held.is_empty() || out.sealed {
             out.held.clear();
             return;
         }
@@ -117,7 +130,7 @@ impl Recorder {
     /// Records nothing more: the mock has ended (its last event is its exit), and what the
     /// tasks still running until the process is gone do must not reach the record.
     pub fn seal(&self) {
-        self.sealed.store(true, Ordering::SeqCst);
+        lock(&self.file).sealed = true;
     }
 }
 
@@ -125,7 +138,7 @@ impl Recorder {
 /// Errors are logged, not returned: a full disk must not change what the mock does on the
 /// wire.
 fn write_held(mut out: std::sync::MutexGuard<'_, Output>) {
-    let Output { file, held } = &mut *out;
+    let Output { file, held, .. } = &mut *out;
     let result = file.write_all(held);
     held.clear();
     drop(out);

@@ -238,7 +238,10 @@ impl Mock {
         if self.ending.is_set() {
             return;
         }
-        self.recorder.record(&Crossing::ToClient { t_us: self.recorder.now_us(), bytes, why });
+        // Not recorded (the mock ended on another thread meanwhile): not written either.
+        if !self.recorder.record(&Crossing::ToClient { t_us: self.recorder.now_us(), bytes, why }) {
+            return;
+        }
         // A client that closed our stdout is itself the finding; the record shows it.
         if out.write_all(bytes).await.is_ok() {
             let _ = out.flush().await;
@@ -251,7 +254,9 @@ impl Mock {
         if self.ending.is_set() {
             return;
         }
-        self.recorder.record(&WireEvent::Stderr { t_us: self.recorder.now_us(), bytes: Recorded::of(bytes) });
+        if !self.recorder.record(&WireEvent::Stderr { t_us: self.recorder.now_us(), bytes: Recorded::of(bytes) }) {
+            return;
+        }
         let _ = err.write_all(bytes).await;
         let _ = err.flush().await;
     }
@@ -270,13 +275,12 @@ impl Mock {
                 }
                 None => self.record_progress(),
             }
-            self.recorder.record(&WireEvent::Exit {
+            self.recorder.record_last(&WireEvent::Exit {
                 t_us: self.recorder.now_us(),
                 code: signal.is_none().then_some(code),
                 signal: signal.map(|s| s.as_str().to_string()),
                 why: why.into(),
             });
-            self.recorder.seal();
             ExitReason { code, signal, why: why.into() }
         });
     }
