@@ -47,14 +47,14 @@ async fn a_whole_flow_is_recorded_with_its_secrets_redacted() {
     let location = url::Url::parse(authorize.headers()["location"].to_str().expect("ascii")).expect("url");
     let code = location.query_pairs().find(|(k, _)| k == "code").expect("code").1.to_string();
     let token = answer_json(c.post(format!("{origin}/token")).form(&[
-            ("grant_type", "authorization_code"),
-            ("code", &code),
-            ("redirect_uri", "http://127.0.0.1/cb"),
-            ("client_id", &client_id),
-            ("code_verifier", VERIFIER),
-            ("resource", &resource),
-        ]))
-        .await;
+        ("grant_type", "authorization_code"),
+        ("code", &code),
+        ("redirect_uri", "http://127.0.0.1/cb"),
+        ("client_id", &client_id),
+        ("code_verifier", VERIFIER),
+        ("resource", &resource),
+    ]))
+    .await;
     let access = token["access_token"].as_str().expect("access_token").to_string();
     let r = c
         .post(&mock.url)
