@@ -134,6 +134,23 @@ function requireImplemented(implemented, step) {
   }
 }
 
+/**
+ * The fields of the ops this module performs itself (`runStep`: the waits, `await`, `cancel`,
+ * `notify`, `close`, and `abandon` refused with the driver's text), for the end of a driver's
+ * IMPLEMENTED table: the code that applies a field is the code that declares it.
+ */
+export const PLAN_LOOP_OPS = {
+  await: ["request"],
+  cancel: ["request"],
+  abandon: ["request"],
+  notify: ["method", "params", "pad_params"],
+  wait: ["ms"],
+  wait_notification: ["method", "timeout_ms"],
+  wait_sent: ["method", "http_method", "count", "timeout_ms"],
+  wait_closed: ["timeout_ms"],
+  close: [],
+};
+
 /** The declaration line: every op the driver handles, with the fields of it that it handles. */
 function declaration(implemented) {
   return { contract: CONTRACT, performs: Object.fromEntries(Object.entries(implemented).map(([op, fields]) => [op, [...fields]])) };
@@ -243,6 +260,58 @@ export function trackingFetch(s) {
       }
     }
     return response;
+  };
+}
+
+/**
+ * The SDK's HTTP transport for the plan's transport name (`http`: its
+ * `StreamableHTTPClientTransport`, `legacy-sse`: its `SSEClientTransport`; both SDKs name the
+ * classes alike and take the same options): the tracking fetch, the plan's headers (the SDKs
+ * add `requestInit`'s headers to their POSTs and to the event-stream GET) and, when the plan
+ * authorizes, the `authProvider`. Any other name is unsupported.
+ */
+export function httpTransport({ StreamableHTTPClientTransport, SSEClientTransport }, authProvider) {
+  const options = {
+    fetch: trackingFetch(state),
+    requestInit: { headers: state.headers },
+    ...(authProvider && { authProvider }),
+  };
+  switch (transportName) {
+    case "http":
+      return new StreamableHTTPClientTransport(serverUrl(), options);
+    case "legacy-sse":
+      return new SSEClientTransport(serverUrl(), options);
+    default:
+      throw new Unsupported(`unknown transport ${JSON.stringify(transportName)}`);
+  }
+}
+
+/**
+ * `options` (the SDK's request options) with a plan request's progress fields: `onprogress`
+ * when `issueToken` (the SDKs issue a progress token only through it, and progress then reaches
+ * the plan as notifications), and the SDK's own `resetTimeoutOnProgress` / `maxTotalTimeout`
+ * for `reset_timeout_on_progress` / `max_total_timeout_ms`.
+ */
+export function withProgressOptions(step, options, issueToken) {
+  if (issueToken) {
+    const s = state;
+    options.onprogress = (progress) => noteNotification(s, "notifications/progress", progress ?? {});
+  }
+  if (step.reset_timeout_on_progress) options.resetTimeoutOnProgress = true;
+  if (step.max_total_timeout_ms !== undefined) options.maxTotalTimeout = step.max_total_timeout_ms;
+  return options;
+}
+
+/**
+ * Routes what a new SDK `Client` reports on its own into the plan whose state is `s`: its
+ * notifications no handler took, its close, and its errors (but not the aborts of the driver's
+ * own close). The SDK calls these after the plan may be over: they keep to that plan's state.
+ */
+export function watchClient(client, s) {
+  client.fallbackNotificationHandler = async (notification) => noteNotification(s, notification.method, notification.params ?? {});
+  client.onclose = () => noteClosed(s);
+  client.onerror = (error) => {
+    if (!isOwnAbort(s, error)) emitFor(s, { report: errorText(error) });
   };
 }
 

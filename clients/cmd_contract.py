@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -66,6 +67,75 @@ def count_sent(step: dict[str, Any]) -> int | None:
                     continue
                 count += 1
     return count
+
+
+def require_implemented(performs: dict[str, set[str]], step: dict[str, Any], unsupported: type[Exception], who: str) -> None:
+    """Raises `unsupported` for a step whose op, or one of whose fields, the driver's table
+    (`performs`, its IMPLEMENTED) lacks: a field the driver does not know is refused, never
+    silently run without. `who` names the driver in the reason."""
+    op = step.get("op")
+    known = performs.get(op)
+    if known is None:
+        raise unsupported(f"plan op {op!r} is unknown to {who}")
+    unknown = sorted(k for k in step if k != "op" and k not in known)
+    if unknown:
+        raise unsupported(f"{who} does not apply {op} field(s) {', '.join(unknown)}")
+
+
+#: Strings in results longer than this are shortened, so a large reply cannot flood stdout.
+MAX_STRING = 4096
+
+
+def shorten(value: Any) -> Any:
+    """`value` with every string longer than MAX_STRING cut there and marked with its length."""
+    if isinstance(value, str):
+        return value if len(value) <= MAX_STRING else f"{value[:MAX_STRING]}…({len(value)} chars)"
+    if isinstance(value, list):
+        return [shorten(v) for v in value]
+    if isinstance(value, dict):
+        return {k: shorten(v) for k, v in value.items()}
+    return value
+
+
+#: The contract's wait ops with their fields, for a driver's IMPLEMENTED table: a Python driver
+#: handles all four, `wait_sent` through SentWait (which reads each of its fields), the others
+#: on its own event model.
+WAIT_OPS: dict[str, set[str]] = {
+    "wait": {"ms"},
+    "wait_notification": {"method", "timeout_ms"},
+    "wait_sent": {"method", "http_method", "count", "timeout_ms"},
+    "wait_closed": {"timeout_ms"},
+}
+
+
+class SentWait:
+    """A `wait_sent` step: until the mock has recorded `count` (1) matching client messages, at
+    most `timeout_ms` (1000). Another process writes the records, so there is no in-process
+    event to wait on: the driver polls `pending()` every POLL_S, with its own sleep (a thread's
+    or an event loop's), and raises `failure` when the wait ended short."""
+
+    POLL_S = 0.005
+
+    def __init__(self, step: dict[str, Any], unsupported: type[Exception]):
+        self.step = step
+        self.unsupported = unsupported
+        self.timeout_ms = step.get("timeout_ms", 1000)
+        self.want = step.get("count", 1)
+        self.deadline = time.monotonic() + self.timeout_ms / 1000
+        self.failure: str | None = None
+
+    def pending(self) -> bool:
+        """Whether to poll again: False once enough are recorded, or (with `failure` set) once
+        the time is up. Raises `unsupported` when the harness names no run directory."""
+        count = count_sent(self.step)
+        if count is None:
+            raise self.unsupported("MCP_HARNESS_RUN_DIR is not set (an older harness?)")
+        if count >= self.want:
+            return False
+        if time.monotonic() >= self.deadline:
+            self.failure = f"the mock saw fewer than {self.want} such message(s) within {self.timeout_ms}ms"
+            return False
+        return True
 
 
 #: The variable that asks a driver for the persistent mode (clients/README.md, "Persistent drivers").

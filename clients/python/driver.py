@@ -64,9 +64,6 @@ else:
 
 from pydantic import TypeAdapter  # noqa: E402  (after the version switch on purpose)
 
-#: Strings in results longer than this are shortened, so a large reply cannot flood stdout.
-MAX_STRING = 4096
-
 #: How long a step after the first, and a close, wait for the SDK's own notification POSTs to
 #: be answered (clients/README.md, "Notifications an SDK POSTs on its own").
 SETTLE_S = 0.3
@@ -261,22 +258,9 @@ IMPLEMENTED: dict[str, set[str]] = {
     "cancel": {"request"},
     "abandon": {"request"},
     "notify": {"method", "params", "pad_params"},
-    "wait": {"ms"},
-    "wait_notification": {"method", "timeout_ms"},
-    "wait_sent": {"method", "http_method", "count", "timeout_ms"},
-    "wait_closed": {"timeout_ms"},
+    **cmd_contract.WAIT_OPS,
     "close": set(),
 }
-
-
-def require_implemented(step: dict[str, Any]) -> None:
-    op = step.get("op")
-    known = IMPLEMENTED.get(op)
-    if known is None:
-        raise Unsupported(f"plan op {op!r} is unknown to this driver")
-    unknown = sorted(k for k in step if k != "op" and k not in known)
-    if unknown:
-        raise Unsupported(f"this driver does not apply {op} field(s) {', '.join(unknown)}")
 
 
 def require_params_kept(method: str, params: dict[str, Any] | None, model: Any) -> None:
@@ -294,16 +278,6 @@ def require_params_kept(method: str, params: dict[str, Any] | None, model: Any) 
 def emit(obj: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
-
-
-def shorten(value: Any) -> Any:
-    if isinstance(value, str):
-        return value if len(value) <= MAX_STRING else f"{value[:MAX_STRING]}…({len(value)} chars)"
-    if isinstance(value, list):
-        return [shorten(v) for v in value]
-    if isinstance(value, dict):
-        return {k: shorten(v) for k, v in value.items()}
-    return value
 
 
 def failed(step: int, error: BaseException, elapsed_ms: int) -> dict[str, Any]:
@@ -694,7 +668,7 @@ class Driver:
         self.task_group.start_soon(run)
 
     async def run_step(self, step: dict[str, Any]) -> tuple[Any, int | None]:
-        require_implemented(step)
+        cmd_contract.require_implemented(IMPLEMENTED, step, Unsupported, "this driver")
         op = step.get("op")
         if op == "connect":
             await self.connect(step)
@@ -748,14 +722,11 @@ class Driver:
             if step["method"] not in self.notifications:
                 raise RuntimeError(f"no {step['method']} notification within {timeout}ms")
         elif op == "wait_sent":
-            timeout = step.get("timeout_ms", 1000)
-            want = step.get("count", 1)
-            deadline = time.monotonic() + timeout / 1000
-            # Another process writes the records: there is no in-process event to wait on.
-            while count_sent(step) < want:
-                if time.monotonic() >= deadline:
-                    raise RuntimeError(f"the mock saw fewer than {want} such message(s) within {timeout}ms")
-                await anyio.sleep(0.005)
+            wait = cmd_contract.SentWait(step, Unsupported)
+            while wait.pending():
+                await anyio.sleep(wait.POLL_S)
+            if wait.failure is not None:
+                raise RuntimeError(wait.failure)
         elif op == "wait_closed":
             raise Unsupported("ClientSession exposes no connection-closed event or flag to wait on (a closed connection shows only as pending and later requests failing with CONNECTION_CLOSED)")
         elif op == "close":
@@ -816,7 +787,7 @@ class Driver:
                     continue
                 line: dict[str, Any] = {"step": n, "ok": True}
                 if value is not None:
-                    line["result"] = shorten(dump(value))
+                    line["result"] = cmd_contract.shorten(dump(value))
                 line["elapsed_ms"] = elapsed if elapsed is not None else int((time.monotonic() - started) * 1000)
                 emit(line)
             # Like the bundled target, a plan that does not close ends with an implicit close.
@@ -826,14 +797,6 @@ class Driver:
                 except Exception as e:
                     emit({"report": f"close after the plan failed: {error_text(e)}"})
             tg.cancel_scope.cancel()
-
-
-def count_sent(step: dict[str, Any]) -> int:
-    """The contract's count of matching client messages, or unsupported on an older harness."""
-    count = cmd_contract.count_sent(step)
-    if count is None:
-        raise Unsupported("MCP_HARNESS_RUN_DIR is not set (an older harness?)")
-    return count
 
 
 class StepError(Exception):

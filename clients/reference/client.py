@@ -116,7 +116,6 @@ LEGACY_VERSION = "2024-11-05"
 BATCH_VERSIONS = {"2024-11-05", "2025-03-26"}
 DEFAULT_TIMEOUT_MS = 30000
 DEFAULT_MAX_MESSAGE = 16 * 1024 * 1024
-MAX_STRING = 4096
 ERROR_BODY_CHARS = 4096
 #: Resumption: default delay when the server sent no `retry`, and attempts without progress.
 DEFAULT_RETRY_MS = 1000
@@ -140,16 +139,6 @@ def emit(obj: dict[str, Any]) -> None:
 
 def report(text: str) -> None:
     emit({"report": text})
-
-
-def shorten(value: Any) -> Any:
-    if isinstance(value, str):
-        return value if len(value) <= MAX_STRING else f"{value[:MAX_STRING]}…({len(value)} chars)"
-    if isinstance(value, list):
-        return [shorten(v) for v in value]
-    if isinstance(value, dict):
-        return {k: shorten(v) for k, v in value.items()}
-    return value
 
 
 class Schemas:
@@ -435,7 +424,7 @@ class Client:
         client speaks the stateful revisions either way: the answer is only logged."""
         try:
             result = self.request("server/discover", dict(DISCOVER_PARAMS))
-            report(f"discover answered: {shorten(result)}")
+            report(f"discover answered: {cmd_contract.shorten(result)}")
         except McpError as e:
             if str(e).startswith("Authorization failed:"):
                 # No answer about versions at all: the server is not reachable without the
@@ -1458,10 +1447,7 @@ IMPLEMENTED: dict[str, set[str]] = {
     "await": {"request"},
     "cancel": {"request"},
     "notify": {"method", "params", "pad_params"},
-    "wait": {"ms"},
-    "wait_notification": {"method", "timeout_ms"},
-    "wait_sent": {"method", "http_method", "count", "timeout_ms"},
-    "wait_closed": {"timeout_ms"},
+    **cmd_contract.WAIT_OPS,
     "close": set(),
 }
 
@@ -1485,13 +1471,8 @@ class Runner:
         return self.client
 
     def step(self, step: dict[str, Any]) -> tuple[Any, int | None]:
-        op = step.get("op")
-        known = IMPLEMENTED.get(op)
-        if known is None:
-            raise Unsupported(f"plan op {op!r} is unknown to the reference client")
-        unknown = sorted(k for k in step if k != "op" and k not in known)
-        if unknown:
-            raise Unsupported(f"the reference client does not apply {op} field(s) {', '.join(unknown)}")
+        cmd_contract.require_implemented(IMPLEMENTED, step, Unsupported, "the reference client")
+        op = step["op"]
         if op == "connect":
             revision = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "")
             if revision >= "2026-07-28":
@@ -1553,14 +1534,11 @@ class Runner:
         return None, None
 
     def wait_sent(self, step: dict[str, Any]) -> None:
-        timeout = step.get("timeout_ms", 1000)
-        want = step.get("count", 1)
-        deadline = time.monotonic() + timeout / 1000
-        # Another process writes the records: there is no in-process event to wait on.
-        while count_sent(step) < want:
-            if time.monotonic() >= deadline:
-                raise McpError(f"the mock saw fewer than {want} such message(s) within {timeout}ms")
-            time.sleep(0.005)
+        wait = cmd_contract.SentWait(step, Unsupported)
+        while wait.pending():
+            time.sleep(wait.POLL_S)
+        if wait.failure is not None:
+            raise McpError(wait.failure)
 
     def run(self) -> None:
         for n, step in enumerate(self.plan, 1):
@@ -1578,7 +1556,7 @@ class Runner:
                 continue
             line: dict[str, Any] = {"step": n, "ok": True}
             if value is not None:
-                line["result"] = shorten(value)
+                line["result"] = cmd_contract.shorten(value)
             line["elapsed_ms"] = elapsed if elapsed is not None else int((time.monotonic() - started) * 1000)
             emit(line)
         # Like the bundled target, a plan that does not close ends with an implicit close.
@@ -1591,14 +1569,6 @@ class StepError(Exception):
         super().__init__(text)
         self.text = text
         self.elapsed_ms = elapsed_ms
-
-
-def count_sent(step: dict[str, Any]) -> int:
-    """The contract's count of matching client messages, or unsupported on an older harness."""
-    count = cmd_contract.count_sent(step)
-    if count is None:
-        raise Unsupported("MCP_HARNESS_RUN_DIR is not set (an older harness?)")
-    return count
 
 
 def main(argv: list[str]) -> int:

@@ -24,25 +24,8 @@ import {
 } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { readFileSync } from "node:fs";
-import {
-  DriverError,
-  Unsupported,
-  emitFor,
-  errorText,
-  isOwnAbort,
-  noteClosed,
-  noteNotification,
-  planChangesRoots,
-  requestOptions,
-  requireClient,
-  runDriver,
-  serverUrl,
-  state,
-  stdioCommand,
-  trackingFetch,
-  transportName,
-} from "../cmd_contract.mjs";
-import { HeadlessOAuthProvider, checkOAuthPlan, finishAuthWithin } from "../headless_oauth.mjs";
+import { DriverError, PLAN_LOOP_OPS, Unsupported, httpTransport, noteClosed, noteNotification, planChangesRoots, requestOptions, requireClient, runDriver, state, stdioCommand, trackingFetch, transportName, watchClient, withProgressOptions } from "../cmd_contract.mjs";
+import { HeadlessOAuthProvider, checkOAuthPlan, connectAfterAuthorization, finishAuthWithin, retryAfterAuthorization } from "../headless_oauth.mjs";
 
 /** The installed SDK's version, read from its own package.json (its exports map does not list it). */
 const SDK_VERSION = JSON.parse(
@@ -92,40 +75,13 @@ const IMPLEMENTED = {
     "oauth",
   ],
   request: ["method", "params", "timeout_ms", "background", "as", "pad_params", "reset_timeout_on_progress", "max_total_timeout_ms", "new_session"],
-  await: ["request"],
-  cancel: ["request"],
-  abandon: ["request"],
-  notify: ["method", "params", "pad_params"],
-  wait: ["ms"],
-  wait_notification: ["method", "timeout_ms"],
-  wait_sent: ["method", "http_method", "count", "timeout_ms"],
-  wait_closed: ["timeout_ms"],
-  close: [],
+  ...PLAN_LOOP_OPS,
 };
 
 function makeTransport(maxMessageBytes, authProvider) {
-  switch (transportName) {
-    case "stdio": {
-      const { command, args } = stdioCommand();
-      return new StdioClientTransport({ command, args, ...(maxMessageBytes !== undefined && { maxBufferSize: maxMessageBytes }) });
-    }
-    case "http":
-      return new StreamableHTTPClientTransport(serverUrl(), {
-        fetch: trackingFetch(state),
-        requestInit: { headers: state.headers },
-        ...(authProvider && { authProvider }),
-      });
-    case "legacy-sse":
-      // The SDK adds requestInit's headers to its POSTs and (through its fetch wrapper) to the
-      // event-stream GET.
-      return new SSEClientTransport(serverUrl(), {
-        fetch: trackingFetch(state),
-        requestInit: { headers: state.headers },
-        ...(authProvider && { authProvider }),
-      });
-    default:
-      throw new Unsupported(`unknown transport ${JSON.stringify(transportName)}`);
-  }
+  if (transportName !== "stdio") return httpTransport({ StreamableHTTPClientTransport, SSEClientTransport }, authProvider);
+  const { command, args } = stdioCommand();
+  return new StdioClientTransport({ command, args, ...(maxMessageBytes !== undefined && { maxBufferSize: maxMessageBytes }) });
 }
 
 /**
@@ -138,51 +94,38 @@ function makeTransport(maxMessageBytes, authProvider) {
  */
 function progressOptions(step, options) {
   const asksProgress = step.params?._meta?.progressToken !== undefined;
-  if (!asksProgress) {
-    if (step.reset_timeout_on_progress || step.max_total_timeout_ms !== undefined) {
-      throw new Unsupported("the SDK resets timeouts only on progress for a token it issues (the plan's params carry no _meta.progressToken)");
-    }
-    return options;
+  if (!asksProgress && (step.reset_timeout_on_progress || step.max_total_timeout_ms !== undefined)) {
+    throw new Unsupported("the SDK resets timeouts only on progress for a token it issues (the plan's params carry no _meta.progressToken)");
   }
-  const s = state;
-  options.onprogress = (progress) => noteNotification(s, "notifications/progress", progress ?? {});
-  if (step.reset_timeout_on_progress) options.resetTimeoutOnProgress = true;
-  if (step.max_total_timeout_ms !== undefined) options.maxTotalTimeout = step.max_total_timeout_ms;
-  return options;
+  return withProgressOptions(step, options, asksProgress);
 }
+
+/** The `Client` method of the SDK's convenience call for a request method, where it has one. */
+const CONVENIENCE_CALLS = {
+  "tools/list": "listTools",
+  "tools/call": "callTool",
+  "prompts/list": "listPrompts",
+  "prompts/get": "getPrompt",
+  "resources/list": "listResources",
+  "resources/templates/list": "listResourceTemplates",
+  "resources/read": "readResource",
+  "completion/complete": "complete",
+};
 
 /** The SDK's convenience call for a method, where it has one; else `Client.request`. */
 function sendRequest(method, params, options) {
   const client = state.client;
-  switch (method) {
-    case "tools/list":
-      return client.listTools(params, options);
-    case "tools/call":
-      return client.callTool(params, options);
-    case "prompts/list":
-      return client.listPrompts(params, options);
-    case "prompts/get":
-      return client.getPrompt(params, options);
-    case "resources/list":
-      return client.listResources(params, options);
-    case "resources/templates/list":
-      return client.listResourceTemplates(params, options);
-    case "resources/read":
-      return client.readResource(params, options);
-    case "completion/complete":
-      return client.complete(params, options);
-    default: {
-      const request = params === undefined ? { method } : { method, params };
-      // Spec methods: the SDK resolves the result schema (and refuses a method the negotiated
-      // era does not have). Vendor methods need one from the caller: the SDK says so with a
-      // TypeError before it sends anything.
-      try {
-        return client.request(request, options);
-      } catch (e) {
-        if (!(e instanceof TypeError && /is not a spec method/.test(e.message))) throw e;
-        return client.request(request, ANY_RESULT, options);
-      }
-    }
+  const convenience = CONVENIENCE_CALLS[method];
+  if (convenience !== undefined) return client[convenience](params, options);
+  const request = params === undefined ? { method } : { method, params };
+  // Spec methods: the SDK resolves the result schema (and refuses a method the negotiated
+  // era does not have). Vendor methods need one from the caller: the SDK says so with a
+  // TypeError before it sends anything.
+  try {
+    return client.request(request, options);
+  } catch (e) {
+    if (!(e instanceof TypeError && /is not a spec method/.test(e.message))) throw e;
+    return client.request(request, ANY_RESULT, options);
   }
 }
 
@@ -208,14 +151,7 @@ async function sendAuthorized(method, params, options) {
   // A refusal the SDK throws synchronously (a method outside the negotiated era) becomes
   // the request's outcome, as a rejection would.
   const send = () => new Promise((resolve) => resolve(sendRequest(method, params, options)));
-  try {
-    return await send();
-  } catch (e) {
-    const callback = s.oauth && e instanceof UnauthorizedError ? s.oauth.takeCallback() : undefined;
-    if (callback === undefined) throw e;
-    await finishAuthorization(s, s.transport, callback);
-    return await send();
-  }
+  return retryAfterAuthorization(s.oauth, UnauthorizedError, send, (callback) => finishAuthorization(s, s.transport, callback));
 }
 
 /**
@@ -362,18 +298,11 @@ async function connect(step) {
     step.oauth != null ? new HeadlessOAuthProvider(step.oauth, { fetchFn: trackingFetch(s), userStepMs: step.timeout_ms || undefined }) : undefined;
   state.oauth = oauth;
   const authProvider = oauth ?? authProviderFor(step.auth_refresh);
-  try {
-    await connectClient(step, versions, authProvider);
-  } catch (e) {
-    const callback = oauth && e instanceof UnauthorizedError ? oauth.takeCallback() : undefined;
-    if (callback === undefined) throw e;
-    // The SDK's flow stopped at the user step (auth() answered 'REDIRECT'): the application
-    // hands it what reached the redirect URI and connects again, as the SDK's OAuth example does.
-    await finishAuthorization(s, s.transport, callback);
-    await connectClient(step, versions, authProvider);
-    // The close that ended the first attempt belongs to the discarded client.
-    s.closed = false;
-  }
+  // Where the SDK's flow stops at the user step (auth() answered 'REDIRECT'), the application
+  // hands it what reached the redirect URI and connects again, as the SDK's OAuth example does.
+  await connectAfterAuthorization(s, oauth, UnauthorizedError, () => connectClient(step, versions, authProvider), (callback) =>
+    finishAuthorization(s, s.transport, callback),
+  );
   return undefined;
 }
 
@@ -388,13 +317,8 @@ async function connectClient(step, versions, authProvider) {
   if (roots.length > 0 || rootsChange) {
     client.setRequestHandler("roots/list", async () => ({ roots }));
   }
-  // The SDK calls these after the plan may be over: they keep to the plan's own state.
   const s = state;
-  client.fallbackNotificationHandler = async (notification) => noteNotification(s, notification.method, notification.params ?? {});
-  client.onclose = () => noteClosed(s);
-  client.onerror = (error) => {
-    if (!isOwnAbort(s, error)) emitFor(s, { report: errorText(error) });
-  };
+  watchClient(client, s);
   const transport = makeTransport(step.max_message_bytes, authProvider);
   state.client = client;
   state.transport = transport;

@@ -31,24 +31,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
-import {
-  DriverError,
-  Unsupported,
-  errorText,
-  emitFor,
-  isOwnAbort,
-  noteClosed,
-  noteNotification,
-  planChangesRoots,
-  requestOptions,
-  runDriver,
-  serverUrl,
-  state,
-  stdioCommand,
-  trackingFetch,
-  transportName,
-} from "../cmd_contract.mjs";
-import { HeadlessOAuthProvider, checkOAuthPlan, finishAuthWithin } from "../headless_oauth.mjs";
+import { DriverError, PLAN_LOOP_OPS, Unsupported, httpTransport, planChangesRoots, requestOptions, runDriver, state, stdioCommand, trackingFetch, transportName, watchClient, withProgressOptions } from "../cmd_contract.mjs";
+import { HeadlessOAuthProvider, checkOAuthPlan, connectAfterAuthorization, finishAuthWithin, retryAfterAuthorization } from "../headless_oauth.mjs";
 
 const SDK_VERSION = createRequire(import.meta.url)("@modelcontextprotocol/sdk/package.json").version;
 /**
@@ -85,41 +69,15 @@ const IMPLEMENTED = {
   // protocol_version, legacy_fallback, new_session; max_message_bytes on HTTP; oauth on stdio.
   connect: ["handshake", "timeout_ms", "env", "max_message_bytes", "string_ids", "roots", "headers", "auth_refresh", "managed", "protocol_version", "legacy_fallback", "oauth"],
   request: ["method", "params", "timeout_ms", "background", "as", "pad_params", "reset_timeout_on_progress", "max_total_timeout_ms", "new_session"],
-  await: ["request"],
-  cancel: ["request"],
-  abandon: ["request"],
-  notify: ["method", "params", "pad_params"],
-  wait: ["ms"],
-  wait_notification: ["method", "timeout_ms"],
-  wait_sent: ["method", "http_method", "count", "timeout_ms"],
-  wait_closed: ["timeout_ms"],
-  close: [],
+  ...PLAN_LOOP_OPS,
 };
 
 function makeTransport(authProvider) {
-  switch (transportName) {
-    case "stdio": {
-      const { command, args } = stdioCommand();
-      // `maxBufferSize`: the SDK's cap on its stdio read buffer (default 10 MB); past it the
-      // transport reports an error and closes.
-      return new StdioClientTransport({ command, args, ...(state.maxBufferSize !== undefined ? { maxBufferSize: state.maxBufferSize } : {}) });
-    }
-    case "http":
-      return new StreamableHTTPClientTransport(serverUrl(), {
-        fetch: trackingFetch(state),
-        requestInit: { headers: state.headers },
-        ...(authProvider && { authProvider }),
-      });
-    case "legacy-sse":
-      // The SDK adds requestInit's headers to its event-stream GET and its POSTs alike.
-      return new SSEClientTransport(serverUrl(), {
-        fetch: trackingFetch(state),
-        requestInit: { headers: state.headers },
-        ...(authProvider && { authProvider }),
-      });
-    default:
-      throw new Unsupported(`unknown transport ${JSON.stringify(transportName)}`);
-  }
+  if (transportName !== "stdio") return httpTransport({ StreamableHTTPClientTransport, SSEClientTransport }, authProvider);
+  const { command, args } = stdioCommand();
+  // `maxBufferSize`: the SDK's cap on its stdio read buffer (default 10 MB); past it the
+  // transport reports an error and closes.
+  return new StdioClientTransport({ command, args, ...(state.maxBufferSize !== undefined ? { maxBufferSize: state.maxBufferSize } : {}) });
 }
 
 /**
@@ -131,16 +89,9 @@ function makeTransport(authProvider) {
  * resetTimeoutOnProgress / maxTotalTimeout serve the plan's fields.
  */
 function progressOptions(step, options) {
-  const asksProgress = step.params?._meta?.progressToken !== undefined;
-  if (asksProgress) {
-    const s = state;
-    options.onprogress = (progress) => noteNotification(s, "notifications/progress", progress ?? {});
-  }
   // Without `onprogress` the SDK takes both options too; it then issues no progress token,
   // so only the timeout and the total bound remain (it checks the total when progress comes).
-  if (step.reset_timeout_on_progress) options.resetTimeoutOnProgress = true;
-  if (step.max_total_timeout_ms !== undefined) options.maxTotalTimeout = step.max_total_timeout_ms;
-  return options;
+  return withProgressOptions(step, options, step.params?._meta?.progressToken !== undefined);
 }
 
 function sendRequest(method, params, options) {
@@ -208,18 +159,11 @@ async function connect(step) {
   const oauth =
     step.oauth != null ? new HeadlessOAuthProvider(step.oauth, { fetchFn: trackingFetch(s), userStepMs: step.timeout_ms || undefined }) : undefined;
   state.oauth = oauth;
-  try {
-    await connectClient(step, oauth);
-  } catch (e) {
-    const callback = oauth && e instanceof UnauthorizedError ? oauth.takeCallback() : undefined;
-    if (callback === undefined) throw e;
-    // The SDK's flow stopped at the user step (auth() answered 'REDIRECT'): the application
-    // hands it what reached the redirect URI and connects again, as the SDK's OAuth example does.
-    await finishAuthorization(s, state.transport, callback);
-    await connectClient(step, oauth);
-    // The close that ended the first attempt belongs to the discarded client.
-    s.closed = false;
-  }
+  // Where the SDK's flow stops at the user step (auth() answered 'REDIRECT'), the application
+  // hands it what reached the redirect URI and connects again, as the SDK's OAuth example does.
+  await connectAfterAuthorization(s, oauth, UnauthorizedError, () => connectClient(step, oauth), (callback) =>
+    finishAuthorization(s, s.transport, callback),
+  );
   return undefined;
 }
 
@@ -234,13 +178,7 @@ async function connectClient(step, oauth) {
   if (roots.length > 0 || rootsChange) {
     client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots }));
   }
-  // The SDK calls these after the plan may be over: they keep to the plan's own state.
-  const s = state;
-  client.fallbackNotificationHandler = async (notification) => noteNotification(s, notification.method, notification.params ?? {});
-  client.onclose = () => noteClosed(s);
-  client.onerror = (error) => {
-    if (!isOwnAbort(s, error)) emitFor(s, { report: errorText(error) });
-  };
+  watchClient(client, state);
   const transport = makeTransport(oauth);
   state.client = client;
   state.transport = transport;
@@ -270,14 +208,9 @@ async function finishAuthorization(s, transport, callback) {
  */
 async function sendAuthorized(method, params, options) {
   const s = state;
-  try {
-    return await sendRequest(method, params, options);
-  } catch (e) {
-    const callback = s.oauth && e instanceof UnauthorizedError ? s.oauth.takeCallback() : undefined;
-    if (callback === undefined) throw e;
-    await finishAuthorization(s, s.transport, callback);
-    return await sendRequest(method, params, options);
-  }
+  return retryAfterAuthorization(s.oauth, UnauthorizedError, () => sendRequest(method, params, options), (callback) =>
+    finishAuthorization(s, s.transport, callback),
+  );
 }
 
 runDriver({

@@ -3,8 +3,9 @@
 //! after the run with SIGTERM (it records what is still open and flushes) and then its
 //! whole group killed, so nothing outlives the run even if the mock misbehaves.
 
+use crate::targets::process_group;
 use mcp_scenario::TransportName;
-use nix::sys::signal::{Signal, kill, killpg};
+use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use std::path::Path;
 use std::process::Stdio;
@@ -122,7 +123,7 @@ impl HttpMock {
                 Ok(HttpMock { child, pid, url, _stdout: reader, reaped: false })
             }
             (read, _) => {
-                kill_group(pid);
+                process_group::kill(pid);
                 let mut text = String::new();
                 if let Some(mut err) = stderr {
                     let _ = tokio::time::timeout(Duration::from_secs(1), err.read_to_string(&mut text)).await;
@@ -151,7 +152,7 @@ impl HttpMock {
             self.reaped = true;
             return;
         }
-        kill_group(self.pid);
+        process_group::kill(self.pid);
         self.reaped = tokio::time::timeout(STOP_BOUND, self.child.wait()).await.is_ok();
     }
 }
@@ -160,13 +161,9 @@ impl Drop for HttpMock {
     fn drop(&mut self) {
         // A run cut short (its future dropped) must still leave nothing behind.
         if !self.reaped {
-            kill_group(self.pid);
+            process_group::kill(self.pid);
         }
     }
-}
-
-fn kill_group(pid: u32) {
-    let _ = killpg(Pid::from_raw(pid as i32), Signal::SIGKILL);
 }
 
 #[cfg(test)]

@@ -405,38 +405,28 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn progress_resets_the_timeout_only_when_asked() {
         // Without reset: the 100 ms timeout fires at 100 despite progress at 80.
-        let (c, id, rx) = fresh();
         let options = RequestOptions { progress_token: Some(json!(7)), ..RequestOptions::default() };
-        let started = tokio::time::Instant::now();
-        let out = race(&c, &id, rx, &options, |c| async move {
-            tokio::time::sleep(Duration::from_millis(80)).await;
-            progress(&c, 7);
-        })
-        .await;
-        assert_eq!((out, started.elapsed().as_millis()), (Err(GaveUp::Timeout(100)), 100));
-
+        assert_eq!(with_progress(&options, 7, 1).await, (Err(GaveUp::Timeout(100)), 100));
         // With reset: progress at 80, 160, 240 pushes expiry to 340.
-        let (c, id, rx) = fresh();
         let options = RequestOptions { reset_timeout_on_progress: true, ..options };
+        assert_eq!(with_progress(&options, 7, 3).await, (Err(GaveUp::Timeout(100)), 340));
+        // Progress for another token resets nothing.
+        assert_eq!(with_progress(&options, 8, 1).await, (Err(GaveUp::Timeout(100)), 100));
+    }
+
+    /// A fresh request waited for with a 100 ms timeout under `options` while progress for
+    /// `token` arrives `times` times, every 80 ms: how the wait ended, and after how many ms.
+    async fn with_progress(options: &RequestOptions, token: i64, times: usize) -> (Result<(), GaveUp>, u128) {
+        let (c, id, rx) = fresh();
         let started = tokio::time::Instant::now();
-        let out = race(&c, &id, rx, &options, |c| async move {
-            for _ in 0..3 {
+        let out = race(&c, &id, rx, options, |c| async move {
+            for _ in 0..times {
                 tokio::time::sleep(Duration::from_millis(80)).await;
-                progress(&c, 7);
+                progress(&c, token);
             }
         })
         .await;
-        assert_eq!((out, started.elapsed().as_millis()), (Err(GaveUp::Timeout(100)), 340));
-
-        // Progress for another token resets nothing.
-        let (c, id, rx) = fresh();
-        let started = tokio::time::Instant::now();
-        let out = race(&c, &id, rx, &options, |c| async move {
-            tokio::time::sleep(Duration::from_millis(80)).await;
-            progress(&c, 8);
-        })
-        .await;
-        assert_eq!((out, started.elapsed().as_millis()), (Err(GaveUp::Timeout(100)), 100));
+        (out, started.elapsed().as_millis())
     }
 
     #[tokio::test(start_paused = true)]

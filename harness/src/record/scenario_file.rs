@@ -1080,14 +1080,15 @@ mod tests {
             redacted: BTreeMap::new(),
         };
         let text = http(&c, &Options { name: "stateless-session".into(), speed: 1.0 });
-        assert!(text.contains("revision: 2026-07-28\n"), "{text}");
-        assert!(text.contains("    params: {\"name\":\"greet\",\"_meta\":{\"progressToken\":\"p1\"}}\n"), "{text}");
-        assert!(text.contains("  - {method: \"tools/call\", params: {\"name\":\"greet\"}}\n"), "{text}");
-        assert!(
-            text.contains("json: {\"jsonrpc\":\"2.0\",\"id\":\"{id}\",\"result\":{\"resultType\":\"complete\"}}"),
-            "{text}"
-        );
-        assert!(text.contains("  - outcome: {step: 1, ok: true}\n  - outcome: {step: 2, ok: true}\n"), "{text}");
+        for part in [
+            "revision: 2026-07-28\n",
+            "    params: {\"name\":\"greet\",\"_meta\":{\"progressToken\":\"p1\"}}\n",
+            "  - {method: \"tools/call\", params: {\"name\":\"greet\"}}\n",
+            "json: {\"jsonrpc\":\"2.0\",\"id\":\"{id}\",\"result\":{\"resultType\":\"complete\"}}",
+            "  - outcome: {step: 1, ok: true}\n  - outcome: {step: 2, ok: true}\n",
+        ] {
+            assert!(text.contains(part), "{part:?} in {text}");
+        }
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("stateless-session.yaml");
         std::fs::write(&path, &text).expect("write");

@@ -74,34 +74,27 @@ fn collect(value: &Value, timed: bool, out: &mut Vec<u64>) {
 mod tests {
     use super::*;
 
-    fn scenario(client: &str, server: &str) -> Scenario {
+    /// A `tools/list` scenario with a 2000 ms deadline: the request bounded by `timeout_ms`,
+    /// the mock's reply delayed by `delay_ms` (each left out when `None`).
+    fn listing(timeout_ms: Option<u64>, delay_ms: Option<u64>) -> Scenario {
+        let timeout = timeout_ms.map_or_else(String::new, |ms| format!("    timeout_ms: {ms}\n"));
+        let delay = delay_ms.map_or_else(String::new, |ms| format!("  - op: delay\n    ms: {ms}\n"));
         let text = format!(
-            "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\ndeadline_ms: 2000\nclient:\n{client}server:\n  - op: handshake\n{server}checks:\n  - outcome: {{step: 2, ok: true}}\n    project: \"SPEC §3\"\n"
+            "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\ndeadline_ms: 2000\nclient:\n  - op: connect\n  - op: request\n    method: tools/list\n{timeout}server:\n  - op: handshake\n  - op: expect\n    method: tools/list\n{delay}  - op: reply\n    result: {{\"tools\": []}}\nchecks:\n  - outcome: {{step: 2, ok: true}}\n    project: \"SPEC §3\"\n"
         );
         mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &text).expect("a scenario")
     }
 
     #[test]
     fn the_margin_is_the_closest_race() {
-        let s = scenario(
-            "  - op: connect\n  - op: request\n    method: tools/list\n    timeout_ms: 300\n",
-            "  - op: expect\n    method: tools/list\n  - op: delay\n    ms: 700\n  - op: reply\n    result: {\"tools\": []}\n",
-        );
         // 300 against 700 is 400; 300 against zero is 300; 700 against the 2000 deadline, 1300.
-        assert_eq!(of(&s).timing, Duration::from_millis(300));
+        assert_eq!(of(&listing(Some(300), Some(700))).timing, Duration::from_millis(300));
     }
 
     #[test]
     fn a_scenario_without_times_has_its_deadline_and_never_less_than_the_floor() {
-        let plain = scenario(
-            "  - op: connect\n  - op: request\n    method: tools/list\n",
-            "  - op: expect\n    method: tools/list\n  - op: reply\n    result: {\"tools\": []}\n",
-        );
-        assert_eq!(of(&plain).timing, Duration::from_millis(2000));
-        let close = scenario(
-            "  - op: connect\n  - op: request\n    method: tools/list\n    timeout_ms: 300\n",
-            "  - op: expect\n    method: tools/list\n  - op: delay\n    ms: 310\n  - op: reply\n    result: {\"tools\": []}\n",
-        );
+        assert_eq!(of(&listing(None, None)).timing, Duration::from_millis(2000));
+        let close = listing(Some(300), Some(310));
         assert_eq!(of(&close).timing, FLOOR);
         assert_eq!(of(&close).slack, Duration::from_millis(2000 - 310));
     }

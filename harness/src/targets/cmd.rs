@@ -503,13 +503,7 @@ async fn run_program(command_line: &str, run: ClientRun<'_>) -> ClientOutcome {
         Err(e) => return assemble(plan, Collected::default(), not_started(e), started, deadline),
     };
     let mut cmd = tokio::process::Command::new(&argv[0]);
-    cmd.args(&argv[1..])
-        .envs(env)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
+    process_group::lead_own_group(cmd.args(&argv[1..]).envs(env), std::process::Stdio::piped());
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(source) => {

@@ -34,14 +34,8 @@ impl Declared {
     pub async fn ask(argv: &[String]) -> Declared {
         let Some((program, args)) = argv.split_first() else { return Declared::No("the command line is empty".into()) };
         let mut cmd = tokio::process::Command::new(program);
-        cmd.args(args)
-            .env(DECLARE_ENV, "1")
-            .env(CONTRACT_ENV, contract::VERSION)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .process_group(0)
-            .kill_on_drop(true);
+        cmd.args(args).env(DECLARE_ENV, "1").env(CONTRACT_ENV, contract::VERSION);
+        process_group::lead_own_group(&mut cmd, std::process::Stdio::null());
         let mut child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => return Declared::No(format!("it could not be started ({e})")),

@@ -19,7 +19,7 @@ pub mod cmd;
 pub mod declaration;
 mod escapees;
 pub mod persistent;
-mod process_group;
+pub(crate) mod process_group;
 pub mod readiness;
 
 use crate::error::HarnessError;

@@ -11,8 +11,22 @@ use mcp_results::Leftover;
 /// Characters of a leftover's command line kept.
 const COMMAND_CHARS: usize = 200;
 
+/// Sets `cmd` up to start an external client (or its declaration probe) as the leader of a
+/// process group of its own, so that the group id finds and kills all it spawns, and killed
+/// when dropped: no stdin, stdout piped (the contract's lines), stderr as `stderr`.
+pub(super) fn lead_own_group(
+    cmd: &mut tokio::process::Command,
+    stderr: std::process::Stdio,
+) -> &mut tokio::process::Command {
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(stderr)
+        .process_group(0)
+        .kill_on_drop(true)
+}
+
 /// Kills every process in the group `pgid`. A group that is already gone is not an error.
-pub(super) fn kill(pgid: u32) {
+pub(crate) fn kill(pgid: u32) {
     use nix::sys::signal::{Signal, killpg};
     use nix::unistd::Pid;
     // pgid 0 or 1 would mean "our own group" or init: never signal those.

@@ -1,5 +1,6 @@
 //! The command line's error paths and exit codes (documented in `mcp-harness --help`).
 
+use crate::files::file_in_tempdir;
 use assert_cmd::Command;
 use predicates::prelude::*;
 use std::path::Path;
@@ -28,19 +29,17 @@ fn unknown_target_is_one_line_and_exit_2() {
 
 #[test]
 fn misspelt_field_names_file_line_column_and_field() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("bad.yaml");
-    std::fs::write(&path, SCENARIO.replace("    method: tools/list\nserver", "    methd: tools/list\nserver"))
-        .expect("write");
+    let (_dir, path) = file_in_tempdir(
+        "bad.yaml",
+        &SCENARIO.replace("    method: tools/list\nserver", "    methd: tools/list\nserver"),
+    );
     let expected = format!("{}:7:5: unknown field `methd`", path.display());
     harness().args(["run", path.to_str().expect("utf8")]).assert().code(2).stderr(predicate::str::contains(expected));
 }
 
 #[test]
 fn one_changed_snapshot_byte_fails_the_run() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("tiny.yaml");
-    std::fs::write(&path, SCENARIO).expect("write");
+    let (dir, path) = file_in_tempdir("tiny.yaml", SCENARIO);
     let reports = dir.path().join("reports");
     let run = |update: bool| {
         let mut cmd = harness();
@@ -63,9 +62,7 @@ fn one_changed_snapshot_byte_fails_the_run() {
 
 #[test]
 fn a_first_run_is_judged_by_its_checks_and_writes_its_snapshot() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("tiny.yaml");
-    std::fs::write(&path, SCENARIO).expect("write");
+    let (dir, path) = file_in_tempdir("tiny.yaml", SCENARIO);
     let reports = dir.path().join("reports");
     let run = |extra: &[&str]| {
         harness()
@@ -117,9 +114,7 @@ fn write_scenario(dir: &Path, text: &str) -> std::path::PathBuf {
 /// `mcp-harness check` on SCENARIO edited by `edit`: its one stderr line, the path shown as
 /// `tiny.yaml`.
 fn check_message(edit: impl Fn(&str) -> String) -> String {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("tiny.yaml");
-    std::fs::write(&path, edit(SCENARIO)).expect("write");
+    let (_dir, path) = file_in_tempdir("tiny.yaml", &edit(SCENARIO));
     let out = harness().args(["check", path.to_str().expect("utf8")]).output().expect("runs");
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     String::from_utf8_lossy(&out.stderr).trim().replace(&path.display().to_string(), "tiny.yaml")

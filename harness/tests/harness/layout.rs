@@ -14,18 +14,8 @@ const SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
 
 /// `crate::a::b` for each `.rs` file of the library (the binary's `main.rs` is left out).
 fn modules() -> BTreeMap<String, PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).expect("src is readable").flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.push(path);
-            }
-        }
-    }
     let mut files = Vec::new();
-    walk(Path::new(SRC), &mut files);
+    crate::files::collect_with_extension(Path::new(SRC), "rs", &mut files);
     let mut modules = BTreeMap::new();
     for file in files {
         let rel = file.strip_prefix(SRC).expect("under src").with_extension("");

@@ -12,6 +12,7 @@ mod browser;
 mod cli;
 mod docs;
 mod external;
+mod files;
 mod hostile;
 mod hosts;
 mod hygiene;

@@ -12,9 +12,10 @@ use mcp_harness::record::capture::{self, Captured};
 use mcp_harness::runner::{self, RunConfig};
 use mcp_results::{RunResult, Status};
 use mcp_transports::client::{self, ClientOptions};
-use mcp_transports::{Handlers, RequestOptions, TransportConfig};
+use mcp_transports::{Handlers, RequestOptions, Transport, TransportConfig};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 const HARNESS: &str = env!("CARGO_BIN_EXE_mcp-harness");
 const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
@@ -47,6 +48,22 @@ pub(crate) struct Seen {
     pub(crate) results: Vec<Result<Value, String>>,
 }
 
+/// The bundled client's connection by `config` through `what` (a recorder, a proxy), bounded
+/// by 5 s whatever the environment says and offering 2025-11-25, after its handshake.
+async fn connect_through(what: &str, config: TransportConfig) -> Arc<dyn Transport> {
+    let config = TransportConfig {
+        timeout_ms: Some(5000),
+        timeout_env_override: Some(None),
+        protocol_version: "2025-11-25".into(),
+        ..config
+    };
+    let t = client::create_transport(&config, Handlers::default()).await.unwrap_or_else(|e| panic!("{what}: {e}"));
+    client::handshake(t.as_ref(), &ClientOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("handshake through {what}: {e}"));
+    t
+}
+
 /// Runs the bundled client over stdio against `mcp-harness record --out <out> -- server…`:
 /// handshake, then each request; then close (which waits for the recorder to exit).
 pub(crate) async fn record_session(out: &Path, extra: &[&str], server: &[String], requests: &[(&str, Value)]) -> Seen {
@@ -55,16 +72,11 @@ pub(crate) async fn record_session(out: &Path, extra: &[&str], server: &[String]
     args.extend(extra.iter().map(|s| s.to_string()));
     args.push("--".into());
     args.extend(server.iter().cloned());
-    let config = TransportConfig {
-        command: HARNESS.into(),
-        args,
-        timeout_ms: Some(5000),
-        timeout_env_override: Some(None),
-        protocol_version: "2025-11-25".into(),
-        ..TransportConfig::default()
-    };
-    let t = client::create_transport(&config, Handlers::default()).await.expect("the recorder starts");
-    client::handshake(t.as_ref(), &ClientOptions::default()).await.expect("handshake through the recorder");
+    let t = connect_through(
+        "the recorder",
+        TransportConfig { command: HARNESS.into(), args, ..TransportConfig::default() },
+    )
+    .await;
     let mut results = Vec::new();
     for (method, params) in requests {
         let r = t.request(method, Some(params.clone()), RequestOptions::default()).await;
@@ -192,17 +204,15 @@ fn mock_server(dir: &Path, rest: &str) -> Vec<String> {
     std::fs::write(&scenario, format!("{MOCK_HEAD}{rest}")).expect("write the mock's scenario");
     let run_dir = dir.join("mock-run");
     std::fs::create_dir_all(&run_dir).expect("run dir");
-    [
-        HARNESS,
-        "mock",
-        "stdio",
-        "--scenario",
-        &scenario.display().to_string(),
-        "--run-dir",
-        &run_dir.display().to_string(),
-    ]
-    .map(String::from)
-    .to_vec()
+    mock_stdio(&scenario, "--run-dir", &run_dir)
+}
+
+/// The command line of `mcp-harness mock stdio` serving `scenario`, writing its records with
+/// `output_flag` (`--run-dir`, `--record`) to `output`.
+pub(crate) fn mock_stdio(scenario: &Path, output_flag: &str, output: &Path) -> Vec<String> {
+    let scenario = scenario.display().to_string();
+    let output = output.display().to_string();
+    [HARNESS, "mock", "stdio", "--scenario", &scenario, output_flag, &output].map(String::from).to_vec()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -375,48 +385,51 @@ async fn line_with(r: impl tokio::io::AsyncRead + Unpin, needle: &str) -> String
     panic!("no line with {needle:?}")
 }
 
+/// Where a server process says the address it listens on: the line holding this text.
+enum Listens {
+    OnStdout(&'static str),
+    OnStderr(&'static str),
+}
+
+/// Starts `cmd` (killed when dropped) and waits until it says where it listens: the child, and
+/// that line's last word, the address.
+async fn listening(mut cmd: tokio::process::Command, says: Listens) -> (tokio::process::Child, String) {
+    use std::process::Stdio;
+    match says {
+        Listens::OnStdout(_) => cmd.stdout(Stdio::piped()),
+        Listens::OnStderr(_) => cmd.stderr(Stdio::piped()),
+    };
+    let mut child = cmd.kill_on_drop(true).spawn().expect("the server starts");
+    let line = match says {
+        Listens::OnStdout(needle) => line_with(child.stdout.take().expect("stdout"), needle).await,
+        Listens::OnStderr(needle) => line_with(child.stderr.take().expect("stderr"), needle).await,
+    };
+    let address = line.split_whitespace().last().expect("an address").to_owned();
+    (child, address)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_session_through_the_proxy_replays_with_its_stream() {
-    use std::process::Stdio;
     let dir = tempfile::tempdir().expect("tempdir");
     let upstream_yaml = dir.path().join("upstream.yaml");
     std::fs::write(&upstream_yaml, SSE_UPSTREAM).expect("write");
     let run_dir = dir.path().join("mock-run");
     std::fs::create_dir_all(&run_dir).expect("run dir");
-    let mut mock = tokio::process::Command::new(HARNESS)
-        .args(["mock", "http", "--scenario"])
-        .arg(&upstream_yaml)
-        .arg("--run-dir")
-        .arg(&run_dir)
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("mock");
-    let upstream = line_with(mock.stdout.take().expect("stdout"), "listening").await;
-    let upstream = upstream.split_whitespace().last().expect("url").to_owned();
+    let mut mock = tokio::process::Command::new(HARNESS);
+    mock.args(["mock", "http", "--scenario"]).arg(&upstream_yaml).arg("--run-dir").arg(&run_dir);
+    let (mut mock, upstream) = listening(mock, Listens::OnStdout("listening")).await;
     let out = dir.path().join("http-session.yaml");
-    let mut recorder = tokio::process::Command::new(HARNESS)
-        .args(["record", "--out"])
-        .arg(&out)
-        .args(["--upstream", &upstream, "--listen", "127.0.0.1:0"])
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("recorder");
-    let listening = line_with(recorder.stderr.take().expect("stderr"), "listening on").await;
-    let proxy = listening.split_whitespace().last().expect("address").to_owned();
+    let mut recorder = tokio::process::Command::new(HARNESS);
+    recorder.args(["record", "--out"]).arg(&out).args(["--upstream", &upstream, "--listen", "127.0.0.1:0"]);
+    let (mut recorder, proxy) = listening(recorder, Listens::OnStderr("listening on")).await;
 
     let config = TransportConfig {
         kind: mcp_transports::config::TransportKind::Http,
         url: format!("{proxy}/mcp"),
         headers: [("Authorization".to_string(), "Bearer cli-Http-Secret-77".to_string())].into(),
-        timeout_ms: Some(5000),
-        timeout_env_override: Some(None),
-        protocol_version: "2025-11-25".into(),
         ..TransportConfig::default()
     };
-    let t = client::create_transport(&config, Handlers::default()).await.expect("connects through the proxy");
-    client::handshake(t.as_ref(), &ClientOptions::default()).await.expect("handshake through the proxy");
+    let t = connect_through("the proxy", config).await;
     let params = json!({"name": "slow", "arguments": {}, "_meta": {"progressToken": "p1"}});
     let result =
         t.request("tools/call", Some(params), RequestOptions::default()).await.expect("the call through the proxy");

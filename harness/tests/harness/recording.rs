@@ -4,6 +4,7 @@
 //! one passes with the plan checks listed as not applicable, one where the client skipped
 //! a MUST fails.
 
+use crate::files::file_in_tempdir;
 use assert_cmd::Command;
 use mcp_transports::client::{ClientOptions, handshake};
 use mcp_transports::stdio::StdioTransport;
@@ -69,9 +70,7 @@ fn check_record(scenario: &Path, record: &Path) -> std::process::Output {
 
 #[tokio::test]
 async fn a_good_host_recording_passes_and_plan_checks_are_not_applicable() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let scenario = dir.path().join("host-lists-tools.yaml");
-    std::fs::write(&scenario, SCENARIO).expect("write");
+    let (dir, scenario) = file_in_tempdir("host-lists-tools.yaml", SCENARIO);
     let record = dir.path().join("good.txt");
     host_session(&scenario, &record, async |t| {
         let options = ClientOptions { protocol_version: "2025-11-25".into(), ..ClientOptions::default() };
@@ -98,9 +97,7 @@ async fn a_good_host_recording_passes_and_plan_checks_are_not_applicable() {
 
 #[tokio::test]
 async fn a_host_that_skips_a_must_fails_check_record() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let scenario = dir.path().join("host-lists-tools.yaml");
-    std::fs::write(&scenario, SCENARIO).expect("write");
+    let (dir, scenario) = file_in_tempdir("host-lists-tools.yaml", SCENARIO);
     let record = dir.path().join("bad.txt");
     // A client that initializes and never sends notifications/initialized (the mock's
     // handshake waits for it, so the client stops there and closes).
@@ -120,9 +117,7 @@ async fn a_host_that_skips_a_must_fails_check_record() {
 
 #[test]
 fn a_recording_without_its_record_dir_or_of_another_scenario_is_exit_2() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let scenario = dir.path().join("host-lists-tools.yaml");
-    std::fs::write(&scenario, SCENARIO).expect("write");
+    let (dir, scenario) = file_in_tempdir("host-lists-tools.yaml", SCENARIO);
     let lone = dir.path().join("lone.txt");
     std::fs::write(&lone, "scenario: x\n").expect("write");
     let out = check_record(&scenario, &lone);

@@ -38,14 +38,11 @@ const VARIANTS: &[Variant] = &[
     ),
     // A server MUST NOT write non-messages; nothing in the MCP spec asks the client to survive
     // one: a robustness finding.
-    Variant {
-        caught_as: Level::Robustness,
-        ..v(
-            "dies-on-malformed-line",
-            "stdio/malformed-line-after-init",
-            "step 2 (request tools/list) failed: Transport closed",
-        )
-    },
+    robustness(v(
+        "dies-on-malformed-line",
+        "stdio/malformed-line-after-init",
+        "step 2 (request tools/list) failed: Transport closed",
+    )),
     v(
         "no-initialized",
         "stdio/initialized-before-first-request",
@@ -56,23 +53,14 @@ const VARIANTS: &[Variant] = &[
     v("ignores-session-id", "http/session-capture-and-resend", "lacked Mcp-Session-Id"),
     // Retrying a refused GET or a 401 without limit breaks no MCP sentence: it floods the
     // server, a robustness finding.
-    Variant {
-        caught_as: Level::Robustness,
-        ..v("loops-on-405-get", "http/get-listener-405", "GET request(s), expected at most 1")
-    },
-    Variant {
-        caught_as: Level::Robustness,
-        ..v("loops-on-401", "http/auth-401-twice-error-with-hint", "expected at most 4")
-    },
+    robustness(v("loops-on-405-get", "http/get-listener-405", "GET request(s), expected at most 1")),
+    robustness(v("loops-on-401", "http/auth-401-twice-error-with-hint", "expected at most 4")),
     // "the sender SHOULD … stop waiting for a response" (2025-11-25 lifecycle, Timeouts).
-    Variant {
-        caught_as: Level::Should,
-        ..v(
-            "no-request-timeout",
-            "stdio/late-response-dropped",
-            "step 2 (request tools/call) succeeded, expected an error",
-        )
-    },
+    should(v(
+        "no-request-timeout",
+        "stdio/late-response-dropped",
+        "step 2 (request tools/call) succeeded, expected an error",
+    )),
     v(
         "cancels-initialize",
         "regressions/ts-initialize-never-cancelled",
@@ -81,20 +69,11 @@ const VARIANTS: &[Variant] = &[
     v("sse-lf-only", "http/sse-crlf-line-endings", "client never reported notification notifications/message"),
     // Response ids are the responder's MUST (2025-11-25 basic/index); taking "1" for 1 takes
     // one response for another: a robustness finding.
-    Variant {
-        caught_as: Level::Robustness,
-        ..v("id-type-confusion", "stdio/wrong-id-type", "does not contain {\"tools\":[]}")
-    },
+    robustness(v("id-type-confusion", "stdio/wrong-id-type", "does not contain {\"tools\":[]}")),
     // Shutdown by SIGTERM after a wait and DELETE on close are SHOULDs (2025-11-25 lifecycle,
     // transports): warnings for a third-party client.
-    Variant {
-        caught_as: Level::Should,
-        ..v("orphans-server", "stdio/ignores-stdin-eof", "the mock never received SIGTERM")
-    },
-    Variant {
-        caught_as: Level::Should,
-        ..v("no-delete", "http/delete-on-close", "the client sent 0 DELETE request(s)")
-    },
+    should(v("orphans-server", "stdio/ignores-stdin-eof", "the mock never received SIGTERM")),
+    should(v("no-delete", "http/delete-on-close", "the client sent 0 DELETE request(s)")),
     v(
         "keeps-expired-session",
         "http/session-expired-404-new-session",
@@ -102,14 +81,11 @@ const VARIANTS: &[Variant] = &[
     ),
     // Cancelling by notification has no MUST or SHOULD for the caller's own cancellation
     // (2025-11-25 utilities/cancellation); the server is left working: a robustness finding.
-    Variant {
-        caught_as: Level::Robustness,
-        ..v(
-            "no-cancel-notification",
-            "stdio/caller-cancellation",
-            "client sent no notifications/cancelled with requestId",
-        )
-    },
+    robustness(v(
+        "no-cancel-notification",
+        "stdio/caller-cancellation",
+        "client sent no notifications/cancelled with requestId",
+    )),
     v("ping-method-not-found", "stdio/server-ping", "has no result"),
     v("ping-not-empty", "stdio/server-ping", "is not empty"),
     v("no-version-header", "http/protocol-version-header-after-init", "lacked MCP-Protocol-Version: 2025-06-18"),
@@ -119,14 +95,11 @@ const VARIANTS: &[Variant] = &[
     v("reuses-ids", "stdio/out-of-order-responses", "reused while still in flight"),
     v("null-ids", "stdio/initialized-before-first-request", "request id is not a string or an integer"),
     // A driver that drops a plan field fails the driver self-test (never baselined).
-    Variant {
-        caught_as: Level::Driver,
-        ..v(
-            "ignores-configured-headers",
-            "driver-selftest/connect-headers",
-            "lacked Authorization: Bearer <redacted:1>",
-        )
-    },
+    driver(v(
+        "ignores-configured-headers",
+        "driver-selftest/connect-headers",
+        "lacked Authorization: Bearer <redacted:1>",
+    )),
     // The OAuth client's (clients/reference/oauth.py, `connect.oauth`).
     v("pkce-plain", "auth/pkce-s256", "lacked code_challenge_method=S256 (one had code_challenge_method=plain)"),
     v(
@@ -196,14 +169,11 @@ const VARIANTS: &[Variant] = &[
     ),
     // Retry limits on step-up are SHOULDs (2025-11-25 basic/authorization, Step-Up
     // Authorization Flow): a warning.
-    Variant {
-        caught_as: Level::Should,
-        ..v(
-            "unbounded-step-up",
-            "auth/step-up-loop-bounded",
-            "the client sent 3 HTTP request(s) to /authorize, expected 2",
-        )
-    },
+    should(v(
+        "unbounded-step-up",
+        "auth/step-up-loop-bounded",
+        "the client sent 3 HTTP request(s) to /authorize, expected 2",
+    )),
     v(
         "openid-appended-before-inserted",
         "auth/as-metadata-issuer-path-order",
@@ -211,38 +181,26 @@ const VARIANTS: &[Variant] = &[
     ),
     // The registration priority and the Client ID Metadata Document capability check are
     // SHOULDs (2025-11-25 basic/authorization, Client Registration Approaches): warnings.
-    Variant {
-        caught_as: Level::Should,
-        ..v(
-            "cimd-without-support",
-            "auth/cimd-unsupported-registers",
-            "the client sent 0 POST request(s) to /register, expected 1",
-        )
-    },
-    Variant {
-        caught_as: Level::Should,
-        ..v(
-            "ignores-cimd-support",
-            "auth/client-id-metadata-document",
-            "the client sent 1 HTTP request(s) to /register, expected 0",
-        )
-    },
-    Variant {
-        caught_as: Level::Should,
-        ..v(
-            "guesses-register-endpoint",
-            "auth/no-registration-no-client",
-            "the client sent 1 HTTP request(s) to /register, expected 0",
-        )
-    },
-    Variant {
-        caught_as: Level::Should,
-        ..v(
-            "registers-despite-client-id",
-            "auth/pre-registered-client",
-            "the client sent 1 HTTP request(s) to /register, expected 0",
-        )
-    },
+    should(v(
+        "cimd-without-support",
+        "auth/cimd-unsupported-registers",
+        "the client sent 0 POST request(s) to /register, expected 1",
+    )),
+    should(v(
+        "ignores-cimd-support",
+        "auth/client-id-metadata-document",
+        "the client sent 1 HTTP request(s) to /register, expected 0",
+    )),
+    should(v(
+        "guesses-register-endpoint",
+        "auth/no-registration-no-client",
+        "the client sent 1 HTTP request(s) to /register, expected 0",
+    )),
+    should(v(
+        "registers-despite-client-id",
+        "auth/pre-registered-client",
+        "the client sent 1 HTTP request(s) to /register, expected 0",
+    )),
     v(
         "authorizes-after-refused-registration",
         "auth/registration-refused",
@@ -265,43 +223,50 @@ const VARIANTS: &[Variant] = &[
     ),
     // Scope selection and step-up are SHOULDs (2025-11-25 basic/authorization, Scope
     // Selection Strategy; Step-Up Authorization Flow): warnings.
-    Variant {
-        caught_as: Level::Should,
-        ..v(
-            "ignores-scopes-supported",
-            "auth/scope-from-scopes-supported",
-            "lacked scope=mcp:resources mcp:tools (one had scope=configured:scope)",
-        )
-    },
-    Variant {
-        caught_as: Level::Should,
-        ..v(
-            "no-step-up",
-            "auth/step-up-insufficient-scope",
-            "0 of the client's /authorize request(s) carried scope=files:read files:write, expected 1",
-        )
-    },
+    should(v(
+        "ignores-scopes-supported",
+        "auth/scope-from-scopes-supported",
+        "lacked scope=mcp:resources mcp:tools (one had scope=configured:scope)",
+    )),
+    should(v(
+        "no-step-up",
+        "auth/step-up-insufficient-scope",
+        "0 of the client's /authorize request(s) carried scope=files:read files:write, expected 1",
+    )),
     v("retries-failed-flow", "auth/token-endpoint-400", "the client sent 2 HTTP request(s) to /authorize, expected 1"),
     v("retries-token-on-5xx", "auth/token-endpoint-500", "the client sent 2 POST request(s) to /token, expected 1"),
     // "MCP clients SHOULD use and verify state parameters … and discard any results that do
     // not include or have a mismatch with the original state" (2025-11-25 basic/authorization,
     // Open Redirection): warnings.
-    Variant {
-        caught_as: Level::Should,
-        ..v("ignores-state", "auth/state-altered-discarded", "the client sent 1 HTTP request(s) to /token, expected 0")
-    },
-    Variant {
-        caught_as: Level::Should,
-        ..v(
-            "accepts-missing-state",
-            "auth/state-omitted-discarded",
-            "the client sent 1 HTTP request(s) to /token, expected 0",
-        )
-    },
+    should(v(
+        "ignores-state",
+        "auth/state-altered-discarded",
+        "the client sent 1 HTTP request(s) to /token, expected 0",
+    )),
+    should(v(
+        "accepts-missing-state",
+        "auth/state-omitted-discarded",
+        "the client sent 1 HTTP request(s) to /token, expected 0",
+    )),
 ];
 
 const fn v(bug: &'static str, scenario: &'static str, message: &'static str) -> Variant {
     Variant { bug, scenario, message, caught_as: Level::Must }
+}
+
+/// `variant` caught as a robustness finding (a flood, a crash) rather than a MUST failure.
+const fn robustness(variant: Variant) -> Variant {
+    Variant { caught_as: Level::Robustness, ..variant }
+}
+
+/// `variant` caught as a SHOULD warning.
+const fn should(variant: Variant) -> Variant {
+    Variant { caught_as: Level::Should, ..variant }
+}
+
+/// `variant` caught by the driver self-test (a failure of the driver, never baselined).
+const fn driver(variant: Variant) -> Variant {
+    Variant { caught_as: Level::Driver, ..variant }
 }
 
 /// How many runs at once: the client is an interpreter, so its runs cost CPU at start-up,
@@ -526,13 +491,10 @@ async fn the_strict_reference_client_passes_the_library() {
     assert!(passed > 50, "only {passed} runs passed");
 
     // It really validates: a listing whose tool lacks `inputSchema` is refused.
-    let dir = tempfile::tempdir().expect("tempdir");
-    let malformed = dir.path().join("malformed-listing.yaml");
-    std::fs::write(
-        &malformed,
+    let (_dir, malformed) = crate::files::file_in_tempdir(
+        "malformed-listing.yaml",
         "name: malformed-listing\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\ndeviations:\n  3: \"a tool without inputSchema\"\nclient:\n  - op: connect\n  - op: request\n    method: tools/list\nserver:\n  - op: handshake\n  - op: expect\n    method: tools/list\n  - op: reply\n    result: {\"tools\": [{\"name\": \"t\"}]}\nchecks:\n  - outcome: {step: 2, ok: false}\n    project: \"a strict client refuses a result its schema does not allow\"\n",
-    )
-    .expect("write");
+    );
     let job = jobs_for(&[malformed], &config(target_strict()).target).remove(0);
     let result = runner::run_one(&job, &config(target_strict())).await;
     let step = result.steps.iter().find(|s| s.step == 2).expect("step 2 ran");
@@ -548,15 +510,9 @@ fn target_strict() -> Target {
     Target::cmd(format!("{} --strict", run.display()))
 }
 
+/// Appends every scenario file under `dir`.
 pub(crate) fn collect_yaml(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("read scenarios").flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            collect_yaml(&path, out);
-        } else if path.extension().is_some_and(|e| e == "yaml") {
-            out.push(path);
-        }
-    }
+    crate::files::collect_with_extension(dir, "yaml", out);
 }
 
 /// DESIGN "A verdict is earned": a client that exits at once, one that hangs, and one that

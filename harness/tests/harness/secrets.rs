@@ -93,9 +93,7 @@ const LEAKY: &str = "name: leaky\nsummary: s\ntransport: stdio\nrevision: 2025-1
 
 #[test]
 fn a_token_on_the_wire_never_reaches_the_html_report_or_the_summary() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("leaky.yaml");
-    std::fs::write(&path, LEAKY).expect("write");
+    let (dir, path) = crate::files::file_in_tempdir("leaky.yaml", LEAKY);
     let reports = dir.path().join("reports");
     Command::cargo_bin("mcp-harness")
         .expect("binary built")
@@ -218,17 +216,7 @@ fn leaks_in(place: &str, text: &str, leaks: &mut Vec<String>) {
 /// The bundled client over stdio through `mcp-harness record` to `mcp-harness mock stdio
 /// --record`: the corpus call, answered by the corpus script. Returns the call's result.
 async fn record_corpus_session(out: &Path, mock_scenario: &Path, mock_record: &Path) -> serde_json::Value {
-    let harness = env!("CARGO_BIN_EXE_mcp-harness").to_string();
-    let server = [
-        harness.as_str(),
-        "mock",
-        "stdio",
-        "--scenario",
-        &mock_scenario.display().to_string(),
-        "--record",
-        &mock_record.display().to_string(),
-    ]
-    .map(String::from);
+    let server = crate::record::mock_stdio(mock_scenario, "--record", mock_record);
     let params: serde_json::Value = serde_json::from_str(CORPUS_ARGUMENTS).expect("the corpus arguments are JSON");
     let seen = crate::record::record_session(out, &[], &server, &[("tools/call", params)]).await;
     seen.results.into_iter().next().expect("one call").expect("the corpus call")

@@ -5,7 +5,8 @@
 
 use assert_cmd::Command;
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Output;
 
 fn root() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
@@ -17,17 +18,47 @@ fn runs(reports: &Path) -> Vec<Value> {
     doc["runs"].as_array().expect("runs").clone()
 }
 
+/// The scenario these tests starve: `MCP_HARNESS_TEST_LAG` names it.
+const STARVED: &str = "out-of-order-responses";
+
+/// `mcp-harness run` of the starved scenario against `target` (`None`: the bundled client),
+/// its first attempt lagged by 5 s when `lagged`, with its reports in `reports`.
+fn run_starved(lagged: bool, target: Option<String>, reports: &Path) -> Output {
+    let mut cmd = Command::cargo_bin("mcp-harness").expect("binary");
+    cmd.current_dir(root()).args(["run", &format!("scenarios/stdio/{STARVED}.yaml"), "--no-snapshots"]);
+    if lagged {
+        cmd.env("MCP_HARNESS_TEST_LAG", format!("{STARVED}=5000"));
+    }
+    if let Some(target) = target {
+        cmd.arg("--target").arg(target);
+    }
+    cmd.arg("--reports").arg(reports).output().expect("runs")
+}
+
+/// A client that fails its first attempt (the reference client with a planted id bug) and not
+/// its second: what a verdict that rests on the load looks like from outside. The harness's
+/// declaration question before the runs is no attempt. Written into `dir`; its path.
+fn flipping_client(dir: &Path) -> PathBuf {
+    let flips = dir.join("flips.sh");
+    let reference = root().join("clients/reference/run");
+    std::fs::write(
+        &flips,
+        format!(
+            "#!/bin/sh\nstate=\"{}\"\nif [ -z \"$MCP_HARNESS_DECLARE\" ] && [ ! -e \"$state\" ]; then : > \"$state\"; exec \"{}\" --bug reuses-ids \"$@\"; fi\nexec \"{}\" \"$@\"\n",
+            dir.join("first-done").display(),
+            reference.display(),
+            reference.display()
+        ),
+    )
+    .expect("script");
+    std::fs::set_permissions(&flips, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+    flips
+}
+
 #[test]
 fn a_starved_run_whose_verdict_holds_is_re_run_and_reported_as_it_is() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let out = Command::cargo_bin("mcp-harness")
-        .expect("binary")
-        .current_dir(root())
-        .env("MCP_HARNESS_TEST_LAG", "out-of-order-responses=5000")
-        .args(["run", "scenarios/stdio/out-of-order-responses.yaml", "--no-snapshots", "--reports"])
-        .arg(tmp.path())
-        .output()
-        .expect("runs");
+    let out = run_starved(true, None, tmp.path());
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("re-run: the machine starved attempt 1"), "{stdout}");
@@ -41,32 +72,9 @@ fn a_starved_run_whose_verdict_holds_is_re_run_and_reported_as_it_is() {
 #[test]
 fn a_starved_run_whose_verdict_changes_is_flaky_under_load() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    // A client that fails its first attempt (the reference client with a planted id bug)
-    // and not its second: what a verdict that rests on the load looks like from outside.
-    // The harness's declaration question before the runs is no attempt.
-    let flips = tmp.path().join("flips.sh");
-    std::fs::write(
-        &flips,
-        format!(
-            "#!/bin/sh\nstate=\"{}\"\nif [ -z \"$MCP_HARNESS_DECLARE\" ] && [ ! -e \"$state\" ]; then : > \"$state\"; exec \"{}\" --bug reuses-ids \"$@\"; fi\nexec \"{}\" \"$@\"\n",
-            tmp.path().join("first-done").display(),
-            root().join("clients/reference/run").display(),
-            root().join("clients/reference/run").display()
-        ),
-    )
-    .expect("script");
-    std::fs::set_permissions(&flips, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+    let flips = flipping_client(tmp.path());
     let reports = tmp.path().join("reports");
-    let out = Command::cargo_bin("mcp-harness")
-        .expect("binary")
-        .current_dir(root())
-        .env("MCP_HARNESS_TEST_LAG", "out-of-order-responses=5000")
-        .args(["run", "scenarios/stdio/out-of-order-responses.yaml", "--no-snapshots", "--target"])
-        .arg(format!("cmd:{}", flips.display()))
-        .arg("--reports")
-        .arg(&reports)
-        .output()
-        .expect("runs");
+    let out = run_starved(true, Some(format!("cmd:{}", flips.display())), &reports);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "a flaky verdict is no pass:\n{stdout}");
     assert!(stdout.contains("FLAKY UNDER LOAD  out-of-order-responses"), "{stdout}");
@@ -82,15 +90,8 @@ fn a_starved_run_whose_verdict_changes_is_flaky_under_load() {
 fn without_the_lag_the_same_flipping_client_just_fails() {
     // The control: no starvation, no re-run — its first verdict is the verdict.
     let tmp = tempfile::tempdir().expect("tempdir");
-    let out = Command::cargo_bin("mcp-harness")
-        .expect("binary")
-        .current_dir(root())
-        .args(["run", "scenarios/stdio/out-of-order-responses.yaml", "--no-snapshots", "--target"])
-        .arg(format!("cmd:{} --bug reuses-ids", root().join("clients/reference/run").display()))
-        .arg("--reports")
-        .arg(tmp.path())
-        .output()
-        .expect("runs");
+    let target = format!("cmd:{} --bug reuses-ids", root().join("clients/reference/run").display());
+    let out = run_starved(false, Some(target), tmp.path());
     let run = &runs(tmp.path())[0];
     assert_eq!(run["status"], "failed", "{}", String::from_utf8_lossy(&out.stdout));
     assert!(run.get("load").is_none_or(Value::is_null), "{run}");

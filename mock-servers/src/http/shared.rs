@@ -685,10 +685,14 @@ mod endpoint_tests {
 
     #[test]
     fn endpoints_lose_their_origin_and_keep_their_query() {
-        assert_eq!(endpoint_path("/message?session_id=1"), "/message?session_id=1");
-        assert_eq!(endpoint_path("http://127.0.0.1:9/rpc/message?session_id=1"), "/rpc/message?session_id=1");
-        assert_eq!(endpoint_path("//localhost:9/message"), "/message");
-        assert_eq!(endpoint_path("messages/?session_id=1&sid=x"), "/messages/?session_id=1&sid=x");
+        for (endpoint, path) in [
+            ("/message?session_id=1", "/message?session_id=1"),
+            ("http://127.0.0.1:9/rpc/message?session_id=1", "/rpc/message?session_id=1"),
+            ("//localhost:9/message", "/message"),
+            ("messages/?session_id=1&sid=x", "/messages/?session_id=1&sid=x"),
+        ] {
+            assert_eq!(endpoint_path(endpoint), path, "{endpoint}");
+        }
     }
 }
 

@@ -13,10 +13,21 @@ use tokio::process::Command;
 
 const BOUND: Duration = Duration::from_secs(10);
 
-fn scenario(dir: &tempfile::TempDir, text: &str) -> PathBuf {
+/// A test's scenario file and the mock's run folder beside it, in a temporary folder that
+/// lasts as long as this does.
+struct Scripted {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+    run: PathBuf,
+}
+
+/// A 2025-11-25 scenario over `transport` whose server part is `server`.
+fn scripted(transport: &str, server: &str) -> Scripted {
+    let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("t.yaml");
-    std::fs::write(&path, text).expect("write scenario");
-    path
+    std::fs::write(&path, head("2025-11-25", transport) + server).expect("write scenario");
+    let run = dir.path().join("run");
+    Scripted { _dir: dir, path, run }
 }
 
 fn mock(sub: &str, path: &std::path::Path, run: &std::path::Path) -> Command {
@@ -27,9 +38,7 @@ fn mock(sub: &str, path: &std::path::Path, run: &std::path::Path) -> Command {
 
 #[tokio::test]
 async fn sigterm_flushes_the_record_and_exits_143() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = scenario(&dir, &(head("2025-11-25", "http") + "server:\n  - op: handshake\n"));
-    let run = dir.path().join("run");
+    let Scripted { _dir, path, run } = scripted("http", "server:\n  - op: handshake\n");
     let mut child = mock("http", &path, &run).stdout(Stdio::piped()).spawn().expect("spawn");
     let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
     let line = tokio::time::timeout(BOUND, lines.next_line()).await.expect("in time").expect("read").expect("line");
@@ -44,9 +53,7 @@ async fn sigterm_flushes_the_record_and_exits_143() {
 
 #[tokio::test]
 async fn an_exit_signal_step_kills_the_process_after_recording() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = scenario(&dir, &(head("2025-11-25", "stdio") + "server:\n  - op: exit\n    signal: SIGKILL\n"));
-    let run = dir.path().join("run");
+    let Scripted { _dir, path, run } = scripted("stdio", "server:\n  - op: exit\n    signal: SIGKILL\n");
     let mut child = mock("stdio", &path, &run).stdin(Stdio::piped()).stdout(Stdio::null()).spawn().expect("spawn");
     let status = tokio::time::timeout(BOUND, child.wait()).await.expect("exits in time").expect("wait");
     assert_eq!(status.signal(), Some(9), "{status:?}");
@@ -56,10 +63,8 @@ async fn an_exit_signal_step_kills_the_process_after_recording() {
 
 #[tokio::test]
 async fn stdin_eof_exits_0_and_an_exit_step_with_its_code() {
-    let dir = tempfile::tempdir().expect("tempdir");
     for (server, code) in [("  - op: stall\n", 0), ("  - op: exit\n    code: 3\n", 3)] {
-        let path = scenario(&dir, &(head("2025-11-25", "stdio") + "server:\n" + server));
-        let run = dir.path().join(format!("run-{code}"));
+        let Scripted { _dir, path, run } = scripted("stdio", &format!("server:\n{server}"));
         let out = tokio::time::timeout(BOUND, mock("stdio", &path, &run).stdin(Stdio::null()).output())
             .await
             .expect("exits in time")
@@ -77,10 +82,8 @@ async fn stdin_eof_exits_0_and_an_exit_step_with_its_code() {
 async fn stdio_over_socket_pairs_writes_and_really_closes_stdin() {
     use std::io::{BufRead, Write};
     use std::os::unix::net::UnixStream;
-    let dir = tempfile::tempdir().expect("tempdir");
     let server = "server:\n  - op: close_stdin\n  - op: send\n    text: \"closed\\n\"\n  - op: stall\n";
-    let path = scenario(&dir, &(head("2025-11-25", "stdio") + server));
-    let run = dir.path().join("run");
+    let Scripted { _dir, path, run } = scripted("stdio", server);
     let (mut to_mock, mock_stdin) = UnixStream::pair().expect("socketpair");
     let (from_mock, mock_stdout) = UnixStream::pair().expect("socketpair");
     let mut child = mock("stdio", &path, &run)
@@ -103,8 +106,7 @@ async fn stdio_over_socket_pairs_writes_and_really_closes_stdin() {
 async fn port_in_use_is_a_clear_error() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = taken.local_addr().expect("addr").port().to_string();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = scenario(&dir, &(head("2025-11-25", "http") + "server:\n  - op: handshake\n"));
+    let Scripted { _dir, path, run } = scripted("http", "server:\n  - op: handshake\n");
     let out = tokio::time::timeout(
         BOUND,
         Command::new(env!("CARGO_BIN_EXE_mcp-mock"))
@@ -113,7 +115,7 @@ async fn port_in_use_is_a_clear_error() {
                 "--scenario",
                 path.to_str().expect("utf8"),
                 "--run-dir",
-                dir.path().to_str().expect("utf8"),
+                run.to_str().expect("utf8"),
                 "--port",
                 &port,
             ])
@@ -130,10 +132,8 @@ async fn port_in_use_is_a_clear_error() {
 
 #[tokio::test]
 async fn every_answer_a_client_saw_survives_sigkill_with_its_request() {
-    let dir = tempfile::tempdir().expect("tempdir");
     let server = "server:\n  - op: reply_always\n    method: tools/call\n    result: {\"content\": []}\n  - op: handshake\n  - op: stall\n";
-    let path = scenario(&dir, &(head("2025-11-25", "stdio") + server));
-    let run = dir.path().join("run");
+    let Scripted { _dir, path, run } = scripted("stdio", server);
     let mut child = mock("stdio", &path, &run).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("spawn");
     let mut stdin = child.stdin.take().expect("stdin");
     let mut replies = BufReader::new(child.stdout.take().expect("stdout")).lines();

@@ -204,8 +204,7 @@ async fn streams_end_cleanly_or_stall() {
 
 #[tokio::test]
 async fn sessions_missing_unknown_and_expired() {
-    let mock = Http::streamable("  - op: handshake\n    session_id: fixed-session\n  - op: expect\n    method: a\n  - op: reply\n  - op: expire_session\n  - op: expect\n    method: never\n").await;
-    let sid = mock.handshake().await.expect("a session");
+    let (mock, sid) = Http::in_session("  - op: handshake\n    session_id: fixed-session\n  - op: expect\n    method: a\n  - op: reply\n  - op: expire_session\n  - op: expect\n    method: never\n").await;
     assert_eq!(sid, "fixed-session");
     assert_eq!(mock.post(None, request(2, "a")).await.status(), 400, "missing session");
     assert_eq!(mock.post(Some("nope"), request(2, "a")).await.status(), 404, "unknown session");
@@ -262,8 +261,7 @@ async fn raw_response_then_reset() {
 
 #[tokio::test]
 async fn get_and_delete_are_scripted() {
-    let mock = Http::streamable("  - op: handshake\n  - op: expect_get\n    status: 404\n    content_type: text/plain\n    text: no listener on {port}\n  - op: expect_delete\n    hang: true\n").await;
-    let sid = mock.handshake().await.expect("a session");
+    let (mock, sid) = Http::in_session("  - op: handshake\n  - op: expect_get\n    status: 404\n    content_type: text/plain\n    text: no listener on {port}\n  - op: expect_delete\n    hang: true\n").await;
     let get = mock.client.get(&mock.url).header("mcp-session-id", &sid).send().await.expect("get");
     assert_eq!(get.status(), 404);
     let port = mock.addr.rsplit(':').next().expect("port").to_string();
@@ -382,8 +380,8 @@ fn get_answers(run: &[WireEvent]) -> Vec<(u16, String)> {
 
 #[tokio::test]
 async fn a_repeated_get_answer_stands_for_every_later_get() {
-    let mock = Http::streamable("  - op: handshake\n  - op: expect_get\n    close: true\n    repeat: true\n").await;
-    let sid = mock.handshake().await.expect("a session");
+    let (mock, sid) =
+        Http::in_session("  - op: handshake\n  - op: expect_get\n    close: true\n    repeat: true\n").await;
     for _ in 0..3 {
         let get = mock.client.get(&mock.url).header("mcp-session-id", &sid).send().await.expect("get");
         assert_eq!(get.status(), 200);
@@ -399,8 +397,8 @@ async fn a_repeated_get_answer_stands_for_every_later_get() {
 
 #[tokio::test]
 async fn a_repeated_open_stream_repeats_as_a_stream_that_ends_at_once() {
-    let mock = Http::streamable("  - op: handshake\n  - op: expect_get\n    repeat: true\n  - op: end_stream\n").await;
-    let sid = mock.handshake().await.expect("a session");
+    let (mock, sid) =
+        Http::in_session("  - op: handshake\n  - op: expect_get\n    repeat: true\n  - op: end_stream\n").await;
     let first = mock.client.get(&mock.url).header("mcp-session-id", &sid).send().await.expect("get");
     assert_eq!(first.text().await.expect("body"), "", "the script ended it");
     let again = mock.client.get(&mock.url).header("mcp-session-id", &sid).send().await.expect("get");
@@ -412,11 +410,10 @@ async fn a_repeated_open_stream_repeats_as_a_stream_that_ends_at_once() {
 
 #[tokio::test]
 async fn an_optional_get_does_not_hold_the_script_and_still_gets_its_answer() {
-    let mock = Http::streamable(
+    let (mock, sid) = Http::in_session(
         "  - op: handshake\n  - op: expect_get\n    status: 405\n    optional: true\n  - op: expect\n    method: a\n  - op: reply\n",
     )
     .await;
-    let sid = mock.handshake().await.expect("a session");
     // The script answers `a` without ever having seen a GET.
     let a = mock.post(Some(&sid), request(2, "a")).await;
     assert_eq!(a.status(), 200);
@@ -434,12 +431,11 @@ async fn an_optional_get_does_not_hold_the_script_and_still_gets_its_answer() {
 async fn listener_and_resumption_gets_meet_their_own_answers_whatever_the_order() {
     // The listener is optional and answered 405; resumptions get a stream that ends at
     // once, repeated. A listener retry that comes between resumptions never takes theirs.
-    let mock = Http::streamable(
+    let (mock, sid) = Http::in_session(
         "  - op: handshake\n  - op: expect_get\n    status: 405\n    optional: true\n    resumption: false\n  \
          - op: expect_get\n    resumption: true\n    close: true\n    repeat: true\n",
     )
     .await;
-    let sid = mock.handshake().await.expect("a session");
     let get = |resume: bool| {
         let mut req = mock.client.get(&mock.url).header("mcp-session-id", &sid);
         if resume {
@@ -457,11 +453,10 @@ async fn listener_and_resumption_gets_meet_their_own_answers_whatever_the_order(
 
 #[tokio::test]
 async fn a_repeated_respond_answers_every_later_request_with_its_method() {
-    let mock = Http::streamable(
+    let (mock, sid) = Http::in_session(
         "  - op: handshake\n  - op: expect\n    method: a\n  - op: respond\n    status: 500\n    text: down\n    repeat: true\n",
     )
     .await;
-    let sid = mock.handshake().await.expect("a session");
     for id in 2..5 {
         let r = mock.post(Some(&sid), request(id, "a")).await;
         assert_eq!(r.status(), 500);

@@ -21,33 +21,12 @@ async fn a_whole_flow_is_recorded_with_its_secrets_redacted() {
     assert_eq!(r.status(), 401);
     let challenge = r.headers()["www-authenticate"].to_str().expect("ascii").to_string();
     assert_eq!(challenge, format!("Bearer resource_metadata=\"{origin}/.well-known/oauth-protected-resource/mcp\""));
-    let prm: Value = c
-        .get(format!("{origin}/.well-known/oauth-protected-resource/mcp"))
-        .send()
-        .await
-        .expect("prm")
-        .json()
-        .await
-        .expect("json");
+    let prm = answer_json(c.get(format!("{origin}/.well-known/oauth-protected-resource/mcp"))).await;
     assert_eq!(prm["resource"], json!(format!("{origin}/mcp")));
-    let meta: Value = c
-        .get(format!("{origin}/.well-known/oauth-authorization-server"))
-        .send()
-        .await
-        .expect("as")
-        .json()
-        .await
-        .expect("json");
+    let meta = answer_json(c.get(format!("{origin}/.well-known/oauth-authorization-server"))).await;
     assert_eq!(meta["issuer"], json!(origin));
-    let reg: Value = c
-        .post(format!("{origin}/register"))
-        .json(&json!({"redirect_uris": ["http://127.0.0.1/cb"], "client_name": "t"}))
-        .send()
-        .await
-        .expect("register")
-        .json()
-        .await
-        .expect("json");
+    let registration = json!({"redirect_uris": ["http://127.0.0.1/cb"], "client_name": "t"});
+    let reg = answer_json(c.post(format!("{origin}/register")).json(&registration)).await;
     let client_id = reg["client_id"].as_str().expect("client_id").to_string();
     let resource = format!("{origin}/mcp");
     let authorize = c
@@ -67,22 +46,15 @@ async fn a_whole_flow_is_recorded_with_its_secrets_redacted() {
     assert_eq!(authorize.status(), 302);
     let location = url::Url::parse(authorize.headers()["location"].to_str().expect("ascii")).expect("url");
     let code = location.query_pairs().find(|(k, _)| k == "code").expect("code").1.to_string();
-    let token: Value = c
-        .post(format!("{origin}/token"))
-        .form(&[
-            ("grant_type", "authorization_code"),
-            ("code", &code),
-            ("redirect_uri", "http://127.0.0.1/cb"),
-            ("client_id", &client_id),
-            ("code_verifier", VERIFIER),
-            ("resource", &resource),
-        ])
-        .send()
-        .await
-        .expect("token")
-        .json()
-        .await
-        .expect("json");
+    let token = answer_json(c.post(format!("{origin}/token")).form(&[
+        ("grant_type", "authorization_code"),
+        ("code", &code),
+        ("redirect_uri", "http://127.0.0.1/cb"),
+        ("client_id", &client_id),
+        ("code_verifier", VERIFIER),
+        ("resource", &resource),
+    ]))
+    .await;
     let access = token["access_token"].as_str().expect("access_token").to_string();
     let r = c
         .post(&mock.url)
@@ -119,4 +91,11 @@ async fn a_whole_flow_is_recorded_with_its_secrets_redacted() {
         .filter_map(|m| m["method"].as_str().map(str::to_string))
         .collect();
     assert_eq!(methods, ["initialize", "initialize"]);
+}
+
+/// The JSON body of the answer to `request` (a metadata document, a registration, tokens).
+async fn answer_json(request: reqwest::RequestBuilder) -> Value {
+    let response = request.send().await.expect("an answer");
+    let url = response.url().clone();
+    response.json().await.unwrap_or_else(|e| panic!("{url}: not JSON: {e}"))
 }

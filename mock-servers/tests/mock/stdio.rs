@@ -27,6 +27,11 @@ fn writes<'a>(run: &'a [WireEvent], why: &str) -> Vec<&'a str> {
         .collect()
 }
 
+/// How many lines the mock wrote for each of `whys`.
+fn write_counts<const N: usize>(run: &[WireEvent], whys: [&str; N]) -> [usize; N] {
+    whys.map(|why| writes(run, why).len())
+}
+
 #[tokio::test]
 async fn replies_answer_with_wrong_ids_and_line_ends() {
     let mut m = Stdio::start(&script(
@@ -60,8 +65,7 @@ async fn unscripted_requests_are_answered_at_once() {
     m.write(b"not json\n").await;
     m.send(request(2, "tools/list")).await;
     assert_eq!(m.line().await["id"], 2);
-    m.close_stdin();
-    let (_, run) = m.ended().await;
+    let run = m.closed().await;
     assert_eq!(writes(&run, "auto -32601").len(), 1);
     assert!(run.iter().any(|e| matches!(e, WireEvent::FromClient { json: None, .. })));
 }
@@ -82,11 +86,8 @@ async fn unscripted_ping_and_tools_list_get_their_defaults() {
     assert_eq!(m.line().await, json!({"jsonrpc": "2.0", "id": "p", "result": {}}));
     m.send(request(3, "server/discover")).await;
     assert_eq!(m.line().await["error"]["code"], -32601);
-    m.close_stdin();
-    let (_, run) = m.ended().await;
-    assert_eq!(writes(&run, "default tools/list").len(), 1);
-    assert_eq!(writes(&run, "default ping").len(), 1);
-    assert_eq!(writes(&run, "auto -32601").len(), 1);
+    let run = m.closed().await;
+    assert_eq!(write_counts(&run, ["default tools/list", "default ping", "auto -32601"]), [1, 1, 1]);
 }
 
 #[tokio::test]
@@ -104,10 +105,8 @@ async fn reply_always_answers_every_unscripted_request_before_the_defaults() {
     // A rule comes before the default `ping` answer.
     m.send(request("p", "ping")).await;
     assert_eq!(m.line().await, json!({"jsonrpc": "2.0", "id": "p", "error": {"code": -1, "message": "no"}}));
-    m.close_stdin();
-    let (_, run) = m.ended().await;
-    assert_eq!(writes(&run, "reply_always").len(), 3);
-    assert_eq!(writes(&run, "default ping").len(), 0);
+    let run = m.closed().await;
+    assert_eq!(write_counts(&run, ["reply_always", "default ping"]), [3, 0]);
 }
 
 #[tokio::test]
@@ -123,8 +122,7 @@ async fn placeholders_take_the_request_being_answered_and_never_invent_a_token()
     // No token on this request: no progress at all, only the answer.
     m.send(request("b", "tools/call")).await;
     assert_eq!(m.line().await, json!({"jsonrpc": "2.0", "id": "b", "result": {}}));
-    m.close_stdin();
-    let (_, run) = m.ended().await;
+    let run = m.closed().await;
     assert_eq!(writes(&run, "notify").len(), 1);
     let noted = run.iter().any(|e| {
         matches!(e, WireEvent::Note { text, .. } if text.contains("carries no params._meta.progressToken") && text.ends_with("nothing sent"))
@@ -141,8 +139,7 @@ async fn raw_bytes_in_chunks() {
     assert_eq!(m.bytes(5).await, b"zzzz\n");
     assert_eq!(m.bytes(2).await, b"ab");
     assert_eq!(m.line().await, json!({"a": 1}));
-    m.close_stdin();
-    let (_, run) = m.ended().await;
+    let run = m.closed().await;
     let sends: Vec<usize> = run
         .iter()
         .filter_map(|e| match e {
@@ -165,8 +162,7 @@ async fn stderr_is_written_and_recorded() {
     let mut err = vec![0; 14];
     m.stderr.read_exact(&mut err).await.expect("stderr");
     assert_eq!(err, b"warming up\neee");
-    m.close_stdin();
-    let (_, run) = m.ended().await;
+    let run = m.closed().await;
     assert_eq!(run.iter().filter(|e| matches!(e, WireEvent::Stderr { .. })).count(), 2);
 }
 
@@ -179,8 +175,7 @@ async fn server_requests_wait_for_their_answer() {
     assert_eq!(req, json!({"jsonrpc": "2.0", "id": "srv-1", "method": "roots/list"}));
     m.send(json!({"jsonrpc": "2.0", "id": "srv-1", "result": {"roots": []}})).await;
     assert_eq!(m.line().await, json!({"jsonrpc": "2.0", "method": "done", "params": {"n": 1}}));
-    m.close_stdin();
-    let (_, run) = m.ended().await;
+    let run = m.closed().await;
     assert!(run.iter().any(|e| matches!(e, WireEvent::Labelled { label, id, .. } if label == "r" && id == "srv-1")));
 }
 

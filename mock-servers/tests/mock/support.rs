@@ -150,6 +150,12 @@ impl Stdio {
         !self.task.is_finished()
     }
 
+    /// Closes the mock's stdin, as a client that leaves, and waits for it to end: its record.
+    pub async fn closed(mut self) -> Vec<WireEvent> {
+        self.close_stdin();
+        self.ended().await.1
+    }
+
     /// Waits for the mock to end; its reason and record.
     pub async fn ended(self) -> (ExitReason, Vec<WireEvent>) {
         let (reason, mut run) = self.ended_run().await;
@@ -186,6 +192,14 @@ impl Http {
     pub async fn streamable_with(server: &str, deadline: Duration) -> Self {
         let text = head("2025-11-25", "http") + "server:\n" + server;
         Http::start_with(Flavour::StreamableHttp, &text, deadline).await
+    }
+
+    /// Serves a Streamable HTTP (2025-11-25) scenario with this server script and runs a
+    /// session's handshake: the mock, and the session id it issued.
+    pub async fn in_session(server: &str) -> (Self, String) {
+        let mock = Http::streamable(server).await;
+        let sid = mock.handshake().await.expect("a session");
+        (mock, sid)
     }
 
     /// Serves `text` as `flavour` with a far deadline.

@@ -74,12 +74,16 @@ mod tests {
     /// The spec's encoding examples (streamable-http.mdx, Value Encoding).
     #[test]
     fn encodes_like_the_spec_examples() {
-        assert_eq!(encode("us-west1"), "us-west1");
-        assert_eq!(encode("Hello, 世界"), "=?base64?SGVsbG8sIOS4lueVjA==?=");
-        assert_eq!(encode(" padded "), "=?base64?IHBhZGRlZCA=?=");
-        assert_eq!(encode("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
-        assert_eq!(encode("=?base64?literal?="), "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=");
-        assert_eq!(encode("a b\tc"), "a b\tc");
+        for (value, header) in [
+            ("us-west1", "us-west1"),
+            ("Hello, 世界", "=?base64?SGVsbG8sIOS4lueVjA==?="),
+            (" padded ", "=?base64?IHBhZGRlZCA=?="),
+            ("line1\nline2", "=?base64?bGluZTEKbGluZTI=?="),
+            ("=?base64?literal?=", "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="),
+            ("a b\tc", "a b\tc"),
+        ] {
+            assert_eq!(encode(value), header, "{value:?}");
+        }
     }
 
     #[test]

@@ -35,20 +35,12 @@ async fn server_with_metadata(resource: &str) -> MockServer {
     let s = MockServer::start().await;
     let o = s.uri();
     let resource = resource.replace("{origin}", &o);
-    Mock::given(method("GET"))
-        .and(path("/.well-known/oauth-protected-resource/mcp"))
-        .respond_with(
-            ResponseTemplate::new(200).set_body_json(json!({"resource": resource, "authorization_servers": [o]})),
-        )
-        .mount(&s)
-        .await;
-    Mock::given(method("GET"))
-        .and(path("/.well-known/oauth-authorization-server"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
-            "issuer": o, "authorization_endpoint": format!("{o}/authorize"), "token_endpoint": format!("{o}/token"),
-            "registration_endpoint": format!("{o}/register"), "code_challenge_methods_supported": ["S256"]})))
-        .mount(&s)
-        .await;
+    let protected_resource = json!({"resource": resource, "authorization_servers": [o]});
+    serve_document(&s, "/.well-known/oauth-protected-resource/mcp", protected_resource).await;
+    let authorization_server = json!({
+        "issuer": o, "authorization_endpoint": format!("{o}/authorize"), "token_endpoint": format!("{o}/token"),
+        "registration_endpoint": format!("{o}/register"), "code_challenge_methods_supported": ["S256"]});
+    serve_document(&s, "/.well-known/oauth-authorization-server", authorization_server).await;
     Mock::given(method("POST"))
         .and(path("/register"))
         .and(body_string_contains("\"application_type\":\"native\""))
@@ -56,6 +48,21 @@ async fn server_with_metadata(resource: &str) -> MockServer {
         .mount(&s)
         .await;
     s
+}
+
+/// Answers every GET of `at` on `s` with the JSON `document` (a metadata document).
+async fn serve_document(s: &MockServer, at: &str, document: Value) {
+    Mock::given(method("GET"))
+        .and(path(at))
+        .respond_with(ResponseTemplate::new(200).set_body_json(document))
+        .mount(s)
+        .await;
+}
+
+/// A token endpoint's answer: `access` of `token_type`, with the `refresh` token.
+fn tokens(access: &str, token_type: &str, refresh: &str) -> ResponseTemplate {
+    ResponseTemplate::new(200)
+        .set_body_json(json!({"access_token": access, "token_type": token_type, "refresh_token": refresh}))
 }
 
 /// A transport to `<origin>/mcp` with OAuth on, and how many authorization steps it asked for.
@@ -82,6 +89,19 @@ fn config(url: &str, oauth: OAuthConfig) -> mcp_transports::TransportConfig {
     }
 }
 
+/// Answers POSTs to `/mcp` that carry the bearer `token` (`times` at most, ahead of every other
+/// answer, when given) with a result.
+async fn answered_with(s: &MockServer, token: &str, times: Option<u64>) {
+    let answered = Mock::given(method("POST"))
+        .and(path("/mcp"))
+        .and(header("authorization", format!("Bearer {token}")))
+        .respond_with(ok);
+    match times {
+        Some(n) => answered.up_to_n_times(n).with_priority(1).mount(s).await,
+        None => answered.mount(s).await,
+    }
+}
+
 fn ok(r: &Request) -> ResponseTemplate {
     let id = serde_json::from_slice::<Value>(&r.body).map(|v| v["id"].clone()).unwrap_or(Value::Null);
     ResponseTemplate::new(200).set_body_json(json!({"jsonrpc": "2.0", "id": id, "result": {"ok": true}}))
@@ -98,37 +118,19 @@ async fn a_401_authorizes_and_resends_and_a_later_401_refreshes() {
         .and(body_string_contains("code=c-1"))
         .and(body_string_contains("code_verifier="))
         .and(body_string_contains(format!("resource={}", url_encode(&format!("{o}/mcp")))))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_json(json!({"access_token": "at-1", "token_type": "bearer", "refresh_token": "rt-1"})),
-        )
+        .respond_with(tokens("at-1", "bearer", "rt-1"))
         .mount(&s)
         .await;
     Mock::given(method("POST"))
         .and(path("/token"))
         .and(body_string_contains("grant_type=refresh_token"))
         .and(body_string_contains("refresh_token=rt-1"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_json(json!({"access_token": "at-2", "token_type": "Bearer", "refresh_token": "rt-2"})),
-        )
+        .respond_with(tokens("at-2", "Bearer", "rt-2"))
         .mount(&s)
         .await;
-    Mock::given(method("POST"))
-        .and(path("/mcp"))
-        .and(header("authorization", "Bearer at-2"))
-        .respond_with(ok)
-        .mount(&s)
-        .await;
+    answered_with(&s, "at-2", None).await;
     // at-1 works once, then it has expired.
-    Mock::given(method("POST"))
-        .and(path("/mcp"))
-        .and(header("authorization", "Bearer at-1"))
-        .respond_with(ok)
-        .up_to_n_times(1)
-        .with_priority(1)
-        .mount(&s)
-        .await;
+    answered_with(&s, "at-1", Some(1)).await;
     Mock::given(method("POST"))
         .and(path("/mcp"))
         .respond_with(ResponseTemplate::new(401).insert_header("www-authenticate", challenge.as_str()))
