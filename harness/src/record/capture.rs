@@ -4,13 +4,13 @@
 //! The recorder keeps the capture beside the scenario (`<name>.capture.jsonl`, one
 //! connection per line) so `--append` can add a connection and tests can compare a replay
 //! with what was captured. Its bytes are the wire model's [`Recorded`], kept whole
-//! ([`Recorded::whole`]: the script is written from every byte a real server sent). Its
-//! events are not `mcp_scenario::wire::WireEvent`s, the mock's own record, because they
-//! are cut at another grain: a stdio server's output line by line (a write may hold several
+//! ([`Recorded::whole`]: the script is written from every byte a real server sent). A
+//! client's HTTP request is the mock's own [`WireEvent::HttpRequest`]; the other events are
+//! not `WireEvent`s, the mock's own record, because they are cut at another grain: a stdio server's output line by line (a write may hold several
 //! lines, a line span writes), an HTTP response's head apart from its body, an SSE stream
 //! as parsed events; and a capture has no script to mark.
 
-use mcp_scenario::wire::Recorded;
+use mcp_scenario::wire::{Recorded, WireEvent};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -70,25 +70,11 @@ pub enum Captured {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         signal: Option<String>,
     },
-    /// HTTP: a request the client sent (through the proxy).
-    HttpRequest {
-        /// Microseconds since the connection began.
-        t_us: u64,
-        /// The exchange's number (1-based, in arrival order).
-        exchange: usize,
-        /// `POST`, `GET`, `DELETE`.
-        method: String,
-        /// The path and query.
-        path: String,
-        /// The headers that matter (lowercase names), secrets redacted.
-        headers: BTreeMap<String, String>,
-        /// The body, when there was one.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        body: Option<Recorded>,
-        /// The body as JSON, when it parsed (redacted).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        json: Option<Value>,
-    },
+    /// HTTP: a request the client sent (through the proxy), as the mock records one: always a
+    /// [`WireEvent::HttpRequest`] (headers that matter and JSON redacted, the body kept
+    /// whole, its time since the connection began). One model of a recorded request serves
+    /// the mock's record and the recorder's capture.
+    HttpRequest(WireEvent),
     /// HTTP: the head of the upstream's response.
     HttpResponse {
         /// Microseconds since the connection began.
@@ -156,11 +142,11 @@ impl Captured {
             | Captured::StdinEof { t_us }
             | Captured::Signal { t_us, .. }
             | Captured::Exit { t_us, .. }
-            | Captured::HttpRequest { t_us, .. }
             | Captured::HttpResponse { t_us, .. }
             | Captured::HttpBody { t_us, .. }
             | Captured::SseEvent { t_us, .. }
             | Captured::StreamEnd { t_us, .. } => *t_us,
+            Captured::HttpRequest(request) => request.t_us().unwrap_or(0),
         }
     }
 }

@@ -16,7 +16,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
 use hyper::body::{Frame, Incoming};
 use hyper::{Request, Response};
-use mcp_scenario::wire::Recorded;
+use mcp_scenario::wire::{Recorded, WireEvent};
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
@@ -173,15 +173,15 @@ async fn exchange(req: Request<Incoming>, upstream: Arc<Upstream>, log: Log) -> 
         let headers = kept_headers(&headers, &mut s.secrets);
         // A query may carry a credential (`?api_key=…`, an OAuth `code`).
         let kept_path = s.secrets.text(&path);
-        s.events.push(Captured::HttpRequest {
+        s.events.push(Captured::HttpRequest(WireEvent::HttpRequest {
             t_us,
-            exchange,
-            method: method.to_string(),
+            exchange: exchange as u64,
+            http_method: method.to_string(),
             path: kept_path,
             headers,
             body: kept_body,
             json,
-        });
+        }));
     });
 
     let mut forward = upstream.client.request(method.clone(), format!("{}{path}", upstream.origin)).body(body.to_vec());

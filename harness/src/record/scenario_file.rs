@@ -21,7 +21,7 @@
 //!   `new_connection` (recorded with `--append`).
 
 use super::capture::{Captured, ConnectionCapture};
-use mcp_scenario::wire::Recorded;
+use mcp_scenario::wire::{Recorded, WireEvent};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -287,7 +287,7 @@ impl Writer<'_> {
                 let server = count(|e| matches!(e, Captured::ServerLine { .. }));
                 format!("{client} client lines, {server} server lines")
             } else {
-                let exchanges = count(|e| matches!(e, Captured::HttpRequest { .. }));
+                let exchanges = count(|e| matches!(e, Captured::HttpRequest(_)));
                 let events = count(|e| matches!(e, Captured::SseEvent { .. }));
                 format!("{exchanges} HTTP exchanges, {events} SSE events")
             };
@@ -794,7 +794,7 @@ pub fn http(c: &ConnectionCapture, opts: &Options) -> String {
     let line = |v: &Value| Recorded::whole(v.to_string().as_bytes());
     for e in &c.events {
         match e {
-            Captured::HttpRequest { t_us, json: Some(v), .. } => {
+            Captured::HttpRequest(WireEvent::HttpRequest { t_us, json: Some(v), .. }) => {
                 for m in v.as_array().cloned().unwrap_or_else(|| vec![v.clone()]) {
                     view.events.push(Captured::ClientLine { t_us: *t_us, bytes: line(&m), json: Some(m.clone()) });
                 }
@@ -816,7 +816,7 @@ pub fn http(c: &ConnectionCapture, opts: &Options) -> String {
     let legacy = c.transport == "legacy-sse";
     // 2026-07-28 has no initialize: the revision is the first request's MCP-Protocol-Version.
     let stateless = c.events.iter().find_map(|e| match e {
-        Captured::HttpRequest { headers, .. } => headers.get("mcp-protocol-version").map(String::as_str),
+        Captured::HttpRequest(r) => r.headers().and_then(|h| h.get("mcp-protocol-version")).map(String::as_str),
         _ => None,
     });
     let revision = f
@@ -847,7 +847,7 @@ pub fn http(c: &ConnectionCapture, opts: &Options) -> String {
     w.line("checks:");
     let facts_list = vec![f];
     w.checks(std::slice::from_ref(&view), &facts_list, &plan);
-    if c.events.iter().any(|e| matches!(e, Captured::HttpRequest { method, .. } if method == "DELETE")) {
+    if c.events.iter().any(|e| matches!(e, Captured::HttpRequest(r) if r.http_method() == Some("DELETE"))) {
         w.line("  # How it closed: the client ended its session with DELETE.");
         w.line("  - http: {http_method: DELETE}");
     }
@@ -861,9 +861,9 @@ impl Writer<'_> {
         let mut sse: Vec<usize> = Vec::new();
         for e in &c.events {
             match e {
-                Captured::HttpRequest { exchange, method, json, .. } => {
+                Captured::HttpRequest(WireEvent::HttpRequest { exchange, http_method, json, .. }) => {
                     let rpc = json.as_ref().and_then(|v| v.get("method")).and_then(Value::as_str).map(str::to_owned);
-                    kind.insert(*exchange, (method.clone(), rpc));
+                    kind.insert(*exchange as usize, (http_method.clone(), rpc));
                 }
                 Captured::HttpResponse { exchange, headers, .. }
                     if headers.get("content-type").is_some_and(|t| t.starts_with("text/event-stream")) =>
@@ -882,7 +882,8 @@ impl Writer<'_> {
         let mut pending_status: HashMap<usize, (u16, BTreeMap<String, String>)> = HashMap::new();
         for e in &c.events {
             match e {
-                Captured::HttpRequest { t_us, exchange, method, path, .. } => {
+                Captured::HttpRequest(WireEvent::HttpRequest { t_us, exchange, http_method: method, path, .. }) => {
+                    let exchange = &(*exchange as usize);
                     self.line(format!("  # +{} ms, exchange {exchange}: {method} {path}", ms(*t_us)));
                     match (method.as_str(), kind.get(exchange).and_then(|k| k.1.clone())) {
                         ("GET", _) => {}
@@ -1047,15 +1048,15 @@ mod tests {
     fn request(t_us: u64, exchange: usize, body: Value) -> Captured {
         let headers = [("mcp-protocol-version".to_string(), "2026-07-28".to_string())].into();
         let text = Recorded::whole(body.to_string().as_bytes());
-        Captured::HttpRequest {
+        Captured::HttpRequest(WireEvent::HttpRequest {
             t_us,
-            exchange,
-            method: "POST".into(),
+            exchange: exchange as u64,
+            http_method: "POST".into(),
             path: "/mcp".into(),
             headers,
             body: Some(text),
             json: Some(body),
-        }
+        })
     }
 
     #[test]
