@@ -24,10 +24,12 @@
 //! - [`token`] — the token endpoint's grants.
 //! - [`headless`] — a callback that follows the authorization server's redirect itself.
 //! - `http` — the OAuth traffic's own HTTP client (no redirects, no MCP headers).
+//! - [`error`] — [`AuthError`]: which step of the flow failed, and why.
 
 pub mod authorize;
 pub mod challenge;
 pub mod discovery;
+pub mod error;
 pub mod headless;
 mod http;
 pub mod pkce;
@@ -37,6 +39,7 @@ pub mod token;
 use crate::error::TransportError;
 use challenge::Challenge;
 use discovery::ServerMetadata;
+pub use error::AuthError;
 use futures::future::BoxFuture;
 use registration::Registration;
 use std::collections::{BTreeSet, HashMap};
@@ -50,7 +53,7 @@ pub use headless::follow_redirect;
 /// authorization server redirected the user agent to (with `code` and `state`), or why
 /// not. An application opens a browser and listens on its redirect URI; tests use
 /// [`follow_redirect`].
-pub type AuthorizeCallback = Arc<dyn Fn(Url) -> BoxFuture<'static, Result<Url, String>> + Send + Sync>;
+pub type AuthorizeCallback = Arc<dyn Fn(Url) -> BoxFuture<'static, Result<Url, AuthError>> + Send + Sync>;
 
 /// How many times one connection steps up its scopes ("no more than a few times").
 const MAX_STEP_UPS: usize = 3;
@@ -185,7 +188,7 @@ impl Authorizer {
             endpoint: endpoint.clone(),
             resource: discovery::canonical(endpoint),
             revision: Revision::of(protocol_version),
-            http: http::OAuthHttp::new(loopback).map_err(TransportError::Config)?,
+            http: http::OAuthHttp::new(loopback).map_err(|e| TransportError::Config(e.to_string()))?,
         })
     }
 
@@ -266,7 +269,7 @@ impl Authorizer {
         session: &mut Session,
         challenge: &Challenge,
         scopes: Option<BTreeSet<String>>,
-    ) -> Result<String, String> {
+    ) -> Result<String, AuthError> {
         // The `resource` sent is the identifier the resource metadata publishes, verbatim
         // (the canonical URI "aligns with the `resource` parameter in RFC 9728"); without
         // resource metadata (2025-03-26), the endpoint's canonical URI.
@@ -302,8 +305,7 @@ impl Authorizer {
             scope: scope.as_deref(),
             resource: &audience,
         };
-        let redirect =
-            (self.config.authorize)(request.url()).await.map_err(|e| format!("the authorization step failed: {e}"))?;
+        let redirect = (self.config.authorize)(request.url()).await.map_err(|e| AuthError::UserStep(Box::new(e)))?;
         let code =
             authorize::code_from(&redirect, &self.config.redirect_uri, &state, &server.issuer, server.iss_parameter)?;
         let grant = Grant::Code { code: &code, redirect_uri: &self.config.redirect_uri, verifier: &pkce.verifier };
