@@ -6,6 +6,7 @@
 //! (unknown fields rejected) and `scenarios/schema.json` is generated from them.
 //! Documentation with examples: `scenarios/README.md`.
 
+use crate::ScenarioError;
 use crate::basis::CheckEntry;
 use crate::plan::ClientStep;
 use crate::script::ServerStep;
@@ -148,13 +149,11 @@ impl TransportName {
 
     /// Reads a name as scenario files and `--transport` write it; an unknown one is
     /// refused with the valid names and, when one is obviously meant, that one.
-    pub fn parse(name: &str) -> Result<TransportName, String> {
+    pub fn parse(name: &str) -> Result<TransportName, ScenarioError> {
         if let Some(t) = TransportName::ALL.into_iter().find(|t| t.as_str() == name) {
             return Ok(t);
         }
-        let closest =
-            TransportName::closest(name).map(|t| format!("; did you mean `{}`?", t.as_str())).unwrap_or_default();
-        Err(format!("unknown transport `{name}`: write {}{closest}", TransportName::VALID))
+        Err(ScenarioError::UnknownTransport { name: name.to_string(), closest: TransportName::closest(name) })
     }
 
     /// The transport an unknown name obviously means: a spelling of it (case, `_` for `-`,
@@ -218,11 +217,11 @@ impl Revision {
     ];
 
     /// Reads a revision as written (`2025-11-25`); an unknown one is refused with the valid ones.
-    pub fn parse(s: &str) -> Result<Revision, String> {
-        Revision::ALL.into_iter().find(|r| r.as_str() == s).ok_or_else(|| {
-            let all: Vec<&str> = Revision::ALL.iter().map(|r| r.as_str()).collect();
-            format!("unknown revision `{s}`: write one of {}", all.join(", "))
-        })
+    pub fn parse(s: &str) -> Result<Revision, ScenarioError> {
+        Revision::ALL
+            .into_iter()
+            .find(|r| r.as_str() == s)
+            .ok_or_else(|| ScenarioError::UnknownRevision { given: s.to_string() })
     }
 
     /// The revision string as it appears on the wire.

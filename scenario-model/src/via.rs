@@ -6,6 +6,7 @@
 //! it only records), so the transcript holds both hops: what the client saw, recorded by
 //! the proxy, and what reached the mock, recorded by the mock.
 
+use crate::ScenarioError;
 use crate::script::ServerStep;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -241,28 +242,21 @@ impl Fault {
 
 /// The rules a loader checks beyond the types: proxies are HTTP-only (Streamable HTTP),
 /// and each fault's numbers make sense. The message names the field and what to write.
-pub fn validate(via: &Via, transports: &[crate::TransportName]) -> Result<(), String> {
+pub fn validate(via: &Via, transports: &[crate::TransportName]) -> Result<(), ScenarioError> {
     if transports.iter().any(|t| *t != crate::TransportName::Http) {
-        return Err("proxies sit in front of Streamable HTTP only: write `transport: http`".into());
+        return Err(ScenarioError::ViaNeedsHttp);
     }
     for (i, fault) in via.faults.iter().enumerate() {
-        let n = i + 1;
+        let number = i + 1;
+        let zero = |fault, field| Err(ScenarioError::FaultFieldZero { number, fault, field });
         match fault {
-            Fault::Rechunk { bytes: 0, .. } => return Err(format!("fault {n} (rechunk): `bytes` must be at least 1")),
-            Fault::Bandwidth { bytes_per_second: 0, .. } => {
-                return Err(format!("fault {n} (bandwidth): `bytes_per_second` must be at least 1"));
-            }
+            Fault::Rechunk { bytes: 0, .. } => return zero("rechunk", "bytes"),
+            Fault::Bandwidth { bytes_per_second: 0, .. } => return zero("bandwidth", "bytes_per_second"),
             Fault::Cut { after_bytes, after_events, .. } if after_bytes.is_some() == after_events.is_some() => {
-                return Err(format!("fault {n} (cut): give exactly one of `after_bytes`, `after_events`"));
+                return Err(ScenarioError::CutBoundNotOne { number });
             }
-            Fault::Cut { after_events: Some(0), .. } => {
-                return Err(format!(
-                    "fault {n} (cut): `after_events` must be at least 1 (to cut before any byte, write `after_bytes: 0`)"
-                ));
-            }
-            Fault::RetryOn502 { tries: 0, .. } => {
-                return Err(format!("fault {n} (retry_on_502): `tries` must be at least 1"));
-            }
+            Fault::Cut { after_events: Some(0), .. } => return Err(ScenarioError::CutAfterNoEvents { number }),
+            Fault::RetryOn502 { tries: 0, .. } => return zero("retry_on_502", "tries"),
             _ => {}
         }
     }
@@ -281,12 +275,18 @@ mod tests {
         )
         .expect("parses");
         assert_eq!(via.faults[1].only().method.as_deref(), Some("tools/call"));
-        assert_eq!(validate(&via, &[TransportName::Http]), Ok(()));
-        assert!(validate(&via, &[TransportName::Stdio]).is_err_and(|m| m.contains("transport: http")));
+        assert!(validate(&via, &[TransportName::Http]).is_ok());
+        assert!(validate(&via, &[TransportName::Stdio]).is_err_and(|e| e.to_string().contains("transport: http")));
         let cut: Via = serde_saphyr::from_str("faults:\n  - fault: cut\n").expect("parses");
         assert_eq!(
-            validate(&cut, &[TransportName::Http]),
+            validate(&cut, &[TransportName::Http]).map_err(|e| e.to_string()),
             Err("fault 1 (cut): give exactly one of `after_bytes`, `after_events`".into())
+        );
+        let slow: Via =
+            serde_saphyr::from_str("faults:\n  - fault: bandwidth\n    bytes_per_second: 0\n").expect("parses");
+        assert_eq!(
+            validate(&slow, &[TransportName::Http]).map_err(|e| e.to_string()),
+            Err("fault 1 (bandwidth): `bytes_per_second` must be at least 1".into())
         );
         let unknown = serde_saphyr::from_str::<Via>("faults:\n  - fault: rechunk\n    bytes: 1\n    byte: 2\n");
         assert!(unknown.is_err());
