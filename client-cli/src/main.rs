@@ -1,7 +1,7 @@
 //! `mcp-client`: a thin binary over the `mcp_client` library. See `mcp-client --help`.
 
 use clap::Parser;
-use mcp_client::authorization::Identity;
+use mcp_client::authorization::{self, Identity};
 use mcp_client::conformance::{self, Environment};
 use mcp_client::revision::DEFAULT_REVISION;
 use mcp_client::server::{ConnectOptions, Server};
@@ -186,7 +186,7 @@ fn manual_options(cli: &Cli) -> Result<(ConnectOptions, Value), ClientError> {
             return Err(ClientError::OAuthOverStdio);
         }
         let timeout = cli.timeout_ms.filter(|&ms| ms > 0).map(Duration::from_millis);
-        options.oauth = Some(identity.oauth_config(timeout));
+        options.oauth = Some(authorization::oauth_config(&identity, timeout));
     }
     let params = match &cli.params {
         None => Value::Object(Default::default()),
@@ -241,7 +241,7 @@ async fn conformance_run(cli: ConformanceCli, environment: Environment) -> i32 {
     let revision = environment.protocol_version.clone().unwrap_or_else(|| DEFAULT_REVISION.to_owned());
     let plan = conformance::plan_for(&environment.scenario);
     tracing::info!(scenario = %plan.scenario, %revision, steps = ?plan.steps, dedicated = plan.dedicated, "conformance run");
-    let (identity, unread) = match Identity::from_context(environment.context.as_ref()) {
+    let (identity, unread) = match authorization::from_context(environment.context.as_ref()) {
         Ok(read) => read,
         Err(e) => {
             eprintln!("mcp-client: {}: {e}", plan.scenario);
@@ -253,7 +253,8 @@ async fn conformance_run(cli: ConformanceCli, environment: Environment) -> i32 {
     }
     let mut options = ConnectOptions::new(Server::Http(cli.url), revision);
     options.timeout_ms = Some(cli.timeout_ms.unwrap_or(CONFORMANCE_REQUEST_TIMEOUT_MS));
-    options.oauth = Some(identity.oauth_config(options.timeout_ms.filter(|&ms| ms > 0).map(Duration::from_millis)));
+    let timeout = options.timeout_ms.filter(|&ms| ms > 0).map(Duration::from_millis);
+    options.oauth = Some(authorization::oauth_config(&identity, timeout));
     let run = async {
         let session = Session::open(options).await?;
         let outcome = exercise::run(&session, &plan, environment.context.as_ref()).await;

@@ -100,7 +100,8 @@ impl std::fmt::Debug for Registration {
 /// specific authorization server that issued them", 2026-07-28 client-registration,
 /// Authorization Server Binding).
 fn pre_registered_here(config: &OAuthConfig, server: &ServerMetadata) -> bool {
-    config.client_id.is_some() && config.client_issuer.as_deref().is_none_or(|issuer| issuer == server.issuer)
+    config.identity.client_id.is_some()
+        && config.identity.client_issuer.as_deref().is_none_or(|issuer| issuer == server.issuer)
 }
 
 /// The client id to use at `server`, registering when that is the way.
@@ -110,16 +111,16 @@ pub async fn register(
     server: &ServerMetadata,
 ) -> Result<Registration, AuthError> {
     let supported = server.token_endpoint_auth_methods.as_deref();
-    if let (Some(id), true) = (&config.client_id, pre_registered_here(config, server)) {
-        let auth = ClientAuth::choose(config.client_secret.is_some(), None, supported)?;
-        return Ok(Registration { client_id: id.clone(), client_secret: config.client_secret.clone(), auth });
+    if let (Some(id), true) = (&config.identity.client_id, pre_registered_here(config, server)) {
+        let auth = ClientAuth::choose(config.identity.client_secret.is_some(), None, supported)?;
+        return Ok(Registration { client_id: id.clone(), client_secret: config.identity.client_secret.clone(), auth });
     }
-    if let Some(url) = config.client_metadata_url.as_ref().filter(|_| server.client_id_metadata_documents) {
+    if let Some(url) = config.identity.client_metadata_url.as_ref().filter(|_| server.client_id_metadata_documents) {
         return Ok(Registration { client_id: url.clone(), client_secret: None, auth: ClientAuth::None });
     }
     let Some(endpoint) = &server.registration_endpoint else {
-        let why = match &config.client_issuer {
-            Some(bound) if config.client_id.is_some() => {
+        let why = match &config.identity.client_issuer {
+            Some(bound) if config.identity.client_id.is_some() => {
                 AuthError::ClientBoundElsewhere { bound: bound.clone(), issuer: server.issuer.clone() }
             }
             _ => AuthError::NoClientId,
@@ -197,9 +198,9 @@ mod tests {
         };
         let mut config = OAuthConfig::new(super::super::follow_redirect(None));
         assert!(!pre_registered_here(&config, &server("http://a")));
-        config.client_id = Some("c".into());
+        config.identity.client_id = Some("c".into());
         assert!(pre_registered_here(&config, &server("http://a")));
-        config.client_issuer = Some("http://a".into());
+        config.identity.client_issuer = Some("http://a".into());
         assert!(pre_registered_here(&config, &server("http://a")));
         assert!(!pre_registered_here(&config, &server("http://b")));
     }
