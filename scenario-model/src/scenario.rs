@@ -12,8 +12,11 @@ use crate::plan::ClientStep;
 use crate::script::ServerStep;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_with::skip_serializing_none;
+use std::collections::BTreeMap;
 
 /// One scenario file.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
@@ -28,7 +31,6 @@ pub struct Scenario {
     /// Marks the scenario pending, with the reason (e.g. the issue it waits on): it is
     /// loaded and validated like any other, reported with status `pending` and the reason,
     /// counted in the totals, and never run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending: Option<String>,
     /// Where the rule comes from: SPEC section, MCP spec page, seed section, or bug URL.
     #[serde(default)]
@@ -49,7 +51,6 @@ pub struct Scenario {
     /// stall, an HTTP status, a dropped stream, an exit, an expired session, a required
     /// token…); in a script without one, its first answer to a client message other than the
     /// handshake.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<usize>,
     /// Server steps (1-based, as `fault` numbers them) that send a message the revision's
     /// schema does not allow, on purpose, each with why: a malformed result the client must
@@ -57,14 +58,13 @@ pub struct Scenario {
     /// valid for the revision (`harness/tests/harness/mock_conformance.rs` holds it to the
     /// official schema); the fault's own step needs no entry. `mcp-harness explain` names
     /// each. E.g. `deviations: {4: "a tools/list result without tools"}`.
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub deviations: std::collections::BTreeMap<usize, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub deviations: BTreeMap<usize, String>,
     /// What must hold of the outcome and the wire transcript, each with what it rests on.
     #[serde(default)]
     pub checks: Vec<CheckEntry>,
     /// Proxies between the client and the mock (HTTP transports only): a real nginx and/or
     /// the fault proxy. The transcript then shows both hops.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<crate::via::Via>,
 }
 
