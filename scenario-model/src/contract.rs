@@ -107,7 +107,7 @@ pub struct Declaration {
 impl Declaration {
     /// Parses the declaration line.
     pub fn parse(line: &str) -> Result<Self, ScenarioError> {
-        serde_json::from_str(line.trim()).map_err(ScenarioError::NotADeclaration)
+        serde_json::from_str(line.trim()).map_err(|source| ScenarioError::NotADeclaration { source, version: VERSION })
     }
 
     /// The first op or field `step` uses that this driver does not declare, as `op` or

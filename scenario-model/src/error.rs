@@ -1,6 +1,5 @@
 //! The crate's one error enum.
 
-use crate::scenario::{Revision, TransportName};
 use std::path::PathBuf;
 
 /// A scenario file that cannot be used: unreadable, or malformed (naming where and why);
@@ -29,33 +28,37 @@ pub enum ScenarioError {
         /// What is wrong, naming the field.
         message: String,
     },
-    /// A transport name that is none of [`TransportName::ALL`].
+    /// A transport name that is none of the transports (`TransportName::parse`).
     #[error(
-        "unknown transport `{name}`: write {}{}",
-        TransportName::VALID,
-        closest.map(|t| format!("; did you mean `{}`?", t.as_str())).unwrap_or_default()
+        "unknown transport `{name}`: write {valid}{}",
+        closest.map(|t| format!("; did you mean `{t}`?")).unwrap_or_default()
     )]
     UnknownTransport {
         /// The name as written.
         name: String,
-        /// The transport it obviously means, if one.
-        closest: Option<TransportName>,
+        /// The valid names, as messages list them.
+        valid: &'static str,
+        /// The name of the transport it obviously means, if one.
+        closest: Option<&'static str>,
     },
-    /// A revision that is none of [`Revision::ALL`].
-    #[error(
-        "unknown revision `{given}`: write one of {}",
-        Revision::ALL.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ")
-    )]
+    /// A revision that is none of the revisions (`Revision::parse`).
+    #[error("unknown revision `{given}`: write one of {}", valid.join(", "))]
     UnknownRevision {
         /// The revision as written.
         given: String,
+        /// The revisions there are, oldest first.
+        valid: Vec<&'static str>,
     },
-    /// A driver's declaration line does not parse.
+    /// A driver's declaration line does not parse (`Declaration::parse`).
     #[error(
-        "not a contract declaration ({0}); expected one line like {{\"contract\":\"{version}\",\"performs\":{{\"connect\":[\"handshake\"],\"close\":[]}}}}",
-        version = crate::contract::VERSION
+        "not a contract declaration ({source}); expected one line like {{\"contract\":\"{version}\",\"performs\":{{\"connect\":[\"handshake\"],\"close\":[]}}}}"
     )]
-    NotADeclaration(#[source] serde_json::Error),
+    NotADeclaration {
+        /// What the JSON parser said.
+        source: serde_json::Error,
+        /// The contract version this harness speaks.
+        version: &'static str,
+    },
     /// A `via` section on a scenario that does not run over Streamable HTTP alone.
     #[error("proxies sit in front of Streamable HTTP only: write `transport: http`")]
     ViaNeedsHttp,

@@ -153,7 +153,11 @@ impl TransportName {
         if let Some(t) = TransportName::ALL.into_iter().find(|t| t.as_str() == name) {
             return Ok(t);
         }
-        Err(ScenarioError::UnknownTransport { name: name.to_string(), closest: TransportName::closest(name) })
+        Err(ScenarioError::UnknownTransport {
+            name: name.to_string(),
+            valid: TransportName::VALID,
+            closest: TransportName::closest(name).map(TransportName::as_str),
+        })
     }
 
     /// The transport an unknown name obviously means: a spelling of it (case, `_` for `-`,
@@ -218,10 +222,10 @@ impl Revision {
 
     /// Reads a revision as written (`2025-11-25`); an unknown one is refused with the valid ones.
     pub fn parse(s: &str) -> Result<Revision, ScenarioError> {
-        Revision::ALL
-            .into_iter()
-            .find(|r| r.as_str() == s)
-            .ok_or_else(|| ScenarioError::UnknownRevision { given: s.to_string() })
+        Revision::ALL.into_iter().find(|r| r.as_str() == s).ok_or_else(|| ScenarioError::UnknownRevision {
+            given: s.to_string(),
+            valid: Revision::ALL.iter().map(|r| r.as_str()).collect(),
+        })
     }
 
     /// The revision string as it appears on the wire.

@@ -1,7 +1,7 @@
 //! The crate's one error enum. `Display` gives SPEC §2's exact strings: scenarios assert them.
 
 use crate::message::{RequestId, RpcError};
-use crate::oauth::AuthError;
+use crate::oauth::error::AuthError;
 use serde_json::Value;
 
 /// Whether the server may have acted on a request that failed. Drives the manager's retry

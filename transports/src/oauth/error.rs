@@ -1,6 +1,6 @@
 //! [`AuthError`]: why the OAuth flow failed, one variant per step that can fail, so a host
 //! (and a test) can tell discovery from registration from the token request without
-//! reading text. It converts into [`TransportError::Auth`](crate::TransportError::Auth),
+//! reading text. It converts into `TransportError::Auth`,
 //! whose `Display` prefixes `Authorization failed: `. No variant holds a token, code,
 //! verifier or secret: only URLs, field names and what servers answered.
 
@@ -201,13 +201,13 @@ pub enum AuthError {
         /// The host's words.
         reason: String,
     },
-    /// [`follow_redirect`](super::follow_redirect) could not build its user agent.
+    /// `follow_redirect` could not build its user agent.
     #[error("cannot build the user agent: {reason}")]
     UserAgent {
         /// What the HTTP library said.
         reason: String,
     },
-    /// [`follow_redirect`](super::follow_redirect) got no answer.
+    /// `follow_redirect` got no answer.
     #[error("the authorization endpoint could not be reached: {reason}")]
     AuthorizationEndpointUnreachable {
         /// What the HTTP library said.
