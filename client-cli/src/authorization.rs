@@ -9,7 +9,7 @@
 //! endpoint "answered HTTP 200 instead of redirecting").
 
 use crate::error::ClientError;
-use mcp_transports::oauth::{OAuthConfig, follow_redirect};
+use mcp_transports::oauth::{ClientIdentity, OAuthConfig, follow_redirect};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -23,82 +23,51 @@ pub const CONFORMANCE_CLIENT_METADATA_URL: &str = "https://conformance-test.loca
 /// silently.
 const CONTEXT_MEMBERS: &[&str] = &["name", "toolCalls", "client_id", "client_secret", "issuer", "client_metadata_url"];
 
-/// Who the client is to an authorization server. Every field is optional: with none, the
-/// client registers dynamically where the server offers it.
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct Identity {
-    /// A pre-registered client id.
-    pub client_id: Option<String>,
-    /// Its secret (a confidential client); sent as the server's
-    /// `token_endpoint_auth_methods_supported` allows.
-    pub client_secret: Option<String>,
-    /// The issuer the pre-registered client belongs to (used at that server only).
-    pub client_issuer: Option<String>,
-    /// A Client ID Metadata Document URL, the client id where the server accepts those.
-    pub client_metadata_url: Option<String>,
-    /// Scopes to ask for when neither the server's challenge nor its metadata names any.
-    pub scopes: Vec<String>,
-}
+/// Who the client is to an authorization server: the transports' own type, so the client
+/// hands the authorization client exactly what it was given.
+pub type Identity = ClientIdentity;
 
-impl std::fmt::Debug for Identity {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Identity")
-            .field("client_id", &self.client_id)
-            .field("client_secret", &self.client_secret.as_ref().map(|_| "<redacted>"))
-            .field("client_issuer", &self.client_issuer)
-            .field("client_metadata_url", &self.client_metadata_url)
-            .field("scopes", &self.scopes)
-            .finish()
-    }
-}
-
-impl Identity {
-    /// The identity a conformance run's context gives (`client_id`, `client_secret`,
-    /// `issuer` for pre-registration; `client_metadata_url`), with
-    /// [`CONFORMANCE_CLIENT_METADATA_URL`] when the context names no metadata document. The
-    /// second value names the context members this client does not read.
-    pub fn from_context(context: Option<&Value>) -> Result<(Identity, Vec<String>), ClientError> {
-        let empty = serde_json::Map::new();
-        let members = match context {
-            None => &empty,
-            Some(Value::Object(members)) => members,
-            Some(_) => return Err(ClientError::BadContext("must be a JSON object".into())),
-        };
-        let text = |name: &str| -> Result<Option<String>, ClientError> {
-            match members.get(name) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.clone())),
-                Some(_) => Err(ClientError::BadContext(format!("{name} must be a string"))),
-            }
-        };
-        let identity = Identity {
-            client_id: text("client_id")?,
-            client_secret: text("client_secret")?,
-            client_issuer: text("issuer")?,
-            client_metadata_url: Some(
-                text("client_metadata_url")?.unwrap_or_else(|| CONFORMANCE_CLIENT_METADATA_URL.to_owned()),
-            ),
-            scopes: Vec::new(),
-        };
-        if identity.client_secret.is_some() && identity.client_id.is_none() {
-            return Err(ClientError::BadContext("client_secret without client_id".into()));
+/// The identity a conformance run's context gives (`client_id`, `client_secret`, `issuer`
+/// for pre-registration; `client_metadata_url`), with [`CONFORMANCE_CLIENT_METADATA_URL`]
+/// when the context names no metadata document. The second value names the context members
+/// this client does not read.
+pub fn from_context(context: Option<&Value>) -> Result<(Identity, Vec<String>), ClientError> {
+    let empty = serde_json::Map::new();
+    let members = match context {
+        None => &empty,
+        Some(Value::Object(members)) => members,
+        Some(_) => return Err(ClientError::BadContext("must be a JSON object".into())),
+    };
+    let text = |name: &str| -> Result<Option<String>, ClientError> {
+        match members.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(ClientError::BadContext(format!("{name} must be a string"))),
         }
-        let unread = members.keys().filter(|k| !CONTEXT_MEMBERS.contains(&k.as_str())).cloned().collect();
-        Ok((identity, unread))
+    };
+    let identity = Identity {
+        client_id: text("client_id")?,
+        client_secret: text("client_secret")?,
+        client_issuer: text("issuer")?,
+        client_metadata_url: Some(
+            text("client_metadata_url")?.unwrap_or_else(|| CONFORMANCE_CLIENT_METADATA_URL.to_owned()),
+        ),
+        scopes: Vec::new(),
+    };
+    if identity.client_secret.is_some() && identity.client_id.is_none() {
+        return Err(ClientError::BadContext("client_secret without client_id".into()));
     }
+    let unread = members.keys().filter(|k| !CONTEXT_MEMBERS.contains(&k.as_str())).cloned().collect();
+    Ok((identity, unread))
+}
 
-    /// The transports' authorization client for this identity, with [`follow_redirect`]
-    /// (bounded by `timeout`) as its user-interaction step.
-    pub fn oauth_config(&self, timeout: Option<Duration>) -> OAuthConfig {
-        let mut config = OAuthConfig::new(follow_redirect(timeout));
-        config.client_id = self.client_id.clone();
-        config.client_secret = self.client_secret.clone();
-        config.client_issuer = self.client_issuer.clone();
-        config.client_metadata_url = self.client_metadata_url.clone();
-        config.scopes = self.scopes.clone();
-        config.client_name = env!("CARGO_PKG_NAME").into();
-        config
-    }
+/// The transports' authorization client for `identity`, with [`follow_redirect`] (bounded
+/// by `timeout`) as its user-interaction step.
+pub fn oauth_config(identity: &Identity, timeout: Option<Duration>) -> OAuthConfig {
+    let mut config = OAuthConfig::new(follow_redirect(timeout));
+    config.identity = identity.clone();
+    config.client_name = env!("CARGO_PKG_NAME").into();
+    config
 }
 
 #[cfg(test)]
@@ -109,34 +78,33 @@ mod tests {
     #[test]
     fn the_context_gives_pre_registered_credentials_bound_to_their_issuer() {
         let context = json!({"name": "s", "client_id": "c", "client_secret": "s3", "issuer": "http://as", "extra": 1});
-        let (identity, unread) = Identity::from_context(Some(&context)).expect("valid context");
+        let (identity, unread) = from_context(Some(&context)).expect("valid context");
         assert_eq!(identity.client_id.as_deref(), Some("c"));
         assert_eq!(identity.client_secret.as_deref(), Some("s3"));
         assert_eq!(identity.client_issuer.as_deref(), Some("http://as"));
         assert_eq!(identity.client_metadata_url.as_deref(), Some(CONFORMANCE_CLIENT_METADATA_URL));
         assert_eq!(unread, ["extra"]);
         assert!(!format!("{identity:?}").contains("s3"));
-        let config = identity.oauth_config(None);
-        assert_eq!((config.client_id.as_deref(), config.client_issuer.as_deref()), (Some("c"), Some("http://as")));
-        assert_eq!(config.client_secret.as_deref(), Some("s3"));
+        let config = oauth_config(&identity, None);
+        assert_eq!(config.identity, identity);
     }
 
     #[test]
     fn a_context_without_credentials_still_names_the_metadata_document() {
-        let (identity, unread) = Identity::from_context(None).expect("no context");
+        let (identity, unread) = from_context(None).expect("no context");
         assert_eq!((identity.client_id, unread.len()), (None, 0));
         assert_eq!(identity.client_metadata_url.as_deref(), Some(CONFORMANCE_CLIENT_METADATA_URL));
         let own = json!({"client_metadata_url": "https://c.test/m.json"});
-        let (identity, _) = Identity::from_context(Some(&own)).expect("valid");
+        let (identity, _) = from_context(Some(&own)).expect("valid");
         assert_eq!(identity.client_metadata_url.as_deref(), Some("https://c.test/m.json"));
     }
 
     #[test]
     fn a_context_of_the_wrong_shape_is_refused_with_its_member_named() {
-        let bad = Identity::from_context(Some(&json!({"client_id": 7}))).expect_err("not a string");
+        let bad = from_context(Some(&json!({"client_id": 7}))).expect_err("not a string");
         assert!(bad.to_string().contains("client_id must be a string"), "{bad}");
-        let bad = Identity::from_context(Some(&json!({"client_secret": "s"}))).expect_err("no id");
+        let bad = from_context(Some(&json!({"client_secret": "s"}))).expect_err("no id");
         assert!(bad.to_string().contains("without client_id"), "{bad}");
-        assert!(Identity::from_context(Some(&json!([]))).is_err());
+        assert!(from_context(Some(&json!([]))).is_err());
     }
 }

@@ -35,6 +35,27 @@ pub enum ClientError {
     /// The whole run outlived its deadline.
     #[error("no answer within {0} ms (the run's deadline; set MCP_TIMEOUT_MS to change the per-request timeout)")]
     Deadline(u64),
+    /// A `--header` that is not `Name: value`.
+    #[error("expected `Name: value`, got {raw:?}")]
+    HeaderNotNameValue {
+        /// The argument as given.
+        raw: String,
+    },
+    /// Neither `--url` nor a command names the server.
+    #[error("no server: give --url URL, or a command after `--`")]
+    NoServer,
+    /// Both `--url` and a command name a server.
+    #[error("two servers: give either --url or a command after `--`")]
+    TwoServers,
+    /// OAuth options for a stdio server.
+    #[error("OAuth is for HTTP servers: a stdio server takes its credentials from its environment")]
+    OAuthOverStdio,
+    /// A client secret in the environment without the client id it belongs to.
+    #[error("{env} is set but --client-id is not: give the client id it belongs to")]
+    SecretWithoutClientId {
+        /// The environment variable that holds the secret.
+        env: &'static str,
+    },
 }
 
 impl ClientError {

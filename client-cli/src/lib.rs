@@ -33,6 +33,12 @@
 //! [`Session`]: session::Session
 //! [`Plan`]: conformance::Plan
 //! [`Step`]: conformance::Step
+//!
+//! # Serde style
+//!
+//! The client derives no serde types: the requests it sends and the results it prints are
+//! `serde_json::Value`s, in the order the server wrote them (`preserve_order`), so what it
+//! prints is what it received.
 
 pub mod answers;
 pub mod arguments;

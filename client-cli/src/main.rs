@@ -1,7 +1,7 @@
 //! `mcp-client`: a thin binary over the `mcp_client` library. See `mcp-client --help`.
 
 use clap::Parser;
-use mcp_client::authorization::Identity;
+use mcp_client::authorization::{self, Identity};
 use mcp_client::conformance::{self, Environment};
 use mcp_client::revision::DEFAULT_REVISION;
 use mcp_client::server::{ConnectOptions, Server};
@@ -113,10 +113,10 @@ const CONFORMANCE_DEADLINE_MS: u64 = 20_000;
 /// Conformance requests time out sooner than the transports' default.
 const CONFORMANCE_REQUEST_TIMEOUT_MS: u64 = 10_000;
 
-fn parse_header(raw: &str) -> Result<(String, String), String> {
+fn parse_header(raw: &str) -> Result<(String, String), ClientError> {
     match raw.split_once(':') {
         Some((name, value)) if !name.trim().is_empty() => Ok((name.trim().to_owned(), value.trim().to_owned())),
-        _ => Err(format!("expected `Name: value`, got {raw:?}")),
+        _ => Err(ClientError::HeaderNotNameValue { raw: raw.to_owned() }),
     }
 }
 
@@ -169,13 +169,13 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// The session options and params of a by-hand call, or why the arguments do not fit.
-fn manual_options(cli: &Cli) -> Result<(ConnectOptions, Value), String> {
+fn manual_options(cli: &Cli) -> Result<(ConnectOptions, Value), ClientError> {
     let server = match (&cli.url, cli.command.split_first()) {
         (Some(url), None) if cli.sse => Server::LegacySse(url.clone()),
         (Some(url), None) => Server::Http(url.clone()),
         (None, Some((program, args))) => Server::Command { program: program.clone(), args: args.to_vec() },
-        (None, None) => return Err("no server: give --url URL, or a command after `--`".into()),
-        (Some(_), Some(_)) => return Err("two servers: give either --url or a command after `--`".into()),
+        (None, None) => return Err(ClientError::NoServer),
+        (Some(_), Some(_)) => return Err(ClientError::TwoServers),
     };
     let default_revision = if cli.sse { "2024-11-05" } else { DEFAULT_REVISION };
     let mut options = ConnectOptions::new(server, cli.protocol_version.as_deref().unwrap_or(default_revision));
@@ -183,33 +183,27 @@ fn manual_options(cli: &Cli) -> Result<(ConnectOptions, Value), String> {
     options.timeout_ms = cli.timeout_ms;
     if let Some(identity) = oauth_identity(cli)? {
         if matches!(options.server, Server::Command { .. }) {
-            return Err("OAuth is for HTTP servers: a stdio server takes its credentials from its environment".into());
+            return Err(ClientError::OAuthOverStdio);
         }
         let timeout = cli.timeout_ms.filter(|&ms| ms > 0).map(Duration::from_millis);
-        options.oauth = Some(identity.oauth_config(timeout));
+        options.oauth = Some(authorization::oauth_config(&identity, timeout));
     }
     let params = match &cli.params {
         None => Value::Object(Default::default()),
         Some(raw) => match serde_json::from_str::<Value>(raw) {
             Ok(v @ Value::Object(_)) => v,
-            Ok(_) => {
-                return Err(
-                    ClientError::BadParams { method: cli.method.clone(), reason: "not an object".into() }.to_string()
-                );
-            }
-            Err(e) => {
-                return Err(ClientError::BadParams { method: cli.method.clone(), reason: e.to_string() }.to_string());
-            }
+            Ok(_) => return Err(ClientError::BadParams { method: cli.method.clone(), reason: "not an object".into() }),
+            Err(e) => return Err(ClientError::BadParams { method: cli.method.clone(), reason: e.to_string() }),
         },
     };
     Ok((options, params))
 }
 
 /// The OAuth identity the options give, `None` when no OAuth option is set.
-fn oauth_identity(cli: &Cli) -> Result<Option<Identity>, String> {
+fn oauth_identity(cli: &Cli) -> Result<Option<Identity>, ClientError> {
     let secret_env = std::env::var(CLIENT_SECRET_ENV).ok().filter(|s| !s.is_empty());
     if secret_env.is_some() && cli.client_id.is_none() {
-        return Err(format!("{CLIENT_SECRET_ENV} is set but --client-id is not: give the client id it belongs to"));
+        return Err(ClientError::SecretWithoutClientId { env: CLIENT_SECRET_ENV });
     }
     let identity = Identity {
         client_id: cli.client_id.clone(),
@@ -247,7 +241,7 @@ async fn conformance_run(cli: ConformanceCli, environment: Environment) -> i32 {
     let revision = environment.protocol_version.clone().unwrap_or_else(|| DEFAULT_REVISION.to_owned());
     let plan = conformance::plan_for(&environment.scenario);
     tracing::info!(scenario = %plan.scenario, %revision, steps = ?plan.steps, dedicated = plan.dedicated, "conformance run");
-    let (identity, unread) = match Identity::from_context(environment.context.as_ref()) {
+    let (identity, unread) = match authorization::from_context(environment.context.as_ref()) {
         Ok(read) => read,
         Err(e) => {
             eprintln!("mcp-client: {}: {e}", plan.scenario);
@@ -259,7 +253,8 @@ async fn conformance_run(cli: ConformanceCli, environment: Environment) -> i32 {
     }
     let mut options = ConnectOptions::new(Server::Http(cli.url), revision);
     options.timeout_ms = Some(cli.timeout_ms.unwrap_or(CONFORMANCE_REQUEST_TIMEOUT_MS));
-    options.oauth = Some(identity.oauth_config(options.timeout_ms.filter(|&ms| ms > 0).map(Duration::from_millis)));
+    let timeout = options.timeout_ms.filter(|&ms| ms > 0).map(Duration::from_millis);
+    options.oauth = Some(authorization::oauth_config(&identity, timeout));
     let run = async {
         let session = Session::open(options).await?;
         let outcome = exercise::run(&session, &plan, environment.context.as_ref()).await;

@@ -100,7 +100,7 @@ mod tests {
 
     #[test]
     fn the_oauth_client_goes_to_http_transports_only() {
-        let oauth = crate::authorization::Identity::default().oauth_config(None);
+        let oauth = crate::authorization::oauth_config(&Default::default(), None);
         let mut http = ConnectOptions::new(Server::Http("http://127.0.0.1:1/mcp".into()), "2025-11-25");
         http.oauth = Some(oauth.clone());
         assert!(http.transport_config("2025-11-25").oauth.is_some());

@@ -28,20 +28,16 @@ pub fn is_selftest(path: &Path) -> bool {
 
 /// A client's baseline.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct Baseline {
     /// Scenarios the client is known to fail.
-    #[serde(default)]
     pub client: Vec<String>,
     /// Kept for compatibility with the official format; unused here.
-    #[serde(default)]
     pub server: Vec<String>,
     /// Scenarios whose outcome is not stable for this client.
-    #[serde(default)]
     pub flaky: Vec<String>,
     /// Runs this client is known to leave *not exercised* (it never meets the fault, or never
     /// finishes its plan after it): CI notices when one passes, or another joins them.
-    #[serde(default)]
     pub not_exercised: Vec<String>,
 }
 

@@ -55,6 +55,15 @@
 //!   binary parses arguments and calls these).
 //!
 //! `report`, `baseline`, `findings` and `matrix` read run results as `mcp_results` only.
+//!
+//! # Serde style
+//!
+//! The scenario and results formats are `mcp-scenario`'s and `mcp-results`'s, with their
+//! rules. The harness's own files: a baseline ([`baseline`]) is written by people, so it
+//! denies unknown fields and every member may be left out (`#[serde(default)]` on the
+//! struct); the run dir's `wire.json` and a recording's captures are written and read back
+//! by the harness alone (plain field names, `snake_case` tags, absent options not written);
+//! the HTML report's view types only serialize, into the page's embedded data.
 
 pub mod baseline;
 pub mod checks;

@@ -345,14 +345,14 @@ async fn live_served(
 }
 
 /// The HTTP transport a `serve` of this scenario speaks: its only HTTP one.
-fn pick_flavour(scenario: &mcp_scenario::Scenario) -> Result<Flavour, String> {
+fn pick_flavour(scenario: &mcp_scenario::Scenario) -> Result<Flavour, MockError> {
     let listed = scenario.transport.to_vec();
     let http: Vec<Flavour> =
         [Flavour::StreamableHttp, Flavour::LegacySse].into_iter().filter(|f| listed.contains(&f.transport())).collect();
     match http.as_slice() {
         [one] => Ok(*one),
-        [] => Err("the scenario runs over stdio only: give `mcp-mock stdio <scenario>` to the host as its server command instead".into()),
-        _ => Err("the scenario runs over both http and legacy-sse: pick one with --transport http or --transport legacy-sse".into()),
+        [] => Err(MockError::StdioOnly),
+        _ => Err(MockError::TwoHttpTransports),
     }
 }
 

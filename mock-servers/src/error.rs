@@ -31,6 +31,16 @@ pub enum MockError {
         /// What the regular expression parser said.
         message: String,
     },
+    /// `serve` was given a scenario that lists no HTTP transport.
+    #[error(
+        "the scenario runs over stdio only: give `mcp-mock stdio <scenario>` to the host as its server command instead"
+    )]
+    StdioOnly,
+    /// `serve` was given a scenario that lists both HTTP transports, and no `--transport`.
+    #[error(
+        "the scenario runs over both http and legacy-sse: pick one with --transport http or --transport legacy-sse"
+    )]
+    TwoHttpTransports,
 }
 
 impl MockError {

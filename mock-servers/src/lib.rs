@@ -42,6 +42,14 @@
 //!
 //! This crate never depends on the bundled transports, so the mock cannot share a bug with
 //! the client it tests.
+//!
+//! # Serde style
+//!
+//! The scenario format's types are `mcp-scenario`'s, with its rules. The mock's own
+//! serialized type is the record dir's `recording.json` ([`live::About`]): plain field
+//! names, no attributes (`mcp-harness check-record` reads it back). What the mock answers
+//! on the wire is built as `serde_json::Value`, in the order the script wrote it
+//! (`preserve_order`).
 
 pub mod budget;
 pub mod cli;

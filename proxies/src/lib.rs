@@ -16,6 +16,13 @@
 //! - [`server`] — the fault proxy ([`server::FaultProxy`]): forwards, applies the faults,
 //!   records the client's hop.
 //! - [`nginx`] — a real nginx ([`nginx::NginxProcess`]): generated config, start, stop.
+//!
+//! # Serde style
+//!
+//! The proxies derive no serde types: a fault's settings are `mcp-scenario`'s (`via`) and
+//! the hop's records are its `WireEvent`s. A request body is parsed as `serde_json::Value`
+//! only to learn its method (for a fault's `only` and the record); the bytes forwarded are
+//! the bytes that arrived.
 
 pub mod error;
 pub mod faults;

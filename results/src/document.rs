@@ -2,11 +2,13 @@
 
 use crate::run::{RunResult, Status};
 use serde::{Deserialize, Serialize};
+use serde_with::skip_serializing_none;
 
 /// The format version this crate writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
 
 /// The whole document: totals, wall time, the shard of a partitioned run, every run.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Document {
     /// The document's format version ([`FORMAT_VERSION`]; absent in documents written
@@ -20,7 +22,6 @@ pub struct Document {
     #[serde(default)]
     pub wall_ms: u64,
     /// The shard, when the run was one of a partitioned run's (`run --partition k/n`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition: Option<Partition>,
     /// Every run, in the library's order.
     pub runs: Vec<RunResult>,

@@ -18,6 +18,15 @@
 //!
 //! - [`document`] — the document: [`Document`], [`FORMAT_VERSION`], [`Totals`], [`Partition`].
 //! - [`run`] — one run's result ([`RunResult`]): status, checks, steps, snapshot, baseline.
+//!
+//! # Serde style
+//!
+//! `results.json` is read by tools this crate does not know, so the rule is the
+//! compatibility one above: names are `snake_case` (`rename_all` on every enum; the tagged
+//! ones name their tag, `state` and `how`), no type denies unknown fields, a struct with
+//! optional members carries `#[skip_serializing_none]` (an absent `Option` reads as
+//! `None`), and every other member added after the first version says `#[serde(default)]`,
+//! with `skip_serializing_if` where an empty value is left out of the document.
 
 pub mod document;
 pub mod run;

@@ -176,6 +176,7 @@ pub struct Attempt {
 }
 
 /// One check as a run judged it (see [`RunResult::judged`]).
+#[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JudgedCheck {
     /// Which check (e.g. `check 2 (outcome)`), as [`CheckResult::check`] names it.
@@ -183,7 +184,6 @@ pub struct JudgedCheck {
     /// What it rests on.
     pub level: Level,
     /// The spec sentence or SPEC.md section it rests on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
     /// How the run judged it.
     pub judgement: Judgement,
@@ -216,6 +216,7 @@ impl Judgement {
 }
 
 /// A check that did not hold.
+#[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckResult {
     /// Which check (e.g. `check 2 (outcome)` or `always: valid JSON-RPC`).
@@ -226,7 +227,6 @@ pub struct CheckResult {
     #[serde(default = "unclassified")]
     pub level: Level,
     /// The spec sentence or SPEC.md section it rests on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
     /// The recorded wire events the check judged (its method's messages, the close or signal
     /// it looks for), where any crossed the wire: what the HTML report marks in the run's
@@ -413,6 +413,7 @@ impl Reportable {
 }
 
 /// One event of a managed connection (see `ClientOutcome::manager_events`).
+#[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ManagerEventRecord {
     /// Milliseconds since the run started.
@@ -420,17 +421,14 @@ pub struct ManagerEventRecord {
     /// The event's name (`attempt`, `reconnected`, …).
     pub event: String,
     /// The schedule's delay before a reconnect attempt (no jitter), for `attempt` events.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planned_ms: Option<u64>,
     /// The delay the manager waited before a reconnect attempt (the planned one plus the
     /// jitter it drew), for `attempt` events.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay_ms: Option<u64>,
     /// A readable description.
     pub detail: String,
     /// For `subscription_restored`: the possibly-missed window (from the drop to the new
     /// acknowledgement), kept out of `detail`: a measured time, which transcripts leave out.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_ms: Option<u64>,
 }
 
@@ -507,6 +505,7 @@ impl std::fmt::Display for Pipe {
 }
 
 /// What the harness saw of an external client process, beyond its step lines.
+#[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProcessReport {
     /// How it ended.
@@ -536,7 +535,6 @@ pub struct ProcessReport {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub escaped: Vec<Escaped>,
     /// The SDK under test, as the driver named it (`{"sdk": {"name", "version"}}`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sdk: Option<Sdk>,
 }
 

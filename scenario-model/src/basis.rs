@@ -429,20 +429,19 @@ mod tests {
 
     #[test]
     fn mistakes_say_what_to_write() {
-        let two = parse("- sent: {method: ping}\n  must: a\n  project: b\n").expect_err("two bases");
-        assert!(two.contains("rests on one basis"), "{two}");
-        let empty = parse("- sent: {method: ping}\n  should: \"\"\n").expect_err("empty");
-        assert!(empty.contains("is empty: write what it rests on"), "{empty}");
-        let kinds = parse("- sent: {method: ping}\n  not_sent: {method: x}\n").expect_err("two kinds");
-        assert!(kinds.contains("own `- not_sent: …` item"), "{kinds}");
-        let typo = parse("- snet: {method: ping}\n").expect_err("unknown kind");
-        assert!(typo.contains("unknown variant `snet`") && typo.contains("not_sent"), "{typo}");
-        let none = parse("- must: a\n").expect_err("no kind");
-        assert!(none.contains("no check"), "{none}");
-        let field = parse("- sent: {methd: ping}\n").expect_err("unknown field");
-        assert!(field.contains("unknown field `methd`"), "{field}");
-        let basis = parse("- sent: {method: ping}\n  shuold: a\n").expect_err("misspelt basis");
-        assert!(basis.contains("`shuold:` is no basis; did you mean `should:`?"), "{basis}");
+        let mistakes: [(&str, &[&str]); 7] = [
+            ("- sent: {method: ping}\n  must: a\n  project: b\n", &["rests on one basis"]),
+            ("- sent: {method: ping}\n  should: \"\"\n", &["is empty: write what it rests on"]),
+            ("- sent: {method: ping}\n  not_sent: {method: x}\n", &["own `- not_sent: …` item"]),
+            ("- snet: {method: ping}\n", &["unknown variant `snet`", "not_sent"]),
+            ("- must: a\n", &["no check"]),
+            ("- sent: {methd: ping}\n", &["unknown field `methd`"]),
+            ("- sent: {method: ping}\n  shuold: a\n", &["`shuold:` is no basis; did you mean `should:`?"]),
+        ];
+        for (yaml, said) in mistakes {
+            let message = parse(yaml).expect_err(yaml);
+            assert!(said.iter().all(|s| message.contains(s)), "{yaml}: {message}");
+        }
     }
 
     #[test]

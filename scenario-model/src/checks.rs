@@ -3,9 +3,11 @@
 //! its load-time validation, which targets it applies to, how it is evaluated).
 
 use crate::default_true;
+use crate::plan::default_jitter;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_with::skip_serializing_none;
 
 /// A check on the outcome or the wire. Written as a one-key mapping, e.g.
 /// `- outcome: {step: 2, ok: true}`.
@@ -78,18 +80,16 @@ fn default_connection() -> usize {
 
 /// One client message a recording pinned (see [`ReplaysCheck`]): a request or notification
 /// (`method`, `params` as a subset), or the client's answer to a server request (`answer`).
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecordedMessage {
     /// The JSON-RPC method (a request or a notification).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
     /// Members the message's params must contain (recursive subset match; ids, `_meta` and
     /// client-specific fields are left out by the recorder).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<Value>,
     /// The client's response to the server request the script labelled so (`request … as:`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<String>,
 }
 
@@ -114,17 +114,13 @@ pub struct BackoffCheck {
     pub delays_ms: Vec<u64>,
     /// The jitter fraction the connection was given (default 0.2): the drawn delays may exceed
     /// the planned ones by at most this fraction.
-    #[serde(default = "default_backoff_jitter")]
+    #[serde(default = "default_jitter")]
     pub jitter: f64,
     /// Scheduling slack allowed above the drawn delay (default 500: a respawn on a loaded
     /// machine; the planned and drawn delays are checked exactly, so the bound only has to
     /// catch a wait far off them).
     #[serde(default = "default_backoff_slack_ms")]
     pub slack_ms: u64,
-}
-
-fn default_backoff_jitter() -> f64 {
-    0.2
 }
 
 fn default_backoff_slack_ms() -> u64 {
@@ -157,17 +153,15 @@ pub struct HttpOrderCheck {
 }
 
 /// Which HTTP requests a filter selects; every given field must match.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HttpFilter {
     /// The HTTP method (`POST`, `GET`, `DELETE`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_method: Option<String>,
     /// The JSON-RPC method the request's body carries.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
     /// The path, without the query.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
 }
 
@@ -195,27 +189,22 @@ pub struct ErrorIsCheck {
 /// `- http: {http_method: GET, header: Last-Event-ID, value: "7"}`;
 /// `- http: {method: tools/list, header: Mcp-Session-Id, value: "{session}", every: true}`;
 /// `- http: {method: initialize, header: Mcp-Session-Id, count: 0}`.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HttpCheck {
     /// Only requests with this HTTP method (`POST`, `GET`, `DELETE`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_method: Option<String>,
     /// Only POSTs whose JSON-RPC body has this method.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
     /// Only requests to this path (without the query).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// Only requests whose query string (after `?`) is exactly this; `""` selects requests
     /// without one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
     /// Only on this connection (1-based).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection: Option<usize>,
     /// The header that must be present (case-insensitive name).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub header: Option<String>,
     /// The header's value, compared as the spec compares it: `Accept` by member (each media
     /// type listed here must be among the client's, order and parameters ignored),
@@ -223,15 +212,12 @@ pub struct HttpCheck {
     /// other header exactly. `{session}` stands for the session id the mock issued on
     /// that connection. Authorization values are recorded as `Bearer <redacted:N>` (N
     /// numbers distinct tokens by first appearance).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     /// Exactly this many matching requests (default: at least one).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<usize>,
     /// No more than this many matching requests (none passes): "must not retry / must not
     /// loop" rules, read after an observation window (a plan `wait`) long enough for a
     /// client's retry to arrive.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_most: Option<usize>,
     /// Every request matching the filters carried the header (and value); at least one.
     #[serde(default)]
@@ -246,36 +232,32 @@ pub struct HttpCheck {
     /// A client that never sent it (a 2026-07-28 client that did not fall back) is not
     /// judged by this check, and a note says so: the rule had nothing to apply to. Likewise
     /// a `value` with `{session}` is not judged where the mock issued no session.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<String>,
 }
 
 /// See [`Check::Param`]. E.g. `- param: {path: /token, name: resource, value:
 /// "{origin}/mcp", every: true}`; `- param: {path: /authorize, name: code_challenge_method,
 /// value: S256, every: true}`; `- param: {path: /token, name: refresh_token, count: 0}`.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ParamCheck {
     /// The requests' path, without the query (`/token`).
     pub path: String,
     /// Only requests with this HTTP method.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_method: Option<String>,
     /// The parameter's name.
     pub name: String,
     /// Its value (a JSON array member holds it when one of its strings is it); `{origin}`
     /// stands for the mock's origin, `http://127.0.0.1:<port>`. Absent: any value. A
     /// secret's value is never printed in a failure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     /// Exactly this many of the requests carried it (`0`: none did). Default: at least one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<usize>,
     /// Every request to the path carried it; at least one request.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub every: bool,
     /// Only requests the mock answered with this HTTP status (`400`: the ones it refused).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answered: Option<u16>,
     /// Judge only a client that sent at least one request to the path carrying the parameter
     /// (with the value), whatever the answer: a rule about, say, refresh requests has nothing
@@ -286,6 +268,7 @@ pub struct ParamCheck {
 }
 
 /// See [`Check::Outcome`].
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OutcomeCheck {
@@ -293,52 +276,42 @@ pub struct OutcomeCheck {
     pub step: usize,
     /// Must the step succeed (`true`) or fail (`false`)? Every `outcome` check says which,
     /// or gives `error` (which implies `ok: false`), or `settled: true`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ok: Option<bool>,
     /// The step must end, by success or by failure, before the run deadline; which one is
     /// not judged (for a rule that only asks the client not to hang). Instead of `ok`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub settled: bool,
     /// The error text must start with this (bundled target only; implies `ok: false`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// The result must contain these members (a recursive subset match).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
     /// The step must finish within this many ms (a bound, never a race: 100 ms or more from
     /// the step's own timeout).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub within_ms: Option<u64>,
     /// The step must take at least this many ms (10 ms or more below the step's own timeout,
     /// or 100 ms or more above it: a timer fires a little early or late).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_least_ms: Option<u64>,
 }
 
 /// See [`Check::Sent`].
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SentCheck {
     /// The method.
     pub method: String,
     /// Exactly this many times (default: at least once).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<usize>,
     /// No more than this many times (none passes): "must not retry / must not loop" rules,
     /// read after an observation window (a plan `wait`) long enough for a retry to arrive.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_most: Option<usize>,
     /// The params must contain these members (recursive subset match).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<Value>,
     /// Only on this connection (1-based).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection: Option<usize>,
     /// Only requests whose id has this JSON type (`string` / `integer`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id_type: Option<IdType>,
     /// Only messages at least this many bytes long (as serialised JSON): e.g. padded params.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_bytes: Option<usize>,
 }
 
@@ -390,16 +363,15 @@ pub struct CancelledCheck {
 }
 
 /// See [`Check::Answered`].
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AnsweredCheck {
     /// The server `request` step's label.
     pub request: String,
     /// The answer's result must contain these members.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
     /// The answer must be an error with this code.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<i64>,
     /// The answer must be an error (any code): for a MUST that asks for an error but no code.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -423,31 +395,27 @@ pub struct SignalCheck {
 }
 
 /// See [`Check::StdinClosed`].
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StdinClosedCheck {
     /// The connection (1-based); default 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection: Option<usize>,
 }
 
 /// See [`Check::Diagnostics`]. Each given counter must equal the value.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DiagnosticsCheck {
     /// Inbound messages dropped as malformed or not JSON-RPC.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol_violations: Option<u64>,
     /// Responses for timed-out or cancelled requests.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub late_responses: Option<u64>,
     /// Responses with an id never used.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unknown_responses: Option<u64>,
     /// Messages dropped for size.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oversize_dropped: Option<u64>,
     /// The captured stderr must contain this text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr_contains: Option<String>,
 }

@@ -9,6 +9,7 @@
 //! driver applies it, or reports the step `unsupported` with the reason for a value it
 //! cannot apply.
 
+use crate::ScenarioError;
 use crate::plan::ClientStep;
 use serde::Deserialize;
 use serde_json::Value;
@@ -105,12 +106,8 @@ pub struct Declaration {
 
 impl Declaration {
     /// Parses the declaration line.
-    pub fn parse(line: &str) -> Result<Self, String> {
-        serde_json::from_str(line.trim()).map_err(|e| {
-            format!(
-                "not a contract declaration ({e}); expected one line like {{\"contract\":\"{VERSION}\",\"performs\":{{\"connect\":[\"handshake\"],\"close\":[]}}}}"
-            )
-        })
+    pub fn parse(line: &str) -> Result<Self, ScenarioError> {
+        serde_json::from_str(line.trim()).map_err(|source| ScenarioError::NotADeclaration { source, version: VERSION })
     }
 
     /// The first op or field `step` uses that this driver does not declare, as `op` or
@@ -366,6 +363,8 @@ mod tests {
             d.missed().iter().map(|(v, _)| *v).collect::<Vec<_>>(),
             vec!["2026-12-05", "2026-12-05.1", "2026-12-05.2"]
         );
-        assert!(Declaration::parse("hello").expect_err("not a declaration").contains("expected one line like"));
+        assert!(
+            Declaration::parse("hello").expect_err("not a declaration").to_string().contains("expected one line like")
+        );
     }
 }

@@ -19,6 +19,22 @@
 //! - [`schema`] — the JSON Schema generated from the format's types.
 //! - [`signals`] — signal names as scenarios write them.
 //! - [`error`] — [`ScenarioError`], the crate's one error enum.
+//!
+//! # Serde style
+//!
+//! The scenario format is written by people and refused loudly: every struct a file spells
+//! out field by field is `#[serde(deny_unknown_fields)]` (a typo is an error that names the
+//! field; the loader's own position-finding parse, `Spans`, is lenient on purpose). Names are
+//! `snake_case`; steps are tagged by the field that names them (`op`, a fault's `fault`),
+//! checks by their key (`- outcome: {…}`); transport names are `kebab-case` and revisions
+//! their dates, as files write them. A struct or enum with optional members carries
+//! `#[skip_serializing_none]` (an absent `Option` reads as `None`, serde's own rule, and is
+//! not written back); any other member that may be left out says `#[serde(default)]` (or
+//! `default = "…"` for a value other than the type's), and `skip_serializing_if` with the
+//! type's own test (`Vec::is_empty`, `BTreeMap::is_empty`, `std::ops::Not::not` for an off
+//! flag) when `record` must not write it. No `flatten`: it would lose `deny_unknown_fields`
+//! ([`payload`] says more). [`wire`] is a record the mock writes, not a file people write:
+//! it does not deny unknown fields.
 
 pub mod basis;
 pub mod checks;

@@ -227,23 +227,18 @@ fn first_line(message: &str) -> String {
     }
 }
 
+/// Where the top-level keys stand, for messages: the [`Locator`]'s loose parse, lenient on
+/// purpose (unknown keys ignored, each key optional) since strictness is the main parse's.
 #[derive(Deserialize, Default)]
+#[serde(default)]
 struct Spans {
-    #[serde(default)]
     name: Option<Spanned<IgnoredAny>>,
-    #[serde(default)]
     fault: Option<Spanned<IgnoredAny>>,
-    #[serde(default)]
     deviations: Option<Spanned<IgnoredAny>>,
-    #[serde(default)]
     revision: Option<Spanned<IgnoredAny>>,
-    #[serde(default)]
     via: Option<Spanned<IgnoredAny>>,
-    #[serde(default)]
     client: Vec<Spanned<IgnoredAny>>,
-    #[serde(default)]
     server: Vec<Spanned<IgnoredAny>>,
-    #[serde(default)]
     checks: Vec<Spanned<IgnoredAny>>,
 }
 

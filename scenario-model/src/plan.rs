@@ -7,8 +7,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_with::skip_serializing_none;
+use std::collections::BTreeMap;
 
 /// One step of the client plan.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ClientStep {
@@ -24,10 +26,8 @@ pub enum ClientStep {
         /// The method.
         method: String,
         /// The params.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         params: Option<Value>,
         /// A per-request timeout override in ms.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         timeout_ms: Option<u64>,
         /// Do not wait; `await` or `cancel` it later by `as`.
         #[serde(default)]
@@ -37,14 +37,12 @@ pub enum ClientStep {
         label: Option<String>,
         /// Pad the params with a `_pad` string of this many bytes (large requests without
         /// storing them in the file).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pad_params: Option<usize>,
         /// Each `notifications/progress` for the params' `_meta.progressToken` restarts the
         /// timeout.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         reset_timeout_on_progress: bool,
         /// A bound on the whole request, in ms, that progress never extends.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         max_total_timeout_ms: Option<u64>,
         /// An earlier request met a 404 on its session (Streamable HTTP): the client is to
         /// have started a new session by itself (a new `initialize` without the old session
@@ -78,11 +76,9 @@ pub enum ClientStep {
         /// The method.
         method: String,
         /// The params.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         params: Option<Value>,
         /// Pad the params with a `_pad` string of this many bytes (a large notification
         /// without storing it in the file), as `request`'s `pad_params`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         pad_params: Option<usize>,
     },
     /// Pause the plan for this long.
@@ -109,10 +105,8 @@ pub enum ClientStep {
     /// `MCP_HARNESS_RUN_DIR` (`clients/README.md`).
     WaitSent {
         /// The JSON-RPC method of the message (any, when absent).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         method: Option<String>,
         /// HTTP transports: the HTTP method of the request, e.g. `DELETE` (any, when absent).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         http_method: Option<String>,
         /// How many such messages (at least; default 1).
         #[serde(default = "default_count")]
@@ -181,7 +175,8 @@ fn default_attempts() -> u32 {
     4
 }
 
-fn default_jitter() -> f64 {
+/// The reconnect jitter fraction when a plan gives none; a `backoff` check assumes it too.
+pub(crate) fn default_jitter() -> f64 {
     0.2
 }
 
@@ -209,8 +204,8 @@ pub struct Connect {
     /// value on as it is and says so in its README.
     pub timeout_ms: Option<u64>,
     /// Environment for the client (e.g. `MCP_TIMEOUT_MS`).
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub env: std::collections::BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
     /// Cap on one inbound message, in bytes.
     pub max_message_bytes: Option<usize>,
     /// Use string request ids.
@@ -221,12 +216,12 @@ pub struct Connect {
     pub roots: Vec<Value>,
     /// HTTP transports: headers the user configured (e.g. an `Authorization` bearer
     /// token). Generated protocol headers must win over them.
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub headers: std::collections::BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
     /// HTTP transports: install an auth refresh hook that, asked on a 401/403, returns
     /// these headers (e.g. a new bearer token); `{}` makes a hook that returns nothing.
     /// Absent: no hook.
-    pub auth_refresh: Option<std::collections::BTreeMap<String, String>>,
+    pub auth_refresh: Option<BTreeMap<String, String>>,
     /// Run the connection under the manager (SPEC §7): it reconnects after an unexpected
     /// close, starts a new session after a 404, and `request` steps with `tools/call` follow
     /// its replay rule. Absent: a plain transport.

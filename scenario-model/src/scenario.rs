@@ -6,13 +6,17 @@
 //! (unknown fields rejected) and `scenarios/schema.json` is generated from them.
 //! Documentation with examples: `scenarios/README.md`.
 
+use crate::ScenarioError;
 use crate::basis::CheckEntry;
 use crate::plan::ClientStep;
 use crate::script::ServerStep;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_with::skip_serializing_none;
+use std::collections::BTreeMap;
 
 /// One scenario file.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
@@ -27,7 +31,6 @@ pub struct Scenario {
     /// Marks the scenario pending, with the reason (e.g. the issue it waits on): it is
     /// loaded and validated like any other, reported with status `pending` and the reason,
     /// counted in the totals, and never run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending: Option<String>,
     /// Where the rule comes from: SPEC section, MCP spec page, seed section, or bug URL.
     #[serde(default)]
@@ -48,7 +51,6 @@ pub struct Scenario {
     /// stall, an HTTP status, a dropped stream, an exit, an expired session, a required
     /// token…); in a script without one, its first answer to a client message other than the
     /// handshake.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<usize>,
     /// Server steps (1-based, as `fault` numbers them) that send a message the revision's
     /// schema does not allow, on purpose, each with why: a malformed result the client must
@@ -56,14 +58,13 @@ pub struct Scenario {
     /// valid for the revision (`harness/tests/harness/mock_conformance.rs` holds it to the
     /// official schema); the fault's own step needs no entry. `mcp-harness explain` names
     /// each. E.g. `deviations: {4: "a tools/list result without tools"}`.
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub deviations: std::collections::BTreeMap<usize, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub deviations: BTreeMap<usize, String>,
     /// What must hold of the outcome and the wire transcript, each with what it rests on.
     #[serde(default)]
     pub checks: Vec<CheckEntry>,
     /// Proxies between the client and the mock (HTTP transports only): a real nginx and/or
     /// the fault proxy. The transcript then shows both hops.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<crate::via::Via>,
 }
 
@@ -148,13 +149,15 @@ impl TransportName {
 
     /// Reads a name as scenario files and `--transport` write it; an unknown one is
     /// refused with the valid names and, when one is obviously meant, that one.
-    pub fn parse(name: &str) -> Result<TransportName, String> {
+    pub fn parse(name: &str) -> Result<TransportName, ScenarioError> {
         if let Some(t) = TransportName::ALL.into_iter().find(|t| t.as_str() == name) {
             return Ok(t);
         }
-        let closest =
-            TransportName::closest(name).map(|t| format!("; did you mean `{}`?", t.as_str())).unwrap_or_default();
-        Err(format!("unknown transport `{name}`: write {}{closest}", TransportName::VALID))
+        Err(ScenarioError::UnknownTransport {
+            name: name.to_string(),
+            valid: TransportName::VALID,
+            closest: TransportName::closest(name).map(TransportName::as_str),
+        })
     }
 
     /// The transport an unknown name obviously means: a spelling of it (case, `_` for `-`,
@@ -218,10 +221,10 @@ impl Revision {
     ];
 
     /// Reads a revision as written (`2025-11-25`); an unknown one is refused with the valid ones.
-    pub fn parse(s: &str) -> Result<Revision, String> {
-        Revision::ALL.into_iter().find(|r| r.as_str() == s).ok_or_else(|| {
-            let all: Vec<&str> = Revision::ALL.iter().map(|r| r.as_str()).collect();
-            format!("unknown revision `{s}`: write one of {}", all.join(", "))
+    pub fn parse(s: &str) -> Result<Revision, ScenarioError> {
+        Revision::ALL.into_iter().find(|r| r.as_str() == s).ok_or_else(|| ScenarioError::UnknownRevision {
+            given: s.to_string(),
+            valid: Revision::ALL.iter().map(|r| r.as_str()).collect(),
         })
     }
 

@@ -6,16 +6,20 @@
 //! it only records), so the transcript holds both hops: what the client saw, recorded by
 //! the proxy, and what reached the mock, recorded by the mock.
 
+use crate::ScenarioError;
+use crate::default_true;
 use crate::script::ServerStep;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_with::skip_serializing_none;
+use std::collections::BTreeMap;
 
 /// The proxies in front of the mock: `client → faults → nginx → mock`.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Via {
     /// A real nginx reverse proxy between the fault proxy and the mock.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nginx: Option<Nginx>,
     /// Faults the in-process proxy applies, in order, to each request it forwards and each
     /// response it returns. Empty: the proxy forwards everything as is (and records it).
@@ -24,26 +28,26 @@ pub struct Via {
 }
 
 /// How the generated nginx config proxies to the mock.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Nginx {
     /// `proxy_buffering on|off`. Default true (nginx's own default).
-    #[serde(default = "crate::default_true")]
+    #[serde(default = "default_true")]
     pub buffering: bool,
     /// Whether the upstream's `X-Accel-Buffering: no` turns buffering off for its response
     /// (nginx's default); false writes `proxy_ignore_headers X-Accel-Buffering`.
-    #[serde(default = "crate::default_true")]
+    #[serde(default = "default_true")]
     pub honour_x_accel_buffering: bool,
     /// `proxy_read_timeout` in ms: the longest silence from the mock before nginx cuts the
     /// response. Default 60000 (nginx's own).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_timeout_ms: Option<u64>,
     /// Request headers nginx removes before the mock sees them (`proxy_set_header X "";`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub strip_request_headers: Vec<String>,
     /// Request headers nginx sets (replacing the client's) before the mock sees them.
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub set_request_headers: std::collections::BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub set_request_headers: BTreeMap<String, String>,
     /// Response headers nginx hides from the client (`proxy_hide_header`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hide_response_headers: Vec<String>,
@@ -61,19 +65,17 @@ pub struct Nginx {
     /// session-less requests a client sends first, or on the order of requests MCP leaves
     /// unordered. Its records follow the first mock's connections in the transcript, headed
     /// `(upstream 2)`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub second_upstream: Option<Vec<ServerStep>>,
 }
 
 /// Which requests a fault applies to (every fault's optional `only:`; absent: every request).
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Only {
     /// Only requests whose JSON-RPC body has this `method` (e.g. `tools/call`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
     /// Only requests with this HTTP method (`POST`, `GET`, `DELETE`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_method: Option<String>,
 }
 
@@ -90,6 +92,7 @@ pub enum Side {
 
 /// One fault of the in-process proxy. Body faults see the response body as the pieces the
 /// upstream wrote; they run in the order listed, each on the previous one's output.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "fault", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Fault {
@@ -138,10 +141,8 @@ pub enum Fault {
     /// (comments count as events: they are what a proxy sees).
     Cut {
         /// Bytes forwarded before the cut.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         after_bytes: Option<usize>,
         /// SSE events forwarded before the cut.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         after_events: Option<usize>,
         /// Which requests.
         #[serde(default)]
@@ -241,28 +242,21 @@ impl Fault {
 
 /// The rules a loader checks beyond the types: proxies are HTTP-only (Streamable HTTP),
 /// and each fault's numbers make sense. The message names the field and what to write.
-pub fn validate(via: &Via, transports: &[crate::TransportName]) -> Result<(), String> {
+pub fn validate(via: &Via, transports: &[crate::TransportName]) -> Result<(), ScenarioError> {
     if transports.iter().any(|t| *t != crate::TransportName::Http) {
-        return Err("proxies sit in front of Streamable HTTP only: write `transport: http`".into());
+        return Err(ScenarioError::ViaNeedsHttp);
     }
     for (i, fault) in via.faults.iter().enumerate() {
-        let n = i + 1;
+        let number = i + 1;
+        let zero = |fault, field| Err(ScenarioError::FaultFieldZero { number, fault, field });
         match fault {
-            Fault::Rechunk { bytes: 0, .. } => return Err(format!("fault {n} (rechunk): `bytes` must be at least 1")),
-            Fault::Bandwidth { bytes_per_second: 0, .. } => {
-                return Err(format!("fault {n} (bandwidth): `bytes_per_second` must be at least 1"));
-            }
+            Fault::Rechunk { bytes: 0, .. } => return zero("rechunk", "bytes"),
+            Fault::Bandwidth { bytes_per_second: 0, .. } => return zero("bandwidth", "bytes_per_second"),
             Fault::Cut { after_bytes, after_events, .. } if after_bytes.is_some() == after_events.is_some() => {
-                return Err(format!("fault {n} (cut): give exactly one of `after_bytes`, `after_events`"));
+                return Err(ScenarioError::CutBoundNotOne { number });
             }
-            Fault::Cut { after_events: Some(0), .. } => {
-                return Err(format!(
-                    "fault {n} (cut): `after_events` must be at least 1 (to cut before any byte, write `after_bytes: 0`)"
-                ));
-            }
-            Fault::RetryOn502 { tries: 0, .. } => {
-                return Err(format!("fault {n} (retry_on_502): `tries` must be at least 1"));
-            }
+            Fault::Cut { after_events: Some(0), .. } => return Err(ScenarioError::CutAfterNoEvents { number }),
+            Fault::RetryOn502 { tries: 0, .. } => return zero("retry_on_502", "tries"),
             _ => {}
         }
     }
@@ -281,12 +275,18 @@ mod tests {
         )
         .expect("parses");
         assert_eq!(via.faults[1].only().method.as_deref(), Some("tools/call"));
-        assert_eq!(validate(&via, &[TransportName::Http]), Ok(()));
-        assert!(validate(&via, &[TransportName::Stdio]).is_err_and(|m| m.contains("transport: http")));
+        assert!(validate(&via, &[TransportName::Http]).is_ok());
+        assert!(validate(&via, &[TransportName::Stdio]).is_err_and(|e| e.to_string().contains("transport: http")));
         let cut: Via = serde_saphyr::from_str("faults:\n  - fault: cut\n").expect("parses");
         assert_eq!(
-            validate(&cut, &[TransportName::Http]),
+            validate(&cut, &[TransportName::Http]).map_err(|e| e.to_string()),
             Err("fault 1 (cut): give exactly one of `after_bytes`, `after_events`".into())
+        );
+        let slow: Via =
+            serde_saphyr::from_str("faults:\n  - fault: bandwidth\n    bytes_per_second: 0\n").expect("parses");
+        assert_eq!(
+            validate(&slow, &[TransportName::Http]).map_err(|e| e.to_string()),
+            Err("fault 1 (bandwidth): `bytes_per_second` must be at least 1".into())
         );
         let unknown = serde_saphyr::from_str::<Via>("faults:\n  - fault: rechunk\n    bytes: 1\n    byte: 2\n");
         assert!(unknown.is_err());

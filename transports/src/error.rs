@@ -1,6 +1,7 @@
 //! The crate's one error enum. `Display` gives SPEC §2's exact strings: scenarios assert them.
 
 use crate::message::{RequestId, RpcError};
+use crate::oauth::error::AuthError;
 use serde_json::Value;
 
 /// Whether the server may have acted on a request that failed. Drives the manager's retry
@@ -152,10 +153,10 @@ pub enum TransportError {
     /// The configuration cannot be used.
     #[error("Invalid configuration: {0}")]
     Config(String),
-    /// The OAuth flow a 401 started failed (`docs/authorization.md`); the text says at which
-    /// step, and never holds a token, code, verifier or secret.
+    /// The OAuth flow a 401 started failed (`docs/authorization.md`); the [`AuthError`] says
+    /// at which step, and never holds a token, code, verifier or secret.
     #[error("Authorization failed: {0}")]
-    Auth(String),
+    Auth(#[from] AuthError),
     /// A `subscriptions/listen` stream dropped (2026-07-28) and is being re-sent: reported,
     /// never returned, so the caller learns notifications may have been missed.
     #[error(

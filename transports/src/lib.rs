@@ -38,6 +38,15 @@
 //!
 //! This crate never depends on the mock servers, so a mock can never share a bug with the
 //! client it tests.
+//!
+//! # Serde style
+//!
+//! Only the JSON-RPC shapes in [`message`] derive serde, and their member names are the
+//! wire's (JSON-RPC 2.0 and the MCP schema fix them: no `rename_all`); [`RequestId`] is
+//! `untagged` because an id is a bare number or string on the wire, and an absent optional
+//! member is not written (`skip_serializing_if = "Option::is_none"`). Every other MCP shape
+//! is built and read as `serde_json::Value`, since the schema's objects are open and the
+//! transports pass them through.
 
 pub mod client;
 pub mod config;

@@ -22,43 +22,80 @@ pub struct Annotation {
     pub name: String,
 }
 
+/// Why a tool's `x-mcp-header` annotations make it invalid; `at` is the dotted property
+/// path of the annotated parameter.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidAnnotation {
+    /// The keyword's value is not a string.
+    #[error("x-mcp-header on {at} is not a string")]
+    NotAString {
+        /// The parameter's path.
+        at: String,
+    },
+    /// The name is empty or not an RFC 9110 token.
+    #[error("x-mcp-header {name:?} on {at} is not an HTTP field-name token")]
+    NotAToken {
+        /// The name as written.
+        name: String,
+        /// The parameter's path.
+        at: String,
+    },
+    /// The parameter is not a string, integer or boolean.
+    #[error(
+        "x-mcp-header on {at} annotates a parameter of type {}; only string, integer and boolean are allowed",
+        parameter_type.as_deref().unwrap_or("(none)")
+    )]
+    UnmirroredType {
+        /// The parameter's path.
+        at: String,
+        /// Its `type`, when it has a string one.
+        parameter_type: Option<String>,
+    },
+    /// The keyword stands somewhere other than a property reached through `properties`.
+    #[error(
+        "x-mcp-header may only annotate properties reached through `properties` keys (not items, oneOf/anyOf/allOf/not, if/then/else, $ref or the root)"
+    )]
+    OutsideProperties,
+    /// Two annotations name the same header.
+    #[error("x-mcp-header {name:?} is used twice (names are case-insensitive)")]
+    UsedTwice {
+        /// The second use's name.
+        name: String,
+    },
+}
+
 /// The annotations of one tool's `inputSchema`, or why the tool definition is invalid.
-pub fn annotations(input_schema: &Value) -> Result<Vec<Annotation>, String> {
+pub fn annotations(input_schema: &Value) -> Result<Vec<Annotation>, InvalidAnnotation> {
     let mut found = Vec::new();
     walk(input_schema, &mut Vec::new(), &mut found)?;
     let total = count_keyword(input_schema);
     if total != found.len() {
-        return Err(format!(
-            "{KEYWORD} may only annotate properties reached through `properties` keys (not items, oneOf/anyOf/allOf/not, if/then/else, $ref or the root)"
-        ));
+        return Err(InvalidAnnotation::OutsideProperties);
     }
     let mut seen = HashSet::new();
     for a in &found {
         if !seen.insert(a.name.to_ascii_lowercase()) {
-            return Err(format!("{KEYWORD} {:?} is used twice (names are case-insensitive)", a.name));
+            return Err(InvalidAnnotation::UsedTwice { name: a.name.clone() });
         }
     }
     Ok(found)
 }
 
 /// Follows `properties` chains only, validating each annotation it meets.
-fn walk(schema: &Value, path: &mut Vec<String>, found: &mut Vec<Annotation>) -> Result<(), String> {
+fn walk(schema: &Value, path: &mut Vec<String>, found: &mut Vec<Annotation>) -> Result<(), InvalidAnnotation> {
     let Some(props) = schema.get("properties").and_then(Value::as_object) else { return Ok(()) };
     for (key, sub) in props {
         path.push(key.clone());
         if let Some(raw) = sub.get(KEYWORD) {
             let at = path.join(".");
-            let name = raw.as_str().ok_or_else(|| format!("{KEYWORD} on {at} is not a string"))?;
+            let Some(name) = raw.as_str() else { return Err(InvalidAnnotation::NotAString { at }) };
             if name.is_empty() || !name.bytes().all(is_tchar) {
-                return Err(format!("{KEYWORD} {name:?} on {at} is not an HTTP field-name token"));
+                return Err(InvalidAnnotation::NotAToken { name: name.to_owned(), at });
             }
             match sub.get("type").and_then(Value::as_str) {
                 Some("string" | "integer" | "boolean") => {}
                 other => {
-                    return Err(format!(
-                        "{KEYWORD} on {at} annotates a parameter of type {}; only string, integer and boolean are allowed",
-                        other.unwrap_or("(none)")
-                    ));
+                    return Err(InvalidAnnotation::UnmirroredType { at, parameter_type: other.map(str::to_owned) });
                 }
             }
             found.push(Annotation { path: path.clone(), name: name.to_owned() });
@@ -132,8 +169,23 @@ mod tests {
             json!({"properties": {"x": {"type": "array", "items": {"type": "string", "x-mcp-header": "X"}}}}),
             json!({"oneOf": [{"properties": {"x": {"type": "string", "x-mcp-header": "X"}}}]}),
         ];
-        for schema in bad {
-            assert!(annotations(&schema).is_err(), "{schema}");
-        }
+        let refusals: Vec<InvalidAnnotation> =
+            bad.iter().map(|schema| annotations(schema).expect_err("invalid")).collect();
+        let at = || "x".to_owned();
+        assert_eq!(
+            refusals,
+            [
+                InvalidAnnotation::UnmirroredType { at: at(), parameter_type: Some("number".into()) },
+                InvalidAnnotation::NotAToken { name: String::new(), at: at() },
+                InvalidAnnotation::NotAToken { name: "A B".into(), at: at() },
+                InvalidAnnotation::UsedTwice { name: "a".into() },
+                InvalidAnnotation::OutsideProperties,
+                InvalidAnnotation::OutsideProperties,
+            ]
+        );
+        assert_eq!(
+            refusals[0].to_string(),
+            "x-mcp-header on x annotates a parameter of type number; only string, integer and boolean are allowed"
+        );
     }
 }

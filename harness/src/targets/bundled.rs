@@ -565,10 +565,10 @@ fn record(e: &ManagerEvent) -> ManagerEventRecord {
 /// bounded by the connection's timeout.
 fn oauth_config(plan: &mcp_scenario::plan::OAuth, config: &TransportConfig) -> mcp_transports::oauth::OAuthConfig {
     let mut o = mcp_transports::oauth::OAuthConfig::new(mcp_transports::oauth::follow_redirect(config.timeout()));
-    o.client_id = plan.client_id.clone();
-    o.client_secret = plan.client_secret.clone();
-    o.client_metadata_url = plan.client_metadata_url.clone();
-    o.scopes = plan.scopes.clone();
+    o.identity.client_id = plan.client_id.clone();
+    o.identity.client_secret = plan.client_secret.clone();
+    o.identity.client_metadata_url = plan.client_metadata_url.clone();
+    o.identity.scopes = plan.scopes.clone();
     if let Some(uri) = &plan.redirect_uri {
         o.redirect_uri = uri.clone();
     }

@@ -97,7 +97,7 @@ pub(crate) async fn send_with_auth(
             return Ok(resp);
         };
         let (n, v) = header_pair("authorization", &value)
-            .ok_or_else(|| TransportError::Auth("the access token is not a valid header value".into()))?;
+            .ok_or_else(|| TransportError::Auth(crate::oauth::AuthError::TokenNotAHeaderValue))?;
         auth.set(n, v);
     } else if !auth.refresh().await {
         return Ok(resp);

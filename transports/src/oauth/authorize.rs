@@ -3,6 +3,7 @@
 //! with our `state`, with an `iss` equal to the issuer when there is one (RFC 9207 §2.4,
 //! before anything else of the answer is acted on), and a code.
 
+use super::error::AuthError;
 use url::Url;
 
 /// Everything one authorization request sends.
@@ -51,33 +52,27 @@ pub fn code_from(
     state: &str,
     issuer: &str,
     iss_required: bool,
-) -> Result<String, String> {
-    let expected = Url::parse(redirect_uri).map_err(|_| format!("the redirect_uri {redirect_uri:?} is not a URL"))?;
+) -> Result<String, AuthError> {
+    let expected = Url::parse(redirect_uri)
+        .map_err(|_| AuthError::RedirectUriNotAUrl { redirect_uri: redirect_uri.to_string() })?;
     if redirect.origin() != expected.origin() || redirect.path() != expected.path() {
-        return Err(format!(
-            "the authorization server redirected to {}{}, not to the registered redirect_uri",
-            redirect.origin().ascii_serialization(),
-            redirect.path()
-        ));
+        return Err(AuthError::WrongRedirect {
+            to: format!("{}{}", redirect.origin().ascii_serialization(), redirect.path()),
+        });
     }
     let param = |k: &str| redirect.query_pairs().find(|(n, _)| n == k).map(|(_, v)| v.into_owned());
     match param("iss") {
-        Some(iss) if iss != issuer => {
-            return Err(format!("the redirect's iss {iss:?} is not the issuer {issuer:?} (RFC 9207): ignored"));
-        }
-        None if iss_required => {
-            return Err("the redirect has no iss, which the authorization server's metadata promises (RFC 9207)".into());
-        }
+        Some(iss) if iss != issuer => return Err(AuthError::ForeignIss { iss, issuer: issuer.to_string() }),
+        None if iss_required => return Err(AuthError::MissingIss),
         _ => {}
     }
     if let Some(error) = param("error") {
-        let detail = param("error_description").map(|d| format!(" ({d})")).unwrap_or_default();
-        return Err(format!("the authorization server refused: {error}{detail}"));
+        return Err(AuthError::Denied { error, description: param("error_description") });
     }
     if param("state").as_deref() != Some(state) {
-        return Err("the redirect's state is not the one sent: the answer is discarded".into());
+        return Err(AuthError::StateMismatch);
     }
-    param("code").filter(|c| !c.is_empty()).ok_or_else(|| "the redirect carries no code".into())
+    param("code").filter(|c| !c.is_empty()).ok_or(AuthError::NoCode)
 }
 
 #[cfg(test)]
@@ -91,9 +86,9 @@ mod tests {
     #[test]
     fn the_redirect_is_checked_before_its_code_is_used() {
         let ok = u("http://127.0.0.1/cb?code=c&state=s&iss=http%3A%2F%2Fas");
-        assert_eq!(code_from(&ok, "http://127.0.0.1/cb", "s", "http://as", true), Ok("c".into()));
+        assert_eq!(code_from(&ok, "http://127.0.0.1/cb", "s", "http://as", true).ok(), Some("c".into()));
         let e = |url: &str, required| {
-            code_from(&u(url), "http://127.0.0.1/cb", "s", "http://as", required).expect_err("refused")
+            code_from(&u(url), "http://127.0.0.1/cb", "s", "http://as", required).expect_err("refused").to_string()
         };
         assert!(e("http://localhost/cb?code=c&state=s", false).contains("not to the registered redirect_uri"));
         assert!(e("http://127.0.0.1/cb?code=c&state=t", false).contains("state"));

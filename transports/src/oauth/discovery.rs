@@ -4,6 +4,7 @@
 //! before use (`docs/authorization.md`, steps 2 and 3).
 
 use super::Revision;
+use super::error::AuthError;
 use super::http::OAuthHttp;
 use serde_json::Value;
 use url::Url;
@@ -97,9 +98,9 @@ pub async fn protected_resource(
     http: &OAuthHttp,
     endpoint: &Url,
     from_challenge: Option<&str>,
-) -> Result<ResourceMetadata, String> {
+) -> Result<ResourceMetadata, AuthError> {
     let urls = match from_challenge {
-        Some(u) => vec![Url::parse(u).map_err(|_| format!("the 401's resource_metadata {u:?} is not a URL"))?],
+        Some(u) => vec![Url::parse(u).map_err(|_| AuthError::ResourceMetadataNotAUrl { given: u.to_string() })?],
         None => resource_metadata_urls(endpoint),
     };
     let mut tried = Vec::new();
@@ -108,14 +109,14 @@ pub async fn protected_resource(
         let Some(doc) = http.get_json(&url, None).await? else { continue };
         return validate_resource(&doc, endpoint, &url);
     }
-    Err(format!("no protected resource metadata (tried {})", tried.join(", ")))
+    Err(AuthError::NoResourceMetadata { tried })
 }
 
 /// RFC 9728 §3.3: the document's `resource` must be the resource identifier its URL was
 /// built from, else it is not used. That is this endpoint (the pages' MCP server), and for
 /// the root well-known URL also the origin alone: the identifier "into which the
 /// well-known URI path suffix was inserted" to make that URL.
-fn validate_resource(doc: &Value, endpoint: &Url, fetched_from: &Url) -> Result<ResourceMetadata, String> {
+fn validate_resource(doc: &Value, endpoint: &Url, fetched_from: &Url) -> Result<ResourceMetadata, AuthError> {
     let resource = doc.get("resource").and_then(Value::as_str).unwrap_or_default();
     let here = canonical(endpoint);
     let at_root = fetched_from.origin() == endpoint.origin()
@@ -123,13 +124,13 @@ fn validate_resource(doc: &Value, endpoint: &Url, fetched_from: &Url) -> Result<
         && fetched_from.query().is_none();
     let root_identifier = at_root && resource == origin(endpoint);
     if resource != here && resource != endpoint.as_str() && !root_identifier {
-        return Err(format!("the protected resource metadata names resource {resource:?}, not {here}"));
+        return Err(AuthError::ForeignResource { named: resource.to_string(), endpoint: here });
     }
     let issuer = doc
         .get("authorization_servers")
         .and_then(Value::as_array)
         .and_then(|a| a.iter().find_map(Value::as_str))
-        .ok_or("the protected resource metadata lists no authorization_servers")?
+        .ok_or(AuthError::NoAuthorizationServers)?
         .to_string();
     let scopes_supported = strings(doc.get("scopes_supported"));
     Ok(ResourceMetadata { resource: resource.to_string(), issuer, scopes_supported })
@@ -141,8 +142,8 @@ pub async fn authorization_server(
     http: &OAuthHttp,
     issuer: &str,
     revision: Revision,
-) -> Result<Option<ServerMetadata>, String> {
-    let issuer_url = Url::parse(issuer).map_err(|_| format!("the authorization server {issuer:?} is not a URL"))?;
+) -> Result<Option<ServerMetadata>, AuthError> {
+    let issuer_url = Url::parse(issuer).map_err(|_| AuthError::IssuerNotAUrl { issuer: issuer.to_string() })?;
     let version = (revision == Revision::Base2025_03).then_some("2025-03-26");
     let mut tried = Vec::new();
     for url in server_metadata_urls(&issuer_url, revision) {
@@ -153,38 +154,34 @@ pub async fn authorization_server(
     if revision == Revision::Base2025_03 {
         return Ok(None);
     }
-    Err(format!("no authorization server metadata (tried {})", tried.join(", ")))
+    Err(AuthError::NoServerMetadata { tried })
 }
 
 /// RFC 8414 §3.3 (issuer), the PKCE rule of the revision, and the endpoints' scheme.
-fn validate_server(doc: &Value, issuer: &str, revision: Revision) -> Result<ServerMetadata, String> {
+fn validate_server(doc: &Value, issuer: &str, revision: Revision) -> Result<ServerMetadata, AuthError> {
     let claimed = doc.get("issuer").and_then(Value::as_str).unwrap_or_default();
     if claimed != issuer {
-        return Err(format!("the authorization server metadata claims issuer {claimed:?}, not {issuer:?}"));
+        return Err(AuthError::IssuerMismatch { claimed: claimed.to_string(), issuer: issuer.to_string() });
     }
     let methods = doc.get("code_challenge_methods_supported").map(|m| strings(Some(m)));
     match (&methods, revision) {
-        (None, Revision::Current) => {
-            return Err("the authorization server metadata has no code_challenge_methods_supported: PKCE is not supported, so the client refuses to proceed".into());
-        }
-        (Some(m), _) if !m.iter().any(|m| m == "S256") => {
-            return Err(format!(
-                "the authorization server does not support PKCE S256 (code_challenge_methods_supported: {m:?})"
-            ));
-        }
+        (None, Revision::Current) => return Err(AuthError::PkceUnadvertised),
+        (Some(m), _) if !m.iter().any(|m| m == "S256") => return Err(AuthError::NoS256 { methods: m.clone() }),
         _ => {}
     }
-    let endpoint = |name: &str| -> Result<Option<Url>, String> {
+    let endpoint = |name: &str| -> Result<Option<Url>, AuthError> {
         match doc.get(name).and_then(Value::as_str) {
             None => Ok(None),
-            Some(s) => secure(s).map(Some).map_err(|why| format!("{name}: {why}")),
+            Some(s) => secure(s)
+                .map(Some)
+                .map_err(|why| AuthError::BadEndpoint { field: name.to_string(), problem: Box::new(why) }),
         }
     };
     Ok(ServerMetadata {
         issuer: claimed.to_string(),
         authorization_endpoint: endpoint("authorization_endpoint")?
-            .ok_or("the authorization server metadata has no authorization_endpoint")?,
-        token_endpoint: endpoint("token_endpoint")?.ok_or("the authorization server metadata has no token_endpoint")?,
+            .ok_or(AuthError::MissingEndpoint { field: "authorization_endpoint" })?,
+        token_endpoint: endpoint("token_endpoint")?.ok_or(AuthError::MissingEndpoint { field: "token_endpoint" })?,
         registration_endpoint: endpoint("registration_endpoint")?,
         client_id_metadata_documents: doc.get("client_id_metadata_document_supported") == Some(&Value::Bool(true)),
         iss_parameter: doc.get("authorization_response_iss_parameter_supported") == Some(&Value::Bool(true)),
@@ -195,7 +192,7 @@ fn validate_server(doc: &Value, issuer: &str, revision: Revision) -> Result<Serv
 
 /// The page's default endpoints at the authorization base URL (2025-03-26, Fallbacks for
 /// Servers without Metadata Discovery).
-pub fn default_endpoints(base: &Url) -> Result<ServerMetadata, String> {
+pub fn default_endpoints(base: &Url) -> Result<ServerMetadata, AuthError> {
     let at = |p: &str| secure(&format!("{}{p}", origin(base)));
     Ok(ServerMetadata {
         issuer: origin(base),
@@ -211,8 +208,8 @@ pub fn default_endpoints(base: &Url) -> Result<ServerMetadata, String> {
 
 /// An authorization server URL: `https`, or `http` on a loopback host (this project's
 /// mocks; "All authorization server endpoints MUST be served over HTTPS").
-pub fn secure(raw: &str) -> Result<Url, String> {
-    let url = Url::parse(raw).map_err(|_| format!("{raw:?} is not a URL"))?;
+pub fn secure(raw: &str) -> Result<Url, AuthError> {
+    let url = Url::parse(raw).map_err(|_| AuthError::NotAUrl { raw: raw.to_string() })?;
     let loopback = match url.host() {
         Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
@@ -222,7 +219,7 @@ pub fn secure(raw: &str) -> Result<Url, String> {
     match url.scheme() {
         "https" => Ok(url),
         "http" if loopback => Ok(url),
-        _ => Err(format!("{} is not https", url.origin().ascii_serialization())),
+        _ => Err(AuthError::NotHttps { origin: url.origin().ascii_serialization() }),
     }
 }
 
@@ -293,6 +290,7 @@ mod tests {
         assert!(
             validate_resource(&other, &here, &at_path)
                 .expect_err("other resource")
+                .to_string()
                 .contains("not http://127.0.0.1:9/mcp")
         );
         // The origin is the identifier of the root well-known URL only (RFC 9728 §3.3).
@@ -308,6 +306,7 @@ mod tests {
         assert!(
             validate_server(&meta, "http://127.0.0.1:9/t", Revision::Current)
                 .expect_err("issuer")
+                .to_string()
                 .contains("claims issuer")
         );
         let mut no_pkce = meta.clone();
@@ -315,6 +314,7 @@ mod tests {
         assert!(
             validate_server(&no_pkce, "http://127.0.0.1:9", Revision::Current)
                 .expect_err("pkce")
+                .to_string()
                 .contains("refuses to proceed")
         );
         assert!(validate_server(&no_pkce, "http://127.0.0.1:9", Revision::Rfc8414Only).is_ok());

@@ -4,6 +4,7 @@
 //! application's callback opens a browser and waits on its redirect URI instead.
 
 use super::AuthorizeCallback;
+use super::error::AuthError;
 use std::sync::Arc;
 use std::time::Duration;
 use url::Url;
@@ -17,19 +18,19 @@ pub fn follow_redirect(timeout: Option<Duration>) -> AuthorizeCallback {
             if let Some(t) = timeout {
                 b = b.timeout(t);
             }
-            let client = b.build().map_err(|e| format!("cannot build the user agent: {e}"))?;
+            let client = b.build().map_err(|e| AuthError::UserAgent { reason: e.to_string() })?;
             let resp = client
                 .get(url.clone())
                 .send()
                 .await
-                .map_err(|e| format!("the authorization endpoint could not be reached: {}", e.without_url()))?;
+                .map_err(|e| AuthError::AuthorizationEndpointUnreachable { reason: e.without_url().to_string() })?;
             let status = resp.status().as_u16();
             let location = resp.headers().get("location").and_then(|v| v.to_str().ok());
             match location {
                 Some(l) if resp.status().is_redirection() => {
-                    url.join(l).map_err(|_| format!("the authorization endpoint redirected to {l:?}, not a URL"))
+                    url.join(l).map_err(|_| AuthError::RedirectNotAUrl { location: l.to_string() })
                 }
-                _ => Err(format!("the authorization endpoint answered HTTP {status} instead of redirecting")),
+                _ => Err(AuthError::NotRedirected { status }),
             }
         })
     })

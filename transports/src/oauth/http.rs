@@ -4,6 +4,7 @@
 //! reach the MCP endpoint. Its requests are bounded by the MCP request a flow runs in
 //! (`Authorizer::new` says why they have no timer of their own).
 
+use super::error::{AuthError, Refusal};
 use serde_json::Value;
 use url::Url;
 
@@ -27,32 +28,30 @@ pub struct Answered {
 }
 
 impl Answered {
-    /// `HTTP <status>` plus the OAuth `error` / `error_description` or the body's start.
-    pub fn describe(&self) -> String {
+    /// The answer as a refusal: its status and the OAuth `error` / `error_description`,
+    /// else the body's start.
+    pub fn refusal(&self) -> Refusal {
         let field = |k: &str| self.json.as_ref().and_then(|j| j.get(k)).and_then(Value::as_str).map(str::to_string);
-        match (field("error"), field("error_description")) {
-            (Some(e), Some(d)) => format!("HTTP {}: {e} ({d})", self.status),
-            (Some(e), None) => format!("HTTP {}: {e}", self.status),
-            _ if self.text.is_empty() => format!("HTTP {}", self.status),
-            _ => format!("HTTP {}: {}", self.status, self.text),
-        }
+        let error = field("error");
+        let description = error.as_ref().and_then(|_| field("error_description"));
+        Refusal { status: self.status, error, description, body: self.text.clone() }
     }
 }
 
 impl OAuthHttp {
     /// A client; `loopback` leaves proxies from the environment out.
-    pub fn new(loopback: bool) -> Result<Self, String> {
+    pub fn new(loopback: bool) -> Result<Self, AuthError> {
         let mut b = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
         if loopback {
             b = b.no_proxy();
         }
-        let client = b.build().map_err(|e| format!("cannot build the OAuth HTTP client: {e}"))?;
+        let client = b.build().map_err(|e| AuthError::HttpClient { reason: e.to_string() })?;
         Ok(OAuthHttp { client })
     }
 
     /// GETs a metadata document: `Some` for a 2xx JSON object, `None` for a 4xx (try the
     /// next location); an error otherwise. `version` is sent as `MCP-Protocol-Version`.
-    pub async fn get_json(&self, url: &Url, version: Option<&str>) -> Result<Option<Value>, String> {
+    pub async fn get_json(&self, url: &Url, version: Option<&str>) -> Result<Option<Value>, AuthError> {
         let mut r = self.client.get(url.clone()).header("accept", "application/json");
         if let Some(v) = version {
             r = r.header("mcp-protocol-version", v);
@@ -61,10 +60,10 @@ impl OAuthHttp {
         match a.status {
             200..=299 => match a.json {
                 Some(doc @ Value::Object(_)) => Ok(Some(doc)),
-                _ => Err(format!("{url} answered a body that is not a JSON object")),
+                _ => Err(AuthError::MetadataNotAnObject { url: url.to_string() }),
             },
             400..=499 => Ok(None),
-            _ => Err(format!("{url} answered {}", a.describe())),
+            _ => Err(AuthError::MetadataRefused { url: url.to_string(), refusal: a.refusal() }),
         }
     }
 
@@ -75,7 +74,7 @@ impl OAuthHttp {
         url: &Url,
         pairs: &[(&str, &str)],
         authorization: Option<&str>,
-    ) -> Result<Answered, String> {
+    ) -> Result<Answered, AuthError> {
         let body: String = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish();
         let mut r = self.client.post(url.clone());
         if let Some(value) = authorization {
@@ -89,12 +88,12 @@ impl OAuthHttp {
     }
 
     /// POSTs a JSON document.
-    pub async fn post_json(&self, url: &Url, body: &Value) -> Result<Answered, String> {
+    pub async fn post_json(&self, url: &Url, body: &Value) -> Result<Answered, AuthError> {
         let r = self.client.post(url.clone()).header("accept", "application/json").json(body);
         self.send(r, url).await
     }
 
-    async fn send(&self, r: reqwest::RequestBuilder, url: &Url) -> Result<Answered, String> {
+    async fn send(&self, r: reqwest::RequestBuilder, url: &Url) -> Result<Answered, AuthError> {
         let resp = r.send().await.map_err(|e| failure(url, e))?;
         let status = resp.status().as_u16();
         let bytes = resp.bytes().await.map_err(|e| failure(url, e))?;
@@ -105,13 +104,13 @@ impl OAuthHttp {
 }
 
 /// A transport failure, named by its origin and path (no query) and its kind.
-fn failure(url: &Url, e: reqwest::Error) -> String {
-    let what = if e.is_timeout() {
+fn failure(url: &Url, e: reqwest::Error) -> AuthError {
+    let reason = if e.is_timeout() {
         "timed out".to_string()
     } else if e.is_connect() {
         "could not connect".to_string()
     } else {
         e.without_url().to_string()
     };
-    format!("{}{}: {what}", url.origin().ascii_serialization(), url.path())
+    AuthError::Unreachable { at: format!("{}{}", url.origin().ascii_serialization(), url.path()), reason }
 }

@@ -24,10 +24,12 @@
 //! - [`token`] — the token endpoint's grants.
 //! - [`headless`] — a callback that follows the authorization server's redirect itself.
 //! - `http` — the OAuth traffic's own HTTP client (no redirects, no MCP headers).
+//! - [`error`] — [`AuthError`]: which step of the flow failed, and why.
 
 pub mod authorize;
 pub mod challenge;
 pub mod discovery;
+pub mod error;
 pub mod headless;
 mod http;
 pub mod pkce;
@@ -37,6 +39,7 @@ pub mod token;
 use crate::error::TransportError;
 use challenge::Challenge;
 use discovery::ServerMetadata;
+pub use error::AuthError;
 use futures::future::BoxFuture;
 use registration::Registration;
 use std::collections::{BTreeSet, HashMap};
@@ -50,30 +53,52 @@ pub use headless::follow_redirect;
 /// authorization server redirected the user agent to (with `code` and `state`), or why
 /// not. An application opens a browser and listens on its redirect URI; tests use
 /// [`follow_redirect`].
-pub type AuthorizeCallback = Arc<dyn Fn(Url) -> BoxFuture<'static, Result<Url, String>> + Send + Sync>;
+pub type AuthorizeCallback = Arc<dyn Fn(Url) -> BoxFuture<'static, Result<Url, AuthError>> + Send + Sync>;
 
 /// How many times one connection steps up its scopes ("no more than a few times").
 const MAX_STEP_UPS: usize = 3;
 
-/// A host's authorization client. Clones share what was obtained (registrations, tokens),
-/// so a transport the manager reconnects keeps its token.
-#[derive(Clone)]
-pub struct OAuthConfig {
+/// Who the client is to an authorization server. Every field is optional: with none, the
+/// client registers dynamically where the server offers it. Hosts fill it from their own
+/// settings (a command line, a conformance context, a scenario's plan).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct ClientIdentity {
     /// A pre-registered client id (first in the pages' registration priority).
     pub client_id: Option<String>,
     /// The pre-registered client's secret, for a confidential client. It is sent the way
     /// the authorization server's `token_endpoint_auth_methods_supported` allows
     /// ([`registration::ClientAuth`]).
     pub client_secret: Option<String>,
-    /// The issuer that pre-registered [`OAuthConfig::client_id`]: when set, that client is
-    /// used at this authorization server only (2026-07-28 client-registration, Authorization
-    /// Server Binding); `None` uses it at whichever server the resource names.
+    /// The issuer that pre-registered [`ClientIdentity::client_id`]: when set, that client
+    /// is used at this authorization server only (2026-07-28 client-registration,
+    /// Authorization Server Binding); `None` uses it at whichever server the resource names.
     pub client_issuer: Option<String>,
     /// A Client ID Metadata Document URL, used as the client id where the authorization
     /// server accepts those.
     pub client_metadata_url: Option<String>,
     /// Scopes to ask for when neither the challenge nor the resource metadata names any.
     pub scopes: Vec<String>,
+}
+
+impl std::fmt::Debug for ClientIdentity {
+    /// Everything but the secret, which shows as `<redacted>` when there is one.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientIdentity")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "<redacted>"))
+            .field("client_issuer", &self.client_issuer)
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("scopes", &self.scopes)
+            .finish()
+    }
+}
+
+/// A host's authorization client. Clones share what was obtained (registrations, tokens),
+/// so a transport the manager reconnects keeps its token.
+#[derive(Clone)]
+pub struct OAuthConfig {
+    /// Who the client is.
+    pub identity: ClientIdentity,
     /// The redirect URI (registered dynamically, sent on every authorization request).
     pub redirect_uri: String,
     /// `client_name` for dynamic registration.
@@ -88,11 +113,7 @@ impl OAuthConfig {
     /// `http://127.0.0.1/callback` and `authorize` as its user-interaction step.
     pub fn new(authorize: AuthorizeCallback) -> Self {
         OAuthConfig {
-            client_id: None,
-            client_secret: None,
-            client_issuer: None,
-            client_metadata_url: None,
-            scopes: Vec::new(),
+            identity: ClientIdentity::default(),
             redirect_uri: "http://127.0.0.1/callback".into(),
             client_name: "mcp-transports".into(),
             authorize,
@@ -104,10 +125,7 @@ impl OAuthConfig {
 impl std::fmt::Debug for OAuthConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OAuthConfig")
-            .field("client_id", &self.client_id)
-            .field("client_issuer", &self.client_issuer)
-            .field("client_metadata_url", &self.client_metadata_url)
-            .field("scopes", &self.scopes)
+            .field("identity", &self.identity)
             .field("redirect_uri", &self.redirect_uri)
             .finish_non_exhaustive()
     }
@@ -185,7 +203,7 @@ impl Authorizer {
             endpoint: endpoint.clone(),
             resource: discovery::canonical(endpoint),
             revision: Revision::of(protocol_version),
-            http: http::OAuthHttp::new(loopback).map_err(TransportError::Config)?,
+            http: http::OAuthHttp::new(loopback).map_err(|e| TransportError::Config(e.to_string()))?,
         })
     }
 
@@ -266,7 +284,7 @@ impl Authorizer {
         session: &mut Session,
         challenge: &Challenge,
         scopes: Option<BTreeSet<String>>,
-    ) -> Result<String, String> {
+    ) -> Result<String, AuthError> {
         // The `resource` sent is the identifier the resource metadata publishes, verbatim
         // (the canonical URI "aligns with the `resource` parameter in RFC 9728"); without
         // resource metadata (2025-03-26), the endpoint's canonical URI.
@@ -289,7 +307,8 @@ impl Authorizer {
                 c
             }
         };
-        let scopes = select_scopes(scopes, challenge, scopes_supported, &self.config.scopes, &server.scopes_supported);
+        let scopes =
+            select_scopes(scopes, challenge, scopes_supported, &self.config.identity.scopes, &server.scopes_supported);
         let scope = (!scopes.is_empty()).then(|| join(&scopes));
         let pkce = pkce::Pkce::fresh();
         let state = pkce::state();
@@ -302,8 +321,7 @@ impl Authorizer {
             scope: scope.as_deref(),
             resource: &audience,
         };
-        let redirect =
-            (self.config.authorize)(request.url()).await.map_err(|e| format!("the authorization step failed: {e}"))?;
+        let redirect = (self.config.authorize)(request.url()).await.map_err(|e| AuthError::UserStep(Box::new(e)))?;
         let code =
             authorize::code_from(&redirect, &self.config.redirect_uri, &state, &server.issuer, server.iss_parameter)?;
         let grant = Grant::Code { code: &code, redirect_uri: &self.config.redirect_uri, verifier: &pkce.verifier };

@@ -10,6 +10,7 @@
 
 use super::OAuthConfig;
 use super::discovery::ServerMetadata;
+use super::error::AuthError;
 use super::http::OAuthHttp;
 use serde_json::{Value, json};
 
@@ -46,7 +47,7 @@ impl ClientAuth {
     /// one, `client_secret_basic` is preferred ("The authorization server MUST support the
     /// HTTP Basic authentication scheme", OAuth 2.1 §2.4.1), then `client_secret_post`, then
     /// `none` when that is all the server takes (the secret is then not sent).
-    pub fn choose(has_secret: bool, registered: Option<&str>, supported: Option<&[String]>) -> Result<Self, String> {
+    pub fn choose(has_secret: bool, registered: Option<&str>, supported: Option<&[String]>) -> Result<Self, AuthError> {
         if !has_secret {
             return Ok(ClientAuth::None);
         }
@@ -57,11 +58,7 @@ impl ClientAuth {
         [ClientAuth::Basic, ClientAuth::Post, ClientAuth::None]
             .into_iter()
             .find(|m| supported.iter().any(|s| s == m.name()))
-            .ok_or_else(|| {
-                format!(
-                    "the authorization server's token_endpoint_auth_methods_supported ({supported:?}) has none of client_secret_basic, client_secret_post, none"
-                )
-            })
+            .ok_or_else(|| AuthError::NoClientAuthMethod { supported: supported.to_vec() })
     }
 
     /// The method a dynamic registration asks for: `none` (this client is a native, public
@@ -103,26 +100,30 @@ impl std::fmt::Debug for Registration {
 /// specific authorization server that issued them", 2026-07-28 client-registration,
 /// Authorization Server Binding).
 fn pre_registered_here(config: &OAuthConfig, server: &ServerMetadata) -> bool {
-    config.client_id.is_some() && config.client_issuer.as_deref().is_none_or(|issuer| issuer == server.issuer)
+    config.identity.client_id.is_some()
+        && config.identity.client_issuer.as_deref().is_none_or(|issuer| issuer == server.issuer)
 }
 
 /// The client id to use at `server`, registering when that is the way.
-pub async fn register(http: &OAuthHttp, config: &OAuthConfig, server: &ServerMetadata) -> Result<Registration, String> {
+pub async fn register(
+    http: &OAuthHttp,
+    config: &OAuthConfig,
+    server: &ServerMetadata,
+) -> Result<Registration, AuthError> {
     let supported = server.token_endpoint_auth_methods.as_deref();
-    if let (Some(id), true) = (&config.client_id, pre_registered_here(config, server)) {
-        let auth = ClientAuth::choose(config.client_secret.is_some(), None, supported)?;
-        return Ok(Registration { client_id: id.clone(), client_secret: config.client_secret.clone(), auth });
+    if let (Some(id), true) = (&config.identity.client_id, pre_registered_here(config, server)) {
+        let auth = ClientAuth::choose(config.identity.client_secret.is_some(), None, supported)?;
+        return Ok(Registration { client_id: id.clone(), client_secret: config.identity.client_secret.clone(), auth });
     }
-    if let Some(url) = config.client_metadata_url.as_ref().filter(|_| server.client_id_metadata_documents) {
+    if let Some(url) = config.identity.client_metadata_url.as_ref().filter(|_| server.client_id_metadata_documents) {
         return Ok(Registration { client_id: url.clone(), client_secret: None, auth: ClientAuth::None });
     }
     let Some(endpoint) = &server.registration_endpoint else {
-        let why = match &config.client_issuer {
-            Some(issuer) if config.client_id.is_some() => format!(
-                "no client id: the pre-registered client belongs to {issuer}, not to {}, which offers no registration",
-                server.issuer
-            ),
-            _ => "no client id: the authorization server offers no registration and none is configured".into(),
+        let why = match &config.identity.client_issuer {
+            Some(bound) if config.identity.client_id.is_some() => {
+                AuthError::ClientBoundElsewhere { bound: bound.clone(), issuer: server.issuer.clone() }
+            }
+            _ => AuthError::NoClientId,
         };
         return Err(why);
     };
@@ -134,13 +135,12 @@ pub async fn register(http: &OAuthHttp, config: &OAuthConfig, server: &ServerMet
         "token_endpoint_auth_method": ClientAuth::to_register(supported).name(),
         "application_type": "native",
     });
-    let answer =
-        http.post_json(endpoint, &body).await.map_err(|e| format!("dynamic client registration failed: {e}"))?;
+    let answer = http.post_json(endpoint, &body).await.map_err(|e| AuthError::RegistrationUnreachable(Box::new(e)))?;
     if !(200..300).contains(&answer.status) {
-        return Err(format!("dynamic client registration refused: {}", answer.describe()));
+        return Err(AuthError::RegistrationRefused(answer.refusal()));
     }
     let field = |k: &str| answer.json.as_ref().and_then(|j| j.get(k)).and_then(Value::as_str).map(str::to_string);
-    let client_id = field("client_id").ok_or("dynamic client registration answered no client_id")?;
+    let client_id = field("client_id").ok_or(AuthError::RegistrationWithoutClientId)?;
     let client_secret = field("client_secret");
     let registered = field("token_endpoint_auth_method");
     let auth = ClientAuth::choose(client_secret.is_some(), registered.as_deref(), supported)?;
@@ -160,15 +160,17 @@ mod tests {
         let choose = |secret, registered, supported: Option<&[&str]>| {
             ClientAuth::choose(secret, registered, supported.map(list).as_deref())
         };
-        assert_eq!(choose(false, Some("client_secret_basic"), Some(&["client_secret_basic"])), Ok(ClientAuth::None));
-        assert_eq!(choose(true, None, None), Ok(ClientAuth::Basic));
-        assert_eq!(choose(true, None, Some(&["client_secret_post"])), Ok(ClientAuth::Post));
-        assert_eq!(choose(true, None, Some(&["client_secret_post", "client_secret_basic"])), Ok(ClientAuth::Basic));
-        assert_eq!(choose(true, None, Some(&["none"])), Ok(ClientAuth::None));
-        assert_eq!(choose(true, Some("client_secret_post"), Some(&["client_secret_basic"])), Ok(ClientAuth::Post));
-        assert_eq!(choose(true, Some("private_key_jwt"), Some(&["client_secret_post"])), Ok(ClientAuth::Post));
+        let chosen = |secret, registered, supported| choose(secret, registered, supported).ok();
+        assert_eq!(chosen(false, Some("client_secret_basic"), Some(&["client_secret_basic"])), Some(ClientAuth::None));
+        assert_eq!(chosen(true, None, None), Some(ClientAuth::Basic));
+        assert_eq!(chosen(true, None, Some(&["client_secret_post"])), Some(ClientAuth::Post));
+        assert_eq!(chosen(true, None, Some(&["client_secret_post", "client_secret_basic"])), Some(ClientAuth::Basic));
+        assert_eq!(chosen(true, None, Some(&["none"])), Some(ClientAuth::None));
+        assert_eq!(chosen(true, Some("client_secret_post"), Some(&["client_secret_basic"])), Some(ClientAuth::Post));
+        assert_eq!(chosen(true, Some("private_key_jwt"), Some(&["client_secret_post"])), Some(ClientAuth::Post));
         let refused = choose(true, None, Some(&["private_key_jwt"])).expect_err("no usable method");
-        assert!(refused.contains("private_key_jwt"), "{refused}");
+        assert!(matches!(&refused, AuthError::NoClientAuthMethod { supported } if supported == &["private_key_jwt"]));
+        assert!(refused.to_string().contains("private_key_jwt"), "{refused}");
     }
 
     #[test]
@@ -196,9 +198,9 @@ mod tests {
         };
         let mut config = OAuthConfig::new(super::super::follow_redirect(None));
         assert!(!pre_registered_here(&config, &server("http://a")));
-        config.client_id = Some("c".into());
+        config.identity.client_id = Some("c".into());
         assert!(pre_registered_here(&config, &server("http://a")));
-        config.client_issuer = Some("http://a".into());
+        config.identity.client_issuer = Some("http://a".into());
         assert!(pre_registered_here(&config, &server("http://a")));
         assert!(!pre_registered_here(&config, &server("http://b")));
     }

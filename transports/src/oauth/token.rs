@@ -2,6 +2,7 @@
 //! verifier, the `refresh_token` grant, both with `resource` (RFC 8707), and reading the
 //! answer: a `Bearer` access token, perhaps a (rotated) refresh token.
 
+use super::error::{AuthError, TokenRequest};
 use super::http::OAuthHttp;
 use super::registration::{ClientAuth, Registration};
 use base64::Engine as _;
@@ -92,26 +93,27 @@ pub async fn request(
     client: &Registration,
     resource: &str,
     grant: Grant<'_>,
-) -> Result<Tokens, String> {
+) -> Result<Tokens, AuthError> {
     let (pairs, authorization) = form(client, resource, &grant);
     let pairs: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let what = match grant {
-        Grant::Code { .. } => "the token request",
-        Grant::Refresh { .. } => "the refresh request",
+    let request = match grant {
+        Grant::Code { .. } => TokenRequest::Code,
+        Grant::Refresh { .. } => TokenRequest::Refresh,
     };
-    let answer =
-        http.post_form(endpoint, &pairs, authorization.as_deref()).await.map_err(|e| format!("{what} failed: {e}"))?;
+    let answer = http
+        .post_form(endpoint, &pairs, authorization.as_deref())
+        .await
+        .map_err(|e| AuthError::TokenUnreachable { request, cause: Box::new(e) })?;
     if !(200..300).contains(&answer.status) {
-        return Err(format!("{what} was refused: {}", answer.describe()));
+        return Err(AuthError::TokenRefused { request, refusal: answer.refusal() });
     }
-    let doc = answer.json.ok_or_else(|| format!("{what} answered a body that is not JSON"))?;
+    let doc = answer.json.ok_or(AuthError::TokenNotJson { request })?;
     let field = |k: &str| doc.get(k).and_then(Value::as_str).map(str::to_string);
-    let kind = field("token_type").unwrap_or_default();
-    if !kind.eq_ignore_ascii_case("bearer") {
-        return Err(format!("{what} answered token_type {kind:?}, not Bearer"));
+    let token_type = field("token_type").unwrap_or_default();
+    if !token_type.eq_ignore_ascii_case("bearer") {
+        return Err(AuthError::NotBearer { request, token_type });
     }
-    let access =
-        field("access_token").filter(|t| !t.is_empty()).ok_or_else(|| format!("{what} answered no access_token"))?;
+    let access = field("access_token").filter(|t| !t.is_empty()).ok_or(AuthError::NoAccessToken { request })?;
     Ok(Tokens { access, refresh: field("refresh_token") })
 }
 
