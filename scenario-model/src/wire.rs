@@ -9,6 +9,7 @@
 //! the HTML report's diagram) and their tests.
 
 use serde::{Deserialize, Serialize};
+use serde_with::skip_serializing_none;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -16,13 +17,12 @@ use std::collections::BTreeMap;
 pub const RECORD_PREFIX_BYTES: usize = 1024;
 
 /// Recorded bytes: UTF-8 text when valid, else hex; truncated past [`RECORD_PREFIX_BYTES`].
+#[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Recorded {
     /// The (prefix of the) bytes as text, when valid UTF-8.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     /// The (prefix of the) bytes as hex, when not valid UTF-8.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hex: Option<String>,
     /// The full length in bytes.
     pub len: usize,
@@ -88,7 +88,9 @@ pub enum Direction {
     AtMock,
 }
 
-/// One event on the wire or in the mock's life.
+/// One event on the wire or in the mock's life. Options left out when absent (the crate's
+/// serde style).
+#[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum WireEvent {
@@ -104,7 +106,6 @@ pub enum WireEvent {
         /// The wall-clock time (µs since the Unix epoch) of the mock's clock zero, which
         /// every `t_us` of its records counts from: it orders messages across mock
         /// processes (a stdio client's probe copy and its session). Absent in old records.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         origin_unix_us: Option<u64>,
     },
     /// One line the client wrote (without its `\n`); `json` when it parsed.
@@ -114,7 +115,6 @@ pub enum WireEvent {
         /// The bytes.
         bytes: Recorded,
         /// The parsed JSON, if the line was valid JSON.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         json: Option<Value>,
         /// False when the stream ended without a final newline.
         terminated: bool,
@@ -189,10 +189,8 @@ pub enum WireEvent {
         /// Microseconds since the mock started.
         t_us: u64,
         /// The exit code, when exiting normally.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         code: Option<i32>,
         /// The signal it kills itself with, if any.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         signal: Option<String>,
         /// Why (`stdin EOF`, `script`, `SIGTERM`, `deadline`).
         why: String,
@@ -218,10 +216,8 @@ pub enum WireEvent {
         /// The headers that matter, lowercase names.
         headers: BTreeMap<String, String>,
         /// The body, when not empty.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         body: Option<Recorded>,
         /// The body parsed as JSON, when it is.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         json: Option<Value>,
     },
     /// HTTP: the mock's response head, and its body unless it is a stream.
@@ -235,10 +231,8 @@ pub enum WireEvent {
         /// Every header the mock set, lowercase names.
         headers: BTreeMap<String, String>,
         /// The body (absent for streams and empty bodies).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         body: Option<Recorded>,
         /// The body parsed as JSON, when it is.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         json: Option<Value>,
         /// Why the mock answered so (`reply`, `auto -32601`, `open_stream`…).
         why: String,
@@ -491,6 +485,15 @@ pub fn is_recorded_header(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn absent_options_are_left_out_of_the_record_and_read_back_as_absent() {
+        let exit = WireEvent::Exit { t_us: 1, code: None, signal: None, why: "script".into() };
+        let text = serde_json::to_string(&exit).expect("serialises");
+        assert_eq!(text, r#"{"event":"exit","t_us":1,"why":"script"}"#);
+        assert_eq!(serde_json::from_str::<WireEvent>(&text).expect("reads back"), exit);
+        assert_eq!(serde_json::to_string(&Recorded::of(b"hi")).expect("serialises"), r#"{"text":"hi","len":2}"#);
+    }
 
     #[test]
     fn records_text_hex_and_prefixes() {
