@@ -9,8 +9,8 @@
 //! the HTML report's diagram) and their tests.
 
 use serde::{Deserialize, Serialize};
-use serde_with::skip_serializing_none;
 use serde_json::Value;
+use serde_with::skip_serializing_none;
 use std::collections::BTreeMap;
 
 /// Bytes longer than this are recorded as a prefix plus their full length.
