@@ -273,7 +273,9 @@ impl Hints {
         }
         // Folded as [`normal`] folds a name, every name in the text is a run of the folded
         // text (the rules' names are ASCII): what its words are searched in.
-        let folded: String = text.chars().filter(|c| !SEPARATORS.contains(c)).map(|c| c.to_ascii_lowercase()).collect();
+        // Sized once: collected, it would grow a step at a time.
+        let mut folded = String::with_capacity(text.len());
+        folded.extend(text.chars().filter(|c| !SEPARATORS.contains(c)).map(|c| c.to_ascii_lowercase()));
         let members = MEMBER_WORDS.is_match(&folded);
         Hints {
             schemes: SCHEME_WORDS.is_match(&folded),
