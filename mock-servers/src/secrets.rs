@@ -116,9 +116,40 @@ pub fn is_masked(s: &str) -> bool {
 
 /// A name lowercased without separators: `client_secret`, `Client-Secret` and
 /// `clientSecret` read alike.
+/// Asked of every member name in every recorded message, so it allocates once (collecting
+/// the filtered characters grows the string again and again).
 fn normal(name: &str) -> String {
-    name.chars().filter(|c| !matches!(c, '_' | '-' | '.' | ' ')).flat_map(char::to_lowercase).collect()
+    let mut n = String::with_capacity(name.len());
+    for c in name.chars().filter(|c| !SEPARATORS.contains(c)) {
+        if c.is_ascii() {
+            n.push(c.to_ascii_lowercase());
+        } else {
+            n.extend(c.to_lowercase());
+        }
+    }
+    n
 }
+
+/// What [`normal`] leaves out of a name.
+const SEPARATORS: [char; 4] = ['_', '-', '.', ' '];
+
+/// What a secret member's [`normal`] name ends with.
+const MEMBER_ENDINGS: [&str; 2] = ["token", "authorization"];
+/// What a secret member's [`normal`] name contains.
+const MEMBER_PARTS: [&str; 10] = [
+    "secret",
+    "password",
+    "passwd",
+    "passphrase",
+    "apikey",
+    "accesskey",
+    "privatekey",
+    "cookie",
+    "credential",
+    "verifier",
+];
+/// The [`normal`] names of the parameters that are secrets though no member of that name is.
+const PARAM_NAMES: [&str; 4] = ["code", "key", "sig", "signature"];
 
 /// Whether a JSON member with this name holds a credential.
 pub fn is_secret_member(name: &str) -> bool {
@@ -126,19 +157,7 @@ pub fn is_secret_member(name: &str) -> bool {
     if n == "progresstoken" {
         return false;
     }
-    const PARTS: [&str; 10] = [
-        "secret",
-        "password",
-        "passwd",
-        "passphrase",
-        "apikey",
-        "accesskey",
-        "privatekey",
-        "cookie",
-        "credential",
-        "verifier",
-    ];
-    n.ends_with("token") || n.ends_with("authorization") || PARTS.iter().any(|p| n.contains(p))
+    MEMBER_ENDINGS.iter().any(|e| n.ends_with(e)) || MEMBER_PARTS.iter().any(|p| n.contains(p))
 }
 
 /// Whether a header with this name carries a credential: the member rule, which covers
@@ -150,7 +169,7 @@ pub fn is_secret_header(name: &str) -> bool {
 
 /// Whether a URL query or form parameter with this name carries a credential.
 pub fn is_secret_param(name: &str) -> bool {
-    is_secret_member(name) || matches!(normal(name).as_str(), "code" | "key" | "sig" | "signature")
+    is_secret_member(name) || PARAM_NAMES.contains(&normal(name).as_str())
 }
 
 /// Whether the header's value is `<scheme> <credential>` (the scheme is kept).
@@ -183,8 +202,11 @@ fn rule(re: &str) -> Regex {
     Regex::new(re).unwrap_or_else(|e| panic!("secret rule {re:?}: {e}"))
 }
 
+/// The HTTP authentication schemes whose credential text may show (lowercase).
+const SCHEMES: [&str; 2] = ["bearer", "basic"];
 /// `Bearer x` / `Basic x` (scheme, credential).
-static SCHEME: LazyLock<Regex> = LazyLock::new(|| rule(r"(?i)\b(bearer|basic)[ \t]+([A-Za-z0-9._~+/=-]+)"));
+static SCHEME: LazyLock<Regex> =
+    LazyLock::new(|| rule(&format!(r"(?i)\b({})[ \t]+([A-Za-z0-9._~+/=-]+)", SCHEMES.join("|"))));
 /// `Authorization: …` / `Proxy-Authorization: …` (the value's first word, and a second).
 static AUTHORIZATION: LazyLock<Regex> =
     LazyLock::new(|| rule(r#"(?i)\b(?:proxy-)?authorization[ \t]*:[ \t]*([^\s;,\]"]+)(?:[ \t]+([^\s;,\]"]+))?"#));
@@ -209,12 +231,76 @@ static ESCAPED_MEMBER: LazyLock<Regex> =
 /// `scheme://user:password@`.
 static USERINFO: LazyLock<Regex> = LazyLock::new(|| rule(r#"(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@"]+:([^/\s@"]+)@"#));
 
+/// Any of `words` (lowercase literals).
+fn any_word(words: &[&str]) -> Regex {
+    rule(&words.iter().map(|w| regex::escape(w)).collect::<Vec<_>>().join("|"))
+}
+
+/// A scheme's name in folded text ([`Hints`]).
+static SCHEME_WORDS: LazyLock<Regex> = LazyLock::new(|| any_word(&SCHEMES));
+/// What a secret member's name holds, in folded text.
+static MEMBER_WORDS: LazyLock<Regex> = LazyLock::new(|| any_word(&[&MEMBER_ENDINGS[..], &MEMBER_PARTS[..]].concat()));
+/// What a secret parameter's name holds when no member's would, in folded text.
+static PARAM_WORDS: LazyLock<Regex> = LazyLock::new(|| any_word(&PARAM_NAMES));
+
+/// Which rules could find a secret in a text, from a word that every secret a rule finds
+/// comes with: a scheme's name, a secret name's words, `://` and `@`. Most of the text a run
+/// shows (JSON-RPC members, method names, ids) has none, and the rules' searches were most
+/// of the time judging a long run took (issue 41); a rule the hints leave out could have
+/// found nothing, so the policy redacts exactly as with every rule run.
+#[derive(Debug, Clone, Copy)]
+struct Hints {
+    /// `Bearer` or `Basic`: [`SCHEME`].
+    schemes: bool,
+    /// A secret member's (or header's) name: [`AUTHORIZATION`], [`COOKIE`], [`NAMED`],
+    /// [`MEMBER`], [`ESCAPED_MEMBER`].
+    members: bool,
+    /// A secret parameter's name: [`PARAM`], [`OPTION`].
+    params: bool,
+    /// A URL's user info: [`USERINFO`].
+    urls: bool,
+}
+
+impl Hints {
+    /// Every rule.
+    const ALL: Hints = Hints { schemes: true, members: true, params: true, urls: true };
+
+    fn of(text: &str) -> Self {
+        // The rules that ignore case fold it as Unicode does (`ſ` is an `s`, the Kelvin sign
+        // a `k`), which a search for ASCII words would miss: text beyond ASCII meets them all.
+        if !text.is_ascii() {
+            return Hints::ALL;
+        }
+        // Folded as [`normal`] folds a name, every name in the text is a run of the folded
+        // text (the rules' names are ASCII): what its words are searched in.
+        // Sized once: collected, it would grow a step at a time.
+        let mut folded = String::with_capacity(text.len());
+        folded.extend(text.chars().filter(|c| !SEPARATORS.contains(c)).map(|c| c.to_ascii_lowercase()));
+        let members = MEMBER_WORDS.is_match(&folded);
+        Hints {
+            schemes: SCHEME_WORDS.is_match(&folded),
+            members,
+            params: members || PARAM_WORDS.is_match(&folded),
+            urls: text.contains("://") && text.contains('@'),
+        }
+    }
+}
+
 /// A secret's place in a text.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 struct Span {
     start: usize,
     end: usize,
     found: Found,
+}
+
+impl Span {
+    /// Adds the secret at `start..end` to `spans`, unless it is empty.
+    fn add(spans: &mut Vec<Span>, start: usize, end: usize, found: Found) {
+        if end > start {
+            spans.push(Span { start, end, found });
+        }
+    }
 }
 
 /// The policy, plus any patterns a user added. [`Policy::default`] is the project's rules
@@ -230,7 +316,20 @@ impl Policy {
     /// `record` builds its policy before it relays anything, so no captured line waits on
     /// the compiler (a wait that showed up as a `delay` in the recorded scenario).
     pub fn with_patterns(patterns: &[String]) -> Result<Self, MockError> {
-        for rule in [&SCHEME, &AUTHORIZATION, &COOKIE, &NAMED, &PARAM, &OPTION, &MEMBER, &ESCAPED_MEMBER, &USERINFO] {
+        for rule in [
+            &SCHEME,
+            &AUTHORIZATION,
+            &COOKIE,
+            &NAMED,
+            &PARAM,
+            &OPTION,
+            &MEMBER,
+            &ESCAPED_MEMBER,
+            &USERINFO,
+            &SCHEME_WORDS,
+            &MEMBER_WORDS,
+            &PARAM_WORDS,
+        ] {
             LazyLock::force(rule);
         }
         let patterns = patterns
@@ -246,7 +345,7 @@ impl Policy {
 
     /// `text` with every secret the shapes and the patterns find replaced by `mask`'s text.
     pub fn text(&self, text: &str, mask: &mut impl Mask) -> String {
-        let mut spans = shapes(text);
+        let mut spans = shapes(text, Hints::of(text));
         for (p, re) in &self.patterns {
             spans.extend(re.find_iter(text).filter(|m| !m.is_empty()).map(|m| Span {
                 start: m.start(),
@@ -323,74 +422,75 @@ impl Policy {
     }
 }
 
-/// Every secret the project's shapes find in `text` (they may overlap).
-fn shapes(text: &str) -> Vec<Span> {
+/// Every secret the project's shapes find in `text` (they may overlap): the rules `hints`
+/// let through, each alone.
+fn shapes(text: &str, hints: Hints) -> Vec<Span> {
     let mut spans = Vec::new();
-    let mut push = |start: usize, end: usize, found: Found| {
-        if end > start {
-            spans.push(Span { start, end, found });
-        }
-    };
-    for c in SCHEME.captures_iter(text) {
-        let (Some(scheme), Some(cred)) = (c.get(1), c.get(2)) else { continue };
-        let next = text[cred.end()..].chars().next();
-        // `Authorization: Bearer x` is the header rule's; here only what looks like a token.
-        if !is_auth_param(cred.as_str(), next) && looks_like_credential(cred.as_str()) {
-            push(cred.start(), cred.end(), Found::Scheme(scheme.as_str().to_owned()));
+    if hints.schemes {
+        for c in SCHEME.captures_iter(text) {
+            let (Some(scheme), Some(cred)) = (c.get(1), c.get(2)) else { continue };
+            let next = text[cred.end()..].chars().next();
+            // `Authorization: Bearer x` is the header rule's; here only what looks like a token.
+            if !is_auth_param(cred.as_str(), next) && looks_like_credential(cred.as_str()) {
+                Span::add(&mut spans, cred.start(), cred.end(), Found::Scheme(scheme.as_str().to_owned()));
+            }
         }
     }
-    for c in AUTHORIZATION.captures_iter(text) {
-        let Some(first) = c.get(1) else { continue };
-        let found = Found::Header("authorization".into());
-        match c.get(2) {
-            // `<scheme> <credential>`: the scheme stays.
-            Some(second) if first.as_str().chars().all(|ch| ch.is_ascii_alphabetic()) => {
-                let next = text[second.end()..].chars().next();
-                if !is_auth_param(second.as_str(), next) {
-                    push(second.start(), second.end(), found);
+    if hints.members {
+        for c in AUTHORIZATION.captures_iter(text) {
+            let Some(first) = c.get(1) else { continue };
+            let found = Found::Header("authorization".into());
+            match c.get(2) {
+                // `<scheme> <credential>`: the scheme stays.
+                Some(second) if first.as_str().chars().all(|ch| ch.is_ascii_alphabetic()) => {
+                    let next = text[second.end()..].chars().next();
+                    if !is_auth_param(second.as_str(), next) {
+                        Span::add(&mut spans, second.start(), second.end(), found);
+                    }
                 }
-            }
-            _ => push(first.start(), first.end(), found),
-        }
-    }
-    for c in COOKIE.captures_iter(text) {
-        let Some(value) = c.get(1) else { continue };
-        push(value.start(), value.start() + value.as_str().trim_end().len(), Found::Header("cookie".into()));
-    }
-    for c in NAMED.captures_iter(text) {
-        let (Some(name), Some(value)) = (c.get(1), c.get(2)) else { continue };
-        // Authorization and cookie lines have their own rules above.
-        let own_rule = has_scheme(name.as_str()) || normal(name.as_str()).ends_with("cookie");
-        if is_secret_header(name.as_str()) && !own_rule {
-            push(value.start(), value.end(), Found::Header(name.as_str().to_ascii_lowercase()));
-        }
-    }
-    for c in PARAM.captures_iter(text) {
-        let (Some(name), Some(value)) = (c.get(1), c.get(2)) else { continue };
-        if is_secret_param(name.as_str()) {
-            push(value.start(), value.end(), Found::Param(name.as_str().to_owned()));
-        }
-    }
-    for c in OPTION.captures_iter(text) {
-        let (Some(name), Some(value)) = (c.get(1), c.get(2)) else { continue };
-        if is_secret_param(name.as_str()) {
-            push(value.start(), value.end(), Found::Param(name.as_str().to_owned()));
-        }
-    }
-    for re in [&*MEMBER, &*ESCAPED_MEMBER] {
-        for c in re.captures_iter(text) {
-            let (Some(name), Some(value)) = (c.get(1), c.get(2)) else { continue };
-            if is_secret_member(name.as_str()) {
-                push(value.start(), value.end(), Found::Member(name.as_str().to_owned()));
+                _ => Span::add(&mut spans, first.start(), first.end(), found),
             }
         }
+        for c in COOKIE.captures_iter(text) {
+            let Some(value) = c.get(1) else { continue };
+            let end = value.start() + value.as_str().trim_end().len();
+            Span::add(&mut spans, value.start(), end, Found::Header("cookie".into()));
+        }
+        named_values(text, &NAMED, &mut spans, |name| {
+            // Authorization and cookie lines have their own rules above.
+            let own_rule = has_scheme(name) || normal(name).ends_with("cookie");
+            (is_secret_header(name) && !own_rule).then(|| Found::Header(name.to_ascii_lowercase()))
+        });
     }
-    for c in USERINFO.captures_iter(text) {
-        if let Some(password) = c.get(1) {
-            push(password.start(), password.end(), Found::UrlPassword);
+    if hints.params {
+        for re in [&*PARAM, &*OPTION] {
+            named_values(text, re, &mut spans, |name| is_secret_param(name).then(|| Found::Param(name.to_owned())));
+        }
+    }
+    if hints.members {
+        for re in [&*MEMBER, &*ESCAPED_MEMBER] {
+            named_values(text, re, &mut spans, |name| is_secret_member(name).then(|| Found::Member(name.to_owned())));
+        }
+    }
+    if hints.urls {
+        for c in USERINFO.captures_iter(text) {
+            if let Some(password) = c.get(1) {
+                Span::add(&mut spans, password.start(), password.end(), Found::UrlPassword);
+            }
         }
     }
     spans
+}
+
+/// The values of `re`'s `name … value` matches (its groups 1 and 2) in `text` whose name
+/// `secret` finds a secret's.
+fn named_values(text: &str, re: &Regex, spans: &mut Vec<Span>, secret: impl Fn(&str) -> Option<Found>) {
+    for c in re.captures_iter(text) {
+        let (Some(name), Some(value)) = (c.get(1), c.get(2)) else { continue };
+        if let Some(found) = secret(name.as_str()) {
+            Span::add(spans, value.start(), value.end(), found);
+        }
+    }
 }
 
 /// A log writer whose every write passes the policy: what the harness's `tracing` output
@@ -464,54 +564,68 @@ mod tests {
         }
     }
 
+    /// What the policy makes of each text (the text itself, where it is left alone).
+    fn assert_shown(cases: &[(&str, &str)]) {
+        for (given, shown) in cases {
+            assert_eq!(text(given), *shown, "{given}");
+        }
+    }
+
     #[test]
     fn bearer_and_basic_credentials_but_not_challenges_or_prose() {
-        assert_eq!(text("authorization: Bearer abc.def-123 next"), "authorization: Bearer <redacted> next");
-        assert_eq!(text("using Bearer srvlog-Token-4242 now"), "using Bearer <redacted> now");
-        assert_eq!(text("Basic dXNlcjpwYXNz"), "Basic <redacted>");
-        assert_eq!(text("Bearer abc123== next"), "Bearer <redacted> next");
-        // Challenges keep their parameters; prose keeps its words.
-        assert_eq!(text(r#"www-authenticate: Bearer realm="mcp""#), r#"www-authenticate: Bearer realm="mcp""#);
-        assert_eq!(text("Bearer error=invalid_token"), "Bearer error=invalid_token");
-        assert_eq!(text("re-sent with the new bearer token"), "re-sent with the new bearer token");
-        assert_eq!(text("Basic checks pass"), "Basic checks pass");
-        // Masks are left alone, so text may pass the policy twice.
-        assert_eq!(text("Bearer <redacted:2>"), "Bearer <redacted:2>");
-        assert_eq!(text("lacked Authorization: Bearer <redacted:1>"), "lacked Authorization: Bearer <redacted:1>");
+        assert_shown(&[
+            ("authorization: Bearer abc.def-123 next", "authorization: Bearer <redacted> next"),
+            ("using Bearer srvlog-Token-4242 now", "using Bearer <redacted> now"),
+            ("Basic dXNlcjpwYXNz", "Basic <redacted>"),
+            ("Bearer abc123== next", "Bearer <redacted> next"),
+        ]);
+        // Challenges keep their parameters; prose keeps its words; masks are left alone, so
+        // text may pass the policy twice.
+        for kept in [
+            r#"www-authenticate: Bearer realm="mcp""#,
+            "Bearer error=invalid_token",
+            "re-sent with the new bearer token",
+            "Basic checks pass",
+            "Bearer <redacted:2>",
+            "lacked Authorization: Bearer <redacted:1>",
+        ] {
+            assert_eq!(text(kept), kept);
+        }
     }
 
     #[test]
     fn header_lines_cookies_parameters_and_urls_in_text() {
-        assert_eq!(text("Authorization: Token abc"), "Authorization: Token <redacted>");
-        assert_eq!(text("authorization: rawsecret"), "authorization: <redacted>");
-        assert_eq!(
-            text("[accept: */*; x-api-key: k-1; mcp-method: x]"),
-            "[accept: */*; x-api-key: <redacted>; mcp-method: x]"
-        );
-        assert_eq!(text("Cookie: a=1; b=2\nnext"), "Cookie: <redacted>\nnext");
-        assert_eq!(text(r"Cookie: a=1\n"), r"Cookie: <redacted>\n");
-        assert_eq!(
-            text("grant_type=authorization_code&code=c1&code_verifier=v1&client_secret=s1&refresh_token=r1&state=ok"),
-            "grant_type=authorization_code&code=<redacted>&code_verifier=<redacted>&client_secret=<redacted>&refresh_token=<redacted>&state=ok"
-        );
-        assert_eq!(text("POST /message?session_id=1&api_key=k9"), "POST /message?session_id=1&api_key=<redacted>");
-        assert_eq!(text("see http://user:pw1@127.0.0.1/x"), "see http://user:<redacted>@127.0.0.1/x");
-        assert_eq!(
-            text("server.py --api-key k1 --port 9 --token=t1"),
-            "server.py --api-key <redacted> --port 9 --token=<redacted>"
-        );
+        assert_shown(&[
+            ("Authorization: Token abc", "Authorization: Token <redacted>"),
+            ("authorization: rawsecret", "authorization: <redacted>"),
+            ("[accept: */*; x-api-key: k-1; mcp-method: x]", "[accept: */*; x-api-key: <redacted>; mcp-method: x]"),
+            ("Cookie: a=1; b=2\nnext", "Cookie: <redacted>\nnext"),
+            (r"Cookie: a=1\n", r"Cookie: <redacted>\n"),
+            (
+                "grant_type=authorization_code&code=c1&code_verifier=v1&client_secret=s1&refresh_token=r1&state=ok",
+                "grant_type=authorization_code&code=<redacted>&code_verifier=<redacted>&client_secret=<redacted>&refresh_token=<redacted>&state=ok",
+            ),
+            ("POST /message?session_id=1&api_key=k9", "POST /message?session_id=1&api_key=<redacted>"),
+            ("see http://user:pw1@127.0.0.1/x", "see http://user:<redacted>@127.0.0.1/x"),
+            (
+                "server.py --api-key k1 --port 9 --token=t1",
+                "server.py --api-key <redacted> --port 9 --token=<redacted>",
+            ),
+        ]);
         // Words that only look like names stay: a sentence, JSON-RPC, a progress token.
-        assert_eq!(text("an unknown token: {\"a\":1}"), "an unknown token: {\"a\":1}");
-        assert_eq!(text("{\"progressToken\":\"p1\"}"), "{\"progressToken\":\"p1\"}");
-        assert_eq!(text("exit code 1"), "exit code 1");
+        for kept in ["an unknown token: {\"a\":1}", "{\"progressToken\":\"p1\"}", "exit code 1"] {
+            assert_eq!(text(kept), kept);
+        }
     }
 
     #[test]
     fn json_printed_as_text_plain_or_inside_a_string() {
-        assert_eq!(text(r#"{"apiKey": "k", "n": 1}"#), r#"{"apiKey": "<redacted>", "n": 1}"#);
-        assert_eq!(text(r#"{"access_token":"s3cr3t"}"#), r#"{"access_token":"<redacted>"}"#);
-        assert_eq!(text(r#""text":"{\"password\":\"pw\"}""#), r#""text":"{\"password\":\"<redacted>\"}""#);
-        assert_eq!(text(r#"{"code": "invalid_type"}"#), r#"{"code": "invalid_type"}"#);
+        assert_shown(&[
+            (r#"{"apiKey": "k", "n": 1}"#, r#"{"apiKey": "<redacted>", "n": 1}"#),
+            (r#"{"access_token":"s3cr3t"}"#, r#"{"access_token":"<redacted>"}"#),
+            (r#""text":"{\"password\":\"pw\"}""#, r#""text":"{\"password\":\"<redacted>\"}""#),
+            (r#"{"code": "invalid_type"}"#, r#"{"code": "invalid_type"}"#),
+        ]);
     }
 
     #[test]
@@ -542,6 +656,54 @@ mod tests {
         assert_eq!(p.header("Set-Cookie", "sid=1; Path=/", &mut Plain), "<redacted>");
         assert_eq!(p.header("location", "/cb?code=c9&state=s", &mut Plain), "/cb?code=<redacted>&state=s");
         assert_eq!(p.header("content-type", "application/json", &mut Plain), "application/json");
+    }
+
+    /// The hints only spare searches: in every shape, with every name spelt in every way the
+    /// name rules read alike (case, separators), and in text beyond ASCII, the rules they let
+    /// through find what all the rules find.
+    #[test]
+    fn hints_leave_out_only_rules_that_find_nothing() {
+        let names =
+            [&MEMBER_ENDINGS[..], &MEMBER_PARTS[..], &PARAM_NAMES[..], &SCHEMES[..], &["progressToken"]].concat();
+        let spellings = |name: &str| {
+            let mut split = String::new();
+            for (i, c) in name.chars().enumerate() {
+                if i > 0 {
+                    split.push(SEPARATORS[i % 3]);
+                }
+                split.push(c);
+            }
+            [name.to_owned(), name.to_ascii_uppercase(), format!("x_{name}_id"), split]
+        };
+        let shapes_of = |name: &str| {
+            [
+                format!("{name}: v1-secret"),
+                format!("[a: 1; {name}: v1]"),
+                format!("?a=1&{name}=v1&b=2"),
+                format!("run --{name} v1 --{name}=v2"),
+                format!(r#"{{"{name}": "v1", "n": 1}}"#),
+                format!(r#""text":"{{\"{name}\":\"v1\"}}""#),
+                format!("{name} Abc123xyz and https://u:{name}@host/"),
+            ]
+        };
+        let mut texts: Vec<String> = names.iter().flat_map(|n| spellings(n)).flat_map(|n| shapes_of(&n)).collect();
+        texts.extend(
+            [
+                "baſic abcdefgh12345678",
+                "Set-Cooki\u{212a}: a=1",
+                "\u{212a}ey=v1 and token=\u{e9}t\u{e9}",
+                r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"Method not found"}}"#,
+                "exit code 1, sig 9",
+                "",
+            ]
+            .map(String::from),
+        );
+        for text in &texts {
+            assert_eq!(shapes(text, Hints::of(text)), shapes(text, Hints::ALL), "{text}");
+        }
+        // And they do spare them: plain JSON-RPC meets no rule.
+        let plain = Hints::of(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow"}}"#);
+        assert!(!(plain.schemes || plain.members || plain.params || plain.urls), "{plain:?}");
     }
 
     #[test]
