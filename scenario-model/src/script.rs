@@ -144,6 +144,25 @@ pub enum ServerStep {
     SubscriptionNotify(step::SubscriptionNotify),
 }
 
+/// Declares a step that writes bytes: its own fields, then `chunks` and `chunk_delay_ms`,
+/// which split those bytes into several writes the same way for every such op (`reply`,
+/// `send`, `raw_response`). A macro rather than a `#[serde(flatten)]` struct: flattening
+/// would lose `deny_unknown_fields`, and with it the loader's refusal of a misspelled field.
+macro_rules! split_writes {
+    ($(#[$attr:meta])* pub struct $name:ident { $($fields:tt)* }) => {
+        $(#[$attr])*
+        pub struct $name {
+            $($fields)*
+            /// Split the bytes into writes of these sizes (the rest goes in a last write).
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            pub chunks: Vec<usize>,
+            /// Delay between split writes, in ms.
+            #[serde(default)]
+            pub chunk_delay_ms: u64,
+        }
+    };
+}
+
 /// `Deserialize` for the data struct of an op that takes no fields: any field is refused,
 /// naming the op.
 macro_rules! no_fields {
@@ -228,6 +247,7 @@ pub mod step {
         pub label: Option<String>,
     }
 
+    split_writes! {
     /// `op: reply` (see [`ServerStep::Reply`](super::ServerStep::Reply)).
     #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -246,14 +266,10 @@ pub mod step {
         /// Line ending: `lf` (default) or `crlf`.
         #[serde(default)]
         pub line_end: LineEnd,
-        /// Split the reply into writes of these sizes (the rest goes in a last write).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        pub chunks: Vec<usize>,
-        /// Delay between split writes, in ms.
-        #[serde(default)]
-        pub chunk_delay_ms: u64,
+    }
     }
 
+    split_writes! {
     /// `op: send` (see [`ServerStep::Send`](super::ServerStep::Send)).
     #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -269,12 +285,7 @@ pub mod step {
         pub json: Option<Value>,
         /// A large payload generated from a size, never stored in the file.
         pub generate: Option<Generate>,
-        /// Split the bytes into writes of these sizes (the rest goes in a last write).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        pub chunks: Vec<usize>,
-        /// Delay between split writes, in ms.
-        #[serde(default)]
-        pub chunk_delay_ms: u64,
+    }
     }
 
     /// `op: notify` (see [`ServerStep::Notify`](super::ServerStep::Notify)).
@@ -408,6 +419,7 @@ pub mod step {
         pub repeat: bool,
     }
 
+    split_writes! {
     /// `op: raw_response` (see [`ServerStep::RawResponse`](super::ServerStep::RawResponse)).
     #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -421,15 +433,10 @@ pub mod step {
         pub hex: Option<String>,
         /// Arbitrary bytes as standard base64.
         pub base64: Option<String>,
-        /// Split the bytes into writes of these sizes (the rest goes in a last write).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        pub chunks: Vec<usize>,
-        /// Delay between split writes, in ms.
-        #[serde(default)]
-        pub chunk_delay_ms: u64,
         /// What happens to the connection after the bytes: `close` (default), `reset`, `stall`.
         #[serde(default)]
         pub then: SocketEnd,
+    }
     }
 
     /// `op: open_stream` (see [`ServerStep::OpenStream`](super::ServerStep::OpenStream)).
