@@ -100,6 +100,17 @@ pub enum HarnessError {
         /// The URL it announced.
         url: String,
     },
+    /// `record --append` found a capture file it cannot read back: a line that is not a
+    /// connection this version writes (a capture from another version, or edited by hand).
+    #[error("{}:{line}: not a connection capture ({source}); record without --append to start a new capture", .path.display())]
+    BadCapture {
+        /// The capture file.
+        path: PathBuf,
+        /// The 1-based line.
+        line: usize,
+        /// What serde found.
+        source: serde_json::Error,
+    },
     /// Writing a file failed (reports, snapshots, what a run's proxies need).
     #[error("{context}: {source}")]
     Io {

@@ -10,6 +10,7 @@
 //! lines, a line span writes), an HTTP response's head apart from its body, an SSE stream
 //! as parsed events; and a capture has no script to mark.
 
+use crate::error::HarnessError;
 use mcp_scenario::wire::{Recorded, WireEvent};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -172,16 +173,41 @@ pub fn capture_path(out: &Path) -> PathBuf {
 }
 
 /// Reads a capture file (one connection per line).
-pub fn read(path: &Path) -> Result<Vec<ConnectionCapture>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+pub fn read(path: &Path) -> Result<Vec<ConnectionCapture>, HarnessError> {
+    let text = std::fs::read_to_string(path).map_err(|e| HarnessError::io(format!("reading {}", path.display()), e))?;
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1)))
+        .map(|(i, l)| {
+            serde_json::from_str(l).map_err(|source| HarnessError::BadCapture {
+                path: path.into(),
+                line: i + 1,
+                source,
+            })
+        })
         .collect()
 }
 
 /// The capture file's text for `connections`.
 pub fn render(connections: &[ConnectionCapture]) -> String {
     connections.iter().map(|c| serde_json::to_string(c).unwrap_or_default() + "\n").collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A capture `--append` cannot read back names its line and says how to go on.
+    #[test]
+    fn a_line_that_is_no_connection_is_named_by_file_and_line() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("s.capture.jsonl");
+        let good = render(&[ConnectionCapture { transport: "stdio".into(), ..Default::default() }]);
+        std::fs::write(&path, format!("{good}\n{{\"transport\": 1}}\n")).expect("write");
+        let err = read(&path).expect_err("the third line is no connection");
+        assert!(matches!(err, HarnessError::BadCapture { line: 3, .. }), "{err:?}");
+        assert!(err.to_string().contains("record without --append"), "{err}");
+        std::fs::write(&path, good).expect("write");
+        assert_eq!(read(&path).expect("reads").len(), 1);
+    }
 }

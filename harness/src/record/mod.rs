@@ -63,7 +63,7 @@ pub fn write(opts: &Options, name: &str, connection: capture::ConnectionCapture)
     let capture_file = capture::capture_path(&opts.out);
     let mut connections = Vec::new();
     if opts.append && capture_file.exists() {
-        connections = capture::read(&capture_file).map_err(HarnessError::RecordOptions)?;
+        connections = capture::read(&capture_file)?;
     }
     connections.push(connection);
     let io = |what: &Path| {
