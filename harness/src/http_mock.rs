@@ -3,7 +3,7 @@
 //! after the run with SIGTERM (it records what is still open and flushes) and then its
 //! whole group killed, so nothing outlives the run even if the mock misbehaves.
 
-use crate::targets::process_group;
+use crate::process_group;
 use mcp_scenario::TransportName;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;

@@ -6,6 +6,8 @@
 //! Each module imports only modules listed above it, so there are no import circles
 //! (`tests/harness/layout.rs` checks both).
 //!
+//! - [`process_group`] — a child started as the leader of its own process group: who is
+//!   still in the group, and killing it all (external clients, the HTTP mock).
 //! - [`http_mock`] — the HTTP mock as a child process (start, `listening` line, stop).
 //! - [`error`] — [`HarnessError`], the crate's one error enum (the CLI's messages).
 //! - [`scope`] — what a run is judged as: target kind, transport, revision.
@@ -80,6 +82,7 @@ pub mod matrix;
 pub mod merge;
 pub mod outcome;
 pub mod partition;
+pub mod process_group;
 pub mod record;
 pub mod recording;
 pub mod report;

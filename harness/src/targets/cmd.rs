@@ -15,8 +15,9 @@
 //! (`escapees`).
 
 use super::declaration::{CONTRACT_ENV, Declared};
-use super::{Client, ClientRun, Endpoint, escapees, process_group};
+use super::{Client, ClientRun, Endpoint, escapees};
 use crate::outcome::{describe_step, lock, not_run};
+use crate::process_group;
 use crate::scope::TargetKind;
 use crate::transcript::render::escape;
 use futures::future::BoxFuture;

@@ -4,7 +4,7 @@
 //! field dropped. A command that prints no declaration (a client that is not a driver, or a
 //! driver older than declarations) runs every plan as written, after one notice saying so.
 
-use super::process_group;
+use crate::process_group;
 use mcp_scenario::Scenario;
 use mcp_scenario::contract::{self, Declaration};
 use std::time::Duration;

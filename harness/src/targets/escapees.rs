@@ -13,7 +13,7 @@
 //! nobody new and nobody mid-exec (bounded by [`SWEEP_ROUNDS`]).
 //!
 //! Read from `/proc` by hand (`/proc/<pid>/{stat,environ,cmdline,exe,fd}`), like
-//! [`super::process_group`]: the `procfs` crate would add a large dependency for a few reads.
+//! [`crate::process_group`]: the `procfs` crate would add a large dependency for a few reads.
 
 use mcp_results::{Escaped, Leftover, Pipe};
 use std::os::fd::RawFd;
@@ -85,7 +85,7 @@ impl Traces {
             .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
             .filter(|&pid| pid != me)
             .filter(|&pid| {
-                super::process_group::state_and_group(pid)
+                crate::process_group::state_and_group(pid)
                     .is_some_and(|(state, group)| group != pgid && state != 'Z' && state != 'X')
             });
         for pid in outside {
@@ -96,7 +96,7 @@ impl Traces {
                 continue;
             }
             look.found
-                .push(Escaped { process: Leftover { pid, command: super::process_group::command_of(pid) }, holding });
+                .push(Escaped { process: Leftover { pid, command: crate::process_group::command_of(pid) }, holding });
         }
         look.found.sort_by_key(|e| e.process.pid);
         look

@@ -11,15 +11,14 @@
 //!   runs; plans using anything else are skipped with the field named.
 //! - [`readiness`] — when a stdio server the bundled client spawned is serving, so its
 //!   connect clock starts then.
-//! - `process_group`, `escapees` — who an external client left running: in its
-//!   process group, and outside it.
+//! - `escapees` — who an external client left running outside its process group (its
+//!   group itself: [`crate::process_group`]).
 
 pub mod bundled;
 pub mod cmd;
 pub mod declaration;
 mod escapees;
 pub mod persistent;
-pub(crate) mod process_group;
 pub mod readiness;
 
 use crate::error::HarnessError;

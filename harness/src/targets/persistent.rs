@@ -16,8 +16,9 @@ use super::cmd::{
     Cmd, Collected, DRAIN_AFTER_EXIT, DRAIN_AFTER_KILL, FloodGuard, STDOUT_CAP, StartError, argv, assemble,
     classify_flood, contract_env, process_end, read_stderr,
 };
-use super::{Client, ClientRun, Endpoint, process_group};
+use super::{Client, ClientRun, Endpoint};
 use crate::outcome::lock;
+use crate::process_group;
 use crate::scope::TargetKind;
 use futures::future::BoxFuture;
 use mcp_results::{ClientOutcome, Leftover, Pipe, ProcessEnd};

@@ -14,7 +14,7 @@ const COMMAND_CHARS: usize = 200;
 /// Sets `cmd` up to start an external client (or its declaration probe) as the leader of a
 /// process group of its own, so that the group id finds and kills all it spawns, and killed
 /// when dropped: no stdin, stdout piped (the contract's lines), stderr as `stderr`.
-pub(super) fn lead_own_group(
+pub(crate) fn lead_own_group(
     cmd: &mut tokio::process::Command,
     stderr: std::process::Stdio,
 ) -> &mut tokio::process::Command {
@@ -36,7 +36,7 @@ pub(crate) fn kill(pgid: u32) {
 }
 
 /// The living processes of group `pgid` (zombies are already dead and are left out).
-pub(super) fn members(pgid: u32) -> Vec<Leftover> {
+pub(crate) fn members(pgid: u32) -> Vec<Leftover> {
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
     let mut found: Vec<Leftover> = entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
@@ -48,7 +48,7 @@ pub(super) fn members(pgid: u32) -> Vec<Leftover> {
 }
 
 /// The state and process group of `pid`, if it exists.
-pub(super) fn state_and_group(pid: u32) -> Option<(char, u32)> {
+pub(crate) fn state_and_group(pid: u32) -> Option<(char, u32)> {
     group_of(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
@@ -62,7 +62,7 @@ fn group_of(stat: &str) -> Option<(char, u32)> {
 }
 
 /// `pid`'s command line (its name when it has none), shortened.
-pub(super) fn command_of(pid: u32) -> String {
+pub(crate) fn command_of(pid: u32) -> String {
     let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     let line =
         raw.split(|&b| b == 0).filter(|a| !a.is_empty()).map(String::from_utf8_lossy).collect::<Vec<_>>().join(" ");
