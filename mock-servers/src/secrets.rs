@@ -151,13 +151,30 @@ const MEMBER_PARTS: [&str; 10] = [
 /// The [`normal`] names of the parameters that are secrets though no member of that name is.
 const PARAM_NAMES: [&str; 4] = ["code", "key", "sig", "signature"];
 
+/// `f` of `name`'s [`normal`] form. Every member name of every recorded message is asked
+/// about, and nearly all are short and ASCII: those are folded on the stack, not into a
+/// new string each.
+fn with_normal<R>(name: &str, f: impl FnOnce(&str) -> R) -> R {
+    let mut folded = [0u8; 64];
+    if name.is_ascii() && name.len() <= folded.len() {
+        let mut len = 0;
+        for b in name.bytes().filter(|b| !SEPARATORS.contains(&char::from(*b))) {
+            folded[len] = b.to_ascii_lowercase();
+            len += 1;
+        }
+        if let Ok(n) = std::str::from_utf8(&folded[..len]) {
+            return f(n);
+        }
+    }
+    f(&normal(name))
+}
+
 /// Whether a JSON member with this name holds a credential.
 pub fn is_secret_member(name: &str) -> bool {
-    let n = normal(name);
-    if n == "progresstoken" {
-        return false;
-    }
-    MEMBER_ENDINGS.iter().any(|e| n.ends_with(e)) || MEMBER_PARTS.iter().any(|p| n.contains(p))
+    with_normal(name, |n| {
+        n != "progresstoken"
+            && (MEMBER_ENDINGS.iter().any(|e| n.ends_with(e)) || MEMBER_PARTS.iter().any(|p| n.contains(p)))
+    })
 }
 
 /// Whether a header with this name carries a credential: the member rule, which covers
@@ -169,12 +186,12 @@ pub fn is_secret_header(name: &str) -> bool {
 
 /// Whether a URL query or form parameter with this name carries a credential.
 pub fn is_secret_param(name: &str) -> bool {
-    is_secret_member(name) || PARAM_NAMES.contains(&normal(name).as_str())
+    is_secret_member(name) || with_normal(name, |n| PARAM_NAMES.contains(&n))
 }
 
 /// Whether the header's value is `<scheme> <credential>` (the scheme is kept).
 fn has_scheme(name: &str) -> bool {
-    normal(name).ends_with("authorization")
+    with_normal(name, |n| n.ends_with("authorization"))
 }
 
 /// Whether a credential after `Bearer`/`Basic` in free text looks like one rather than a word
@@ -458,7 +475,7 @@ fn shapes(text: &str, hints: Hints) -> Vec<Span> {
         }
         named_values(text, &NAMED, &mut spans, |name| {
             // Authorization and cookie lines have their own rules above.
-            let own_rule = has_scheme(name) || normal(name).ends_with("cookie");
+            let own_rule = has_scheme(name) || with_normal(name, |n| n.ends_with("cookie"));
             (is_secret_header(name) && !own_rule).then(|| Found::Header(name.to_ascii_lowercase()))
         });
     }
@@ -562,6 +579,17 @@ mod tests {
         for name in ["code", "key", "sig"] {
             assert!(is_secret_param(name) && !is_secret_member(name), "{name}");
         }
+    }
+
+    #[test]
+    fn names_fold_alike_on_the_stack_and_off_it() {
+        let long = "X-".repeat(40) + "Api_Key";
+        for name in
+            ["Client-Secret", "progress_Token", "a.b c-d_E", "", "K\u{212a}ey", "Stra\u{df}e_token", long.as_str()]
+        {
+            assert_eq!(with_normal(name, str::to_owned), normal(name), "{name}");
+        }
+        assert!(is_secret_member(&long) && !is_secret_member("progress_Token"));
     }
 
     /// What the policy makes of each text (the text itself, where it is left alone).
