@@ -49,6 +49,7 @@
 use crate::error::MockError;
 use regex::Regex;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::LazyLock;
 
@@ -290,14 +291,30 @@ impl Hints {
         }
         // Folded as [`normal`] folds a name, every name in the text is a run of the folded
         // text (the rules' names are ASCII): what its words are searched in.
-        // Sized once: collected, it would grow a step at a time.
-        let mut folded = String::with_capacity(text.len());
-        folded.extend(text.chars().filter(|c| !SEPARATORS.contains(c)).map(|c| c.to_ascii_lowercase()));
-        let members = MEMBER_WORDS.is_match(&folded);
+        // Most texts are short (a method, a version, an id): folded on the stack; a long one
+        // is sized once (collected, it would grow a step at a time).
+        let mut short = [0u8; 256];
+        let mut long = Vec::new();
+        let fold = |b: &u8| (!SEPARATORS.contains(&char::from(*b))).then(|| b.to_ascii_lowercase());
+        let folded = if text.len() <= short.len() {
+            let mut len = 0;
+            for b in text.as_bytes().iter().filter_map(fold) {
+                short[len] = b;
+                len += 1;
+            }
+            &short[..len]
+        } else {
+            long.reserve_exact(text.len());
+            long.extend(text.as_bytes().iter().filter_map(fold));
+            &long[..]
+        };
+        // ASCII, so text.
+        let Ok(folded) = std::str::from_utf8(folded) else { return Hints::ALL };
+        let members = MEMBER_WORDS.is_match(folded);
         Hints {
-            schemes: SCHEME_WORDS.is_match(&folded),
+            schemes: SCHEME_WORDS.is_match(folded),
             members,
-            params: members || PARAM_WORDS.is_match(&folded),
+            params: members || PARAM_WORDS.is_match(folded),
             urls: text.contains("://") && text.contains('@'),
         }
     }
@@ -362,6 +379,12 @@ impl Policy {
 
     /// `text` with every secret the shapes and the patterns find replaced by `mask`'s text.
     pub fn text(&self, text: &str, mask: &mut impl Mask) -> String {
+        self.masked(text, mask).into_owned()
+    }
+
+    /// [`Policy::text`], borrowed when nothing in `text` is a secret (most strings of a
+    /// run): no copy for them.
+    fn masked<'t>(&self, text: &'t str, mask: &mut impl Mask) -> Cow<'t, str> {
         let mut spans = shapes(text, Hints::of(text));
         for (p, re) in &self.patterns {
             spans.extend(re.find_iter(text).filter(|m| !m.is_empty()).map(|m| Span {
@@ -372,6 +395,9 @@ impl Policy {
         }
         spans.retain(|s| !is_masked(&text[s.start..]));
         // Earliest first; of two that overlap, the earlier (then the longer) wins.
+        if spans.is_empty() {
+            return Cow::Borrowed(text);
+        }
         spans.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end)));
         let mut out = String::with_capacity(text.len());
         let mut at = 0;
@@ -384,7 +410,7 @@ impl Policy {
             at = s.end;
         }
         out.push_str(&text[at..]);
-        out
+        Cow::Owned(out)
     }
 
     /// A header's value as an output shows it: a credential header's value masked (the
@@ -411,7 +437,11 @@ impl Policy {
     /// Masks, in place, every secret member's text and every secret in the other strings.
     pub fn json(&self, v: &mut Value, mask: &mut impl Mask) {
         match v {
-            Value::String(s) => *s = self.text(s, mask),
+            Value::String(s) => {
+                if let Cow::Owned(masked) = self.masked(s, mask) {
+                    *s = masked;
+                }
+            }
             Value::Array(items) => items.iter_mut().for_each(|i| self.json(i, mask)),
             Value::Object(map) => {
                 for (key, value) in map.iter_mut() {
@@ -726,6 +756,9 @@ mod tests {
             ]
             .map(String::from),
         );
+        // Longer than the stack's fold.
+        texts.extend(names.iter().map(|n| format!("{} {n}=v1 x-{n}: v2", "a b_".repeat(100))));
+        texts.push("a b_".repeat(100));
         for text in &texts {
             assert_eq!(shapes(text, Hints::of(text)), shapes(text, Hints::ALL), "{text}");
         }

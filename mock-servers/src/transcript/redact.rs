@@ -22,6 +22,7 @@ use crate::secrets::{Found, Plain, Policy, looks_like_credential};
 use mcp_scenario::payload::META_SUBSCRIPTION_ID;
 use mcp_scenario::wire::{Field, WireEvent};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -116,10 +117,14 @@ impl Redactor {
         self.policy.header(name, &self.replaced(value), &mut Plain)
     }
 
-    fn replaced(&self, s: &str) -> String {
-        let mut out = s.to_string();
+    /// `s` with the literal replacements made; borrowed when none applies (most strings
+    /// of a run hold no port, session id, run dir or secret: no copy for them).
+    fn replaced<'s>(&self, s: &'s str) -> Cow<'s, str> {
+        let mut out = Cow::Borrowed(s);
         for (from, to) in &self.replacements {
-            out = out.replace(from.as_str(), to);
+            if out.contains(from.as_str()) {
+                out = Cow::Owned(out.replace(from.as_str(), to));
+            }
         }
         out
     }
@@ -159,7 +164,11 @@ impl Redactor {
 
     fn replace_in(&self, v: &mut Value) {
         match v {
-            Value::String(s) => *s = self.replaced(s),
+            Value::String(s) => {
+                if let Cow::Owned(replaced) = self.replaced(s) {
+                    *s = replaced;
+                }
+            }
             Value::Array(items) => items.iter_mut().for_each(|i| self.replace_in(i)),
             Value::Object(map) => map.values_mut().for_each(|i| self.replace_in(i)),
             _ => {}
