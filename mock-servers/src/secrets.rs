@@ -173,9 +173,17 @@ fn with_normal<R>(name: &str, f: impl FnOnce(&str) -> R) -> R {
 /// Whether a JSON member with this name holds a credential.
 pub fn is_secret_member(name: &str) -> bool {
     with_normal(name, |n| {
-        n != "progresstoken"
-            && (MEMBER_ENDINGS.iter().any(|e| n.ends_with(e)) || MEMBER_PARTS.iter().any(|p| n.contains(p)))
+        n != "progresstoken" && (MEMBER_ENDINGS.iter().any(|e| n.ends_with(e)) || contains_any(n, &MEMBER_PARTS))
     })
+}
+
+/// Whether any of `words` (none empty) is in `text`: what `words.iter().any(|w| text.contains(w))` says,
+/// in one pass that tries a word only where its first letter is (ten searches for every
+/// member name of a run cost more than the rest of the member rule).
+fn contains_any(text: &str, words: &[&str]) -> bool {
+    let text = text.as_bytes();
+    (0..text.len())
+        .any(|at| words.iter().any(|w| w.as_bytes().first() == Some(&text[at]) && text[at..].starts_with(w.as_bytes())))
 }
 
 /// Whether a header with this name carries a credential: the member rule, which covers
@@ -315,7 +323,7 @@ impl Hints {
             schemes: SCHEME_WORDS.is_match(folded),
             members,
             params: members || PARAM_WORDS.is_match(folded),
-            urls: text.contains("://") && text.contains('@'),
+            urls: text.contains('@') && text.contains("://"),
         }
     }
 }
@@ -620,6 +628,17 @@ mod tests {
             assert_eq!(with_normal(name, str::to_owned), normal(name), "{name}");
         }
         assert!(is_secret_member(&long) && !is_secret_member("progress_Token"));
+    }
+
+    #[test]
+    fn one_pass_finds_a_word_wherever_a_search_for_each_would() {
+        for text in
+            ["", "x", "passwd", "mypassphrasex", "pas", "secre", "cookiecookie", "verifie", "xcredential", "apike"]
+        {
+            let searched = MEMBER_PARTS.iter().any(|w| text.contains(w));
+            assert_eq!(contains_any(text, &MEMBER_PARTS), searched, "{text}");
+        }
+        assert!(!contains_any("anything", &[]));
     }
 
     /// What the policy makes of each text (the text itself, where it is left alone).

@@ -122,7 +122,7 @@ impl Redactor {
     fn replaced<'s>(&self, s: &'s str) -> Cow<'s, str> {
         let mut out = Cow::Borrowed(s);
         for (from, to) in &self.replacements {
-            if out.contains(from.as_str()) {
+            if from.len() <= out.len() && out.contains(from.as_str()) {
                 out = Cow::Owned(out.replace(from.as_str(), to));
             }
         }
