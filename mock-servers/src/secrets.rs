@@ -152,10 +152,10 @@ const MEMBER_PARTS: [&str; 10] = [
 /// The [`normal`] names of the parameters that are secrets though no member of that name is.
 const PARAM_NAMES: [&str; 4] = ["code", "key", "sig", "signature"];
 
-/// `f` of `name`'s [`normal`] form. Every member name of every recorded message is asked
-/// about, and nearly all are short and ASCII: those are folded on the stack, not into a
-/// new string each.
-fn with_normal<R>(name: &str, f: impl FnOnce(&str) -> R) -> R {
+/// `f` of `name`'s [`normal`] form, as bytes. Every member name of every recorded message
+/// is asked about, and nearly all are short and ASCII: those are folded on the stack, not
+/// into a new string each.
+fn with_normal<R>(name: &str, f: impl FnOnce(&[u8]) -> R) -> R {
     let mut folded = [0u8; 64];
     if name.is_ascii() && name.len() <= folded.len() {
         let mut len = 0;
@@ -163,25 +163,23 @@ fn with_normal<R>(name: &str, f: impl FnOnce(&str) -> R) -> R {
             folded[len] = b.to_ascii_lowercase();
             len += 1;
         }
-        if let Ok(n) = std::str::from_utf8(&folded[..len]) {
-            return f(n);
-        }
+        return f(&folded[..len]);
     }
-    f(&normal(name))
+    f(normal(name).as_bytes())
 }
 
 /// Whether a JSON member with this name holds a credential.
 pub fn is_secret_member(name: &str) -> bool {
     with_normal(name, |n| {
-        n != "progresstoken" && (MEMBER_ENDINGS.iter().any(|e| n.ends_with(e)) || contains_any(n, &MEMBER_PARTS))
+        n != b"progresstoken"
+            && (MEMBER_ENDINGS.iter().any(|e| n.ends_with(e.as_bytes())) || contains_any(n, &MEMBER_PARTS))
     })
 }
 
-/// Whether any of `words` (none empty) is in `text`: what `words.iter().any(|w| text.contains(w))` says,
-/// in one pass that tries a word only where its first letter is (ten searches for every
-/// member name of a run cost more than the rest of the member rule).
-fn contains_any(text: &str, words: &[&str]) -> bool {
-    let text = text.as_bytes();
+/// Whether any of `words` (none empty) is in `text`: what `words.iter().any(|w|
+/// text.contains(w))` says, in one pass that tries a word only where its first letter is
+/// (ten searches for every member name of a run cost more than the rest of the rule).
+fn contains_any(text: &[u8], words: &[&str]) -> bool {
     (0..text.len())
         .any(|at| words.iter().any(|w| w.as_bytes().first() == Some(&text[at]) && text[at..].starts_with(w.as_bytes())))
 }
@@ -195,12 +193,12 @@ pub fn is_secret_header(name: &str) -> bool {
 
 /// Whether a URL query or form parameter with this name carries a credential.
 pub fn is_secret_param(name: &str) -> bool {
-    is_secret_member(name) || with_normal(name, |n| PARAM_NAMES.contains(&n))
+    is_secret_member(name) || with_normal(name, |n| PARAM_NAMES.iter().any(|p| p.as_bytes() == n))
 }
 
 /// Whether the header's value is `<scheme> <credential>` (the scheme is kept).
 fn has_scheme(name: &str) -> bool {
-    with_normal(name, |n| n.ends_with("authorization"))
+    with_normal(name, |n| n.ends_with(b"authorization"))
 }
 
 /// Whether a credential after `Bearer`/`Basic` in free text looks like one rather than a word
@@ -257,17 +255,23 @@ static ESCAPED_MEMBER: LazyLock<Regex> =
 /// `scheme://user:password@`.
 static USERINFO: LazyLock<Regex> = LazyLock::new(|| rule(r#"(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@"]+:([^/\s@"]+)@"#));
 
-/// Any of `words` (lowercase literals).
-fn any_word(words: &[&str]) -> Regex {
-    rule(&words.iter().map(|w| regex::escape(w)).collect::<Vec<_>>().join("|"))
+/// Any of `words` (lowercase literals), searched in the folded bytes of a text ([`Hints`]:
+/// ASCII, so no check that they are text).
+fn any_word(words: &[&str]) -> regex::bytes::Regex {
+    let re = words.iter().map(|w| regex::escape(w)).collect::<Vec<_>>().join("|");
+    regex::bytes::Regex::new(&re).unwrap_or_else(|e| panic!("secret rule {re:?}: {e}"))
 }
 
 /// A scheme's name in folded text ([`Hints`]).
-static SCHEME_WORDS: LazyLock<Regex> = LazyLock::new(|| any_word(&SCHEMES));
+static SCHEME_WORDS: LazyLock<regex::bytes::Regex> = LazyLock::new(|| any_word(&SCHEMES));
 /// What a secret member's name holds, in folded text.
-static MEMBER_WORDS: LazyLock<Regex> = LazyLock::new(|| any_word(&[&MEMBER_ENDINGS[..], &MEMBER_PARTS[..]].concat()));
+static MEMBER_WORDS: LazyLock<regex::bytes::Regex> =
+    LazyLock::new(|| any_word(&[&MEMBER_ENDINGS[..], &MEMBER_PARTS[..]].concat()));
 /// What a secret parameter's name holds when no member's would, in folded text.
-static PARAM_WORDS: LazyLock<Regex> = LazyLock::new(|| any_word(&PARAM_NAMES));
+static PARAM_WORDS: LazyLock<regex::bytes::Regex> = LazyLock::new(|| any_word(&PARAM_NAMES));
+/// Any of the words above: most texts have none, and one search says so where three would.
+static ANY_WORDS: LazyLock<regex::bytes::Regex> =
+    LazyLock::new(|| any_word(&[&SCHEMES[..], &MEMBER_ENDINGS[..], &MEMBER_PARTS[..], &PARAM_NAMES[..]].concat()));
 
 /// Which rules could find a secret in a text, from a word that every secret a rule finds
 /// comes with: a scheme's name, a secret name's words, `://` and `@`. Most of the text a run
@@ -316,15 +320,12 @@ impl Hints {
             long.extend(text.as_bytes().iter().filter_map(fold));
             &long[..]
         };
-        // ASCII, so text.
-        let Ok(folded) = std::str::from_utf8(folded) else { return Hints::ALL };
-        let members = MEMBER_WORDS.is_match(folded);
-        Hints {
-            schemes: SCHEME_WORDS.is_match(folded),
-            members,
-            params: members || PARAM_WORDS.is_match(folded),
-            urls: text.contains('@') && text.contains("://"),
+        let urls = text.contains('@') && text.contains("://");
+        if !ANY_WORDS.is_match(folded) {
+            return Hints { schemes: false, members: false, params: false, urls };
         }
+        let members = MEMBER_WORDS.is_match(folded);
+        Hints { schemes: SCHEME_WORDS.is_match(folded), members, params: members || PARAM_WORDS.is_match(folded), urls }
     }
 }
 
@@ -358,21 +359,11 @@ impl Policy {
     /// `record` builds its policy before it relays anything, so no captured line waits on
     /// the compiler (a wait that showed up as a `delay` in the recorded scenario).
     pub fn with_patterns(patterns: &[String]) -> Result<Self, MockError> {
-        for rule in [
-            &SCHEME,
-            &AUTHORIZATION,
-            &COOKIE,
-            &NAMED,
-            &PARAM,
-            &OPTION,
-            &MEMBER,
-            &ESCAPED_MEMBER,
-            &USERINFO,
-            &SCHEME_WORDS,
-            &MEMBER_WORDS,
-            &PARAM_WORDS,
-        ] {
+        for rule in [&SCHEME, &AUTHORIZATION, &COOKIE, &NAMED, &PARAM, &OPTION, &MEMBER, &ESCAPED_MEMBER, &USERINFO] {
             LazyLock::force(rule);
+        }
+        for words in [&SCHEME_WORDS, &MEMBER_WORDS, &PARAM_WORDS, &ANY_WORDS] {
+            LazyLock::force(words);
         }
         let patterns = patterns
             .iter()
@@ -513,7 +504,7 @@ fn shapes(text: &str, hints: Hints) -> Vec<Span> {
         }
         named_values(text, &NAMED, &mut spans, |name| {
             // Authorization and cookie lines have their own rules above.
-            let own_rule = has_scheme(name) || with_normal(name, |n| n.ends_with("cookie"));
+            let own_rule = has_scheme(name) || with_normal(name, |n| n.ends_with(b"cookie"));
             (is_secret_header(name) && !own_rule).then(|| Found::Header(name.to_ascii_lowercase()))
         });
     }
@@ -625,7 +616,7 @@ mod tests {
         for name in
             ["Client-Secret", "progress_Token", "a.b c-d_E", "", "K\u{212a}ey", "Stra\u{df}e_token", long.as_str()]
         {
-            assert_eq!(with_normal(name, str::to_owned), normal(name), "{name}");
+            assert_eq!(with_normal(name, <[u8]>::to_vec), normal(name).into_bytes(), "{name}");
         }
         assert!(is_secret_member(&long) && !is_secret_member("progress_Token"));
     }
@@ -636,9 +627,9 @@ mod tests {
             ["", "x", "passwd", "mypassphrasex", "pas", "secre", "cookiecookie", "verifie", "xcredential", "apike"]
         {
             let searched = MEMBER_PARTS.iter().any(|w| text.contains(w));
-            assert_eq!(contains_any(text, &MEMBER_PARTS), searched, "{text}");
+            assert_eq!(contains_any(text.as_bytes(), &MEMBER_PARTS), searched, "{text}");
         }
-        assert!(!contains_any("anything", &[]));
+        assert!(!contains_any(b"anything", &[]));
     }
 
     /// What the policy makes of each text (the text itself, where it is left alone).
