@@ -6,7 +6,9 @@
 //! [`WireEvent::exchange`], [`WireEvent::json`], [`WireEvent::bytes`], [`WireEvent::why`],
 //! [`WireEvent::carried_message`]…) rather than matching its variants, so that a field
 //! added to an event is added here, plus the renderings that show it (the snapshot text,
-//! the HTML report's diagram) and their tests.
+//! the HTML report's diagram) and their tests. A rewriter (the transcript's redaction) edits
+//! an event's texts and JSON through [`WireEvent::edit_fields`], which a field added here
+//! must join too (its test compares what it hands out with the event's JSON record).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
