@@ -49,6 +49,7 @@
 use crate::error::MockError;
 use regex::Regex;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::LazyLock;
 
@@ -151,13 +152,36 @@ const MEMBER_PARTS: [&str; 10] = [
 /// The [`normal`] names of the parameters that are secrets though no member of that name is.
 const PARAM_NAMES: [&str; 4] = ["code", "key", "sig", "signature"];
 
+/// `f` of `name`'s [`normal`] form, as bytes. Every member name of every recorded message
+/// is asked about, and nearly all are short and ASCII: those are folded on the stack, not
+/// into a new string each.
+fn with_normal<R>(name: &str, f: impl FnOnce(&[u8]) -> R) -> R {
+    let mut folded = [0u8; 64];
+    if name.is_ascii() && name.len() <= folded.len() {
+        let mut len = 0;
+        for b in name.bytes().filter(|b| !SEPARATORS.contains(&char::from(*b))) {
+            folded[len] = b.to_ascii_lowercase();
+            len += 1;
+        }
+        return f(&folded[..len]);
+    }
+    f(normal(name).as_bytes())
+}
+
 /// Whether a JSON member with this name holds a credential.
 pub fn is_secret_member(name: &str) -> bool {
-    let n = normal(name);
-    if n == "progresstoken" {
-        return false;
-    }
-    MEMBER_ENDINGS.iter().any(|e| n.ends_with(e)) || MEMBER_PARTS.iter().any(|p| n.contains(p))
+    with_normal(name, |n| {
+        n != b"progresstoken"
+            && (MEMBER_ENDINGS.iter().any(|e| n.ends_with(e.as_bytes())) || contains_any(n, &MEMBER_PARTS))
+    })
+}
+
+/// Whether any of `words` (none empty) is in `text`: what `words.iter().any(|w|
+/// text.contains(w))` says, in one pass that tries a word only where its first letter is
+/// (ten searches for every member name of a run cost more than the rest of the rule).
+fn contains_any(text: &[u8], words: &[&str]) -> bool {
+    (0..text.len())
+        .any(|at| words.iter().any(|w| w.as_bytes().first() == Some(&text[at]) && text[at..].starts_with(w.as_bytes())))
 }
 
 /// Whether a header with this name carries a credential: the member rule, which covers
@@ -169,12 +193,12 @@ pub fn is_secret_header(name: &str) -> bool {
 
 /// Whether a URL query or form parameter with this name carries a credential.
 pub fn is_secret_param(name: &str) -> bool {
-    is_secret_member(name) || PARAM_NAMES.contains(&normal(name).as_str())
+    is_secret_member(name) || with_normal(name, |n| PARAM_NAMES.iter().any(|p| p.as_bytes() == n))
 }
 
 /// Whether the header's value is `<scheme> <credential>` (the scheme is kept).
 fn has_scheme(name: &str) -> bool {
-    normal(name).ends_with("authorization")
+    with_normal(name, |n| n.ends_with(b"authorization"))
 }
 
 /// Whether a credential after `Bearer`/`Basic` in free text looks like one rather than a word
@@ -231,17 +255,23 @@ static ESCAPED_MEMBER: LazyLock<Regex> =
 /// `scheme://user:password@`.
 static USERINFO: LazyLock<Regex> = LazyLock::new(|| rule(r#"(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@"]+:([^/\s@"]+)@"#));
 
-/// Any of `words` (lowercase literals).
-fn any_word(words: &[&str]) -> Regex {
-    rule(&words.iter().map(|w| regex::escape(w)).collect::<Vec<_>>().join("|"))
+/// Any of `words` (lowercase literals), searched in the folded bytes of a text ([`Hints`]:
+/// ASCII, so no check that they are text).
+fn any_word(words: &[&str]) -> regex::bytes::Regex {
+    let re = words.iter().map(|w| regex::escape(w)).collect::<Vec<_>>().join("|");
+    regex::bytes::Regex::new(&re).unwrap_or_else(|e| panic!("secret rule {re:?}: {e}"))
 }
 
 /// A scheme's name in folded text ([`Hints`]).
-static SCHEME_WORDS: LazyLock<Regex> = LazyLock::new(|| any_word(&SCHEMES));
+static SCHEME_WORDS: LazyLock<regex::bytes::Regex> = LazyLock::new(|| any_word(&SCHEMES));
 /// What a secret member's name holds, in folded text.
-static MEMBER_WORDS: LazyLock<Regex> = LazyLock::new(|| any_word(&[&MEMBER_ENDINGS[..], &MEMBER_PARTS[..]].concat()));
+static MEMBER_WORDS: LazyLock<regex::bytes::Regex> =
+    LazyLock::new(|| any_word(&[&MEMBER_ENDINGS[..], &MEMBER_PARTS[..]].concat()));
 /// What a secret parameter's name holds when no member's would, in folded text.
-static PARAM_WORDS: LazyLock<Regex> = LazyLock::new(|| any_word(&PARAM_NAMES));
+static PARAM_WORDS: LazyLock<regex::bytes::Regex> = LazyLock::new(|| any_word(&PARAM_NAMES));
+/// Any of the words above: most texts have none, and one search says so where three would.
+static ANY_WORDS: LazyLock<regex::bytes::Regex> =
+    LazyLock::new(|| any_word(&[&SCHEMES[..], &MEMBER_ENDINGS[..], &MEMBER_PARTS[..], &PARAM_NAMES[..]].concat()));
 
 /// Which rules could find a secret in a text, from a word that every secret a rule finds
 /// comes with: a scheme's name, a secret name's words, `://` and `@`. Most of the text a run
@@ -273,16 +303,29 @@ impl Hints {
         }
         // Folded as [`normal`] folds a name, every name in the text is a run of the folded
         // text (the rules' names are ASCII): what its words are searched in.
-        // Sized once: collected, it would grow a step at a time.
-        let mut folded = String::with_capacity(text.len());
-        folded.extend(text.chars().filter(|c| !SEPARATORS.contains(c)).map(|c| c.to_ascii_lowercase()));
-        let members = MEMBER_WORDS.is_match(&folded);
-        Hints {
-            schemes: SCHEME_WORDS.is_match(&folded),
-            members,
-            params: members || PARAM_WORDS.is_match(&folded),
-            urls: text.contains("://") && text.contains('@'),
+        // Most texts are short (a method, a version, an id): folded on the stack; a long one
+        // is sized once (collected, it would grow a step at a time).
+        let mut short = [0u8; 256];
+        let mut long = Vec::new();
+        let fold = |b: &u8| (!SEPARATORS.contains(&char::from(*b))).then(|| b.to_ascii_lowercase());
+        let folded = if text.len() <= short.len() {
+            let mut len = 0;
+            for b in text.as_bytes().iter().filter_map(fold) {
+                short[len] = b;
+                len += 1;
+            }
+            &short[..len]
+        } else {
+            long.reserve_exact(text.len());
+            long.extend(text.as_bytes().iter().filter_map(fold));
+            &long[..]
+        };
+        let urls = text.contains('@') && text.contains("://");
+        if !ANY_WORDS.is_match(folded) {
+            return Hints { schemes: false, members: false, params: false, urls };
         }
+        let members = MEMBER_WORDS.is_match(folded);
+        Hints { schemes: SCHEME_WORDS.is_match(folded), members, params: members || PARAM_WORDS.is_match(folded), urls }
     }
 }
 
@@ -316,21 +359,11 @@ impl Policy {
     /// `record` builds its policy before it relays anything, so no captured line waits on
     /// the compiler (a wait that showed up as a `delay` in the recorded scenario).
     pub fn with_patterns(patterns: &[String]) -> Result<Self, MockError> {
-        for rule in [
-            &SCHEME,
-            &AUTHORIZATION,
-            &COOKIE,
-            &NAMED,
-            &PARAM,
-            &OPTION,
-            &MEMBER,
-            &ESCAPED_MEMBER,
-            &USERINFO,
-            &SCHEME_WORDS,
-            &MEMBER_WORDS,
-            &PARAM_WORDS,
-        ] {
+        for rule in [&SCHEME, &AUTHORIZATION, &COOKIE, &NAMED, &PARAM, &OPTION, &MEMBER, &ESCAPED_MEMBER, &USERINFO] {
             LazyLock::force(rule);
+        }
+        for words in [&SCHEME_WORDS, &MEMBER_WORDS, &PARAM_WORDS, &ANY_WORDS] {
+            LazyLock::force(words);
         }
         let patterns = patterns
             .iter()
@@ -345,6 +378,12 @@ impl Policy {
 
     /// `text` with every secret the shapes and the patterns find replaced by `mask`'s text.
     pub fn text(&self, text: &str, mask: &mut impl Mask) -> String {
+        self.masked(text, mask).into_owned()
+    }
+
+    /// [`Policy::text`], borrowed when nothing in `text` is a secret (most strings of a
+    /// run): no copy for them.
+    fn masked<'t>(&self, text: &'t str, mask: &mut impl Mask) -> Cow<'t, str> {
         let mut spans = shapes(text, Hints::of(text));
         for (p, re) in &self.patterns {
             spans.extend(re.find_iter(text).filter(|m| !m.is_empty()).map(|m| Span {
@@ -355,6 +394,9 @@ impl Policy {
         }
         spans.retain(|s| !is_masked(&text[s.start..]));
         // Earliest first; of two that overlap, the earlier (then the longer) wins.
+        if spans.is_empty() {
+            return Cow::Borrowed(text);
+        }
         spans.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end)));
         let mut out = String::with_capacity(text.len());
         let mut at = 0;
@@ -367,7 +409,7 @@ impl Policy {
             at = s.end;
         }
         out.push_str(&text[at..]);
-        out
+        Cow::Owned(out)
     }
 
     /// A header's value as an output shows it: a credential header's value masked (the
@@ -394,7 +436,11 @@ impl Policy {
     /// Masks, in place, every secret member's text and every secret in the other strings.
     pub fn json(&self, v: &mut Value, mask: &mut impl Mask) {
         match v {
-            Value::String(s) => *s = self.text(s, mask),
+            Value::String(s) => {
+                if let Cow::Owned(masked) = self.masked(s, mask) {
+                    *s = masked;
+                }
+            }
             Value::Array(items) => items.iter_mut().for_each(|i| self.json(i, mask)),
             Value::Object(map) => {
                 for (key, value) in map.iter_mut() {
@@ -458,7 +504,7 @@ fn shapes(text: &str, hints: Hints) -> Vec<Span> {
         }
         named_values(text, &NAMED, &mut spans, |name| {
             // Authorization and cookie lines have their own rules above.
-            let own_rule = has_scheme(name) || normal(name).ends_with("cookie");
+            let own_rule = has_scheme(name) || with_normal(name, |n| n.ends_with(b"cookie"));
             (is_secret_header(name) && !own_rule).then(|| Found::Header(name.to_ascii_lowercase()))
         });
     }
@@ -562,6 +608,28 @@ mod tests {
         for name in ["code", "key", "sig"] {
             assert!(is_secret_param(name) && !is_secret_member(name), "{name}");
         }
+    }
+
+    #[test]
+    fn names_fold_alike_on_the_stack_and_off_it() {
+        let long = "X-".repeat(40) + "Api_Key";
+        for name in
+            ["Client-Secret", "progress_Token", "a.b c-d_E", "", "K\u{212a}ey", "Stra\u{df}e_token", long.as_str()]
+        {
+            assert_eq!(with_normal(name, <[u8]>::to_vec), normal(name).into_bytes(), "{name}");
+        }
+        assert!(is_secret_member(&long) && !is_secret_member("progress_Token"));
+    }
+
+    #[test]
+    fn one_pass_finds_a_word_wherever_a_search_for_each_would() {
+        for text in
+            ["", "x", "passwd", "mypassphrasex", "pas", "secre", "cookiecookie", "verifie", "xcredential", "apike"]
+        {
+            let searched = MEMBER_PARTS.iter().any(|w| text.contains(w));
+            assert_eq!(contains_any(text.as_bytes(), &MEMBER_PARTS), searched, "{text}");
+        }
+        assert!(!contains_any(b"anything", &[]));
     }
 
     /// What the policy makes of each text (the text itself, where it is left alone).
@@ -698,6 +766,9 @@ mod tests {
             ]
             .map(String::from),
         );
+        // Longer than the stack's fold.
+        texts.extend(names.iter().map(|n| format!("{} {n}=v1 x-{n}: v2", "a b_".repeat(100))));
+        texts.push("a b_".repeat(100));
         for text in &texts {
             assert_eq!(shapes(text, Hints::of(text)), shapes(text, Hints::ALL), "{text}");
         }

@@ -6,7 +6,9 @@
 //! [`WireEvent::exchange`], [`WireEvent::json`], [`WireEvent::bytes`], [`WireEvent::why`],
 //! [`WireEvent::carried_message`]…) rather than matching its variants, so that a field
 //! added to an event is added here, plus the renderings that show it (the snapshot text,
-//! the HTML report's diagram) and their tests.
+//! the HTML report's diagram) and their tests. A rewriter (the transcript's redaction) edits
+//! an event's texts and JSON through [`WireEvent::edit_fields`], which a field added here
+//! must join too (its test compares what it hands out with the event's JSON record).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -451,11 +453,120 @@ impl WireEvent {
         }
     }
 
+    /// The event's name as its record spells it (the `event` member: `from_client`,
+    /// `http_request`…), without serialising it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            WireEvent::Started { .. } => "started",
+            WireEvent::FromClient { .. } => "from_client",
+            WireEvent::ToClient { .. } => "to_client",
+            WireEvent::Stderr { .. } => "stderr",
+            WireEvent::StdinEof { .. } => "stdin_eof",
+            WireEvent::Signal { .. } => "signal",
+            WireEvent::Labelled { .. } => "labelled",
+            WireEvent::Script { .. } => "script",
+            WireEvent::Exit { .. } => "exit",
+            WireEvent::Listening { .. } => "listening",
+            WireEvent::HttpRequest { .. } => "http_request",
+            WireEvent::HttpResponse { .. } => "http_response",
+            WireEvent::StreamWrite { .. } => "stream_write",
+            WireEvent::StreamEnd { .. } => "stream_end",
+            WireEvent::Note { .. } => "note",
+        }
+    }
+
+    /// Hands `edit` every text and JSON field of the event, in the order its record writes
+    /// them (a header map in name order), so a rewriter (the transcript's redaction) edits
+    /// the event in place where it would otherwise print it as JSON, edit every string and
+    /// read it back. Numbers, flags and the event's name are not handed out.
+    pub fn edit_fields(&mut self, mut edit: impl FnMut(Field<'_>)) {
+        let recorded = |r: &mut Recorded, edit: &mut dyn FnMut(Field<'_>)| {
+            for text in [&mut r.text, &mut r.hex].into_iter().flatten() {
+                edit(Field::Text(text));
+            }
+        };
+        let headers = |h: &mut BTreeMap<String, String>, edit: &mut dyn FnMut(Field<'_>)| {
+            for (name, value) in h.iter_mut() {
+                edit(Field::Header { name, value });
+            }
+        };
+        match self {
+            WireEvent::Started { .. }
+            | WireEvent::StdinEof { .. }
+            | WireEvent::Script { .. }
+            | WireEvent::Listening { .. } => {}
+            WireEvent::FromClient { bytes, json, .. } => {
+                recorded(bytes, &mut edit);
+                json.iter_mut().for_each(|v| edit(Field::Json(v)));
+            }
+            WireEvent::ToClient { bytes, why, .. } | WireEvent::StreamWrite { bytes, why, .. } => {
+                recorded(bytes, &mut edit);
+                edit(Field::Text(why));
+            }
+            WireEvent::Stderr { bytes, .. } => recorded(bytes, &mut edit),
+            WireEvent::Signal { name, .. } => edit(Field::Text(name)),
+            WireEvent::Labelled { label, id, method } => {
+                edit(Field::Text(label));
+                edit(Field::Json(id));
+                edit(Field::Text(method));
+            }
+            WireEvent::Exit { signal, why, .. } => {
+                signal.iter_mut().for_each(|s| edit(Field::Text(s)));
+                edit(Field::Text(why));
+            }
+            WireEvent::HttpRequest { http_method, path, headers: h, body, json, .. } => {
+                edit(Field::Text(http_method));
+                edit(Field::Text(path));
+                headers(h, &mut edit);
+                body.iter_mut().for_each(|b| recorded(b, &mut edit));
+                json.iter_mut().for_each(|v| edit(Field::Json(v)));
+            }
+            WireEvent::HttpResponse { headers: h, body, json, why, .. } => {
+                headers(h, &mut edit);
+                body.iter_mut().for_each(|b| recorded(b, &mut edit));
+                json.iter_mut().for_each(|v| edit(Field::Json(v)));
+                edit(Field::Text(why));
+            }
+            WireEvent::StreamEnd { how, .. } => edit(Field::Text(how)),
+            WireEvent::Note { text, .. } => edit(Field::Text(text)),
+        }
+    }
+
+    /// The event as writing its record and reading it back gives: a `json` that is JSON
+    /// `null` reads back as absent (an `Option<Value>` reads `null` as `None`). What an
+    /// in-place edit must apply to match a rewrite through the record's JSON.
+    pub fn read_back(mut self) -> Self {
+        if let WireEvent::FromClient { json, .. }
+        | WireEvent::HttpRequest { json, .. }
+        | WireEvent::HttpResponse { json, .. } = &mut self
+            && json.as_ref().is_some_and(Value::is_null)
+        {
+            *json = None;
+        }
+        self
+    }
+
     /// `text` as one line the mock wrote to the client (the message view of what an HTTP
     /// record carries).
     pub fn written_to_client(t_us: u64, text: &str, why: &str) -> WireEvent {
         WireEvent::ToClient { t_us, bytes: Recorded::of(format!("{text}\n").as_bytes()), why: why.to_string() }
     }
+}
+
+/// A field of a [`WireEvent`] handed to [`WireEvent::edit_fields`].
+#[derive(Debug)]
+pub enum Field<'a> {
+    /// A text: a why, a path, a method, recorded bytes' text or hex, a note…
+    Text(&'a mut String),
+    /// An HTTP header's value, with its (lowercase) name.
+    Header {
+        /// The header's name.
+        name: &'a str,
+        /// Its value.
+        value: &'a mut String,
+    },
+    /// A JSON value: a message the mock parsed, a label's wire id.
+    Json(&'a mut Value),
 }
 
 /// The request headers an HTTP record keeps (lowercase): those the MCP transports define
@@ -493,6 +604,98 @@ mod tests {
         assert_eq!(text, r#"{"event":"exit","t_us":1,"why":"script"}"#);
         assert_eq!(serde_json::from_str::<WireEvent>(&text).expect("reads back"), exit);
         assert_eq!(serde_json::to_string(&Recorded::of(b"hi")).expect("serialises"), r#"{"text":"hi","len":2}"#);
+    }
+
+    /// One event of every kind, each text and JSON field set.
+    fn one_of_each() -> Vec<WireEvent> {
+        let recorded = |t: &str| Recorded { text: Some(t.into()), hex: Some(format!("{t}-hex")), len: 1 };
+        let headers =
+            |p: &str| BTreeMap::from([(format!("{p}-b"), format!("{p}-vb")), (format!("{p}-a"), format!("{p}-va"))]);
+        let json = |p: &str| serde_json::json!({"z": p, "a": [format!("{p}-1"), {"k": format!("{p}-2")}], "n": 1});
+        vec![
+            WireEvent::Started { pid: 1, stderr_shared: true, origin_unix_us: Some(2) },
+            WireEvent::FromClient { t_us: 1, bytes: recorded("fc"), json: Some(json("fcj")), terminated: true },
+            WireEvent::ToClient { t_us: 1, bytes: recorded("tc"), why: "tc-why".into() },
+            WireEvent::Stderr { t_us: 1, bytes: recorded("se") },
+            WireEvent::StdinEof { t_us: 1, parent_exiting: true },
+            WireEvent::Signal { t_us: 1, name: "SIGTERM".into(), ignored: false },
+            WireEvent::Labelled { label: "l".into(), id: serde_json::json!("l-id"), method: "l-m".into() },
+            WireEvent::Script { t_us: 1, reached: 1, total: 2, finished: false, output_follows: true },
+            WireEvent::Exit { t_us: 1, code: Some(0), signal: Some("SIGKILL".into()), why: "x-why".into() },
+            WireEvent::Listening { port: 1 },
+            WireEvent::HttpRequest {
+                t_us: 1,
+                exchange: 1,
+                http_method: "POST".into(),
+                path: "/p".into(),
+                headers: headers("rq"),
+                body: Some(recorded("rqb")),
+                json: Some(json("rqj")),
+            },
+            WireEvent::HttpResponse {
+                t_us: 1,
+                exchange: 1,
+                status: 200,
+                headers: headers("rs"),
+                body: Some(recorded("rsb")),
+                json: Some(json("rsj")),
+                why: "rs-why".into(),
+            },
+            WireEvent::StreamWrite { t_us: 1, exchange: 1, bytes: recorded("sw"), why: "sw-why".into() },
+            WireEvent::StreamEnd { t_us: 1, exchange: 1, how: "clean".into() },
+            WireEvent::Note { t_us: 1, text: "n".into() },
+        ]
+    }
+
+    /// Every string in `v`, depth first, in member order.
+    fn strings_of(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::String(s) => out.push(s.clone()),
+            Value::Array(items) => items.iter().for_each(|i| strings_of(i, out)),
+            Value::Object(map) => map.values().for_each(|i| strings_of(i, out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn the_field_editor_hands_out_every_string_the_record_holds_in_its_order() {
+        for mut e in one_of_each() {
+            let mut record = serde_json::to_value(&e).expect("serialises");
+            assert_eq!(record["event"], e.kind(), "{e:?}");
+            record.as_object_mut().expect("an object").shift_remove("event");
+            let mut written = Vec::new();
+            strings_of(&record, &mut written);
+            let mut handed = Vec::new();
+            e.edit_fields(|f| match f {
+                Field::Text(s) | Field::Header { value: s, .. } => handed.push(s.clone()),
+                Field::Json(v) => strings_of(v, &mut handed),
+            });
+            assert_eq!(handed, written, "{e:?}");
+            // An edit in place is the edit of the record's strings.
+            e.edit_fields(|f| match f {
+                Field::Text(s) | Field::Header { value: s, .. } => s.push('!'),
+                Field::Json(v) => *v = Value::from(format!("{v}!")),
+            });
+            let mut edited = Vec::new();
+            e.edit_fields(|f| match f {
+                Field::Text(s) | Field::Header { value: s, .. } => edited.push(s.clone()),
+                Field::Json(v) => edited.push(v.as_str().unwrap_or_default().to_owned()),
+            });
+            assert!(edited.iter().all(|s| s.ends_with('!')), "{edited:?}");
+        }
+    }
+
+    #[test]
+    fn a_null_json_reads_back_absent() {
+        let e =
+            WireEvent::FromClient { t_us: 1, bytes: Recorded::of(b"null"), json: Some(Value::Null), terminated: true };
+        let back: WireEvent = serde_json::from_value(serde_json::to_value(&e).expect("serialises")).expect("reads");
+        assert_eq!(back, e.clone().read_back());
+        assert_ne!(back, e);
+        for e in one_of_each() {
+            let back: WireEvent = serde_json::from_value(serde_json::to_value(&e).expect("serialises")).expect("reads");
+            assert_eq!(back, e.clone().read_back());
+        }
     }
 
     #[test]

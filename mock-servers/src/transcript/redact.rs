@@ -20,8 +20,9 @@
 
 use crate::secrets::{Found, Plain, Policy, looks_like_credential};
 use mcp_scenario::payload::META_SUBSCRIPTION_ID;
-use mcp_scenario::wire::WireEvent;
+use mcp_scenario::wire::{Field, WireEvent};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -116,10 +117,14 @@ impl Redactor {
         self.policy.header(name, &self.replaced(value), &mut Plain)
     }
 
-    fn replaced(&self, s: &str) -> String {
-        let mut out = s.to_string();
+    /// `s` with the literal replacements made; borrowed when none applies (most strings
+    /// of a run hold no port, session id, run dir or secret: no copy for them).
+    fn replaced<'s>(&self, s: &'s str) -> Cow<'s, str> {
+        let mut out = Cow::Borrowed(s);
         for (from, to) in &self.replacements {
-            out = out.replace(from.as_str(), to);
+            if from.len() <= out.len() && out.contains(from.as_str()) {
+                out = Cow::Owned(out.replace(from.as_str(), to));
+            }
         }
         out
     }
@@ -128,16 +133,25 @@ impl Redactor {
     /// members like any other: a credential header's value, a secret member's text go):
     /// what reports that show the wire itself (the HTML report, `results.json`) carry. Ids
     /// and exchange numbers stay as the wire had them.
+    ///
+    /// Edited in place ([`WireEvent::edit_fields`]), exactly as printing the event as JSON,
+    /// redacting every string and reading it back would (that round trip was a quarter of
+    /// judging a long run): a header's value is a member named after the header, a `null`
+    /// JSON reads back absent, and an event whose name the replacements would change could
+    /// not be read back.
     pub fn event(&self, e: &WireEvent) -> WireEvent {
-        let redacted = serde_json::to_value(e).map(|mut v| {
-            self.value(&mut v);
-            v
-        });
-        match redacted.and_then(serde_json::from_value) {
-            Ok(event) => event,
+        let kind = e.kind();
+        if self.text(kind) != kind {
             // Never reached for events the mock writes; if it were, nothing unredacted leaks.
-            Err(_) => WireEvent::Note { t_us: 0, text: "(an event that could not be redacted is left out)".into() },
+            return WireEvent::Note { t_us: 0, text: "(an event that could not be redacted is left out)".into() };
         }
+        let mut e = e.clone();
+        e.edit_fields(|field| match field {
+            Field::Text(s) => *s = self.text(s),
+            Field::Header { name, value } => *value = self.header(name, value),
+            Field::Json(v) => self.value(v),
+        });
+        e.read_back()
     }
 
     /// Redacts a JSON document in place: the literal replacements on every string, then the
@@ -150,7 +164,11 @@ impl Redactor {
 
     fn replace_in(&self, v: &mut Value) {
         match v {
-            Value::String(s) => *s = self.replaced(s),
+            Value::String(s) => {
+                if let Cow::Owned(replaced) = self.replaced(s) {
+                    *s = replaced;
+                }
+            }
             Value::Array(items) => items.iter_mut().for_each(|i| self.replace_in(i)),
             Value::Object(map) => map.values_mut().for_each(|i| self.replace_in(i)),
             _ => {}
@@ -252,8 +270,10 @@ impl KnownSecrets {
     /// they have a name or a shape.
     const MIN_LEN: usize = 6;
 
+    /// What the policy finds in every field of `e`, as in the event's JSON record (a
+    /// header's value as a member named after the header), in the record's order.
     fn learn(&mut self, e: &WireEvent) {
-        let Ok(mut v) = serde_json::to_value(e) else { return };
+        let policy = Policy::default();
         let mut learn = |_: &Found, secret: &str| {
             let learnt = secret.len() >= Self::MIN_LEN && looks_like_credential(secret);
             if learnt && !self.0.iter().any(|s| s == secret) {
@@ -261,13 +281,23 @@ impl KnownSecrets {
             }
             secret.to_owned()
         };
-        Policy::default().json(&mut v, &mut learn);
+        // The policy edits what it searches; the mask gives every secret back as it was.
+        e.clone().edit_fields(|field| match field {
+            Field::Text(s) => {
+                policy.text(s, &mut learn);
+            }
+            Field::Header { name, value } => {
+                policy.header(name, value, &mut learn);
+            }
+            Field::Json(v) => policy.json(v, &mut learn),
+        });
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcp_scenario::wire::Recorded;
 
     #[test]
     fn redacts_bearer_tokens() {
@@ -322,6 +352,129 @@ mod tests {
         // Known to this run, so redacted where it has neither name nor shape.
         assert_eq!(r.text("the server said: key SECRETKEY42 accepted"), "the server said: key <redacted> accepted");
         assert_eq!(Redactor::secrets_only().text("key SECRETKEY42"), "key SECRETKEY42");
+    }
+
+    /// Events with something for every rule of the redactor: ports, a session id, the run
+    /// dir, secrets in headers, members and text, a `null` message, an unparsed body.
+    fn varied_events() -> Vec<WireEvent> {
+        let headers = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let json = |s: &str| serde_json::from_str::<Value>(s).expect("json");
+        let call = r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"arguments":{"apiKey":"KEYKEY77","note":"via http://127.0.0.1:4242/x Bearer Tok.Tok-99","list":["s3ss10n-A"],"n":null}}}"#;
+        vec![
+            WireEvent::Listening { port: 4242 },
+            WireEvent::Started { pid: 1, stderr_shared: false, origin_unix_us: None },
+            WireEvent::FromClient {
+                t_us: 1,
+                bytes: Recorded::of(call.as_bytes()),
+                json: Some(json(call)),
+                terminated: true,
+            },
+            WireEvent::FromClient { t_us: 2, bytes: Recorded::of(b"null"), json: Some(Value::Null), terminated: false },
+            WireEvent::HttpRequest {
+                t_us: 3,
+                exchange: 1,
+                http_method: "POST".into(),
+                path: "/authorize?state=St4te-1&code_challenge=Ch4ll&api_key=k9".into(),
+                headers: headers(&[
+                    ("authorization", "Bearer <redacted:1>"),
+                    ("proxy-authorization", "Basic dXNlcjpwYXNz"),
+                    ("x-api-key", "PLAIN"),
+                    ("host", "127.0.0.1:4242"),
+                    ("mcp-session-id", "s3ss10n-A"),
+                ]),
+                body: Some(Recorded::of(b"\xff not json, KEYKEY77 again")),
+                json: None,
+            },
+            WireEvent::HttpResponse {
+                t_us: 4,
+                exchange: 1,
+                status: 200,
+                headers: headers(&[
+                    ("mcp-session-id", "s3ss10n-A"),
+                    ("set-cookie", "sid=1"),
+                    ("location", "/cb?code=c9"),
+                ]),
+                body: Some(Recorded { text: None, hex: Some("ff00".into()), len: 2 }),
+                json: Some(json(r#"{"access_token":"AT-12345678","token_type":"Bearer"}"#)),
+                why: "reply".into(),
+            },
+            WireEvent::Labelled { label: "call".into(), id: Value::from("s3ss10n-A"), method: "tools/call".into() },
+            WireEvent::Labelled { label: "null".into(), id: Value::Null, method: "m".into() },
+            WireEvent::Exit { t_us: 5, code: None, signal: Some("SIGTERM".into()), why: "/tmp/run-x/conn-1".into() },
+            WireEvent::Stderr { t_us: 6, bytes: Recorded::of(b"password=hunter2HUNTER in /tmp/run-x") },
+            WireEvent::StreamWrite {
+                t_us: 7,
+                exchange: 1,
+                bytes: Recorded::of(b"data: {\"refresh_token\":\"R1\"}\n"),
+                why: "reply".into(),
+            },
+            WireEvent::StreamEnd { t_us: 8, exchange: 1, how: "clean".into() },
+            WireEvent::Note { t_us: 9, text: "key KEYKEY77 echoed".into() },
+            WireEvent::Signal { t_us: 10, name: "SIGINT".into(), ignored: true },
+        ]
+    }
+
+    /// The redaction as it was done before the in-place edit: the event as JSON, every
+    /// string redacted, read back.
+    fn through_json(r: &Redactor, e: &WireEvent) -> WireEvent {
+        let mut v = serde_json::to_value(e).expect("json");
+        r.value(&mut v);
+        serde_json::from_value(v).unwrap_or_else(|_| WireEvent::Note {
+            t_us: 0,
+            text: "(an event that could not be redacted is left out)".into(),
+        })
+    }
+
+    #[test]
+    fn events_redact_in_place_exactly_as_through_their_json() {
+        let events = varied_events();
+        // A session id that is part of every event's name, too: no event reads back.
+        let mut clobbering = events.clone();
+        clobbering.push(WireEvent::HttpResponse {
+            t_us: 0,
+            exchange: 2,
+            status: 200,
+            headers: [("mcp-session-id".to_string(), "e".to_string())].into(),
+            body: None,
+            json: None,
+            why: "x".into(),
+        });
+        for recorded in [&events, &clobbering] {
+            let r = Redactor::for_run(recorded.iter(), Path::new("/tmp/run-x"));
+            for e in recorded.iter() {
+                assert_eq!(r.event(e), through_json(&r, e), "{e:?}");
+            }
+        }
+        let r = Redactor::for_run(events.iter(), Path::new("/tmp/run-x"));
+        assert!(
+            r.replacements.iter().any(|(from, to)| from == "KEYKEY77" && to == "<redacted>"),
+            "{:?}",
+            r.replacements
+        );
+        for e in &events {
+            assert_eq!(Redactor::secrets_only().event(e), through_json(&Redactor::secrets_only(), e), "{e:?}");
+        }
+    }
+
+    #[test]
+    fn the_secrets_learnt_are_those_the_events_json_holds_in_its_order() {
+        let mut from_json = Vec::new();
+        for e in varied_events() {
+            let mut v = serde_json::to_value(&e).expect("json");
+            Policy::default().json(&mut v, &mut |_: &Found, secret: &str| {
+                if secret.len() >= KnownSecrets::MIN_LEN
+                    && looks_like_credential(secret)
+                    && !from_json.iter().any(|s| s == secret)
+                {
+                    from_json.push(secret.to_owned());
+                }
+                secret.to_owned()
+            });
+        }
+        let mut known = KnownSecrets::default();
+        varied_events().iter().for_each(|e| known.learn(e));
+        assert_eq!(known.0, from_json);
+        assert!(known.0.len() >= 4, "{:?}", known.0);
     }
 
     #[test]
