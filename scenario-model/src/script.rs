@@ -144,6 +144,22 @@ pub enum ServerStep {
     SubscriptionNotify(step::SubscriptionNotify),
 }
 
+/// Declares a step that answers an HTTP request with a head of its own (`respond`,
+/// `open_stream`, `expect_get`): its own fields, then `headers`, the extra response headers
+/// every such answer takes alike. A macro for the reason `split_writes!` is one.
+macro_rules! http_answer {
+    ($(#[$attr:meta])* pub struct $name:ident { $($fields:tt)* }) => {
+        $(#[$attr])*
+        pub struct $name {
+            $($fields)*
+            /// Extra response headers, e.g. `{Location: "/mcp2"}`; one named like a header the
+            /// mock sets itself (`content-type`, `cache-control`) replaces it.
+            #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+            pub headers: BTreeMap<String, String>,
+        }
+    };
+}
+
 /// Declares a step that writes bytes: its own fields, then `chunks` and `chunk_delay_ms`,
 /// which split those bytes into several writes the same way for every such op (`reply`,
 /// `send`, `raw_response`). A macro rather than a `#[serde(flatten)]` struct: flattening
@@ -389,6 +405,7 @@ pub mod step {
     #[serde(deny_unknown_fields)]
     pub struct NewConnection {}
 
+    http_answer! {
     /// `op: respond` (see [`ServerStep::Respond`](super::ServerStep::Respond)).
     #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -399,10 +416,6 @@ pub mod step {
         /// The HTTP status (default 200).
         #[serde(default = "default_status")]
         pub status: u16,
-        /// Extra response headers, e.g. `{Location: "/mcp2"}`; one named like a header the
-        /// mock sets itself (`content-type`, `cache-control`) replaces it.
-        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-        pub headers: BTreeMap<String, String>,
         /// The `Content-Type` (default `application/json` for `json`, `text/plain` for
         /// `text` / `generate`, none for an empty body).
         pub content_type: Option<String>,
@@ -417,6 +430,7 @@ pub mod step {
         /// answer each time.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         pub repeat: bool,
+    }
     }
 
     split_writes! {
@@ -439,6 +453,7 @@ pub mod step {
     }
     }
 
+    http_answer! {
     /// `op: open_stream` (see [`ServerStep::OpenStream`](super::ServerStep::OpenStream)).
     #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -452,15 +467,12 @@ pub mod step {
         /// The HTTP status (default 200).
         #[serde(default = "default_status")]
         pub status: u16,
-        /// Extra response headers; one named like a header the mock sets itself
-        /// (`content-type`, `cache-control`) replaces it.
-        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-        pub headers: BTreeMap<String, String>,
         /// The `Content-Type` (default `text/event-stream`).
         pub content_type: Option<String>,
         /// Keep the stream open after the reply to its request (for events after the match).
         #[serde(default)]
         pub keep_open: bool,
+    }
     }
 
     /// `op: event` (see [`ServerStep::Event`](super::ServerStep::Event)).
@@ -503,6 +515,7 @@ pub mod step {
         pub partial: Option<String>,
     }
 
+    http_answer! {
     /// `op: expect_get` (see [`ServerStep::ExpectGet`](super::ServerStep::ExpectGet)).
     #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -515,10 +528,6 @@ pub mod step {
         /// 405 carries `Allow` with the methods the endpoint takes, unless `headers` names one.
         #[serde(default = "default_status")]
         pub status: u16,
-        /// Extra response headers; one named like a header the mock sets itself
-        /// (`content-type`, `cache-control`) replaces it.
-        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-        pub headers: BTreeMap<String, String>,
         /// The `Content-Type` (default `text/event-stream`); any other type is answered
         /// with `text` as the body and no stream.
         pub content_type: Option<String>,
@@ -545,6 +554,7 @@ pub mod step {
         /// then stand for that kind alone, and a GET of the other kind no step consumes is
         /// answered 405. On one connection, either every `expect_get` sets it or none does.
         pub resumption: Option<bool>,
+    }
     }
 
     /// `op: expect_delete` (see [`ServerStep::ExpectDelete`](super::ServerStep::ExpectDelete)).
