@@ -9,7 +9,7 @@
 //! their own; `mcp_mock::tally` counts both, and the pipeline test holds a run to one of each.
 
 use crate::transcript::{Redactor, Transcript, count_sent};
-use mcp_mock::record::{self, RunFollower};
+use mcp_mock::record::RunFollower;
 use mcp_scenario::WireEvent;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -92,22 +92,19 @@ impl RunRecord {
         read(&mut follower.records())
     }
 
-    /// Reads the rest of the record, and the record of nginx's second upstream when the run
-    /// has one ([`second_upstream_dir`], read once, as the run ends: nothing
-    /// waits on it), and builds the run's transcript and redactor, with the client's hop as
+    /// Reads the rest of the record, with the record of nginx's second upstream when the run
+    /// has one ([`second_upstream_dir`]: part of the same one read, as the run ends, since
+    /// nothing waits on it), and builds the run's transcript and redactor, with the client's hop as
     /// the fault proxy recorded it (`via:`, [`crate::transcript::Transcript::with_client_hop`];
     /// empty without).
     pub fn into_wire(self, client_hop: Vec<WireEvent>) -> RunWire {
         let follower = self.follower.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let second_dir = second_upstream_dir(&self.dir);
-        let second_upstream = if second_dir.is_dir() { record::read_run(&second_dir) } else { Vec::new() };
+        let (run, second_upstream) = follower.into_run_and(&self.dir, &second_upstream_dir(&self.dir));
         let second_upstream = second_upstream
             .into_iter()
             .map(|c| c.into_iter().map(|e| e.with_exchange_shifted(SECOND_UPSTREAM_EXCHANGE_BASE)).collect())
             .collect();
-        let transcript = Transcript::new(follower.into_run(&self.dir))
-            .with_second_upstream(second_upstream)
-            .with_client_hop(client_hop);
+        let transcript = Transcript::new(run).with_second_upstream(second_upstream).with_client_hop(client_hop);
         let redactor = transcript.redactor(&self.dir);
         RunWire { transcript, redactor }
     }

@@ -384,6 +384,16 @@ impl RunFollower {
         run.extend(self.probes.into_iter().chain(self.pending.into_values()).map(Followed::into_events_with_partial));
         run
     }
+
+    /// [`RunFollower::into_run`], and the whole record of a second mock of the same run that
+    /// records in `other_dir` (nginx's second upstream), as the one read of the run's record
+    /// that [`crate::tally`] counts: both directories hold one run's wire. Nothing waits on
+    /// the second mock's record, so it is read only here, once.
+    pub fn into_run_and(self, run_dir: &Path, other_dir: &Path) -> (Vec<Vec<WireEvent>>, Vec<Vec<WireEvent>>) {
+        let run = self.into_run(run_dir);
+        let other = RunFollower { started: true, ..RunFollower::default() }.into_run(other_dir);
+        (run, other)
+    }
 }
 
 /// The record file of probe process `n` of a run (see `stdio::run::Unbound`).
