@@ -272,7 +272,10 @@ impl<'de> Visitor<'de> for Skipped {
     scalars_are!(Skipped);
 }
 
-/// The member names classification reads; a key is matched without being allocated.
+/// The member names classification reads; a key is matched without being allocated (serde's
+/// derived identifier visitor reads the borrowed name).
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "lowercase")]
 enum Member {
     Jsonrpc,
     Id,
@@ -280,31 +283,8 @@ enum Member {
     Params,
     Result,
     Error,
+    #[serde(other)]
     Other,
-}
-
-impl<'de> Deserialize<'de> for Member {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Name;
-        impl Visitor<'_> for Name {
-            type Value = Member;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a member name")
-            }
-            fn visit_str<E>(self, name: &str) -> Result<Member, E> {
-                Ok(match name {
-                    "jsonrpc" => Member::Jsonrpc,
-                    "id" => Member::Id,
-                    "method" => Member::Method,
-                    "params" => Member::Params,
-                    "result" => Member::Result,
-                    "error" => Member::Error,
-                    _ => Member::Other,
-                })
-            }
-        }
-        deserializer.deserialize_identifier(Name)
-    }
 }
 
 /// The members of a JSON-RPC object that decide what it is (SPEC §2 dispatch).

@@ -141,31 +141,15 @@ impl<'de> Visitor<'de> for Method {
     }
 }
 
-/// A top-level member's name: the two the mock routes by, or another.
+/// A top-level member's name: the two the mock routes by, or another (serde's derived
+/// identifier visitor matches the borrowed name without allocating it).
+#[derive(serde::Deserialize)]
+#[serde(field_identifier, rename_all = "lowercase")]
 enum Key {
     Id,
     Method,
+    #[serde(other)]
     Other,
-}
-
-impl<'de> serde::Deserialize<'de> for Key {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl Visitor<'_> for KeyVisitor {
-            type Value = Key;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a member name")
-            }
-            fn visit_str<E>(self, key: &str) -> Result<Key, E> {
-                Ok(match key {
-                    "id" => Key::Id,
-                    "method" => Key::Method,
-                    _ => Key::Other,
-                })
-            }
-        }
-        deserializer.deserialize_str(KeyVisitor)
-    }
 }
 
 /// Any JSON value, checked as a [`Value`] would read it and kept nowhere: strings go
@@ -260,6 +244,7 @@ mod tests {
             br#"{"method":5,"method":"b","id":1,"id":2}"#,
             br#"{"method":"t\u00e9st","id":1.5e3}"#,
             br#"{"id":-0,"method":"x"}"#,
+            br#"{"\u0069d":4,"m\u0065thod":"ping","Method":"no","ID":0}"#,
             br#"{"id":18446744073709551616}"#,
             br#"{"id":1e400}"#,
             br#"{"method":"\ud800"}"#,
