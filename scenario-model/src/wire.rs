@@ -90,6 +90,18 @@ pub enum Direction {
     AtMock,
 }
 
+/// How far a connection's script got, as a `Script` mark records it
+/// ([`WireEvent::script_progress`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScriptProgress {
+    /// Steps started (1-based index of the last step reached; 0 = none).
+    pub reached: usize,
+    /// Steps in the connection's script.
+    pub total: usize,
+    /// Whether the script ran to its end (a `stall` counts as its end).
+    pub finished: bool,
+}
+
 /// One event on the wire or in the mock's life. Options left out when absent (the crate's
 /// serde style).
 #[skip_serializing_none]
@@ -371,6 +383,14 @@ impl WireEvent {
         }
     }
 
+    /// An HTTP request's path, with its query (`/mcp`, `/token?x=1`).
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            WireEvent::HttpRequest { path, .. } => Some(path),
+            _ => None,
+        }
+    }
+
     /// An HTTP response's status code.
     pub fn status(&self) -> Option<u16> {
         match self {
@@ -420,9 +440,82 @@ impl WireEvent {
         }
     }
 
+    /// The bytes of a line the client wrote (`FromClient`, and what an HTTP request carries
+    /// in the message view), JSON or not.
+    pub fn client_line(&self) -> Option<&Recorded> {
+        match self {
+            WireEvent::FromClient { bytes, .. } => Some(bytes),
+            _ => None,
+        }
+    }
+
+    /// The bytes of one write the mock made to the client (`ToClient`, and what an HTTP
+    /// response or stream write carries in the message view).
+    pub fn mock_write(&self) -> Option<&Recorded> {
+        match self {
+            WireEvent::ToClient { bytes, .. } => Some(bytes),
+            _ => None,
+        }
+    }
+
+    /// Whether the client sent it: a line, or an HTTP request. Closing stdin is not a send.
+    pub fn sent_by_client(&self) -> bool {
+        matches!(self, WireEvent::FromClient { .. } | WireEvent::HttpRequest { .. })
+    }
+
     /// Whether it is the mock's record of its own exit.
     pub fn is_exit(&self) -> bool {
         matches!(self, WireEvent::Exit { .. })
+    }
+
+    /// Whether it is the mock's stdin reaching EOF.
+    pub fn is_stdin_eof(&self) -> bool {
+        matches!(self, WireEvent::StdinEof { .. })
+    }
+
+    /// For a stdin EOF, whether the client's process was exiting as it came (the exit closed
+    /// the pipe) rather than the client closing stdin while it lived; `None` for any other
+    /// event.
+    pub fn parent_exiting(&self) -> Option<bool> {
+        match self {
+            WireEvent::StdinEof { parent_exiting, .. } => Some(*parent_exiting),
+            _ => None,
+        }
+    }
+
+    /// The name of a signal the mock received (`SIGTERM`); not the one an `Exit` kills the
+    /// mock with.
+    pub fn signal_name(&self) -> Option<&str> {
+        match self {
+            WireEvent::Signal { name, .. } => Some(name),
+            _ => None,
+        }
+    }
+
+    /// How far the script got, from a `Script` mark.
+    pub fn script_progress(&self) -> Option<ScriptProgress> {
+        match self {
+            WireEvent::Script { reached, total, finished, .. } => {
+                Some(ScriptProgress { reached: *reached, total: *total, finished: *finished })
+            }
+            _ => None,
+        }
+    }
+
+    /// How an HTTP stream ended (`clean`, `client went away`…).
+    pub fn stream_end(&self) -> Option<&str> {
+        match self {
+            WireEvent::StreamEnd { how, .. } => Some(how),
+            _ => None,
+        }
+    }
+
+    /// The port an HTTP mock listens on.
+    pub fn listening_port(&self) -> Option<u16> {
+        match self {
+            WireEvent::Listening { port } => Some(*port),
+            _ => None,
+        }
     }
 
     /// The JSON-RPC message an HTTP record carries, as the client reads it, viewed as a
@@ -683,6 +776,32 @@ mod tests {
             });
             assert!(edited.iter().all(|s| s.ends_with('!')), "{edited:?}");
         }
+    }
+
+    #[test]
+    fn each_accessor_answers_for_its_own_kinds_only_with_their_fields() {
+        let answering = |answers: fn(&WireEvent) -> bool| -> Vec<&'static str> {
+            one_of_each().iter().filter(|e| answers(e)).map(WireEvent::kind).collect()
+        };
+        assert_eq!(answering(|e| e.path().is_some()), ["http_request"]);
+        assert_eq!(answering(|e| e.client_line().is_some()), ["from_client"]);
+        assert_eq!(answering(|e| e.mock_write().is_some()), ["to_client"]);
+        assert_eq!(answering(WireEvent::sent_by_client), ["from_client", "http_request"]);
+        assert_eq!(answering(WireEvent::is_stdin_eof), ["stdin_eof"]);
+        assert_eq!(answering(|e| e.parent_exiting().is_some()), ["stdin_eof"]);
+        assert_eq!(answering(|e| e.signal_name().is_some()), ["signal"], "an exit's signal is not one received");
+        assert_eq!(answering(|e| e.script_progress().is_some()), ["script"]);
+        assert_eq!(answering(|e| e.stream_end().is_some()), ["stream_end"]);
+        assert_eq!(answering(|e| e.listening_port().is_some()), ["listening"]);
+        let of = |kind: &str| one_of_each().into_iter().find(|e| e.kind() == kind).expect("one of each kind");
+        assert_eq!(of("http_request").path(), Some("/p"));
+        assert_eq!(of("from_client").client_line().and_then(|b| b.text.as_deref()), Some("fc"));
+        assert_eq!(of("to_client").mock_write().and_then(|b| b.text.as_deref()), Some("tc"));
+        assert_eq!(of("stdin_eof").parent_exiting(), Some(true));
+        assert_eq!(of("signal").signal_name(), Some("SIGTERM"));
+        assert_eq!(of("script").script_progress(), Some(ScriptProgress { reached: 1, total: 2, finished: false }));
+        assert_eq!(of("stream_end").stream_end(), Some("clean"));
+        assert_eq!(of("listening").listening_port(), Some(1));
     }
 
     #[test]
