@@ -58,14 +58,13 @@ impl CheckKind for SentCheck {
             .iter()
             .flat_map(|c| {
                 let malformed: Vec<&Value> = super::always::unmarked(run, c).into_iter().map(|(_, m, _)| m).collect();
-                c.events().iter().filter_map(move |e| match e {
-                    WireEvent::FromClient { t_us, json: Some(m), .. }
-                        if selects(self, m) && !malformed.iter().any(|b| std::ptr::eq(*b, m)) =>
-                    {
-                        Some(*t_us)
-                    }
-                    _ => None,
-                })
+                c.events()
+                    .iter()
+                    .filter(move |e| {
+                        e.client_message()
+                            .is_some_and(|m| selects(self, m) && !malformed.iter().any(|b| std::ptr::eq(*b, m)))
+                    })
+                    .filter_map(WireEvent::t_us)
             })
             .collect();
         let matching = times.len();
