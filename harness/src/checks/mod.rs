@@ -33,6 +33,7 @@
 
 pub mod always;
 mod answered;
+mod at_most;
 mod backoff;
 mod cancelled;
 mod diagnostics;
