@@ -4,7 +4,8 @@
 //!
 //! Readers ask an event what they need through its accessors ([`WireEvent::direction`],
 //! [`WireEvent::exchange`], [`WireEvent::json`], [`WireEvent::bytes`], [`WireEvent::why`],
-//! [`WireEvent::carried_message`]…) rather than matching its variants, so that a field
+//! [`WireEvent::carried_message`]…) rather than matching its variants (most accessors are
+//! one `field!` line naming the variants that have the field), so that a field
 //! added to an event is added here, plus the renderings that show it (the snapshot text,
 //! the HTML report's diagram) and their tests. A rewriter (the transcript's redaction) edits
 //! an event's texts and JSON through [`WireEvent::edit_fields`], which a field added here
@@ -88,6 +89,18 @@ pub enum Direction {
     MockToClient,
     /// It happened at the mock: its own life, a signal, a stream's end, a note.
     AtMock,
+}
+
+/// How far a connection's script got, as a `Script` mark records it
+/// ([`WireEvent::script_progress`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScriptProgress {
+    /// Steps started (1-based index of the last step reached; 0 = none).
+    pub reached: usize,
+    /// Steps in the connection's script.
+    pub total: usize,
+    /// Whether the script ran to its end (a `stall` counts as its end).
+    pub finished: bool,
 }
 
 /// One event on the wire or in the mock's life. Options left out when absent (the crate's
@@ -270,6 +283,17 @@ pub enum WireEvent {
     },
 }
 
+/// The field `$field` of the listed variants of the [`WireEvent`] `$event`, by reference,
+/// `None` for the other variants: the one shape of the accessors that hand out a field.
+macro_rules! field {
+    ($event:expr, $($variant:ident)|+ => $field:ident) => {
+        match $event {
+            $(WireEvent::$variant { $field, .. })|+ => Some($field),
+            _ => None,
+        }
+    };
+}
+
 impl WireEvent {
     /// When the event happened, in microseconds on its mock's clock; `None` for events that
     /// carry no time (and for a `Script` mark from a record made before marks had one).
@@ -307,23 +331,13 @@ impl WireEvent {
     /// The HTTP exchange the event belongs to (a request, its response, its stream's writes
     /// and end).
     pub fn exchange(&self) -> Option<u64> {
-        match self {
-            WireEvent::HttpRequest { exchange, .. }
-            | WireEvent::HttpResponse { exchange, .. }
-            | WireEvent::StreamWrite { exchange, .. }
-            | WireEvent::StreamEnd { exchange, .. } => Some(*exchange),
-            _ => None,
-        }
+        field!(self, HttpRequest | HttpResponse | StreamWrite | StreamEnd => exchange).copied()
     }
 
     /// The event with its exchange number moved up by `base` (events of no exchange as they
     /// are): how records of two mock processes, both counting from 1, are told apart.
     pub fn with_exchange_shifted(mut self, base: u64) -> Self {
-        if let WireEvent::HttpRequest { exchange, .. }
-        | WireEvent::HttpResponse { exchange, .. }
-        | WireEvent::StreamWrite { exchange, .. }
-        | WireEvent::StreamEnd { exchange, .. } = &mut self
-        {
+        if let Some(exchange) = field!(&mut self, HttpRequest | HttpResponse | StreamWrite | StreamEnd => exchange) {
             *exchange += base;
         }
         self
@@ -332,97 +346,119 @@ impl WireEvent {
     /// The JSON the mock parsed from the event's bytes (a client line, a request or
     /// response body), if it was JSON.
     pub fn json(&self) -> Option<&Value> {
-        match self {
-            WireEvent::FromClient { json, .. }
-            | WireEvent::HttpRequest { json, .. }
-            | WireEvent::HttpResponse { json, .. } => json.as_ref(),
-            _ => None,
-        }
+        field!(self, FromClient | HttpRequest | HttpResponse => json).and_then(Option::as_ref)
     }
 
     /// The bytes the event carried: a line or write, stderr, a stream write, an HTTP body.
     pub fn bytes(&self) -> Option<&Recorded> {
-        match self {
-            WireEvent::FromClient { bytes, .. }
-            | WireEvent::ToClient { bytes, .. }
-            | WireEvent::Stderr { bytes, .. }
-            | WireEvent::StreamWrite { bytes, .. } => Some(bytes),
-            WireEvent::HttpRequest { body, .. } | WireEvent::HttpResponse { body, .. } => body.as_ref(),
-            _ => None,
-        }
+        field!(self, FromClient | ToClient | Stderr | StreamWrite => bytes)
+            .or(field!(self, HttpRequest | HttpResponse => body).and_then(Option::as_ref))
     }
 
     /// Why the mock wrote, answered or exited so (`reply`, `auto -32601`, `stdin EOF`…).
     pub fn why(&self) -> Option<&str> {
-        match self {
-            WireEvent::ToClient { why, .. }
-            | WireEvent::HttpResponse { why, .. }
-            | WireEvent::StreamWrite { why, .. }
-            | WireEvent::Exit { why, .. } => Some(why),
-            _ => None,
-        }
+        field!(self, ToClient | HttpResponse | StreamWrite | Exit => why).map(String::as_str)
     }
 
     /// An HTTP request's method (`POST`, `GET`…).
     pub fn http_method(&self) -> Option<&str> {
-        match self {
-            WireEvent::HttpRequest { http_method, .. } => Some(http_method),
-            _ => None,
-        }
+        field!(self, HttpRequest => http_method).map(String::as_str)
+    }
+
+    /// An HTTP request's path, with its query (`/mcp`, `/token?x=1`).
+    pub fn path(&self) -> Option<&str> {
+        field!(self, HttpRequest => path).map(String::as_str)
     }
 
     /// An HTTP response's status code.
     pub fn status(&self) -> Option<u16> {
-        match self {
-            WireEvent::HttpResponse { status, .. } => Some(*status),
-            _ => None,
-        }
+        field!(self, HttpResponse => status).copied()
     }
 
     /// The headers of an HTTP request or response.
     pub fn headers(&self) -> Option<&BTreeMap<String, String>> {
-        match self {
-            WireEvent::HttpRequest { headers, .. } | WireEvent::HttpResponse { headers, .. } => Some(headers),
-            _ => None,
-        }
+        field!(self, HttpRequest | HttpResponse => headers)
     }
 
     /// The session id an HTTP response issued (its `Mcp-Session-Id` header).
     pub fn issued_session_id(&self) -> Option<&str> {
-        match self {
-            WireEvent::HttpResponse { headers, .. } => headers.get("mcp-session-id").map(String::as_str),
-            _ => None,
-        }
+        field!(self, HttpResponse => headers).and_then(|h| h.get("mcp-session-id")).map(String::as_str)
     }
 
     /// The pid a `Started` event records.
     pub fn started_pid(&self) -> Option<u32> {
-        match self {
-            WireEvent::Started { pid, .. } => Some(*pid),
-            _ => None,
-        }
+        field!(self, Started => pid).copied()
     }
 
     /// The wall-clock zero of the mock's clock a `Started` event records, when it does.
     pub fn origin_unix_us(&self) -> Option<u64> {
-        match self {
-            WireEvent::Started { origin_unix_us, .. } => *origin_unix_us,
-            _ => None,
-        }
+        field!(self, Started => origin_unix_us).copied().flatten()
     }
 
     /// The JSON message of a line the client wrote (`FromClient`, and what an HTTP request
     /// carries in the message view), if it was JSON.
     pub fn client_message(&self) -> Option<&Value> {
-        match self {
-            WireEvent::FromClient { json, .. } => json.as_ref(),
-            _ => None,
-        }
+        field!(self, FromClient => json).and_then(Option::as_ref)
+    }
+
+    /// The bytes of a line the client wrote (`FromClient`, and what an HTTP request carries
+    /// in the message view), JSON or not.
+    pub fn client_line(&self) -> Option<&Recorded> {
+        field!(self, FromClient => bytes)
+    }
+
+    /// The bytes of one write the mock made to the client (`ToClient`, and what an HTTP
+    /// response or stream write carries in the message view).
+    pub fn mock_write(&self) -> Option<&Recorded> {
+        field!(self, ToClient => bytes)
+    }
+
+    /// Whether the client sent it: a line, or an HTTP request. Closing stdin is not a send.
+    pub fn sent_by_client(&self) -> bool {
+        matches!(self, WireEvent::FromClient { .. } | WireEvent::HttpRequest { .. })
     }
 
     /// Whether it is the mock's record of its own exit.
     pub fn is_exit(&self) -> bool {
         matches!(self, WireEvent::Exit { .. })
+    }
+
+    /// Whether it is the mock's stdin reaching EOF.
+    pub fn is_stdin_eof(&self) -> bool {
+        matches!(self, WireEvent::StdinEof { .. })
+    }
+
+    /// For a stdin EOF, whether the client's process was exiting as it came (the exit closed
+    /// the pipe) rather than the client closing stdin while it lived; `None` for any other
+    /// event.
+    pub fn parent_exiting(&self) -> Option<bool> {
+        field!(self, StdinEof => parent_exiting).copied()
+    }
+
+    /// The name of a signal the mock received (`SIGTERM`); not the one an `Exit` kills the
+    /// mock with.
+    pub fn signal_name(&self) -> Option<&str> {
+        field!(self, Signal => name).map(String::as_str)
+    }
+
+    /// How far the script got, from a `Script` mark.
+    pub fn script_progress(&self) -> Option<ScriptProgress> {
+        match self {
+            WireEvent::Script { reached, total, finished, .. } => {
+                Some(ScriptProgress { reached: *reached, total: *total, finished: *finished })
+            }
+            _ => None,
+        }
+    }
+
+    /// How an HTTP stream ended (`clean`, `client went away`…).
+    pub fn stream_end(&self) -> Option<&str> {
+        field!(self, StreamEnd => how).map(String::as_str)
+    }
+
+    /// The port an HTTP mock listens on.
+    pub fn listening_port(&self) -> Option<u16> {
+        field!(self, Listening => port).copied()
     }
 
     /// The JSON-RPC message an HTTP record carries, as the client reads it, viewed as a
@@ -536,9 +572,7 @@ impl WireEvent {
     /// `null` reads back as absent (an `Option<Value>` reads `null` as `None`). What an
     /// in-place edit must apply to match a rewrite through the record's JSON.
     pub fn read_back(mut self) -> Self {
-        if let WireEvent::FromClient { json, .. }
-        | WireEvent::HttpRequest { json, .. }
-        | WireEvent::HttpResponse { json, .. } = &mut self
+        if let Some(json) = field!(&mut self, FromClient | HttpRequest | HttpResponse => json)
             && json.as_ref().is_some_and(Value::is_null)
         {
             *json = None;
@@ -683,6 +717,32 @@ mod tests {
             });
             assert!(edited.iter().all(|s| s.ends_with('!')), "{edited:?}");
         }
+    }
+
+    #[test]
+    fn each_accessor_answers_for_its_own_kinds_only_with_their_fields() {
+        let answering = |answers: fn(&WireEvent) -> bool| -> Vec<&'static str> {
+            one_of_each().iter().filter(|e| answers(e)).map(WireEvent::kind).collect()
+        };
+        assert_eq!(answering(|e| e.path().is_some()), ["http_request"]);
+        assert_eq!(answering(|e| e.client_line().is_some()), ["from_client"]);
+        assert_eq!(answering(|e| e.mock_write().is_some()), ["to_client"]);
+        assert_eq!(answering(WireEvent::sent_by_client), ["from_client", "http_request"]);
+        assert_eq!(answering(WireEvent::is_stdin_eof), ["stdin_eof"]);
+        assert_eq!(answering(|e| e.parent_exiting().is_some()), ["stdin_eof"]);
+        assert_eq!(answering(|e| e.signal_name().is_some()), ["signal"], "an exit's signal is not one received");
+        assert_eq!(answering(|e| e.script_progress().is_some()), ["script"]);
+        assert_eq!(answering(|e| e.stream_end().is_some()), ["stream_end"]);
+        assert_eq!(answering(|e| e.listening_port().is_some()), ["listening"]);
+        let of = |kind: &str| one_of_each().into_iter().find(|e| e.kind() == kind).expect("one of each kind");
+        assert_eq!(of("http_request").path(), Some("/p"));
+        assert_eq!(of("from_client").client_line().and_then(|b| b.text.as_deref()), Some("fc"));
+        assert_eq!(of("to_client").mock_write().and_then(|b| b.text.as_deref()), Some("tc"));
+        assert_eq!(of("stdin_eof").parent_exiting(), Some(true));
+        assert_eq!(of("signal").signal_name(), Some("SIGTERM"));
+        assert_eq!(of("script").script_progress(), Some(ScriptProgress { reached: 1, total: 2, finished: false }));
+        assert_eq!(of("stream_end").stream_end(), Some("clean"));
+        assert_eq!(of("listening").listening_port(), Some(1));
     }
 
     #[test]

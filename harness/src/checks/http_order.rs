@@ -47,17 +47,7 @@ impl CheckKind for HttpOrderCheck {
 
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
         let first_of = |f: &HttpFilter| {
-            run.transcript
-                .events()
-                .filter_map(|e| match e {
-                    WireEvent::HttpRequest { exchange, http_method, path, json, .. }
-                        if request_matches(f, http_method, path, json.as_ref()) =>
-                    {
-                        Some(*exchange)
-                    }
-                    _ => None,
-                })
-                .min()
+            run.transcript.events().filter(|e| request_matches(f, e)).filter_map(WireEvent::exchange).min()
         };
         let (first, then) = (describe_request(&self.first), describe_request(&self.then));
         match (first_of(&self.first), first_of(&self.then)) {
@@ -75,10 +65,11 @@ impl CheckKind for HttpOrderCheck {
 /// Whether the mock's answer to exchange `a` was recorded before request `b` arrived.
 fn answered_before(run: &Run<'_>, a: u64, b: u64) -> bool {
     for e in run.transcript.events() {
-        match e {
-            WireEvent::HttpResponse { exchange, .. } if *exchange == a => return true,
-            WireEvent::HttpRequest { exchange, .. } if *exchange == b => return false,
-            _ => {}
+        if e.status().is_some() && e.exchange() == Some(a) {
+            return true;
+        }
+        if e.http_method().is_some() && e.exchange() == Some(b) {
+            return false;
         }
     }
     false

@@ -33,6 +33,7 @@
 
 pub mod always;
 mod answered;
+mod at_most;
 mod backoff;
 mod cancelled;
 mod diagnostics;
@@ -179,10 +180,9 @@ pub(crate) fn sent_methods(event: &WireEvent) -> Vec<&str> {
             None => Vec::new(),
         }
     }
-    match event {
-        WireEvent::FromClient { json, .. } => of_json(json.as_ref()),
-        WireEvent::HttpRequest { http_method, .. } => vec![http_method.as_str()],
-        _ => Vec::new(),
+    match event.http_method() {
+        Some(http_method) => vec![http_method],
+        None => of_json(event.client_message()),
     }
 }
 
@@ -492,7 +492,7 @@ fn hung_on_an_answer(run: &Run<'_>) -> Option<usize> {
         m.get("id").is_some_and(|id| ids.contains(id)) && (m.get("result").is_some() || m.get("error").is_some())
     };
     let answered = run.transcript.events().any(|e| {
-        let WireEvent::ToClient { bytes, .. } = e else { return false };
+        let Some(bytes) = e.mock_write() else { return false };
         crate::transcript::messages_in(bytes.text.as_deref().unwrap_or_default()).iter().any(|m| match m {
             Value::Array(batch) => batch.iter().any(answers),
             m => answers(m),

@@ -128,25 +128,28 @@ struct Request {
 fn requests(check: &ParamCheck, run: &Run<'_>, by_answer: bool) -> Vec<Request> {
     let mut out = Vec::new();
     for connection in run.transcript.connections() {
-        let origin = connection.recorded().iter().find_map(|e| match e {
-            WireEvent::Listening { port } => Some(format!("http://127.0.0.1:{port}")),
-            _ => None,
-        });
+        let origin = connection
+            .recorded()
+            .iter()
+            .find_map(WireEvent::listening_port)
+            .map(|port| format!("http://127.0.0.1:{port}"));
         let want = check.value.as_ref().map(|v| v.replace("{origin}", origin.as_deref().unwrap_or("{origin}")));
         let answers: std::collections::HashMap<u64, u16> = match check.answered.filter(|_| by_answer) {
             Some(_) => connection.events().iter().filter_map(|e| Some((e.exchange()?, e.status()?))).collect(),
             None => Default::default(),
         };
         for e in connection.events() {
-            let WireEvent::HttpRequest { exchange, http_method, path, body, json, .. } = e else { continue };
+            let (Some(exchange), Some(http_method), Some(path)) = (e.exchange(), e.http_method(), e.path()) else {
+                continue;
+            };
             let (bare, query) = path.split_once('?').unwrap_or((path, ""));
             if bare != check.path || check.http_method.as_ref().is_some_and(|m| !m.eq_ignore_ascii_case(http_method)) {
                 continue;
             }
-            if by_answer && check.answered.is_some_and(|want| answers.get(exchange) != Some(&want)) {
+            if by_answer && check.answered.is_some_and(|want| answers.get(&exchange) != Some(&want)) {
                 continue;
             }
-            let values = values_of(&check.name, query, body.as_ref().and_then(|b| b.text.as_deref()), json.as_ref());
+            let values = values_of(&check.name, query, e.bytes().and_then(|b| b.text.as_deref()), e.json());
             let carried =
                 want.as_ref().map_or(!values.is_empty(), |w| values.iter().any(|v| same_value(&check.name, v, w)));
             out.push(Request { carried, first_value: values.into_iter().next() });

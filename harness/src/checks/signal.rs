@@ -30,7 +30,7 @@ impl CheckKind for SignalCheck {
     }
 
     fn concerns(&self, _scenario: &Scenario, event: &WireEvent) -> bool {
-        matches!(event, WireEvent::Signal { name, .. } if name.trim_start_matches("SIG") == self.name.trim_start_matches("SIG"))
+        event.signal_name().is_some_and(|name| name.trim_start_matches("SIG") == self.name.trim_start_matches("SIG"))
     }
 
     fn validate(&self, _scenario: &Scenario) -> Result<(), Invalid> {
@@ -42,7 +42,7 @@ impl CheckKind for SignalCheck {
 
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
         let name = if self.name.starts_with("SIG") { self.name.clone() } else { format!("SIG{}", self.name) };
-        let got = run.transcript.events().any(|e| matches!(e, WireEvent::Signal { name: n, .. } if *n == name));
+        let got = run.transcript.events().any(|e| e.signal_name() == Some(name.as_str()));
         match (self.received, got) {
             (true, false) => Err(Failure::NotReceived(name)),
             (false, true) => Err(Failure::Received(name)),

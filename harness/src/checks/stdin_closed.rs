@@ -23,20 +23,13 @@ impl CheckKind for StdinClosedCheck {
     type Failure = Failure;
 
     fn concerns(&self, _scenario: &mcp_scenario::Scenario, event: &WireEvent) -> bool {
-        matches!(event, WireEvent::StdinEof { .. })
+        event.is_stdin_eof()
     }
 
     fn evaluate(&self, run: &Run<'_>) -> Result<(), Failure> {
         let n = self.connection.unwrap_or(1);
         let connection = run.transcript.connection(n).ok_or(Failure::NeverStarted(n))?;
-        let eofs: Vec<bool> = connection
-            .events()
-            .iter()
-            .filter_map(|e| match e {
-                WireEvent::StdinEof { parent_exiting, .. } => Some(*parent_exiting),
-                _ => None,
-            })
-            .collect();
+        let eofs: Vec<bool> = connection.events().iter().filter_map(WireEvent::parent_exiting).collect();
         if eofs.contains(&false) {
             Ok(())
         } else if eofs.is_empty() {

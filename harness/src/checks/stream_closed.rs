@@ -59,7 +59,7 @@ impl CheckKind for StreamClosedCheck {
     type Failure = Failure;
 
     fn concerns(&self, _scenario: &Scenario, event: &WireEvent) -> bool {
-        matches!(event, WireEvent::StreamEnd { .. })
+        event.stream_end().is_some()
     }
 
     fn validate(&self, scenario: &Scenario) -> Result<(), Invalid> {
@@ -98,28 +98,19 @@ fn closes(check: &StreamClosedCheck, run: &Run<'_>) -> Result<Vec<u64>, Failure>
             let id = run.transcript.labelled_id(label).ok_or_else(|| Failure::NeverOpened(name.clone()))?;
             run.transcript
                 .events()
-                .filter_map(|e| match e {
-                    WireEvent::HttpRequest { exchange, json: Some(body), .. } if carries(body, id) => Some(*exchange),
-                    _ => None,
-                })
+                .filter(|e| e.http_method().is_some() && e.json().is_some_and(|body| carries(body, id)))
+                .filter_map(WireEvent::exchange)
                 .collect()
         }
-        Answers::Get => run
-            .transcript
-            .events()
-            .filter_map(|e| match e {
-                WireEvent::HttpRequest { exchange, http_method, .. } if http_method == "GET" => Some(*exchange),
-                _ => None,
-            })
-            .collect(),
+        Answers::Get => {
+            run.transcript.events().filter(|e| e.http_method() == Some("GET")).filter_map(WireEvent::exchange).collect()
+        }
     };
     let ends: Vec<(&str, u64)> = run
         .transcript
         .events()
-        .filter_map(|e| match e {
-            WireEvent::StreamEnd { exchange, how, t_us } if exchanges.contains(exchange) => Some((how.as_str(), *t_us)),
-            _ => None,
-        })
+        .filter(|e| e.exchange().is_some_and(|x| exchanges.contains(&x)))
+        .filter_map(|e| Some((e.stream_end()?, e.t_us()?)))
         .collect();
     let closes: Vec<u64> = ends.iter().filter(|(how, _)| *how == "client went away").map(|(_, t)| *t).collect();
     if !closes.is_empty() {

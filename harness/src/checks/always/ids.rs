@@ -7,7 +7,6 @@ use crate::checks::Run;
 use crate::checks::request_ids::RequestIds;
 use crate::transcript::Connection;
 use mcp_scenario::basis::Level;
-use mcp_scenario::wire::WireEvent;
 use serde_json::Value;
 
 /// See the module docs.
@@ -26,35 +25,32 @@ impl Rule for UniqueInFlightIds {
         let mut found = Vec::new();
         let mut in_flight = RequestIds::default();
         for (e, event) in c.events().iter().enumerate() {
-            match event {
-                WireEvent::FromClient { json: Some(v), .. } => {
-                    for (k, m) in framed(v, run.scope.revision).into_iter().enumerate() {
-                        let (Ok(()), Some(_), Some(id)) =
-                            (jsonrpc::shape(m, run.scope.revision), m.get("method"), m.get("id"))
-                        else {
-                            continue;
-                        };
-                        if in_flight.contains(id) {
-                            found.push((
-                                At::Connection(c.number(), Some((e, k))),
-                                Reused { conn: c.number(), id: id.clone() },
-                            ));
-                        }
-                        in_flight.insert(id);
+            if let Some(v) = event.client_message() {
+                for (k, m) in framed(v, run.scope.revision).into_iter().enumerate() {
+                    let (Ok(()), Some(_), Some(id)) =
+                        (jsonrpc::shape(m, run.scope.revision), m.get("method"), m.get("id"))
+                    else {
+                        continue;
+                    };
+                    if in_flight.contains(id) {
+                        found.push((
+                            At::Connection(c.number(), Some((e, k))),
+                            Reused { conn: c.number(), id: id.clone() },
+                        ));
+                    }
+                    in_flight.insert(id);
+                }
+            }
+            // A response (or a refused POST) ends its id's flight.
+            if let Some(bytes) = event.mock_write() {
+                for line in bytes.text.as_deref().unwrap_or("").lines() {
+                    if let Ok(v) = serde_json::from_str::<Value>(line)
+                        && v.get("method").is_none()
+                        && let Some(id) = v.get("id")
+                    {
+                        in_flight.remove(id);
                     }
                 }
-                // A response (or a refused POST) ends its id's flight.
-                WireEvent::ToClient { bytes, .. } => {
-                    for line in bytes.text.as_deref().unwrap_or("").lines() {
-                        if let Ok(v) = serde_json::from_str::<Value>(line)
-                            && v.get("method").is_none()
-                            && let Some(id) = v.get("id")
-                        {
-                            in_flight.remove(id);
-                        }
-                    }
-                }
-                _ => {}
             }
         }
         found

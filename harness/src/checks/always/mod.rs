@@ -171,9 +171,9 @@ enum Written<'a> {
 fn written<'a>(run: &Run<'_>, c: &'a Connection) -> Vec<(At, Written<'a>)> {
     let mut out = Vec::new();
     for (e, event) in c.events().iter().enumerate() {
-        let mcp_scenario::WireEvent::FromClient { json, bytes, .. } = event else { continue };
+        let Some(bytes) = event.client_line() else { continue };
         let at = |k| At::Connection(c.number(), Some((e, k)));
-        match json {
+        match event.client_message() {
             Some(v) => out.extend(
                 framed(v, run.scope.revision).into_iter().enumerate().map(|(k, m)| (at(k), Written::Message(m))),
             ),

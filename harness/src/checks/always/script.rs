@@ -90,8 +90,7 @@ impl Rule for ScriptCompletes {
             Some(ServerStep::ExpectDelete(_)) => Some("the DELETE"),
             _ => None,
         };
-        let silent =
-            !c.events().iter().any(|e| matches!(e, WireEvent::FromClient { .. } | WireEvent::HttpRequest { .. }));
+        let silent = !c.events().iter().any(WireEvent::sent_by_client);
         let why = match (refusal(c), awaited) {
             (None, _) if silent && run.scope.transport != mcp_scenario::TransportName::Stdio => format!(
                 "the client never connected: no request reached the mock{}",
@@ -114,9 +113,7 @@ pub fn claimed_without_server(run: &Run<'_>) -> bool {
     use mcp_results::StepStatus;
     let reached = match run.scope.transport {
         mcp_scenario::TransportName::Stdio => !run.transcript.connections().is_empty(),
-        _ => run.transcript.connections().iter().any(|c| {
-            c.events().iter().any(|e| matches!(e, WireEvent::HttpRequest { .. } | WireEvent::FromClient { .. }))
-        }),
+        _ => run.transcript.connections().iter().any(|c| c.events().iter().any(WireEvent::sent_by_client)),
     };
     !reached && run.outcome.steps.iter().any(|s| s.status == StepStatus::Ok)
 }
@@ -145,14 +142,8 @@ fn delete_should(revision: Revision) -> &'static str {
 
 /// Where connection `c`'s script stopped short (`reached` of `total`), if it did.
 fn stopped_at(c: &Connection) -> Option<(usize, usize)> {
-    let progress = c.events().iter().rev().find_map(|e| match e {
-        WireEvent::Script { reached, total, finished, .. } => Some((*reached, *total, *finished)),
-        _ => None,
-    });
-    match progress {
-        Some((reached, total, false)) => Some((reached, total)),
-        _ => None,
-    }
+    let progress = c.events().iter().rev().find_map(WireEvent::script_progress)?;
+    (!progress.finished).then_some((progress.reached, progress.total))
 }
 
 /// Why the HTTP mock refuses a request before its script sees it (the `why` it records).
@@ -166,7 +157,7 @@ fn refusal(c: &Connection) -> Option<String> {
     let events = c.events();
     let refused = |why: &str| REFUSALS.contains(&why) || mcp_mock::stateless::REFUSALS.contains(&why);
     events.iter().rev().find_map(|e| {
-        if let WireEvent::ToClient { bytes, why, .. } = e
+        if let (Some(bytes), Some(why)) = (e.mock_write(), e.why())
             && refused(why)
         {
             // stdio: the refusal is a JSON-RPC error line answering the refused request.
@@ -174,25 +165,22 @@ fn refusal(c: &Connection) -> Option<String> {
                 bytes.text.as_deref().and_then(|t| serde_json::from_str(t.trim_end()).ok());
             let id = answer.as_ref().and_then(|a| a.get("id")).cloned();
             let code = answer.as_ref().and_then(|a| a.pointer("/error/code")).and_then(|c| c.as_i64());
-            let method = events.iter().find_map(|r| match r {
-                WireEvent::FromClient { json: Some(j), .. } if id.is_some() && j.get("id") == id.as_ref() => {
-                    j.get("method").and_then(|m| m.as_str()).map(str::to_owned)
-                }
-                _ => None,
-            });
+            let method = events
+                .iter()
+                .filter_map(WireEvent::client_message)
+                .filter(|j| id.is_some() && j.get("id") == id.as_ref())
+                .find_map(|j| j.get("method").and_then(|m| m.as_str()).map(str::to_owned));
             let code = code.map(|c| format!(" {c}")).unwrap_or_default();
             return Some(format!("{} with{code} ({why})", method.unwrap_or_else(|| "a request".into())));
         }
-        let WireEvent::HttpResponse { exchange, status, why, .. } = e else { return None };
+        let (Some(exchange), Some(status), Some(why)) = (e.exchange(), e.status(), e.why()) else { return None };
         if !refused(why) {
             return None;
         }
-        let request = events.iter().find_map(|r| match r {
-            WireEvent::HttpRequest { exchange: x, http_method, json, .. } if x == exchange => {
-                let method = json.as_ref().and_then(|j| j.get("method")).and_then(|m| m.as_str());
-                Some(method.map_or_else(|| http_method.clone(), |m| format!("{http_method} {m}")))
-            }
-            _ => None,
+        let request = events.iter().filter(|r| r.exchange() == Some(exchange)).find_map(|r| {
+            let http_method = r.http_method()?;
+            let method = r.json().and_then(|j| j.get("method")).and_then(|m| m.as_str());
+            Some(method.map_or_else(|| http_method.to_owned(), |m| format!("{http_method} {m}")))
         });
         Some(format!("{} with {status} ({why})", request.unwrap_or_else(|| format!("exchange #{exchange}"))))
     })

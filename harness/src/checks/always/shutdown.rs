@@ -16,7 +16,6 @@ use crate::scope::Scope;
 use crate::transcript::Connection;
 use mcp_results::StepStatus;
 use mcp_scenario::basis::Level;
-use mcp_scenario::wire::WireEvent;
 use mcp_scenario::{ClientStep, ServerStep, TransportName};
 
 /// See the module docs.
@@ -50,15 +49,16 @@ impl Rule for ShutdownClosesStdinFirst {
         let first = events
             .iter()
             .enumerate()
-            .find(|(_, e)| matches!(e, WireEvent::StdinEof { .. } | WireEvent::Signal { .. } | WireEvent::Exit { .. }));
+            .find(|(_, e)| e.is_stdin_eof() || e.signal_name().is_some() || e.is_exit())
+            .map(|(i, e)| (i, e.parent_exiting(), e.signal_name()));
         let n = c.number();
         let violation = match first {
-            Some((_, WireEvent::StdinEof { parent_exiting: false, .. })) => None,
-            Some((i, WireEvent::StdinEof { parent_exiting: true, .. })) => Some((i, Violation::LeftWithoutClosing(n))),
-            Some((i, WireEvent::Signal { name, .. })) => Some((i, Violation::SignalledFirst(n, name.clone()))),
+            Some((_, Some(false), _)) => None,
+            Some((i, Some(true), _)) => Some((i, Violation::LeftWithoutClosing(n))),
+            Some((i, _, Some(name))) => Some((i, Violation::SignalledFirst(n, name.to_owned()))),
             // The server ended by itself (its own deadline): nothing of the client's to judge.
-            Some((_, _)) => None,
-            None if events.iter().any(|e| matches!(e, WireEvent::Started { .. })) => {
+            Some(_) => None,
+            None if events.iter().any(|e| e.started_pid().is_some()) => {
                 Some((events.len(), Violation::KilledOutright(n)))
             }
             None => None,
@@ -91,6 +91,7 @@ mod tests {
     use crate::checks::testing::{external_scope, with_plan};
     use crate::transcript::Transcript;
     use mcp_results::{ClientOutcome, StepOutcome};
+    use mcp_scenario::wire::WireEvent;
 
     fn judged(events: Vec<WireEvent>, hung: bool) -> Vec<String> {
         let scenario = with_plan("  - op: connect\n");
