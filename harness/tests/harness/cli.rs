@@ -83,24 +83,22 @@ fn a_first_run_is_judged_by_its_checks_and_writes_its_snapshot() {
     run(&["--require-snapshots"]).code(0).stdout(predicate::str::contains("1 passed, 0 failed"));
 }
 
-#[test]
-fn committed_schema_is_current() {
+/// A generated file the project commits matches what the code generates now.
+#[rstest::rstest]
+#[case::the_scenario_schema(
+    "scenarios/schema.json",
+    mcp_scenario::schema::schema_json(),
+    "schema > scenarios/schema.json"
+)]
+#[case::the_driver_contract_reference(
+    "clients/CONTRACT.md",
+    mcp_scenario::contract::reference_markdown(),
+    "contract > clients/CONTRACT.md"
+)]
+fn a_committed_generated_file_is_current(#[case] file: &str, #[case] generated: String, #[case] command: &str) {
     let committed =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios/schema.json")).unwrap_or_default();
-    assert!(
-        committed == mcp_scenario::schema::schema_json(),
-        "scenarios/schema.json is stale: run `make schema` (cargo run -p mcp-harness -- schema > scenarios/schema.json)"
-    );
-}
-
-#[test]
-fn committed_contract_reference_is_current() {
-    let committed =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../clients/CONTRACT.md")).unwrap_or_default();
-    assert!(
-        committed == mcp_scenario::contract::reference_markdown(),
-        "clients/CONTRACT.md is stale: run `make schema` (cargo run -p mcp-harness -- contract > clients/CONTRACT.md)"
-    );
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(file)).unwrap_or_default();
+    assert!(committed == generated, "{file} is stale: run `make schema` (cargo run -p mcp-harness -- {command})");
 }
 
 /// Writes `text` as `<dir>/<name>.yaml` (the name taken from the text's `name:`).
@@ -111,66 +109,85 @@ fn write_scenario(dir: &Path, text: &str) -> std::path::PathBuf {
     path
 }
 
-/// `mcp-harness check` on SCENARIO edited by `edit`: its one stderr line, the path shown as
-/// `tiny.yaml`.
-fn check_message(edit: impl Fn(&str) -> String) -> String {
-    let (_dir, path) = file_in_tempdir("tiny.yaml", &edit(SCENARIO));
+/// What a malformed scenario's one line must say: all of it, or how it starts or ends.
+#[derive(Debug, Clone, Copy)]
+enum Said {
+    Whole(&'static str),
+    Starts(&'static str),
+    Ends(&'static str),
+}
+
+/// `mcp-harness check` on SCENARIO with the first `from` written as `to` fails with exit 2
+/// and one stderr line that says where, what, and what to write (the path shown as
+/// `tiny.yaml`).
+#[rstest::rstest]
+#[case::an_unknown_transport_lists_the_valid_ones_and_the_closest(
+    "transport: stdio",
+    "transport: streamable-http",
+    Said::Whole(
+        "mcp-harness: tiny.yaml:3:12: unknown transport `streamable-http`: write `stdio`, `http` (Streamable HTTP) or `legacy-sse` (HTTP+SSE, 2024-11-05); did you mean `http`?"
+    )
+)]
+#[case::an_unknown_transport_in_a_list(
+    "transport: stdio",
+    "transport: [stdio, websocket]",
+    Said::Ends(
+        "unknown transport `websocket`: write `stdio`, `http` (Streamable HTTP) or `legacy-sse` (HTTP+SSE, 2024-11-05)"
+    )
+)]
+#[case::a_duplicate_key_says_which_twice_and_to_remove_one(
+    "revision: 2025-11-25\n",
+    "revision: 2025-11-25\nrevision: 2025-06-18\n",
+    Said::Whole(
+        "mcp-harness: tiny.yaml:5:1: `revision` is given twice in the same mapping (first on line 4): remove one"
+    )
+)]
+#[case::an_indent_short_of_its_siblings_points_at_its_line(
+    "    method: tools/list",
+    "   method: tools/list",
+    Said::Whole(
+        "mcp-harness: tiny.yaml:8:4: `method` is indented 3 spaces, which does not line up with its siblings (`op` on line 7 is at 4 spaces): YAML ends that mapping before this line. Indent it 4 spaces like `op` (the parser then reported at 7:5: missing field `method`)"
+    )
+)]
+#[case::an_indent_deeper_than_its_siblings_points_at_its_line(
+    "    method: tools/list",
+    "     method: tools/list",
+    Said::Starts(
+        "mcp-harness: tiny.yaml:8:6: `method` is indented 5 spaces, deeper than `op` on line 7 (4 spaces), whose value is already given"
+    )
+)]
+#[case::an_outcome_must_say_how_the_step_ends(
+    "outcome: {step: 2, ok: true}",
+    "outcome: {step: 2}",
+    Said::Whole(
+        "mcp-harness: tiny.yaml:16:5: check 1: field `ok`: say how step 2 must end: `ok: true` (it succeeds), `ok: false` (it fails), `error: \"…\"` (it fails with this text) or `settled: true` (it ends either way, before the deadline)"
+    )
+)]
+#[case::an_outcome_may_not_be_settled_and_classed(
+    "outcome: {step: 2, ok: true}",
+    "outcome: {step: 2, ok: true, settled: true}",
+    Said::Ends(
+        "check 1: fields `settled` and `ok` / `error`: `settled: true` leaves the class open; give one or the other"
+    )
+)]
+#[case::a_name_that_is_not_the_file_stem_says_what_to_write(
+    "name: tiny",
+    "name: tiny-two",
+    Said::Whole(
+        "mcp-harness: tiny.yaml:1:7: field `name`: \"tiny-two\" differs from the file name \"tiny\": write `name: tiny` (or rename the file to tiny-two.yaml, and its snapshots with it)"
+    )
+)]
+fn a_malformed_scenario_says_where_what_and_what_to_write(#[case] from: &str, #[case] to: &str, #[case] said: Said) {
+    assert!(SCENARIO.contains(from), "the case edits SCENARIO: {from:?}");
+    let (_dir, path) = file_in_tempdir("tiny.yaml", &SCENARIO.replacen(from, to, 1));
     let out = harness().args(["check", path.to_str().expect("utf8")]).output().expect("runs");
     assert_eq!(out.status.code(), Some(2), "{out:?}");
-    String::from_utf8_lossy(&out.stderr).trim().replace(&path.display().to_string(), "tiny.yaml")
-}
-
-#[test]
-fn an_unknown_transport_lists_the_valid_ones_and_the_closest() {
-    assert_eq!(
-        check_message(|s| s.replace("transport: stdio", "transport: streamable-http")),
-        "mcp-harness: tiny.yaml:3:12: unknown transport `streamable-http`: write `stdio`, `http` (Streamable HTTP) or `legacy-sse` (HTTP+SSE, 2024-11-05); did you mean `http`?"
-    );
-    let listed = check_message(|s| s.replace("transport: stdio", "transport: [stdio, websocket]"));
-    assert!(listed.ends_with("unknown transport `websocket`: write `stdio`, `http` (Streamable HTTP) or `legacy-sse` (HTTP+SSE, 2024-11-05)"), "{listed}");
-}
-
-#[test]
-fn a_duplicate_key_says_which_twice_and_to_remove_one() {
-    assert_eq!(
-        check_message(|s| s.replace("revision: 2025-11-25\n", "revision: 2025-11-25\nrevision: 2025-06-18\n")),
-        "mcp-harness: tiny.yaml:5:1: `revision` is given twice in the same mapping (first on line 4): remove one"
-    );
-}
-
-#[test]
-fn a_misaligned_indent_points_at_its_line() {
-    let three = |s: &str| s.replacen("    method: tools/list", "   method: tools/list", 1);
-    assert_eq!(
-        check_message(three),
-        "mcp-harness: tiny.yaml:8:4: `method` is indented 3 spaces, which does not line up with its siblings (`op` on line 7 is at 4 spaces): YAML ends that mapping before this line. Indent it 4 spaces like `op` (the parser then reported at 7:5: missing field `method`)"
-    );
-    let five = check_message(|s| s.replacen("    method: tools/list", "     method: tools/list", 1));
-    assert!(five.starts_with("mcp-harness: tiny.yaml:8:6: `method` is indented 5 spaces, deeper than `op` on line 7 (4 spaces), whose value is already given"), "{five}");
-}
-
-#[test]
-fn an_outcome_must_say_how_the_step_ends() {
-    assert_eq!(
-        check_message(|s| s.replace("outcome: {step: 2, ok: true}", "outcome: {step: 2}")),
-        "mcp-harness: tiny.yaml:16:5: check 1: field `ok`: say how step 2 must end: `ok: true` (it succeeds), `ok: false` (it fails), `error: \"…\"` (it fails with this text) or `settled: true` (it ends either way, before the deadline)"
-    );
-    let both =
-        check_message(|s| s.replace("outcome: {step: 2, ok: true}", "outcome: {step: 2, ok: true, settled: true}"));
-    assert!(
-        both.ends_with(
-            "check 1: fields `settled` and `ok` / `error`: `settled: true` leaves the class open; give one or the other"
-        ),
-        "{both}"
-    );
-}
-
-#[test]
-fn a_name_that_is_not_the_file_stem_says_what_to_write() {
-    assert_eq!(
-        check_message(|s| s.replace("name: tiny", "name: tiny-two")),
-        "mcp-harness: tiny.yaml:1:7: field `name`: \"tiny-two\" differs from the file name \"tiny\": write `name: tiny` (or rename the file to tiny-two.yaml, and its snapshots with it)"
-    );
+    let message = String::from_utf8_lossy(&out.stderr).trim().replace(&path.display().to_string(), "tiny.yaml");
+    match said {
+        Said::Whole(want) => assert_eq!(message, want),
+        Said::Starts(want) => assert!(message.starts_with(want), "{message}"),
+        Said::Ends(want) => assert!(message.ends_with(want), "{message}"),
+    }
 }
 
 /// A scenario whose check fails on any client (the plan sends what it forbids).
@@ -592,16 +609,11 @@ fn no_path_means_the_embedded_library_and_an_exported_copy_overrides_when_named(
     let text = String::from_utf8_lossy(&embedded.stdout);
     assert_eq!(embedded.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&embedded.stderr));
     assert!(text.contains("scenario files are valid (the embedded library)"), "{text}");
-    harness()
-        .current_dir(cwd.path())
-        .args(["explain", "handshake-order"])
-        .assert()
+    let in_cwd = |args: &[&str]| harness().current_dir(cwd.path()).args(args).assert();
+    in_cwd(&["explain", "handshake-order"])
         .code(0)
         .stdout(predicate::str::contains("scenarios/stdio/handshake-order.yaml"));
-    harness()
-        .current_dir(cwd.path())
-        .args(["run", "--update-snapshots"])
-        .assert()
+    in_cwd(&["run", "--update-snapshots"])
         .code(2)
         .stderr(predicate::str::contains("is read-only; write it out with `mcp-harness scenarios export DIR`"));
 
@@ -631,11 +643,7 @@ fn no_path_means_the_embedded_library_and_an_exported_copy_overrides_when_named(
     // A bundled run of the embedded library compares its embedded snapshots and writes
     // nothing beside them.
     let reports = cwd.path().join("reports");
-    harness()
-        .current_dir(cwd.path())
-        .args(["run", "--filter", "handshake-order", "--reports"])
-        .arg(&reports)
-        .assert()
+    in_cwd(&["run", "--filter", "handshake-order", "--reports", reports.to_str().expect("utf8")])
         .code(0)
         .stdout(predicate::str::contains("1 passed, 0 failed"));
     let results = std::fs::read_to_string(reports.join("results.json")).expect("results");
