@@ -20,7 +20,7 @@
 //! judged on what came after the fault ([`fault_point`]), not only by an absence.
 
 use crate::checks::{self, Run, waits_for_client};
-use crate::transcript::{Connection, Transcript};
+use crate::transcript::{Connection, Transcript, method_of};
 use mcp_mock::ops::{self, Fault};
 use mcp_results::{JudgedCheck, Judgement, StepStatus};
 use mcp_scenario::basis::Level;
@@ -173,19 +173,15 @@ pub enum Met {
 /// Whether `event` came from the client: a message, or (unless the harness killed the client
 /// at the run deadline, which closes the mock's stdin too) an end of stdin or a signal.
 fn from_client(event: &WireEvent, killed: bool) -> bool {
-    match event {
-        WireEvent::FromClient { .. } | WireEvent::HttpRequest { .. } => true,
-        WireEvent::StdinEof { .. } | WireEvent::Signal { .. } => !killed,
-        _ => false,
-    }
+    event.sent_by_client() || (!killed && (event.is_stdin_eof() || event.signal_name().is_some()))
 }
 
 /// How far a connection's script got: the highest step reached, and whether it finished.
 fn progress(c: &Connection) -> (usize, bool) {
-    c.events().iter().fold((0, false), |(reached, finished), e| match e {
-        WireEvent::Script { reached: r, finished: f, .. } => (reached.max(*r), finished || *f),
-        _ => (reached, finished),
-    })
+    c.events()
+        .iter()
+        .filter_map(WireEvent::script_progress)
+        .fold((0, false), |(reached, finished), p| (reached.max(p.reached), finished || p.finished))
 }
 
 /// Whether the client sent, once the script stood at step `reached`, a message that step does
@@ -194,22 +190,19 @@ fn diverted(scenario: &Scenario, c: &Connection, reached: usize) -> bool {
     let steps = mcp_scenario::script::connection_script(&scenario.server, c.number());
     let waits_for: Vec<&str> = steps.get(reached.saturating_sub(1)).map(|s| ops::op(s).consumes()).unwrap_or_default();
     let events = c.events();
-    let Some(at) = events.iter().position(|e| matches!(e, WireEvent::Script { reached: r, .. } if *r == reached))
-    else {
+    let Some(at) = events.iter().position(|e| e.script_progress().is_some_and(|p| p.reached == reached)) else {
         return false;
     };
     events[at..].iter().any(|e| {
-        let key = match e {
-            WireEvent::FromClient { json, .. } => json.as_ref().and_then(|j| j.get("method")).and_then(|m| m.as_str()),
-            WireEvent::HttpRequest { json, http_method, .. } => {
-                match json.as_ref().and_then(|j| j.get("method")).and_then(|m| m.as_str()) {
-                    Some(m) => Some(m),
-                    None if http_method == "GET" => Some(mcp_mock::http::conn::GET),
-                    None if http_method == "DELETE" => Some(mcp_mock::http::conn::DELETE),
-                    None => None,
-                }
-            }
-            _ => return false,
+        let key = match e.http_method() {
+            Some(http_method) => match e.json().and_then(method_of) {
+                Some(m) => Some(m),
+                None if http_method == "GET" => Some(mcp_mock::http::conn::GET),
+                None if http_method == "DELETE" => Some(mcp_mock::http::conn::DELETE),
+                None => None,
+            },
+            None if e.sent_by_client() => e.client_message().and_then(method_of),
+            None => return false,
         };
         // A response (no method) or a message the step consumes is on the script's path.
         key.is_some_and(|k| !waits_for.iter().any(|w| *w == k || w.starts_with(&format!("{k}:"))))
@@ -246,7 +239,7 @@ pub fn met(scenario: &Scenario, site: Option<&Site>, transcript: &Transcript, st
     // Server stderr the client let through to its own (spawned with stderr inherited): what
     // the mock writes there never reaches the client's code.
     let on_stderr = matches!(scenario.server.get(site.index.wrapping_sub(1)), Some(ServerStep::Stderr(_)));
-    let shared = c.events().iter().any(|e| matches!(e, WireEvent::Started { stderr_shared: true, .. }));
+    let shared = c.events().iter().any(|e| e.stderr_shared() == Some(true));
     if on_stderr && shared {
         return Met::No(format!(
             "the client spawned the server with its stderr inherited, so it never reads what the server writes there: it never met the fault ({fault})"
@@ -256,8 +249,7 @@ pub fn met(scenario: &Scenario, site: Option<&Site>, transcript: &Transcript, st
     // that never opens one passes the step by, and meets nothing there.
     let steps = mcp_scenario::script::connection_script(&scenario.server, c.number());
     let optional_get = steps.get(site.step.wrapping_sub(1)).is_some_and(optional_get);
-    let sent_get =
-        c.events().iter().any(|e| matches!(e, WireEvent::HttpRequest { http_method, .. } if http_method == "GET"));
+    let sent_get = c.events().iter().any(|e| e.http_method() == Some("GET"));
     if optional_get && !sent_get {
         return Met::No(format!(
             "the client never sent the optional GET the script answers with the fault ({fault}): it never opened the listener, so it never met the fault"
@@ -282,8 +274,7 @@ pub fn met(scenario: &Scenario, site: Option<&Site>, transcript: &Transcript, st
             Fault::None | Fault::Here => finished || reached >= site.step,
             Fault::InAnswer => finished || reached > site.step,
             Fault::FromNextMessage => {
-                let from =
-                    events.iter().position(|e| matches!(e, WireEvent::Script { reached, .. } if *reached >= site.step));
+                let from = events.iter().position(|e| e.script_progress().is_some_and(|p| p.reached >= site.step));
                 let later = transcript.connections().iter().any(|o| o.number() > c.number() && contacted(o));
                 from.is_some_and(|i| events[i..].iter().any(from_client)) || later
             }
@@ -321,9 +312,7 @@ pub fn fault_point(scenario: &Scenario, site: Option<&Site>, transcript: &Transc
     };
     let events = c.events();
     // The script's last step has no mark past it: its finishing mark stands in.
-    let at = events
-        .iter()
-        .position(|e| matches!(e, WireEvent::Script { reached, finished, .. } if past(*reached) || *finished))?;
+    let at = events.iter().position(|e| e.script_progress().is_some_and(|p| past(p.reached) || p.finished))?;
     // A standing rule is met by the first message the mock answers by it (a 404 for the
     // expired session, a 401 for the missing token): what that message carried met the
     // fault; how the client handled it comes after the answer.
@@ -331,18 +320,13 @@ pub fn fault_point(scenario: &Scenario, site: Option<&Site>, transcript: &Transc
     // its mark can precede the refusal: the fault is met when the mock answered the GET.
     let steps = mcp_scenario::script::connection_script(&scenario.server, c.number());
     if steps.get(site.step.wrapping_sub(1)).is_some_and(optional_get) {
-        let answered = events.iter().position(
-            |e| matches!(e, WireEvent::HttpResponse { why, .. } if why == mcp_mock::http::conn::OPTIONAL_GET),
-        )?;
+        let answered = events
+            .iter()
+            .position(|e| e.status().is_some() && e.answer_why() == Some(mcp_mock::http::conn::OPTIONAL_GET))?;
         return Some((c.number(), answered));
     }
     if site.kind == Fault::FromNextMessage {
-        let ruled = |e: &WireEvent| match e {
-            WireEvent::HttpResponse { why, .. } | WireEvent::ToClient { why, .. } => {
-                why == "session expired" || why == "auth required"
-            }
-            _ => false,
-        };
+        let ruled = |e: &WireEvent| matches!(e.answer_why(), Some("session expired" | "auth required"));
         let answer = events[at..].iter().position(|e| ruled(e) || refusal(e));
         return Some((c.number(), answer.map_or(at, |n| at + n)));
     }
@@ -362,12 +346,9 @@ fn refuses(step: &ServerStep) -> bool {
 
 /// Whether `event` is the mock refusing a request by a rule [`refuses`] names.
 fn refusal(event: &WireEvent) -> bool {
-    match event {
-        WireEvent::HttpResponse { why, .. } | WireEvent::ToClient { why, .. } => {
-            mcp_mock::stateless::REFUSALS.contains(&why.as_str()) || why == mcp_mock::http::shared::NO_SESSION_YET
-        }
-        _ => false,
-    }
+    event.answer_why().is_some_and(|why| {
+        mcp_mock::stateless::REFUSALS.contains(&why) || why == mcp_mock::http::shared::NO_SESSION_YET
+    })
 }
 
 /// Whether a held check judged something at or after the fault: a notification the mock sent
@@ -424,8 +405,8 @@ fn judges_after(check: &mcp_scenario::checks::Check, run: &Run<'_>, point: (usiz
         }
         Check::Sent(s) => placed().any(|(c, i, e)| after(c, i) && client_method(e).is_some_and(|(m, _)| m == s.method)),
         Check::Http(h) => placed().any(|(c, i, e)| {
-            let WireEvent::HttpRequest { http_method, json, .. } = e else { return false };
-            let method = json.as_ref().and_then(crate::transcript::method_of);
+            let Some(http_method) = e.http_method() else { return false };
+            let method = e.json().and_then(crate::transcript::method_of);
             after(c, i)
                 && h.http_method.as_deref().is_none_or(|m| m.eq_ignore_ascii_case(http_method))
                 && h.method.as_deref().is_none_or(|m| method == Some(m))

@@ -360,6 +360,12 @@ impl WireEvent {
         field!(self, ToClient | HttpResponse | StreamWrite | Exit => why).map(String::as_str)
     }
 
+    /// Why the mock answered so, for an answer: a write to a stdio client or an HTTP
+    /// response (`reply`, `session expired`…), not a stream's later writes or an exit.
+    pub fn answer_why(&self) -> Option<&str> {
+        field!(self, ToClient | HttpResponse => why).map(String::as_str)
+    }
+
     /// An HTTP request's method (`POST`, `GET`…).
     pub fn http_method(&self) -> Option<&str> {
         field!(self, HttpRequest => http_method).map(String::as_str)
@@ -454,6 +460,12 @@ impl WireEvent {
     /// How an HTTP stream ended (`clean`, `client went away`…).
     pub fn stream_end(&self) -> Option<&str> {
         field!(self, StreamEnd => how).map(String::as_str)
+    }
+
+    /// For a stdio mock's start, whether its stderr is the client's own (the client spawned
+    /// it with stderr inherited), so what it writes there never reaches the client's code.
+    pub fn stderr_shared(&self) -> Option<bool> {
+        field!(self, Started => stderr_shared).copied()
     }
 
     /// The port an HTTP mock listens on.
@@ -734,6 +746,8 @@ mod tests {
         assert_eq!(answering(|e| e.script_progress().is_some()), ["script"]);
         assert_eq!(answering(|e| e.stream_end().is_some()), ["stream_end"]);
         assert_eq!(answering(|e| e.listening_port().is_some()), ["listening"]);
+        assert_eq!(answering(|e| e.answer_why().is_some()), ["to_client", "http_response"]);
+        assert_eq!(answering(|e| e.stderr_shared().is_some()), ["started"]);
         let of = |kind: &str| one_of_each().into_iter().find(|e| e.kind() == kind).expect("one of each kind");
         assert_eq!(of("http_request").path(), Some("/p"));
         assert_eq!(of("from_client").client_line().and_then(|b| b.text.as_deref()), Some("fc"));
@@ -743,6 +757,9 @@ mod tests {
         assert_eq!(of("script").script_progress(), Some(ScriptProgress { reached: 1, total: 2, finished: false }));
         assert_eq!(of("stream_end").stream_end(), Some("clean"));
         assert_eq!(of("listening").listening_port(), Some(1));
+        assert_eq!(of("to_client").answer_why(), Some("tc-why"));
+        assert_eq!(of("http_response").answer_why(), Some("rs-why"));
+        assert_eq!(of("started").stderr_shared(), Some(true));
     }
 
     #[test]
