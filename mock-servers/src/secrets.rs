@@ -180,8 +180,17 @@ pub fn is_secret_member(name: &str) -> bool {
 /// text.contains(w))` says, in one pass that tries a word only where its first letter is
 /// (ten searches for every member name of a run cost more than the rest of the rule).
 fn contains_any(text: &[u8], words: &[&str]) -> bool {
-    (0..text.len())
-        .any(|at| words.iter().any(|w| w.as_bytes().first() == Some(&text[at]) && text[at..].starts_with(w.as_bytes())))
+    let firsts = first_letters(words);
+    (0..text.len()).any(|at| {
+        firsts & (1 << (text[at] & 63)) != 0
+            && words.iter().any(|w| w.as_bytes().first() == Some(&text[at]) && text[at..].starts_with(w.as_bytes()))
+    })
+}
+
+/// The first bytes of `words` as a set of their low six bits: a byte not in it starts none
+/// (one test per byte of a name, where trying each word was ten).
+fn first_letters(words: &[&str]) -> u64 {
+    words.iter().filter_map(|w| w.as_bytes().first()).fold(0, |set, b| set | (1 << (b & 63)))
 }
 
 /// Whether a header with this name carries a credential: the member rule, which covers
@@ -273,60 +282,156 @@ static PARAM_WORDS: LazyLock<regex::bytes::Regex> = LazyLock::new(|| any_word(&P
 static ANY_WORDS: LazyLock<regex::bytes::Regex> =
     LazyLock::new(|| any_word(&[&SCHEMES[..], &MEMBER_ENDINGS[..], &MEMBER_PARTS[..], &PARAM_NAMES[..]].concat()));
 
-/// Which rules could find a secret in a text, from a word that every secret a rule finds
-/// comes with: a scheme's name, a secret name's words, `://` and `@`. Most of the text a run
-/// shows (JSON-RPC members, method names, ids) has none, and the rules' searches were most
-/// of the time judging a long run took (issue 41); a rule the hints leave out could have
-/// found nothing, so the policy redacts exactly as with every rule run.
-#[derive(Debug, Clone, Copy)]
+/// Which rules could find a secret in a text, from what every secret a rule finds comes
+/// with: a scheme's name, a secret name's words, `://` and `@`, a parameter's `=` or an
+/// option's `-` after white space. Most of the text a run shows (JSON-RPC members, method
+/// names, ids) has none, and the rules' searches were most of the time judging a long run
+/// took (issue 41); a rule the hints leave out could have found nothing, so the policy
+/// redacts exactly as with every rule run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Hints {
     /// `Bearer` or `Basic`: [`SCHEME`].
     schemes: bool,
     /// A secret member's (or header's) name: [`AUTHORIZATION`], [`COOKIE`], [`NAMED`],
     /// [`MEMBER`], [`ESCAPED_MEMBER`].
     members: bool,
-    /// A secret parameter's name: [`PARAM`], [`OPTION`].
-    params: bool,
+    /// A secret parameter's name and `=`: [`PARAM`].
+    param: bool,
+    /// A secret parameter's name and a `-` at the start or after white space: [`OPTION`].
+    option: bool,
     /// A URL's user info: [`USERINFO`].
     urls: bool,
 }
 
 impl Hints {
     /// Every rule.
-    const ALL: Hints = Hints { schemes: true, members: true, params: true, urls: true };
+    #[cfg(test)]
+    const ALL: Hints = Hints { schemes: true, members: true, param: true, option: true, urls: true };
+    /// No rule.
+    const NONE: Hints = Hints { schemes: false, members: false, param: false, option: false, urls: false };
+
+    /// The rules either lets through.
+    fn or(self, other: Hints) -> Hints {
+        Hints {
+            schemes: self.schemes || other.schemes,
+            members: self.members || other.members,
+            param: self.param || other.param,
+            option: self.option || other.option,
+            urls: self.urls || other.urls,
+        }
+    }
 
     fn of(text: &str) -> Self {
-        // The rules that ignore case fold it as Unicode does (`ſ` is an `s`, the Kelvin sign
-        // a `k`), which a search for ASCII words would miss: text beyond ASCII meets them all.
-        if !text.is_ascii() {
-            return Hints::ALL;
-        }
-        // Folded as [`normal`] folds a name, every name in the text is a run of the folded
-        // text (the rules' names are ASCII): what its words are searched in.
         // Most texts are short (a method, a version, an id): folded on the stack; a long one
         // is sized once (collected, it would grow a step at a time).
         let mut short = [0u8; 256];
         let mut long = Vec::new();
-        let fold = |b: &u8| (!SEPARATORS.contains(&char::from(*b))).then(|| b.to_ascii_lowercase());
-        let folded = if text.len() <= short.len() {
-            let mut len = 0;
-            for b in text.as_bytes().iter().filter_map(fold) {
-                short[len] = b;
-                len += 1;
-            }
-            &short[..len]
+        let buffer: &mut [u8] = if text.len() <= short.len() {
+            &mut short
         } else {
-            long.reserve_exact(text.len());
-            long.extend(text.as_bytes().iter().filter_map(fold));
-            &long[..]
+            long.resize(text.len(), 0);
+            &mut long
         };
+        let folded = fold(text, buffer);
         let urls = text.contains('@') && text.contains("://");
         if !ANY_WORDS.is_match(folded) {
-            return Hints { schemes: false, members: false, params: false, urls };
+            return Hints { urls, ..Hints::NONE };
         }
         let members = MEMBER_WORDS.is_match(folded);
-        Hints { schemes: SCHEME_WORDS.is_match(folded), members, params: members || PARAM_WORDS.is_match(folded), urls }
+        let params = members || PARAM_WORDS.is_match(folded);
+        Hints {
+            schemes: SCHEME_WORDS.is_match(folded),
+            members,
+            param: params && param_shape(text),
+            option: params && option_shape(text),
+            urls,
+        }
     }
+}
+
+/// The characters beyond ASCII that a rule ignoring case reads as an ASCII letter (Unicode's
+/// simple case folding: `ſ` is an `s`, the Kelvin sign a `k`), and that letter.
+const FOLDED_TO_ASCII: [(char, u8); 2] = [('\u{17f}', b's'), ('\u{212a}', b'k')];
+
+/// `text` folded into `out` (at least as long) for [`Hints`] to search: ASCII as [`normal`]
+/// folds a name (lowercase, without separators), so every name in the text is a run of the
+/// folded text (the rules' names are ASCII); beyond ASCII, a character a rule ignoring case
+/// reads as a letter ([`FOLDED_TO_ASCII`]) as that letter, any other as bytes no word holds.
+/// Byte by byte through [`FOLD`] (asked of every string of a run, three times over), then
+/// character by character where one of those characters is.
+fn fold<'o>(text: &str, out: &'o mut [u8]) -> &'o [u8] {
+    let mut len = 0;
+    for &b in text.as_bytes() {
+        let folded = FOLD[usize::from(b)];
+        out[len] = folded;
+        len += usize::from(folded != 0);
+    }
+    let may_read_as_letter = out[..len].contains(&MAY_READ_AS_LETTER)
+        && FOLDED_TO_ASCII.iter().any(|(c, _)| text.contains(c.encode_utf8(&mut [0; 4]) as &str));
+    if !may_read_as_letter {
+        return &out[..len];
+    }
+    len = 0;
+    for c in text.chars() {
+        out[len] = if !c.is_ascii() {
+            FOLDED_TO_ASCII.iter().find(|(from, _)| *from == c).map_or(BEYOND_ASCII, |(_, to)| *to)
+        } else if SEPARATORS.contains(&c) {
+            continue;
+        } else {
+            c.to_ascii_lowercase() as u8
+        };
+        len += 1;
+    }
+    &out[..len]
+}
+
+/// What [`fold`] makes of a byte beyond ASCII (no word holds it).
+const BEYOND_ASCII: u8 = 0x80;
+/// What [`fold`] makes of the first byte of a [`FOLDED_TO_ASCII`] character (and of many
+/// others: `→` starts as the Kelvin sign does).
+const MAY_READ_AS_LETTER: u8 = 0x81;
+
+/// Each byte as [`fold`] folds it: ASCII lowercase, a separator 0 (left out), a byte beyond
+/// ASCII (and NUL) [`BEYOND_ASCII`], the first byte of `ſ` and of the Kelvin sign
+/// [`MAY_READ_AS_LETTER`].
+static FOLD: [u8; 256] = {
+    let mut table = [BEYOND_ASCII; 256];
+    let mut b = 1;
+    while b < 0x80 {
+        table[b] = (b as u8).to_ascii_lowercase();
+        b += 1;
+    }
+    let mut i = 0;
+    while i < SEPARATORS.len() {
+        table[SEPARATORS[i] as usize] = 0;
+        i += 1;
+    }
+    i = 0;
+    while i < FOLDED_TO_ASCII.len() {
+        let mut first = [0u8; 4];
+        FOLDED_TO_ASCII[i].0.encode_utf8(&mut first);
+        table[first[0] as usize] = MAY_READ_AS_LETTER;
+        i += 1;
+    }
+    table
+};
+
+/// Whether `text` has what every match of [`PARAM`] holds: `=` right after a name's
+/// character.
+fn param_shape(text: &str) -> bool {
+    let name = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-');
+    text.as_bytes().windows(2).any(|w| w[1] == b'=' && name(w[0]))
+}
+
+/// Whether `text` has what every match of [`OPTION`] holds: `-` or `--` and an ASCII letter,
+/// at the start or after white space (`\s` is Unicode's, which `char::is_whitespace` is).
+fn option_shape(text: &str) -> bool {
+    text.match_indices('-').any(|(at, _)| {
+        let after = &text.as_bytes()[at + 1..];
+        let name = after.strip_prefix(b"-").unwrap_or(after);
+        name.first().is_some_and(u8::is_ascii_alphabetic)
+            && text[..at].chars().next_back().is_none_or(char::is_whitespace)
+    })
 }
 
 /// A secret's place in a text.
@@ -383,8 +488,8 @@ impl Policy {
 
     /// [`Policy::text`], borrowed when nothing in `text` is a secret (most strings of a
     /// run): no copy for them.
-    fn masked<'t>(&self, text: &'t str, mask: &mut impl Mask) -> Cow<'t, str> {
-        let mut spans = shapes(text, Hints::of(text));
+    pub(crate) fn masked<'t>(&self, text: &'t str, mask: &mut impl Mask) -> Cow<'t, str> {
+        let mut spans = found_in(text);
         for (p, re) in &self.patterns {
             spans.extend(re.find_iter(text).filter(|m| !m.is_empty()).map(|m| Span {
                 start: m.start(),
@@ -455,12 +560,27 @@ impl Policy {
         }
     }
 
+    /// The text of a secret member `key`: masked (an Authorization value keeps its scheme),
+    /// unless it is a mask already.
+    pub(crate) fn member_text<'t>(&self, key: &str, text: &'t str, mask: &mut impl Mask) -> Cow<'t, str> {
+        if has_scheme(key) {
+            Cow::Owned(self.header(key, text, mask))
+        } else if is_masked(text) {
+            Cow::Borrowed(text)
+        } else {
+            Cow::Owned(mask.mask(&Found::Member(key.to_owned()), text))
+        }
+    }
+
     /// The value of a secret member: its text masked (an Authorization value keeps its
     /// scheme), an object searched member by member.
     fn member(&self, key: &str, value: &mut Value, mask: &mut impl Mask) {
         match value {
-            Value::String(s) if has_scheme(key) => *s = self.header(key, s, mask),
-            Value::String(s) if !is_masked(s) => *s = mask.mask(&Found::Member(key.to_owned()), s),
+            Value::String(s) => {
+                if let Cow::Owned(masked) = self.member_text(key, s, mask) {
+                    *s = masked;
+                }
+            }
             Value::Array(items) => items.iter_mut().for_each(|i| self.member(key, i, mask)),
             Value::Object(_) => self.json(value, mask),
             _ => {}
@@ -468,64 +588,185 @@ impl Policy {
     }
 }
 
-/// Every secret the project's shapes find in `text` (they may overlap): the rules `hints`
-/// let through, each alone.
-fn shapes(text: &str, hints: Hints) -> Vec<Span> {
-    let mut spans = Vec::new();
-    if hints.schemes {
-        for c in SCHEME.captures_iter(text) {
-            let (Some(scheme), Some(cred)) = (c.get(1), c.get(2)) else { continue };
-            let next = text[cred.end()..].chars().next();
-            // `Authorization: Bearer x` is the header rule's; here only what looks like a token.
-            if !is_auth_param(cred.as_str(), next) && looks_like_credential(cred.as_str()) {
-                Span::add(&mut spans, cred.start(), cred.end(), Found::Scheme(scheme.as_str().to_owned()));
-            }
+/// The project's shape rules, in the order their secrets are listed (of two that find the
+/// same span, the first names it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rule {
+    Scheme,
+    Authorization,
+    Cookie,
+    Named,
+    Param,
+    Option,
+    Member,
+    EscapedMember,
+    UserInfo,
+}
+
+impl Rule {
+    const ALL: [Rule; 9] = [
+        Rule::Scheme,
+        Rule::Authorization,
+        Rule::Cookie,
+        Rule::Named,
+        Rule::Param,
+        Rule::Option,
+        Rule::Member,
+        Rule::EscapedMember,
+        Rule::UserInfo,
+    ];
+
+    /// Whether `hints` let the rule run.
+    fn wanted(self, hints: Hints) -> bool {
+        match self {
+            Rule::Scheme => hints.schemes,
+            Rule::Authorization | Rule::Cookie | Rule::Named | Rule::Member | Rule::EscapedMember => hints.members,
+            Rule::Param => hints.param,
+            Rule::Option => hints.option,
+            Rule::UserInfo => hints.urls,
         }
     }
-    if hints.members {
-        for c in AUTHORIZATION.captures_iter(text) {
-            let Some(first) = c.get(1) else { continue };
-            let found = Found::Header("authorization".into());
-            match c.get(2) {
-                // `<scheme> <credential>`: the scheme stays.
-                Some(second) if first.as_str().chars().all(|ch| ch.is_ascii_alphabetic()) => {
-                    let next = text[second.end()..].chars().next();
-                    if !is_auth_param(second.as_str(), next) {
-                        Span::add(&mut spans, second.start(), second.end(), found);
+
+    /// Whether a match may hold a line break past its first character: a JSON string's
+    /// value (`[^"\\]` takes a raw newline). Every other rule's match is one line, at most
+    /// with the line break before it (`(?:^|\s)`).
+    fn crosses_lines(self) -> bool {
+        matches!(self, Rule::Member | Rule::EscapedMember)
+    }
+
+    /// Adds the secrets the rule finds in `text` to `spans`.
+    fn find(self, text: &str, spans: &mut Vec<Span>) {
+        match self {
+            Rule::Scheme => {
+                for c in SCHEME.captures_iter(text) {
+                    let (Some(scheme), Some(cred)) = (c.get(1), c.get(2)) else { continue };
+                    let next = text[cred.end()..].chars().next();
+                    // `Authorization: Bearer x` is the header rule's; here only what looks like a token.
+                    if !is_auth_param(cred.as_str(), next) && looks_like_credential(cred.as_str()) {
+                        Span::add(spans, cred.start(), cred.end(), Found::Scheme(scheme.as_str().to_owned()));
                     }
                 }
-                _ => Span::add(&mut spans, first.start(), first.end(), found),
+            }
+            Rule::Authorization => {
+                for c in AUTHORIZATION.captures_iter(text) {
+                    let Some(first) = c.get(1) else { continue };
+                    let found = Found::Header("authorization".into());
+                    match c.get(2) {
+                        // `<scheme> <credential>`: the scheme stays.
+                        Some(second) if first.as_str().chars().all(|ch| ch.is_ascii_alphabetic()) => {
+                            let next = text[second.end()..].chars().next();
+                            if !is_auth_param(second.as_str(), next) {
+                                Span::add(spans, second.start(), second.end(), found);
+                            }
+                        }
+                        _ => Span::add(spans, first.start(), first.end(), found),
+                    }
+                }
+            }
+            Rule::Cookie => {
+                for c in COOKIE.captures_iter(text) {
+                    let Some(value) = c.get(1) else { continue };
+                    let end = value.start() + value.as_str().trim_end().len();
+                    Span::add(spans, value.start(), end, Found::Header("cookie".into()));
+                }
+            }
+            Rule::Named => named_values(text, &NAMED, spans, |name| {
+                // Authorization and cookie lines have their own rules above.
+                let own_rule = has_scheme(name) || with_normal(name, |n| n.ends_with(b"cookie"));
+                (is_secret_header(name) && !own_rule).then(|| Found::Header(name.to_ascii_lowercase()))
+            }),
+            Rule::Param | Rule::Option => {
+                let re = if self == Rule::Param { &*PARAM } else { &*OPTION };
+                named_values(text, re, spans, |name| is_secret_param(name).then(|| Found::Param(name.to_owned())));
+            }
+            Rule::Member | Rule::EscapedMember => {
+                let re = if self == Rule::Member { &*MEMBER } else { &*ESCAPED_MEMBER };
+                named_values(text, re, spans, |name| is_secret_member(name).then(|| Found::Member(name.to_owned())));
+            }
+            Rule::UserInfo => {
+                for c in USERINFO.captures_iter(text) {
+                    if let Some(password) = c.get(1) {
+                        Span::add(spans, password.start(), password.end(), Found::UrlPassword);
+                    }
+                }
             }
         }
-        for c in COOKIE.captures_iter(text) {
-            let Some(value) = c.get(1) else { continue };
-            let end = value.start() + value.as_str().trim_end().len();
-            Span::add(&mut spans, value.start(), end, Found::Header("cookie".into()));
-        }
-        named_values(text, &NAMED, &mut spans, |name| {
-            // Authorization and cookie lines have their own rules above.
-            let own_rule = has_scheme(name) || with_normal(name, |n| n.ends_with(b"cookie"));
-            (is_secret_header(name) && !own_rule).then(|| Found::Header(name.to_ascii_lowercase()))
-        });
     }
-    if hints.params {
-        for re in [&*PARAM, &*OPTION] {
-            named_values(text, re, &mut spans, |name| is_secret_param(name).then(|| Found::Param(name.to_owned())));
+}
+
+/// Every secret the project's shapes find in `text` (they may overlap): the rules `hints`
+/// let through, each alone over the whole text.
+fn shapes(text: &str, hints: Hints) -> Vec<Span> {
+    shapes_in(text, &[Piece { start: 0, end: text.len(), hints }], hints)
+}
+
+/// A part of a text, and its own hints.
+#[derive(Debug, Clone, Copy)]
+struct Piece {
+    start: usize,
+    end: usize,
+    hints: Hints,
+}
+
+/// [`shapes`], each rule that keeps to a line run on only the `pieces` whose hints let it
+/// through, and each rule that may cross lines over the whole text if `whole` lets it. The
+/// pieces must cut the text only just before a line break (see [`found_in`]); rule by rule,
+/// piece by piece, the spans come in the order the rules over the whole text give them.
+fn shapes_in(text: &str, pieces: &[Piece], whole: Hints) -> Vec<Span> {
+    let mut spans = Vec::new();
+    for rule in Rule::ALL {
+        if rule.crosses_lines() {
+            if rule.wanted(whole) {
+                rule.find(text, &mut spans);
+            }
+            continue;
         }
-    }
-    if hints.members {
-        for re in [&*MEMBER, &*ESCAPED_MEMBER] {
-            named_values(text, re, &mut spans, |name| is_secret_member(name).then(|| Found::Member(name.to_owned())));
-        }
-    }
-    if hints.urls {
-        for c in USERINFO.captures_iter(text) {
-            if let Some(password) = c.get(1) {
-                Span::add(&mut spans, password.start(), password.end(), Found::UrlPassword);
+        for piece in pieces.iter().filter(|p| rule.wanted(p.hints)) {
+            let from = spans.len();
+            rule.find(&text[piece.start..piece.end], &mut spans);
+            for s in &mut spans[from..] {
+                s.start += piece.start;
+                s.end += piece.start;
             }
         }
     }
     spans
+}
+
+/// Texts longer than this are searched line by line (see [`found_in`]).
+const LINE_BY_LINE: usize = 4096;
+
+/// Every secret the shapes find in `text`: [`shapes`] with the text's [`Hints`]. A long text
+/// of many lines (the whole transcript of a run, which the redactor passes the policy over
+/// once more at its end for a shape spanning its pieces) is cut just before each line break,
+/// and a rule that keeps to one line runs only on the lines whose own hints let it through:
+/// most lines have no secret word, and one that has (`"code"` in every JSON-RPC error) rarely
+/// has the rest of a rule's shape (`=`).
+///
+/// Exact: such a rule's match holds no line break but as its first character (`\s` before a
+/// name), so every match over the whole text lies in one piece, each piece starting at a
+/// line break; the piece's match there is the same (`\b` sees a line break or the text's
+/// end alike; a `^` a piece's start allows is followed by a letter or `-`, never its line
+/// break), and the search goes on after it in both. A word of the hints holds no line break,
+/// so the pieces' hints together are the whole text's.
+fn found_in(text: &str) -> Vec<Span> {
+    if text.len() <= LINE_BY_LINE {
+        let hints = Hints::of(text);
+        return if hints == Hints::NONE { Vec::new() } else { shapes(text, hints) };
+    }
+    let mut pieces = Vec::new();
+    let mut whole = Hints::NONE;
+    let mut start = 0;
+    let breaks = text.match_indices('\n').map(|(at, _)| at).filter(|&at| at > 0);
+    for end in breaks.chain([text.len()]) {
+        let hints = Hints::of(&text[start..end]);
+        if hints != Hints::NONE {
+            whole = whole.or(hints);
+            pieces.push(Piece { start, end, hints });
+        }
+        start = end;
+    }
+    shapes_in(text, &pieces, whole)
 }
 
 /// The values of `re`'s `name … value` matches (its groups 1 and 2) in `text` whose name
@@ -766,6 +1007,25 @@ mod tests {
             ]
             .map(String::from),
         );
+        // An option at the start, after a tab or a line break; a parameter's name with no `=`.
+        texts.extend(
+            ["--code c1", "a\t-key k2", "x\n--sig=s1", "code: c1 -32601", "{\"code\":-32601}", "key -k"]
+                .map(String::from),
+        );
+        // Beyond ASCII: white space before an option, a transcript's arrows, letters a rule
+        // ignoring case reads as ASCII.
+        texts.extend(
+            [
+                "\u{a0}--token x",
+                "x\u{2003}-key=v",
+                "\u{e9} token=v",
+                "← {\"code\":-32601} [auto -32601]",
+                "→ Set-Coo\u{212a}ie: a=1; Bearer x1",
+                "Authoriza\u{17f}ion: abc",
+                "ba\u{17f}ic QWxhZGRpbjpvcGVu \u{212a}EY=1",
+            ]
+            .map(String::from),
+        );
         // Longer than the stack's fold.
         texts.extend(names.iter().map(|n| format!("{} {n}=v1 x-{n}: v2", "a b_".repeat(100))));
         texts.push("a b_".repeat(100));
@@ -774,7 +1034,65 @@ mod tests {
         }
         // And they do spare them: plain JSON-RPC meets no rule.
         let plain = Hints::of(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow"}}"#);
-        assert!(!(plain.schemes || plain.members || plain.params || plain.urls), "{plain:?}");
+        assert_eq!(plain, Hints::NONE);
+    }
+
+    /// The hints' fold reads as an ASCII letter every character beyond ASCII a rule ignoring
+    /// case does, and no other.
+    #[test]
+    fn the_characters_beyond_ascii_read_as_letters_are_folded_to_them() {
+        let letter = rule("(?i)^[a-z]$");
+        let read_as_letters: Vec<char> = (0x80..=0x10ffff)
+            .filter_map(char::from_u32)
+            .filter(|c| letter.is_match(c.encode_utf8(&mut [0; 4])))
+            .collect();
+        assert_eq!(read_as_letters, FOLDED_TO_ASCII.map(|(c, _)| c));
+        for (c, to) in FOLDED_TO_ASCII {
+            assert!(rule(&format!("(?i)^{}$", char::from(to))).is_match(&c.to_string()), "{c}");
+            let mut out = [0u8; 16];
+            assert_eq!(fold(&format!("A_{c}é"), &mut out), [b'a', to, BEYOND_ASCII]);
+        }
+        let mut out = [0u8; 16];
+        assert_eq!(fold("A_é-b\0.C", &mut out), [b'a', BEYOND_ASCII, BEYOND_ASCII, b'b', BEYOND_ASCII, b'c']);
+        assert_eq!(fold("→ Ke", &mut out), [MAY_READ_AS_LETTER, BEYOND_ASCII, BEYOND_ASCII, b'k', b'e']);
+        assert_eq!(fold("→\u{212a}e", &mut out), [BEYOND_ASCII, b'k', b'e']);
+    }
+
+    /// A long text of many lines is searched line by line exactly as whole: shapes at a line's
+    /// start and end, a JSON value running over lines (plain and escaped), lines beyond ASCII,
+    /// CRLF, a text that starts with a line break.
+    #[test]
+    fn a_long_text_line_by_line_finds_what_the_whole_text_does() {
+        let tricky = [
+            "{\"jsonrpc\":\"2.0\",\"id\":3,\"error\":{\"code\":-32601,\"message\":\"Method not found\"}}",
+            "protocol_violations=0 late_responses=1 code=c0de1",
+            "note: the \"password\": \"abc",
+            "def\" ends here and \"apiKey\":\"k1\"",
+            r#"text \"token\": \"a"#,
+            r#"b\" and more"#,
+            "Authorization: Bearer",
+            "tok-en-1 Bearer abc123xyz",
+            "Cookie: a=1\r",
+            "x-api-key: k1",
+            "--token t1 and -key=v2",
+            "sig=s1&code=c2",
+            "see https://u:pw@h/ and https://a",
+            "b:c@d/",
+            "baſic abcdefgh12345678 K\u{212a}ey=v1",
+            "-",
+            "",
+        ];
+        let filler = "→ {\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\"}}";
+        let mut lines = vec![filler; LINE_BY_LINE / filler.len() + 1];
+        for (i, line) in tricky.iter().enumerate() {
+            lines.insert(i * 3, line);
+        }
+        for text in [lines.join("\n"), format!("\n{}", lines.join("\r\n")), format!("{}\n", tricky.join("\n"))] {
+            let text = if text.len() > LINE_BY_LINE { text } else { text.repeat(LINE_BY_LINE / text.len() + 1) };
+            let whole = shapes(&text, Hints::ALL);
+            assert_eq!(found_in(&text), whole);
+            assert!(whole.len() > 10, "{whole:?}");
+        }
     }
 
     #[test]

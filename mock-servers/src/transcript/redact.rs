@@ -18,7 +18,7 @@
 //!   server that echoes an API key in a sentence). The mock itself already records
 //!   Authorization values as `<redacted:N>`.
 
-use crate::secrets::{Found, Plain, Policy, looks_like_credential};
+use crate::secrets::{Found, Plain, Policy, is_secret_member, looks_like_credential};
 use mcp_scenario::payload::META_SUBSCRIPTION_ID;
 use mcp_scenario::wire::{Field, WireEvent};
 use serde_json::Value;
@@ -141,7 +141,7 @@ impl Redactor {
     /// not be read back.
     pub fn event(&self, e: &WireEvent) -> WireEvent {
         let kind = e.kind();
-        if self.text(kind) != kind {
+        if self.policy.masked(&self.replaced(kind), &mut Plain) != kind {
             // Never reached for events the mock writes; if it were, nothing unredacted leaks.
             return WireEvent::Note { t_us: 0, text: "(an event that could not be redacted is left out)".into() };
         }
@@ -223,6 +223,71 @@ impl Redactor {
         v
     }
 
+    /// [`Redactor::json`] printed as compact JSON (what a transcript line shows), written
+    /// straight from `v`: the same text, without the copy of the message that `json` edits
+    /// and without printing that copy through `Display` (together a third of rendering a
+    /// long run). Each value goes the way `json` takes it: in normal form where `json` puts
+    /// one ([`Place`]), the literal replacements, then the policy (a secret member's text
+    /// masked, any other text searched for shapes).
+    pub fn json_text(&self, v: &Value) -> String {
+        let mut out = Vec::with_capacity(128);
+        let place = if v.is_object() { Place::Message } else { Place::Elsewhere };
+        self.print(v, place, &mut out);
+        // serde_json writes UTF-8 only: the lossy branch is never taken.
+        String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+
+    /// Writes `v`, at `place` in a message, as [`Redactor::json`] leaves it.
+    fn print(&self, v: &Value, place: Place, out: &mut Vec<u8>) {
+        match v {
+            Value::String(s) => put(out, self.policy.masked(&self.replaced(s), &mut Plain).as_ref()),
+            Value::Array(items) => put_items(out, items, |item, out| self.print(item, Place::Elsewhere, out)),
+            Value::Object(map) => {
+                out.push(b'{');
+                for (i, (key, value)) in map.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    put(out, key.as_str());
+                    out.push(b':');
+                    let normal = self.normal_form(place, key, value);
+                    let value = normal.as_ref().unwrap_or(value);
+                    if is_secret_member(key) {
+                        self.print_member(key, value, place.of_member(key), out);
+                    } else {
+                        self.print(value, place.of_member(key), out);
+                    }
+                }
+                out.push(b'}');
+            }
+            other => put(out, other),
+        }
+    }
+
+    /// Writes the value of secret member `key` as the policy leaves it.
+    fn print_member(&self, key: &str, v: &Value, place: Place, out: &mut Vec<u8>) {
+        match v {
+            Value::String(s) => put(out, self.policy.member_text(key, &self.replaced(s), &mut Plain).as_ref()),
+            Value::Array(items) => {
+                put_items(out, items, |item, out| self.print_member(key, item, Place::Elsewhere, out))
+            }
+            Value::Object(_) => self.print(v, place, out),
+            other => put(out, other),
+        }
+    }
+
+    /// What [`Redactor::json`] puts in place of member `key` of an object at `place`, if
+    /// anything: a request id's normal form, the client's version masked.
+    fn normal_form(&self, place: Place, key: &str, value: &Value) -> Option<Value> {
+        match (place, key) {
+            (Place::Message, "id") | (Place::Params, "requestId") | (Place::Meta, META_SUBSCRIPTION_ID) => {
+                Some(self.id(value))
+            }
+            (Place::ClientInfo, "version") => Some(Value::from("<version>")),
+            _ => None,
+        }
+    }
+
     /// A notification's or a result's `_meta` subscription id in normal form (it is the
     /// id of the listen request that opened the subscription, 2026-07-28); returns it.
     pub fn subscription_id(&self, params: &mut Value) -> Option<Value> {
@@ -257,6 +322,50 @@ impl Redactor {
     fn id(&self, id: &Value) -> Value {
         self.ids.get(&id.to_string()).cloned().unwrap_or_else(|| id.clone())
     }
+}
+
+/// Where a value sits in a JSON-RPC message, as far as [`Redactor::json`] puts a member of
+/// it in normal form: the message, its `params` or `result`, their `_meta`, the client's
+/// `clientInfo`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Message,
+    Params,
+    Result,
+    Meta,
+    ClientInfo,
+    Elsewhere,
+}
+
+impl Place {
+    /// The place of member `key` of an object at `self`.
+    fn of_member(self, key: &str) -> Place {
+        match (self, key) {
+            (Place::Message, "params") => Place::Params,
+            (Place::Message, "result") => Place::Result,
+            (Place::Params | Place::Result, "_meta") => Place::Meta,
+            (Place::Params, "clientInfo") => Place::ClientInfo,
+            _ => Place::Elsewhere,
+        }
+    }
+}
+
+/// Appends `v` as compact JSON, as `Value`'s `Display` prints it (writing to a `Vec` cannot
+/// fail).
+fn put(out: &mut Vec<u8>, v: &(impl serde::Serialize + ?Sized)) {
+    let _ = serde_json::to_writer(out, v);
+}
+
+/// Appends `items` as a JSON array, each written by `item`.
+fn put_items(out: &mut Vec<u8>, items: &[Value], mut item: impl FnMut(&Value, &mut Vec<u8>)) {
+    out.push(b'[');
+    for (i, v) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        item(v, out);
+    }
+    out.push(b']');
 }
 
 /// The secret values the policy finds in a run's wire (headers, JSON members, text), so that
@@ -298,6 +407,7 @@ impl KnownSecrets {
 mod tests {
     use super::*;
     use mcp_scenario::wire::Recorded;
+    use serde_json::json;
 
     #[test]
     fn redacts_bearer_tokens() {
@@ -475,6 +585,47 @@ mod tests {
         varied_events().iter().for_each(|e| known.learn(e));
         assert_eq!(known.0, from_json);
         assert!(known.0.len() >= 4, "{:?}", known.0);
+    }
+
+    /// Messages that meet every rule of [`Redactor::json`]: request ids in every place it
+    /// renumbers them (and the same names where it does not), the client's version, secret
+    /// members holding text, arrays, objects, masks and numbers, an Authorization member,
+    /// ports and session ids, escapes, text beyond ASCII, roots that are no object.
+    #[test]
+    fn json_text_prints_what_json_makes() {
+        let mut r = Redactor::for_run(varied_events().iter(), Path::new("/tmp/run-x"));
+        let sid = META_SUBSCRIPTION_ID;
+        let messages = [
+            json!({"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen", "params": {}}),
+            json!({"jsonrpc": "2.0", "id": "s3ss10n-A", "method": "tools/call", "params": {"name": "x"}}),
+            json!({"id": 7, "result": {"_meta": {sid: 7, "other": 7}, "id": 7}}),
+            json!({"method": "notifications/cancelled", "params": {"requestId": "s3ss10n-A", "reason": "Bearer Tok.Tok-99"}}),
+            json!({"method": "m", "params": {"_meta": {sid: "s3ss10n-A"}, "requestId": 99, "id": 7}}),
+            json!({"method": "m", "params": [{"requestId": 7, "_meta": {sid: 7}}], "result": "x"}),
+            json!({"method": "initialize", "params": {"clientInfo": {"name": "c", "version": {"deep": 1}}, "version": "9"}}),
+            json!({"params": {"clientInfo": "v"}, "result": {"clientInfo": {"version": "1"}, "_meta": [1]}}),
+            json!({"params": {"arguments": {"apiKey": ["KEYKEY77", {"note": "x", "token": 5}, null, "<redacted:3>"],
+                "Authorization": "Basic dXNlcjpwYXNz", "password": {"inner": "pw", "client_secret": ["s"]},
+                "access_token": "<redacted>", "n": -1.5e300, "t": true, "z": null,
+                "url": "http://127.0.0.1:4242/x?api_key=k9 /tmp/run-x/conn-1",
+                "esc": "quote \" back \\ nl \n tab \t \u{1} \u{e9}\u{1f600}"}}}),
+            json!({"id": {"nested": 7}, "params": null}),
+            json!({"\u{e9}k\"ey": "v", "": ""}),
+            json!([{"id": 7, "method": "m"}, {"id": "s3ss10n-A"}]),
+            json!("Bearer abc.def-123 KEYKEY77"),
+            json!(12345678901234567890u64),
+            json!(null),
+            json!({}),
+            json!([]),
+        ];
+        for m in &messages {
+            r.learn_request_ids(m);
+        }
+        for m in &messages {
+            assert_eq!(r.json_text(m), r.json(m).to_string(), "{m}");
+        }
+        // And they do differ from the message: the rules were met.
+        assert!(messages.iter().filter(|m| r.json_text(m) != m.to_string()).count() >= 8);
     }
 
     #[test]

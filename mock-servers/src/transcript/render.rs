@@ -105,7 +105,7 @@ pub fn transcript(
     for step in &outcome.steps {
         let status = match step.status {
             StepStatus::Ok => match &step.result {
-                Some(r) => format!("ok {}", shorten(&redactor.json(r).to_string())),
+                Some(r) => format!("ok {}", shorten(&redactor.json_text(r))),
                 None => "ok".into(),
             },
             StepStatus::Error => format!("error: {}", step.error.as_deref().unwrap_or("")),
@@ -256,7 +256,7 @@ fn json_bodies(events: Vec<WireEvent>, redactor: &Redactor) -> Vec<WireEvent> {
             WireEvent::StreamWrite { t_us, exchange, bytes, why } => {
                 let json = bytes.whole_text().and_then(|t| serde_json::from_str::<Value>(t).ok());
                 let bytes = match json.filter(|v| v.is_object() || v.is_array()) {
-                    Some(v) => Recorded::of(redactor.json(&v).to_string().as_bytes()),
+                    Some(v) => Recorded::of(redactor.json_text(&v).as_bytes()),
                     None => bytes,
                 };
                 WireEvent::StreamWrite { t_us, exchange, bytes, why }
@@ -296,7 +296,7 @@ fn http_line(e: &WireEvent, redactor: &mut Redactor) -> Option<String> {
             match (json, body) {
                 (Some(v), _) => {
                     redactor.learn_request_ids(v);
-                    let _ = write!(line, "\n    {}", shorten(&redactor.json(v).to_string()));
+                    let _ = write!(line, "\n    {}", shorten(&redactor.json_text(v)));
                 }
                 (None, Some(b)) => {
                     let _ = write!(line, "\n    (not JSON) {}", show(b, redactor));
@@ -312,7 +312,7 @@ fn http_line(e: &WireEvent, redactor: &mut Redactor) -> Option<String> {
             let mut line = format!("← #{x} {status}{hs}  ({why})");
             if let Some(b) = body {
                 let shown = match b.whole_text().map(serde_json::from_str::<Value>) {
-                    Some(Ok(v)) => shorten(&redactor.json(&v).to_string()),
+                    Some(Ok(v)) => shorten(&redactor.json_text(&v)),
                     _ => show(b, redactor),
                 };
                 let _ = write!(line, "\n    {shown}");
@@ -344,7 +344,7 @@ fn sse_text(text: &str, redactor: &Redactor) -> String {
         match body.strip_prefix("data: ").map(serde_json::from_str::<Value>) {
             Some(Ok(v)) if v.is_object() => {
                 out.push_str("data: ");
-                out.push_str(&redactor.json(&v).to_string());
+                out.push_str(&redactor.json_text(&v));
                 out.push_str(&escape(ending.as_bytes()));
             }
             _ => out.push_str(&escape(redactor.text(piece).as_bytes())),
@@ -368,7 +368,7 @@ fn event_line(e: &WireEvent, redactor: &mut Redactor) -> Option<String> {
             let body = match json {
                 Some(v) => {
                     redactor.learn_request_ids(v);
-                    shorten(&redactor.json(v).to_string())
+                    shorten(&redactor.json_text(v))
                 }
                 None => format!("(not JSON) {}", show(bytes, redactor)),
             };
@@ -405,7 +405,7 @@ fn server_text(text: &str, redactor: &Redactor) -> String {
         match serde_json::from_str::<Value>(body) {
             Ok(v) if v.is_object() && piece.ends_with('\n') => {
                 let ending = if piece.ends_with("\r\n") { "\\r\\n" } else { "\\n" };
-                parts.push(format!("{}{ending}", shorten(&redactor.json(&v).to_string())));
+                parts.push(format!("{}{ending}", shorten(&redactor.json_text(&v))));
             }
             _ => parts.push(shorten(&escape(redactor.text(piece).as_bytes()))),
         }
