@@ -451,8 +451,7 @@ fn finish(
         c.message = redactor.text(&c.message);
     }
     result.reason = result.reason.as_deref().map(|r| redactor.text(r));
-    result.wire =
-        transcript.connections().iter().map(|c| c.recorded().iter().map(|e| redactor.event(e)).collect()).collect();
+    result.wire = transcript.into_redacted_wire(&redactor);
     result.client = outcome.process.take();
     // A step's error quotes what the client met (a URL with the run's real port, a token):
     // the reports show it as the transcript does.

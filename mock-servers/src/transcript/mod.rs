@@ -69,17 +69,18 @@ pub fn count_sent<'a>(
 pub struct Connection {
     number: usize,
     recorded: Vec<WireEvent>,
-    view: Vec<WireEvent>,
-    /// For each event of `view`, the index of the record it comes from.
-    view_origin: Vec<usize>,
+    /// The JSON-RPC view of HTTP records, with, for each of its events, the index of the
+    /// record it comes from; `None` when the view is the record itself (a record of no HTTP
+    /// exchange, every stdio one: no copy of each event).
+    view: Option<(Vec<WireEvent>, Vec<usize>)>,
     upstream: usize,
 }
 
 impl Connection {
     /// A connection's records, numbered from 1.
     pub fn new(number: usize, recorded: Vec<WireEvent>) -> Self {
-        let (view, view_origin) = message_view(&recorded);
-        Connection { number, recorded, view, view_origin, upstream: 1 }
+        let view = message_view(&recorded);
+        Connection { number, recorded, view, upstream: 1 }
     }
 
     /// Which mock served it: 1, or 2 for nginx's second upstream (`via: nginx:
@@ -111,19 +112,22 @@ impl Connection {
     /// `FromClient` (POST bodies) and `ToClient` (JSON bodies, SSE `data:` lines, refusals)
     /// events, in wire order. What checks read.
     pub fn events(&self) -> &[WireEvent] {
-        &self.view
+        self.view.as_ref().map_or(&self.recorded, |(view, _)| view)
     }
 
     /// The index in [`Connection::recorded`] of the record that [`Connection::events`]'
     /// `view_index`-th event comes from (an HTTP request for the message its body carries):
     /// how a verdict points at the event a report draws.
     pub fn recorded_index(&self, view_index: usize) -> Option<usize> {
-        self.view_origin.get(view_index).copied()
+        match &self.view {
+            Some((_, origin)) => origin.get(view_index).copied(),
+            None => (view_index < self.recorded.len()).then_some(view_index),
+        }
     }
 
     /// The client's JSON messages on this connection, in wire order.
     pub fn client_messages(&self) -> impl Iterator<Item = &Value> {
-        self.view.iter().filter_map(WireEvent::client_message)
+        self.events().iter().filter_map(WireEvent::client_message)
     }
 
     /// The session id the mock issued on this connection (its first response carrying
@@ -238,6 +242,13 @@ impl Transcript {
         Redactor::for_run(self.connections.iter().flat_map(Connection::recorded), run_dir)
     }
 
+    /// Every connection's record, in connection order, as the reports carry it
+    /// ([`Redactor::event`] on each event), made of the transcript's own events rather than
+    /// copies: the last use of a run's transcript.
+    pub fn into_redacted_wire(self, redactor: &Redactor) -> Vec<Vec<WireEvent>> {
+        self.connections.into_iter().map(|c| c.recorded.into_iter().map(|e| redactor.redacted(e)).collect()).collect()
+    }
+
     /// The pids the mock recorded as it started serving each connection.
     pub fn mock_pids(&self) -> impl Iterator<Item = u32> {
         self.connections.iter().flat_map(|c| c.recorded()).filter_map(WireEvent::started_pid)
@@ -251,8 +262,13 @@ impl Transcript {
 /// JSON-RPC view (their records are rendered as they are). A POST refused with a non-2xx
 /// status ends its request's life on the wire (the client may re-send it with the same id,
 /// e.g. after an auth refresh), so the refusal is viewed as a `ToClient` error for that id
-/// (and a body it came with is not viewed).
-fn message_view(events: &[WireEvent]) -> (Vec<WireEvent>, Vec<usize>) {
+/// (and a body it came with is not viewed). `None` when the view would be the events
+/// themselves: a record of no HTTP exchange.
+fn message_view(events: &[WireEvent]) -> Option<(Vec<WireEvent>, Vec<usize>)> {
+    // Only an HTTP exchange's events carry messages or refusals to add.
+    if !events.iter().any(|e| e.exchange().is_some()) {
+        return None;
+    }
     let mut out = Vec::with_capacity(events.len());
     let mut origin = Vec::with_capacity(events.len());
     let mut request_ids: HashMap<u64, Value> = HashMap::new();
@@ -280,13 +296,14 @@ fn message_view(events: &[WireEvent]) -> (Vec<WireEvent>, Vec<usize>) {
         }
         origin.resize(out.len(), i);
     }
-    (out, origin)
+    Some((out, origin))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+    use std::path::Path;
 
     #[test]
     fn messages_across_processes_are_ordered_by_the_mocks_clocks() {
@@ -344,6 +361,51 @@ mod tests {
         assert_eq!(c.client_messages().collect::<Vec<_>>(), [&json]);
         assert!(matches!(c.events().last(), Some(WireEvent::ToClient { why, .. }) if why == "refused"));
         assert_eq!(c.recorded().len(), 2);
+        assert_eq!((c.events().len(), c.recorded_index(1), c.recorded_index(3)), (4, Some(0), Some(1)));
         assert!(t.connection(0).is_none() && t.connection(2).is_none());
+    }
+
+    #[test]
+    fn the_redacted_wire_is_each_recorded_event_redacted() {
+        let mut headers = BTreeMap::new();
+        headers.insert("authorization".to_string(), "Bearer tok-SECRET-42".to_string());
+        let request = WireEvent::HttpRequest {
+            t_us: 1,
+            exchange: 1,
+            http_method: "POST".into(),
+            path: "/mcp".into(),
+            headers,
+            body: None,
+            json: Some(
+                serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": {"apiKey": "k-SECRET-42"}}),
+            ),
+        };
+        let stdio = vec![
+            WireEvent::Listening { port: 4242 },
+            WireEvent::written_to_client(2, r#"{"note":"127.0.0.1:4242 k-SECRET-42"}"#, "reply"),
+        ];
+        let t = Transcript::new(vec![vec![request], stdio]);
+        let redactor = t.redactor(Path::new("/nowhere"));
+        let each: Vec<Vec<WireEvent>> =
+            t.connections().iter().map(|c| c.recorded().iter().map(|e| redactor.event(e)).collect()).collect();
+        let wire = t.into_redacted_wire(&redactor);
+        assert_eq!(wire, each);
+        let shown = format!("{wire:?}");
+        assert!(!shown.contains("SECRET") && !shown.contains("127.0.0.1:4242"), "{shown}");
+    }
+
+    #[test]
+    fn a_record_of_no_http_exchange_is_its_own_view() {
+        let line = |t_us: u64| WireEvent::FromClient {
+            t_us,
+            bytes: mcp_scenario::wire::Recorded::of(b"{}"),
+            json: Some(serde_json::json!({})),
+            terminated: true,
+        };
+        let recorded = vec![line(1), WireEvent::written_to_client(2, "{}", "reply"), line(3)];
+        let t = Transcript::new(vec![recorded.clone()]);
+        let c = t.connection(1).expect("one connection");
+        assert_eq!((c.events(), c.recorded()), (recorded.as_slice(), recorded.as_slice()));
+        assert_eq!((c.recorded_index(2), c.recorded_index(3)), (Some(2), None));
     }
 }

@@ -140,12 +140,17 @@ impl Redactor {
     /// JSON reads back absent, and an event whose name the replacements would change could
     /// not be read back.
     pub fn event(&self, e: &WireEvent) -> WireEvent {
+        self.redacted(e.clone())
+    }
+
+    /// [`Redactor::event`], editing the event it is given rather than a copy
+    /// ([`super::Transcript::into_redacted_wire`]).
+    pub fn redacted(&self, mut e: WireEvent) -> WireEvent {
         let kind = e.kind();
         if self.policy.masked(&self.replaced(kind), &mut Plain) != kind {
             // Never reached for events the mock writes; if it were, nothing unredacted leaks.
             return WireEvent::Note { t_us: 0, text: "(an event that could not be redacted is left out)".into() };
         }
-        let mut e = e.clone();
         e.edit_fields(|field| match field {
             Field::Text(s) => *s = self.text(s),
             Field::Header { name, value } => *value = self.header(name, value),
