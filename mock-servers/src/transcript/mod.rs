@@ -305,6 +305,19 @@ mod tests {
     use std::collections::BTreeMap;
     use std::path::Path;
 
+    /// A POST to `/mcp` carrying `json`, as the HTTP mock records it.
+    fn post(headers: BTreeMap<String, String>, json: Value) -> WireEvent {
+        WireEvent::HttpRequest {
+            t_us: 1,
+            exchange: 1,
+            http_method: "POST".into(),
+            path: "/mcp".into(),
+            headers,
+            body: None,
+            json: Some(json),
+        }
+    }
+
     #[test]
     fn messages_across_processes_are_ordered_by_the_mocks_clocks() {
         let from = |t_us: u64, method: &str| WireEvent::FromClient {
@@ -338,15 +351,7 @@ mod tests {
     #[test]
     fn http_records_are_viewed_as_messages() {
         let json = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}});
-        let request = WireEvent::HttpRequest {
-            t_us: 1,
-            exchange: 1,
-            http_method: "POST".into(),
-            path: "/mcp".into(),
-            headers: BTreeMap::new(),
-            body: None,
-            json: Some(json.clone()),
-        };
+        let request = post(BTreeMap::new(), json.clone());
         let refused = WireEvent::HttpResponse {
             t_us: 2,
             exchange: 1,
@@ -369,17 +374,8 @@ mod tests {
     fn the_redacted_wire_is_each_recorded_event_redacted() {
         let mut headers = BTreeMap::new();
         headers.insert("authorization".to_string(), "Bearer tok-SECRET-42".to_string());
-        let request = WireEvent::HttpRequest {
-            t_us: 1,
-            exchange: 1,
-            http_method: "POST".into(),
-            path: "/mcp".into(),
-            headers,
-            body: None,
-            json: Some(
-                serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": {"apiKey": "k-SECRET-42"}}),
-            ),
-        };
+        let json = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": {"apiKey": "k-SECRET-42"}});
+        let request = post(headers, json);
         let stdio = vec![
             WireEvent::Listening { port: 4242 },
             WireEvent::written_to_client(2, r#"{"note":"127.0.0.1:4242 k-SECRET-42"}"#, "reply"),
