@@ -623,6 +623,17 @@ mod tests {
 
     use crate::checks::testing::ok_step as ok;
 
+    #[test]
+    fn an_end_of_stdin_or_a_signal_is_the_clients_unless_the_harness_killed_it() {
+        let eof = WireEvent::StdinEof { t_us: 1, parent_exiting: false };
+        let sigterm = WireEvent::Signal { t_us: 1, name: "SIGTERM".into(), ignored: false };
+        assert!(from_client(&eof, false) && from_client(&sigterm, false));
+        // Killing the client at the run deadline closes the mock's stdin too: not the client's.
+        assert!(!from_client(&eof, true) && !from_client(&sigterm, true));
+        assert!(from_client(&line(), true), "a message is the client's however it ended");
+        assert!(!from_client(&WireEvent::written_to_client(1, "{}", "reply"), false));
+    }
+
     fn message(method: &str) -> WireEvent {
         let json = serde_json::json!({"jsonrpc": "2.0", "id": 9, "method": method});
         WireEvent::FromClient { t_us: 0, bytes: Recorded::of(b"{}"), json: Some(json), terminated: true }
