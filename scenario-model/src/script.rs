@@ -144,37 +144,38 @@ pub enum ServerStep {
     SubscriptionNotify(step::SubscriptionNotify),
 }
 
-/// Declares a step that answers an HTTP request with a head of its own (`respond`,
-/// `open_stream`, `expect_get`): its own fields, then `headers`, the extra response headers
-/// every such answer takes alike. A macro for the reason `split_writes!` is one.
-macro_rules! http_answer {
-    ($(#[$attr:meta])* pub struct $name:ident { $($fields:tt)* }) => {
-        $(#[$attr])*
-        pub struct $name {
-            $($fields)*
+/// Declares a step with the fields every op of its kind takes alike, after its own:
+/// - `http_answer:` a step that answers an HTTP request with a head of its own (`respond`,
+///   `open_stream`, `expect_get`) takes `headers`, the extra response headers;
+/// - `split_writes:` a step that writes bytes (`reply`, `send`, `raw_response`) takes `chunks`
+///   and `chunk_delay_ms`, which split those bytes into several writes the same way.
+///
+/// A macro rather than a `#[serde(flatten)]` struct: flattening would lose
+/// `deny_unknown_fields`, and with it the loader's refusal of a misspelled field.
+macro_rules! step_with {
+    (http_answer: $($step:tt)*) => {
+        step_with! { @append {
             /// Extra response headers, e.g. `{Location: "/mcp2"}`; one named like a header the
             /// mock sets itself (`content-type`, `cache-control`) replaces it.
             #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
             pub headers: BTreeMap<String, String>,
-        }
+        } $($step)* }
     };
-}
-
-/// Declares a step that writes bytes: its own fields, then `chunks` and `chunk_delay_ms`,
-/// which split those bytes into several writes the same way for every such op (`reply`,
-/// `send`, `raw_response`). A macro rather than a `#[serde(flatten)]` struct: flattening
-/// would lose `deny_unknown_fields`, and with it the loader's refusal of a misspelled field.
-macro_rules! split_writes {
-    ($(#[$attr:meta])* pub struct $name:ident { $($fields:tt)* }) => {
-        $(#[$attr])*
-        pub struct $name {
-            $($fields)*
+    (split_writes: $($step:tt)*) => {
+        step_with! { @append {
             /// Split the bytes into writes of these sizes (the rest goes in a last write).
             #[serde(default, skip_serializing_if = "Vec::is_empty")]
             pub chunks: Vec<usize>,
             /// Delay between split writes, in ms.
             #[serde(default)]
             pub chunk_delay_ms: u64,
+        } $($step)* }
+    };
+    (@append { $($shared:tt)* } $(#[$attr:meta])* pub struct $name:ident { $($fields:tt)* }) => {
+        $(#[$attr])*
+        pub struct $name {
+            $($fields)*
+            $($shared)*
         }
     };
 }
@@ -263,7 +264,7 @@ pub mod step {
         pub label: Option<String>,
     }
 
-    split_writes! {
+    step_with! { split_writes:
     /// `op: reply` (see [`ServerStep::Reply`](super::ServerStep::Reply)).
     #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -285,7 +286,7 @@ pub mod step {
     }
     }
 
-    split_writes! {
+    step_with! { split_writes:
     /// `op: send` (see [`ServerStep::Send`](super::ServerStep::Send)).
     #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -405,7 +406,7 @@ pub mod step {
     #[serde(deny_unknown_fields)]
     pub struct NewConnection {}
 
-    http_answer! {
+    step_with! { http_answer:
     /// `op: respond` (see [`ServerStep::Respond`](super::ServerStep::Respond)).
     #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -433,7 +434,7 @@ pub mod step {
     }
     }
 
-    split_writes! {
+    step_with! { split_writes:
     /// `op: raw_response` (see [`ServerStep::RawResponse`](super::ServerStep::RawResponse)).
     #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -453,7 +454,7 @@ pub mod step {
     }
     }
 
-    http_answer! {
+    step_with! { http_answer:
     /// `op: open_stream` (see [`ServerStep::OpenStream`](super::ServerStep::OpenStream)).
     #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -515,7 +516,7 @@ pub mod step {
         pub partial: Option<String>,
     }
 
-    http_answer! {
+    step_with! { http_answer:
     /// `op: expect_get` (see [`ServerStep::ExpectGet`](super::ServerStep::ExpectGet)).
     #[skip_serializing_none]
     #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
