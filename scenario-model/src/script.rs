@@ -66,6 +66,9 @@ pub enum ServerStep {
     Stall(step::Stall),
     /// Stop reading stdin, so the client's writes eventually block.
     StopReading(step::StopReading),
+    /// After `stop_reading`: wait until the client writes to stdin (or closes it). What it
+    /// wrote stays unread: the mock only learns that it is there.
+    ExpectWrite(step::ExpectWrite),
     /// Close stdin (the read end of the client's pipe) and keep running: the client's later
     /// writes fail at once (EPIPE). The mock no longer sees stdin EOF, so after its script
     /// it waits for a signal (the client's close sequence).
@@ -369,6 +372,11 @@ pub mod step {
     #[derive(Debug, Clone, Serialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     pub struct StopReading {}
+
+    /// `op: expect_write` (see [`ServerStep::ExpectWrite`](super::ServerStep::ExpectWrite)).
+    #[derive(Debug, Clone, Serialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct ExpectWrite {}
 
     /// `op: close_stdin` (see [`ServerStep::CloseStdin`](super::ServerStep::CloseStdin)).
     #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -839,6 +847,7 @@ pub mod step {
     no_fields! {
         Stall => "stall",
         StopReading => "stop_reading",
+        ExpectWrite => "expect_write",
         CloseStdin => "close_stdin",
         IgnoreSigterm => "ignore_sigterm",
         IgnoreStdinEof => "ignore_stdin_eof",

@@ -583,6 +583,7 @@ pub fn waits_for_client(step: &ServerStep) -> bool {
         | ServerStep::Expect(_)
         | ServerStep::ExpectResponse(_)
         | ServerStep::ExpectEof(_)
+        | ServerStep::ExpectWrite(_)
         | ServerStep::ExpectDelete(_) => true,
         ServerStep::ExpectGet(g) => !g.optional,
         _ => false,

@@ -73,6 +73,7 @@ ops! {
     Delay => delay,
     Stall => stall,
     StopReading => stop_reading,
+    ExpectWrite => expect_write,
     CloseStdin => close_stdin,
     IgnoreSigterm => ignore_sigterm,
     IgnoreStdinEof => ignore_stdin_eof,

@@ -81,6 +81,8 @@ pub struct Validation<'a> {
     answering: bool,
     /// An earlier `authorization_server` installs the mock's authorization server.
     oauth: bool,
+    /// An earlier `stop_reading` on this connection: the mock reads stdin no more.
+    stopped_reading: bool,
 }
 
 impl<'a> Validation<'a> {
@@ -94,6 +96,7 @@ impl<'a> Validation<'a> {
             gets: Vec::new(),
             answering: false,
             oauth: false,
+            stopped_reading: false,
         }
     }
 
@@ -148,6 +151,17 @@ impl<'a> Validation<'a> {
     pub fn new_connection(&mut self) {
         self.answering = false;
         self.gets.clear();
+        self.stopped_reading = false;
+    }
+
+    /// Records a `stop_reading` step.
+    pub fn stops_reading(&mut self) {
+        self.stopped_reading = true;
+    }
+
+    /// Whether an earlier `stop_reading` on this connection stopped the mock reading stdin.
+    pub fn stopped_reading(&self) -> bool {
+        self.stopped_reading
     }
 
     /// Whether an earlier `expect` on this connection waits for a request.

@@ -28,6 +28,7 @@ const EVERY_OP: &str = r#"
   ms: 1
 - op: stall
 - op: stop_reading
+- op: expect_write
 - op: close_stdin
 - op: ignore_sigterm
 - op: ignore_stdin_eof
@@ -112,7 +113,7 @@ fn transports_are_written_once_per_op() {
     let only = |t: Transports| steps.iter().filter(|s| op(s).about().transports == t).map(name).collect::<Vec<_>>();
     assert_eq!(
         only(Transports::STDIO),
-        ["stderr", "stop_reading", "close_stdin", "ignore_sigterm", "ignore_stdin_eof", "expect_eof"]
+        ["stderr", "stop_reading", "expect_write", "close_stdin", "ignore_sigterm", "ignore_stdin_eof", "expect_eof"]
     );
     assert_eq!(
         only(Transports::HTTP),
@@ -212,6 +213,23 @@ const CASES: &[(&str, &str, &str, Option<&str>)] = &[
             "s.yaml:8:5: server step 1: op `stop_reading` only means something over stdio; this scenario does not run over stdio",
         ),
     ),
+    (
+        "expect_write_without_stop_reading",
+        "stdio",
+        "  - op: expect_write\n",
+        Some(
+            "s.yaml:8:5: server step 1: op `expect_write` waits for bytes the mock leaves unread, so it needs an earlier `stop_reading` on this connection (to wait for a message the mock reads, write `expect` with its method)",
+        ),
+    ),
+    (
+        "expect_write_on_the_next_connection",
+        "stdio",
+        "  - op: stop_reading\n  - op: new_connection\n  - op: expect_write\n",
+        Some(
+            "s.yaml:10:5: server step 3: op `expect_write` waits for bytes the mock leaves unread, so it needs an earlier `stop_reading` on this connection (to wait for a message the mock reads, write `expect` with its method)",
+        ),
+    ),
+    ("expect_write_ok", "stdio", "  - op: stop_reading\n  - op: expect_write\n", None),
     (
         "ignore_sigterm_http",
         "legacy",

@@ -341,12 +341,15 @@ fn read_lines(mock: &Mock, mut reader: input::LineReader, runtime: &tokio::runti
     let mut line: Vec<u8> = Vec::new();
     loop {
         if !mock.reading.load(Ordering::SeqCst) {
-            // `stop_reading`: leave the pipe full so the client's writes block.
-            loop {
-                std::thread::park();
-            }
+            return leave_unread(mock, reader, &mut buf);
         }
         let n = match reader.read(&mut buf) {
+            input::Read::Data(_) | input::Read::Eof if !mock.reading.load(Ordering::SeqCst) => {
+                // `stop_reading` came while this read waited: what it returned came after
+                // it, so it stays unread (handled, it would depend on which thread ran first).
+                mock.saw_unread_write();
+                park()
+            }
             input::Read::Data(n) => n,
             input::Read::Eof => break,
             input::Read::Closing => return StdinEnded::Closed,
@@ -371,6 +374,26 @@ fn read_lines(mock: &Mock, mut reader: input::LineReader, runtime: &tokio::runti
     mock.stdin_gone();
     mock.saw_eof();
     StdinEnded::Eof
+}
+
+/// After `stop_reading`: one read, to learn that the client wrote (or closed stdin) for
+/// `expect_write`; what it returned stays unread and nothing more is read, so the client's
+/// writes block once the pipe is full.
+fn leave_unread(mock: &Mock, mut reader: input::LineReader, buf: &mut [u8]) -> StdinEnded {
+    match reader.read(buf) {
+        input::Read::Closing => StdinEnded::Closed,
+        input::Read::Data(_) | input::Read::Eof => {
+            mock.saw_unread_write();
+            park()
+        }
+    }
+}
+
+/// The reader thread, done reading for good, waits for the process to end.
+fn park() -> ! {
+    loop {
+        std::thread::park();
+    }
 }
 
 async fn watch_shutdown(mock: Arc<Mock>, mut shutdown: Shutdown) {

@@ -133,6 +133,9 @@ pub struct Mock {
     parent: crate::parent::Parent,
     /// False after `stop_reading`.
     pub reading: AtomicBool,
+    /// After `stop_reading`, the client wrote (or closed stdin): bytes the mock left unread.
+    written: AtomicBool,
+    written_seen: Notify,
     /// `close_stdin` asks the stdin reader to drop stdin.
     close_stdin: Notify,
     /// Stdin is gone: closed by `close_stdin`, or at EOF.
@@ -181,6 +184,8 @@ impl Mock {
             eof_seen: Notify::new(),
             parent: crate::parent::Parent::now(),
             reading: AtomicBool::new(true),
+            written: AtomicBool::new(false),
+            written_seen: Notify::new(),
             close_stdin: Notify::new(),
             stdin_gone: AtomicBool::new(false),
             stdin_gone_changed: Notify::new(),
@@ -366,6 +371,13 @@ impl Mock {
         self.eof_seen.notify_waiters();
     }
 
+    /// The stdin reader, no longer reading, found the client's bytes (or its close) there:
+    /// what `expect_write` waits for.
+    pub fn saw_unread_write(&self) {
+        self.written.store(true, Ordering::SeqCst);
+        self.written_seen.notify_waiters();
+    }
+
     fn wait_for(&self, what: Waiting) {
         *lock(&self.waiting) = Some(what);
         self.progress.notify_waiters();
@@ -482,6 +494,17 @@ impl<'a> StdioRun<'a> {
         loop {
             let notified = self.mock.eof_seen.notified();
             if self.mock.eof.load(Ordering::SeqCst) {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Waits until the client writes to stdin (or closes it) after `stop_reading`.
+    pub async fn unread_write(&self) {
+        loop {
+            let notified = self.mock.written_seen.notified();
+            if self.mock.written.load(Ordering::SeqCst) {
                 return;
             }
             notified.await;

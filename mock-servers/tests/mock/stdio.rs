@@ -1,7 +1,7 @@
 //! The stdio mock in-process, on duplex pipes: replies and their corruptions, raw bytes and
 //! chunking, stderr, server-to-client requests, stdin EOF, signals, exits and deadlines.
 
-use crate::support::{Stdio, head, request};
+use crate::support::{Stdio, head, init, request};
 use mcp_mock::ExitReason;
 use mcp_scenario::WireEvent;
 use nix::sys::signal::Signal;
@@ -212,6 +212,34 @@ async fn ignore_stdin_eof_then_expect_eof_then_exit() {
     let (reason, run) = m.ended().await;
     assert_eq!(reason, ExitReason::code(7, "script"));
     assert!(matches!(run.last(), Some(WireEvent::Exit { code: Some(7), signal: None, .. })), "{run:?}");
+}
+
+/// A client's first line; `expect_write` waits for it however late it comes (a client held
+/// up by load), so the exit after it cannot race the write.
+#[tokio::test]
+async fn expect_write_waits_for_a_late_client_and_leaves_its_bytes_unread() {
+    let mut m = Stdio::start(&script("  - op: stop_reading\n  - op: expect_write\n  - op: exit\n    code: 3\n"));
+    assert!(m.running_after(Duration::from_millis(150)).await, "waits for the client's write");
+    m.send(init()).await;
+    let (reason, run) = m.ended().await;
+    assert_eq!(reason, ExitReason::code(3, "script"));
+    assert!(!run.iter().any(|e| matches!(e, WireEvent::FromClient { .. })), "left unread: {run:?}");
+}
+
+/// Bytes that arrive after `stop_reading` stay unread even when the reader thread was
+/// already waiting in a read as the script stopped it (before, they were handled).
+#[tokio::test]
+async fn stop_reading_leaves_what_comes_after_it_unread() {
+    let mut m = Stdio::start(&script(
+        "  - op: handshake\n  - op: stop_reading\n  - op: notify\n    method: stopped\n  - op: expect_write\n  - op: notify\n    method: bye\n  - op: exit\n    code: 0\n",
+    ));
+    m.handshake().await;
+    assert_eq!(m.line().await["method"], "stopped");
+    m.send(request(2, "tools/list")).await;
+    assert_eq!(m.line().await["method"], "bye", "no answer to the unread request");
+    let (_, run) = m.ended().await;
+    let read: Vec<_> = run.iter().filter_map(|e| e.client_line()).collect();
+    assert_eq!(read.len(), 2, "initialize and initialized only: {run:?}");
 }
 
 #[tokio::test]
