@@ -36,6 +36,17 @@ impl Deadline {
     pub fn total(self) -> Duration {
         Duration::from_millis(self.scenario_ms + self.startup_ms)
     }
+
+    /// Why a step was not run when the deadline ended the run, for transcripts and snapshots:
+    /// the scenario's part only, as the start-up allowance is measured and so varies with the
+    /// machine's load (a snapshot holds no timing).
+    pub fn expired(self) -> String {
+        if self.startup_ms == 0 {
+            format!("run deadline of {}ms expired", self.scenario_ms)
+        } else {
+            format!("run deadline of {}ms + the start-up allowance expired", self.scenario_ms)
+        }
+    }
 }
 
 impl fmt::Display for Deadline {
@@ -112,5 +123,13 @@ mod tests {
         assert_eq!(external.total().as_millis(), 8000);
         let bundled = Deadline { scenario_ms: 3000, startup_ms: 0 };
         assert_eq!(bundled.to_string(), "3000ms (the scenario's `deadline_ms`, default 3000)");
+    }
+
+    #[test]
+    fn an_expired_deadline_names_no_measured_time() {
+        let loaded = Deadline { scenario_ms: 6000, startup_ms: 2750 };
+        assert_eq!(loaded.expired(), "run deadline of 6000ms + the start-up allowance expired");
+        assert_eq!(Deadline { startup_ms: 2000, ..loaded }.expired(), loaded.expired());
+        assert_eq!(Deadline { scenario_ms: 3000, startup_ms: 0 }.expired(), "run deadline of 3000ms expired");
     }
 }

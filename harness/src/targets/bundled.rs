@@ -74,7 +74,7 @@ impl Client for Bundled {
             let mut outcome = std::mem::take(&mut *lock(&out));
             outcome.hung = hung;
             // A plan cut short: the steps it never reached or never finished.
-            let why = hung.then(|| format!("run deadline of {}ms expired", run.deadline.total().as_millis()));
+            let why = hung.then(|| run.deadline.expired());
             for (i, step) in scenario.client.iter().enumerate().skip(outcome.steps.len()) {
                 outcome.steps.push(not_run(i, step, why.clone()));
             }

@@ -617,7 +617,7 @@ pub(super) fn assemble(
 ) -> ClientOutcome {
     let hung = report.end == ProcessEnd::KilledAtDeadline;
     let why_not_run = match &report.end {
-        ProcessEnd::KilledAtDeadline => format!("run deadline of {}ms expired", deadline.total().as_millis()),
+        ProcessEnd::KilledAtDeadline => deadline.expired(),
         ProcessEnd::NotStarted { error } => error.clone(),
         other => format!("{other} before reporting this step"),
     };
