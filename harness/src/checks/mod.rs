@@ -295,6 +295,23 @@ pub fn hang_reported_by_a_check(run: &Run<'_>) -> bool {
     run.outcome.hung && run.scenario.checks.iter().any(|c| with_kind!(&c.check, k => k.reports_the_hang()))
 }
 
+/// Whether the deadline ended the run while the client was in one of its plan's own `wait`
+/// steps (every step before it reported): the plan was running, not hung, and the deadline
+/// cut its observation window. On a starved machine the steps before the wait can take the
+/// room the scenario's deadline leaves beside the wait; the run is then re-run
+/// (`crate::starvation`), and no hang is reported.
+pub fn cut_in_plan_wait(scenario: &Scenario, outcome: &mcp_results::ClientOutcome) -> bool {
+    let finished =
+        |i: usize| outcome.steps.iter().any(|s| s.step == i + 1 && s.status != mcp_results::StepStatus::NotRun);
+    outcome.hung
+        && scenario
+            .client
+            .iter()
+            .enumerate()
+            .find(|(i, _)| !finished(*i))
+            .is_some_and(|(_, step)| matches!(step, mcp_scenario::ClientStep::Wait { .. }))
+}
+
 /// Whether `check` holds by an absence (see [`CheckKind::holds_by_absence`]).
 pub fn holds_by_absence(check: &Check, run: &Run<'_>) -> bool {
     with_kind!(check, k => k.holds_by_absence(run))

@@ -13,6 +13,11 @@
 //! starved, when any two differ — the run is `flaky_under_load`, with each attempt's verdict
 //! and lag, never a plain failure or pass.
 //!
+//! A run the deadline ended while its client was in the plan's own `wait` step
+//! ([`crate::checks::cut_in_plan_wait`]) is starved whatever lag the harness measured in its
+//! own process (a client starved of CPU took the room the deadline left beside the wait), and
+//! such an attempt, having finished no plan, has no verdict to weigh against another.
+//!
 //! Test hook: `MCP_HARNESS_TEST_LAG=<scenario>=<ms>[,<scenario>=<ms>…]` adds that much lag
 //! to the measurement of each named scenario's first attempt, to force the re-run path
 //! without loading the machine.
@@ -56,6 +61,10 @@ pub struct Measured {
     pub lag: Duration,
     /// The run's deadline ended it before its plan finished.
     pub hung: bool,
+    /// It ended it in the plan's own `wait` ([`crate::checks::cut_in_plan_wait`]): the
+    /// client was not hung, the machine too slow for the scenario's deadline, whatever lag
+    /// the harness measured in its own process.
+    pub cut_in_wait: bool,
 }
 
 /// Runs `attempt` once, and again, each re-run holding a slot of `reruns`, while the machine
@@ -68,22 +77,27 @@ where
     let first = attempt().await;
     let lag = first.lag + injected(scenario);
     // Both limits are at least the floor: below it no run needs its scenario walked.
-    if lag <= margin::FLOOR || !is_verdict(first.result.status) {
+    if (lag <= margin::FLOOR && !first.cut_in_wait) || !is_verdict(first.result.status) {
         return first.result;
     }
     let margins = margin::of(scenario);
     let limit = |m: &Measured| if m.hung { margins.slack } else { margins.timing };
-    if lag <= limit(&first) {
+    let starved = |m: &Measured, lag: Duration| m.cut_in_wait || lag > limit(m);
+    if !starved(&first, lag) {
         return first.result;
     }
     let mut attempts = vec![summary(&first.result, lag)];
+    // An attempt the deadline cut in the plan's own wait finished no plan: it has no verdict
+    // to weigh against another.
+    let mut cut = vec![first.cut_in_wait];
     let mut last = first.result;
     let Ok(_slot) = reruns.acquire().await else { return last };
     let mut settled = false;
     for _ in 0..MAX_RERUNS {
         let next = attempt().await;
         attempts.push(summary(&next.result, next.lag));
-        settled = next.lag <= limit(&next);
+        cut.push(next.cut_in_wait);
+        settled = !starved(&next, next.lag);
         last = next.result;
         if settled {
             break;
@@ -92,9 +106,10 @@ where
     let verdict = |a: &Attempt| (a.status, a.failed.clone());
     // An attempt the machine did not starve is the evidence: the first verdict holds when it
     // agrees, whatever a starved re-run in between said. Without one, any disagreement is.
-    let differs = match (attempts.first(), attempts.last()) {
+    let verdicts: Vec<&Attempt> = attempts.iter().zip(&cut).filter(|(_, cut)| !**cut).map(|(a, _)| a).collect();
+    let differs = match (verdicts.first(), verdicts.last()) {
         (Some(first), Some(unstarved)) if settled => verdict(first) != verdict(unstarved),
-        _ => attempts.windows(2).any(|w| verdict(&w[0]) != verdict(&w[1])),
+        _ => verdicts.windows(2).any(|w| verdict(w[0]) != verdict(w[1])),
     };
     if differs {
         last.reason = Some(flaky_reason(&attempts, margins.timing));
@@ -183,6 +198,7 @@ mod tests {
                 result: result(status, &failed),
                 lag: Duration::from_millis(lag),
                 hung: false,
+                cut_in_wait: false,
             })
         })
         .await;
@@ -261,11 +277,34 @@ mod tests {
                     result: result(Status::NotExercised, &[]),
                     lag: Duration::from_millis(lag),
                     hung: true,
+                    cut_in_wait: false,
                 })
             })
             .await;
             assert_eq!(made, runs, "a hung run with {lag} ms of lag");
         }
+    }
+
+    #[tokio::test]
+    async fn a_run_the_deadline_cut_in_the_plans_own_wait_is_re_run_whatever_the_lag() {
+        // The harness measured no lag, but the client was in its plan's `wait`, not hung: the
+        // steps before it took the room the deadline left, which only a starved machine does.
+        let slots = tokio::sync::Semaphore::new(1);
+        let mut made = 0;
+        let r = settle(&scenario(), &slots, || {
+            made += 1;
+            let cut = made == 1;
+            std::future::ready(Measured {
+                result: result(if cut { Status::NotExercised } else { Status::Passed }, &[]),
+                lag: Duration::from_millis(5),
+                hung: cut,
+                cut_in_wait: cut,
+            })
+        })
+        .await;
+        // The cut attempt finished no plan, so it is no verdict against the re-run's.
+        assert_eq!((made, r.status), (2, Status::Passed));
+        assert_eq!(r.load.expect("the attempts are recorded").attempts.len(), 2);
     }
 
     #[tokio::test]

@@ -34,8 +34,12 @@ impl Rule for FinishesBeforeDeadline {
     }
 
     fn judge(&self, run: &Run<'_>) -> Vec<(At, Hung)> {
-        // A `times_out` check reports a hang as "no default timeout", on its own basis.
-        if run.outcome.hung && !crate::checks::hang_reported_by_a_check(run) {
+        // A `times_out` check reports a hang as "no default timeout", on its own basis; a run
+        // cut in the plan's own `wait` was no hang.
+        if run.outcome.hung
+            && !crate::checks::hang_reported_by_a_check(run)
+            && !crate::checks::cut_in_plan_wait(run.scenario, run.outcome)
+        {
             vec![(At::Start, Hung { deadline: run.scope.deadline, external: external_hang(run) })]
         } else {
             Vec::new()
@@ -212,6 +216,41 @@ mod tests {
         FinishesBeforeDeadline
             .judge(&Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript })
             .len()
+    }
+
+    /// A run the deadline ended after `done` steps of a plan that connects, lists tools and
+    /// waits a second: how many hang findings.
+    fn findings_after(done: usize) -> usize {
+        let yaml = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\n  - op: request\n    method: tools/list\n  - op: wait\n    ms: 1000\nserver:\n  - op: stall\n";
+        let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), yaml).expect("loads");
+        let steps = (1..=3)
+            .map(|step| StepOutcome {
+                step,
+                what: String::new(),
+                status: if step <= done { StepStatus::Ok } else { StepStatus::NotRun },
+                result: None,
+                error: None,
+                elapsed_ms: 0,
+            })
+            .collect();
+        let outcome = ClientOutcome { hung: true, steps, ..ClientOutcome::default() };
+        let transcript = Transcript::new(vec![]);
+        let scope = Scope {
+            target: TargetKind::External,
+            transport: scenario.transport.to_vec()[0],
+            revision: scenario.revision,
+            deadline: crate::scope::Deadline { scenario_ms: scenario.deadline_ms, startup_ms: 2000 },
+        };
+        FinishesBeforeDeadline
+            .judge(&Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript })
+            .len()
+    }
+
+    #[test]
+    fn a_run_cut_in_the_plans_own_wait_was_no_hang() {
+        // Hung on the request: a finding; in the `wait` after it: the plan was running.
+        assert_eq!(findings_after(1), 1);
+        assert_eq!(findings_after(2), 0);
     }
 
     #[test]
