@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
 """Compares the repetitions `soak/run.sh` wrote under DIR/1, DIR/2, ... with the first.
 
-A run (scenario file x transport) differs when its status or the checks it failed
-(failures, warnings, notes: by check, not by message, since messages may quote timings) is
-not the same as in repetition 1; a transcript (DIR/<i>/transcripts/..., one file per run)
-differs when its text is not. A run skipped in both (a step the driver cannot do) is compared
-by status alone: its transcript is the client closing after the step it could not do, which
-no check judges and no snapshot keeps. Prints
-each differing run with the repetitions it differed in and the first differing line, and
-exits 1 when there was any. A transcript whose lines are the same but in another order
-(exchange numbers aside) is marked so: most often the client sent two messages at once and
-they arrived the other way round, which is still a difference, but one to read as such.
+A run (scenario file x transport) differs in its verdict when its status or the checks it
+failed (failures and warnings: by check, not by message, since messages may quote timings)
+is not the same as in repetition 1. For the bundled client the notes (SPEC.md's rules, which
+judge it) count too, and so does its transcript (DIR/<i>/transcripts/..., one file per run):
+both ends are ours, and the transcript is its snapshot. For a third-party client neither is
+a verdict (SPEC.md's rules judge only our client; its snapshot mismatch fails nothing): a
+run whose notes or transcript alone differed is listed apart, with the first differing line,
+for a person to read (most often the client's own timing: a GET listener that came before or
+after a request), and is no failure of the soak. A run skipped in both (a step the driver
+cannot do) is compared by status alone: its transcript is the client closing after the step
+it could not do, which no check judges and no snapshot keeps. Exits 1 when any verdict
+differed. A transcript whose lines are the same but in another order (exchange numbers
+aside) is marked so: most often the client sent two messages at once and they arrived the
+other way round, which is still a difference, but one to read as such.
 
     soak/compare.py DIR
 """
@@ -22,14 +26,15 @@ from pathlib import Path
 
 
 def runs_of(rep: Path):
-    """(path, transport) -> (status, failed checks) for one repetition."""
+    """(path, transport) -> (status, failed checks, notes, transcript name, bundled) for one
+    repetition."""
     doc = json.loads((rep / "results.json").read_text())
     out = {}
     for r in doc["runs"]:
-        checks = tuple(
-            sorted(f"{kind}:{c['check']}" for kind in ("failures", "warnings", "notes") for c in r.get(kind, []))
-        )
-        out[(r["path"], r["transport"])] = (r["status"], checks)
+        failed = tuple(sorted(f"{kind}:{c['check']}" for kind in ("failures", "warnings") for c in r.get(kind) or []))
+        notes = tuple(sorted(f"notes:{c['check']}" for c in r.get("notes") or []))
+        name = f"{r['path'].lstrip('/').removesuffix('.yaml')}.{r['transport']}.txt"
+        out[(r["path"], r["transport"])] = (r["status"], failed, notes, name, r.get("target") == "bundled")
     return out
 
 
@@ -37,17 +42,6 @@ def transcripts_of(rep: Path):
     """File under transcripts/ -> its text: the harness names them (one per run)."""
     root = rep / "transcripts"
     return {str(f.relative_to(root)): f.read_text() for f in root.rglob("*.txt")} if root.is_dir() else {}
-
-
-def skipped_transcripts(runs):
-    """The names under transcripts/ of the skipped runs among `runs` (as `runs_of` gives
-    them): `<path without .yaml>.<transport>.txt`, as the harness names them (an absolute
-    path loses its leading `/`)."""
-    return {
-        f"{path.lstrip('/').removesuffix('.yaml')}.{transport}.txt"
-        for (path, transport), (status, _) in runs.items()
-        if status == "skipped"
-    }
 
 
 def first_difference(a: str, b: str) -> str:
@@ -74,42 +68,52 @@ def main() -> int:
         print(f"soak: fewer than two repetitions with results under {root}", file=sys.stderr)
         return 2
     first, first_texts = runs_of(reps[0]), transcripts_of(reps[0])
-    first_skipped = skipped_transcripts(first)
-    differing = {}
+    verdicts, wire = {}, {}
     for rep in reps[1:]:
         other, texts = runs_of(rep), transcripts_of(rep)
-        skipped_in_both = first_skipped & skipped_transcripts(other)
         for key in sorted(set(first) | set(other)):
             a, b = first.get(key), other.get(key)
-            if a == b:
-                continue
             if a is None or b is None:
-                why = "ran in only one of the two"
-            elif a[0] != b[0]:
-                why = f"status {a[0]} -> {b[0]}"
-            else:
-                why = f"checks {list(a[1])} -> {list(b[1])}"
-            differing.setdefault(key, []).append((rep.name, why))
-        for name in sorted(set(first_texts) | set(texts)):
-            a, b = first_texts.get(name), texts.get(name)
-            if a != b and name not in skipped_in_both:
-                if a is None or b is None:
-                    why = "transcript: written in only one of the two"
-                elif same_lines_reordered(a, b):
-                    why = "transcript (same lines, another order): " + first_difference(a, b)
+                verdicts.setdefault(key, []).append((rep.name, "ran in only one of the two"))
+                continue
+            (status_a, failed_a, notes_a, name, bundled), (status_b, failed_b, notes_b, _, _) = a, b
+            if status_a != status_b:
+                verdicts.setdefault(key, []).append((rep.name, f"status {status_a} -> {status_b}"))
+                continue
+            if failed_a != failed_b:
+                verdicts.setdefault(key, []).append((rep.name, f"checks {list(failed_a)} -> {list(failed_b)}"))
+                continue
+            whys = []
+            if notes_a != notes_b:
+                whys.append(f"notes {list(notes_a)} -> {list(notes_b)}")
+            ta, tb = first_texts.get(name), texts.get(name)
+            # A run skipped in both is compared by status alone (see above).
+            if ta != tb and status_a != "skipped":
+                if ta is None or tb is None:
+                    whys.append("transcript: written in only one of the two")
+                elif same_lines_reordered(ta, tb):
+                    whys.append("transcript (same lines, another order): " + first_difference(ta, tb))
                 else:
-                    why = "transcript: " + first_difference(a, b)
-                differing.setdefault(("transcripts/" + name, ""), []).append((rep.name, why))
+                    whys.append("transcript: " + first_difference(ta, tb))
+            if whys:
+                (verdicts if bundled else wire).setdefault(key, []).append((rep.name, "; ".join(whys)))
     total = len(first)
-    if not differing:
-        print(f"soak: {root}: {len(reps)} repetitions, {total} runs each, none differed from repetition {reps[0].name}")
-        return 0
-    print(f"soak: {root}: {len(differing)} of {total} runs differed from repetition {reps[0].name} in {len(reps)} repetitions:")
-    for (path, transport), diffs in sorted(differing.items()):
-        print(f"  {path}{f' [{transport}]' if transport else ''}: differed in {len(diffs)} of {len(reps) - 1}")
-        for rep, why in diffs[:3]:
-            print(f"    repetition {rep}: {why}")
-    return 1
+
+    def show(found):
+        for (path, transport), diffs in sorted(found.items()):
+            print(f"  {path} [{transport}]: differed in {len(diffs)} of {len(reps) - 1}")
+            for rep, why in diffs[:3]:
+                print(f"    repetition {rep}: {why}")
+
+    if verdicts:
+        print(f"soak: {root}: the verdicts of {len(verdicts)} of {total} runs differed from repetition {reps[0].name} in {len(reps)} repetitions:")
+        show(verdicts)
+    else:
+        print(f"soak: {root}: {len(reps)} repetitions, {total} runs each, no verdict differed from repetition {reps[0].name}")
+    if wire:
+        print(f"soak: {root}: {len(wire)} runs of a third-party client differed in their notes or transcript alone (no verdict; read them):")
+        show(wire)
+    return 1 if verdicts else 0
 
 
 if __name__ == "__main__":
