@@ -24,8 +24,15 @@ const TS_EXAMPLE: &str =
     "clients/typescript/node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/mcpServerOutputSchema.js";
 
 /// The TypeScript SDK's example server, installed with `clients/install.sh typescript` if
-/// missing; `None` (the caller skips) when that cannot be done — never under `CI=true`.
+/// missing; `None` (the caller skips) when that cannot be done — never under `CI=true`. Once
+/// per test binary: two tests that each found it missing ran two installs into one folder,
+/// and the second saw the example's file while the first was still unpacking its imports.
 fn ts_example_server() -> Option<PathBuf> {
+    static SERVER: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    SERVER.get_or_init(install_ts_example_server).clone()
+}
+
+fn install_ts_example_server() -> Option<PathBuf> {
     let path = Path::new(REPO).join(TS_EXAMPLE);
     if !path.exists() {
         let status =
