@@ -24,6 +24,17 @@ fn method_of(message: &Value) -> Option<&str> {
     message.get("method").and_then(Value::as_str)
 }
 
+/// Waits until `flag` is set; whoever sets it then wakes `set`'s waiters.
+async fn until_set(flag: &AtomicBool, set: &Notify) {
+    loop {
+        let notified = set.notified();
+        if flag.load(Ordering::SeqCst) {
+            return;
+        }
+        notified.await;
+    }
+}
+
 /// An output pipe (stdout or stderr).
 pub type Output = tokio::sync::Mutex<Box<dyn AsyncWrite + Send + Unpin>>;
 
@@ -491,24 +502,12 @@ impl<'a> StdioRun<'a> {
 
     /// Waits until stdin reaches EOF.
     pub async fn eof(&self) {
-        loop {
-            let notified = self.mock.eof_seen.notified();
-            if self.mock.eof.load(Ordering::SeqCst) {
-                return;
-            }
-            notified.await;
-        }
+        until_set(&self.mock.eof, &self.mock.eof_seen).await;
     }
 
     /// Waits until the client writes to stdin (or closes it) after `stop_reading`.
     pub async fn unread_write(&self) {
-        loop {
-            let notified = self.mock.written_seen.notified();
-            if self.mock.written.load(Ordering::SeqCst) {
-                return;
-            }
-            notified.await;
-        }
+        until_set(&self.mock.written, &self.mock.written_seen).await;
     }
 
     /// Writes `bytes` split as `chunking` says (the rest last), pausing between pieces.

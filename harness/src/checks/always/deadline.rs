@@ -153,9 +153,9 @@ mod tests {
     use mcp_results::{ClientOutcome, StepOutcome, StepStatus};
     use mcp_scenario::wire::{Recorded, WireEvent};
 
-    /// The basis of a hang in `plan` (transport, revision), after `done` steps finished and
-    /// with `initialize` on the wire or not.
-    fn basis_of(transport: &str, revision: &str, plan: &str, done: usize, initialize_sent: bool) -> (Level, String) {
+    /// A scenario of `plan` (transport, revision) and an outcome the deadline ended after
+    /// `done` steps finished.
+    fn hung_after(transport: &str, revision: &str, plan: &str, done: usize) -> (mcp_scenario::Scenario, ClientOutcome) {
         let yaml = format!(
             "name: t\nsummary: s\ntransport: {transport}\nrevision: {revision}\nclient:\n{plan}server:\n  - op: stall\n"
         );
@@ -170,7 +170,23 @@ mod tests {
                 elapsed_ms: 0,
             })
             .collect();
-        let outcome = ClientOutcome { hung: true, steps, ..ClientOutcome::default() };
+        (scenario, ClientOutcome { hung: true, steps, ..ClientOutcome::default() })
+    }
+
+    /// An external client's run of `scenario`.
+    fn external(scenario: &mcp_scenario::Scenario) -> Scope {
+        Scope {
+            target: TargetKind::External,
+            transport: scenario.transport.to_vec()[0],
+            revision: scenario.revision,
+            deadline: crate::scope::Deadline { scenario_ms: scenario.deadline_ms, startup_ms: 0 },
+        }
+    }
+
+    /// The basis of a hang in `plan` (transport, revision), after `done` steps finished and
+    /// with `initialize` on the wire or not.
+    fn basis_of(transport: &str, revision: &str, plan: &str, done: usize, initialize_sent: bool) -> (Level, String) {
+        let (scenario, outcome) = hung_after(transport, revision, plan, done);
         let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
         let events = if initialize_sent {
             vec![WireEvent::FromClient {
@@ -183,15 +199,9 @@ mod tests {
             Vec::new()
         };
         let transcript = Transcript::new(vec![events]);
-        let scope = Scope {
-            target: TargetKind::External,
-            transport: scenario.transport.to_vec()[0],
-            revision: scenario.revision,
-            deadline: crate::scope::Deadline { scenario_ms: scenario.deadline_ms, startup_ms: 0 },
-        };
         let (level, reference) = FinishesBeforeDeadline.basis(&Run {
             scenario: &scenario,
-            scope,
+            scope: external(&scenario),
             outcome: &outcome,
             transcript: &transcript,
         });
@@ -207,42 +217,19 @@ mod tests {
         let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), &yaml).expect("loads");
         let outcome = ClientOutcome { hung: true, ..ClientOutcome::default() };
         let transcript = Transcript::new(vec![]);
-        let scope = Scope {
-            target: TargetKind::External,
-            transport: scenario.transport.to_vec()[0],
-            revision: scenario.revision,
-            deadline: crate::scope::Deadline { scenario_ms: scenario.deadline_ms, startup_ms: 0 },
-        };
         FinishesBeforeDeadline
-            .judge(&Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript })
+            .judge(&Run { scenario: &scenario, scope: external(&scenario), outcome: &outcome, transcript: &transcript })
             .len()
     }
 
     /// A run the deadline ended after `done` steps of a plan that connects, lists tools and
     /// waits a second: how many hang findings.
     fn findings_after(done: usize) -> usize {
-        let yaml = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\n  - op: request\n    method: tools/list\n  - op: wait\n    ms: 1000\nserver:\n  - op: stall\n";
-        let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), yaml).expect("loads");
-        let steps = (1..=3)
-            .map(|step| StepOutcome {
-                step,
-                what: String::new(),
-                status: if step <= done { StepStatus::Ok } else { StepStatus::NotRun },
-                result: None,
-                error: None,
-                elapsed_ms: 0,
-            })
-            .collect();
-        let outcome = ClientOutcome { hung: true, steps, ..ClientOutcome::default() };
+        let plan = "  - op: connect\n  - op: request\n    method: tools/list\n  - op: wait\n    ms: 1000\n";
+        let (scenario, outcome) = hung_after("stdio", "2025-11-25", plan, done);
         let transcript = Transcript::new(vec![]);
-        let scope = Scope {
-            target: TargetKind::External,
-            transport: scenario.transport.to_vec()[0],
-            revision: scenario.revision,
-            deadline: crate::scope::Deadline { scenario_ms: scenario.deadline_ms, startup_ms: 2000 },
-        };
         FinishesBeforeDeadline
-            .judge(&Run { scenario: &scenario, scope, outcome: &outcome, transcript: &transcript })
+            .judge(&Run { scenario: &scenario, scope: external(&scenario), outcome: &outcome, transcript: &transcript })
             .len()
     }
 
