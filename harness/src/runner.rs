@@ -321,6 +321,8 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool, b
                 }
             };
         let url = proxies.as_ref().map_or_else(|| mock.url.clone(), |p| p.url.clone());
+        // A proxy's port is the client's, and its error texts may quote it; no mock records it.
+        let proxy_port = proxies.as_ref().and_then(|p| url::Url::parse(&p.url).ok()?.port());
         let outcome = target.run(client_run(Endpoint::Url(url))).await;
         result.mock_pids.push(mock.pid());
         let client_hop = match proxies {
@@ -331,7 +333,11 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool, b
             None => Vec::new(),
         };
         mock.stop().await;
-        (outcome, record.into_wire(client_hop))
+        let mut wire = record.into_wire(client_hop);
+        if let Some(port) = proxy_port {
+            wire.redactor.learn_port(port);
+        }
+        (outcome, wire)
     };
     let hung = outcome.hung;
     let cut_in_wait = checks::cut_in_plan_wait(scenario, &outcome);

@@ -26,6 +26,20 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 
+/// A port's replacements: `127.0.0.1:<port>` and `localhost:<port>`, and percent-encoded, as
+/// in an OAuth `resource` or `redirect_uri`.
+fn port_replacements(port: u16) -> Vec<(String, String)> {
+    ["127.0.0.1", "localhost"]
+        .iter()
+        .flat_map(|host| {
+            [
+                (format!("{host}:{port}"), format!("{host}:<port>")),
+                (format!("{host}%3A{port}"), format!("{host}%3A<port>")),
+            ]
+        })
+        .collect()
+}
+
 /// Replaces what varies between runs with stable placeholders and secrets with `<redacted>`.
 /// Ids and exchange numbers are learnt in the order the text is rendered, so one redactor
 /// serves one transcript.
@@ -61,13 +75,7 @@ impl Redactor {
         for e in recorded {
             known.learn(e);
             match e {
-                WireEvent::Listening { port } => {
-                    for host in ["127.0.0.1", "localhost"] {
-                        replacements.push((format!("{host}:{port}"), format!("{host}:<port>")));
-                        // Percent-encoded, as in an OAuth `resource` or `redirect_uri`.
-                        replacements.push((format!("{host}%3A{port}"), format!("{host}%3A<port>")));
-                    }
-                }
+                WireEvent::Listening { port } => replacements.extend(port_replacements(*port)),
                 WireEvent::HttpRequest { path, .. } if path.starts_with("/authorize?") => {
                     let query = path.split_once('?').map(|(_, q)| q).unwrap_or_default();
                     for (name, value) in url::form_urlencoded::parse(query.as_bytes()) {
@@ -104,6 +112,12 @@ impl Redactor {
         known.0.sort_by_key(|s| std::cmp::Reverse(s.len()));
         replacements.extend(known.0.into_iter().map(|s| (s, "<redacted>".to_string())));
         Redactor { replacements, ..Redactor::default() }
+    }
+
+    /// Learns one more port the client was given, which no mock recorded: a proxy's between
+    /// it and the mock (nginx), which a client's error text may quote in a URL.
+    pub fn learn_port(&mut self, port: u16) {
+        self.replacements.splice(0..0, port_replacements(port));
     }
 
     /// Applies the literal replacements (ports, session ids, the run dir, the run's known
@@ -673,5 +687,14 @@ mod tests {
             r.text("http://127.0.0.1:4242/mcp abc123 /tmp/mcp-run-x/conn-1.jsonl"),
             "http://127.0.0.1:<port>/mcp <session-1> <run-dir>/conn-1.jsonl"
         );
+    }
+
+    #[test]
+    fn a_port_learnt_after_the_record_is_replaced_like_the_mocks() {
+        let mut r = Redactor::for_run(&[WireEvent::Listening { port: 4242 }], Path::new("/nowhere"));
+        let text = "for url 'http://127.0.0.1:43895/mcp' (the mock: 127.0.0.1:4242)";
+        assert_eq!(r.text(text), "for url 'http://127.0.0.1:43895/mcp' (the mock: 127.0.0.1:<port>)");
+        r.learn_port(43895);
+        assert_eq!(r.text(text), "for url 'http://127.0.0.1:<port>/mcp' (the mock: 127.0.0.1:<port>)");
     }
 }
