@@ -144,7 +144,7 @@ impl CheckKind for HttpCheck {
                         .as_deref()
                         .and_then(header_of)
                         .map(|v| format!("{v:?}"))
-                        .unwrap_or_else(|| "absent".into());
+                        .unwrap_or_else(|| "none".into());
                     lacking = Some(format!("{http_method} {path} had {got}"));
                 }
             }
@@ -304,7 +304,7 @@ pub enum Failure {
         what: String,
     },
     /// `every`: some matching requests lacked the header (or value).
-    #[error("{lacking} of {matching} {what} lacked {header}: e.g. {example}")]
+    #[error("{lacking} of {matching} {what} lacked {header} (e.g. {example})")]
     Lacked {
         /// How many lacked it.
         lacking: usize,
@@ -443,6 +443,18 @@ mod tests {
         let never = vec![post(1, "prompts/list", &modern)];
         let (note, _) = both(check, never);
         assert!(note.is_some_and(|n| n.contains("never sent initialize")));
+    }
+
+    #[test]
+    fn a_request_without_the_header_is_named_in_words_no_redaction_takes_for_a_credential() {
+        let check = "{path: /mcp, header: Authorization, every: true, after: initialize}";
+        let bearer = [("authorization", "Bearer t1")];
+        let events = vec![post(1, "initialize", &[]), post(2, "tools/list", &bearer), post(3, "ping", &[])];
+        let (_, judged) = both(check, events);
+        let message = judged.expect_err("the ping lacked it");
+        assert_eq!(message, "1 of 2 HTTP request(s) to /mcp lacked Authorization (e.g. POST /mcp had none)");
+        // The secret policy leaves it whole: no `Authorization: <value>` in it to redact.
+        assert_eq!(mcp_mock::transcript::Redactor::secrets_only().text(&message), message);
     }
 
     #[test]
