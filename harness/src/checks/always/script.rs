@@ -115,7 +115,11 @@ pub fn claimed_without_server(run: &Run<'_>) -> bool {
         mcp_scenario::TransportName::Stdio => !run.transcript.connections().is_empty(),
         _ => run.transcript.connections().iter().any(|c| c.events().iter().any(WireEvent::sent_by_client)),
     };
-    !reached && run.outcome.steps.iter().any(|s| s.status == StepStatus::Ok)
+    // A plan `wait` is the driver's own sleep: reported ok, it claims nothing of a server.
+    let claims = |step: usize| {
+        !matches!(run.scenario.client.get(step.wrapping_sub(1)), Some(mcp_scenario::ClientStep::Wait { .. }))
+    };
+    !reached && run.outcome.steps.iter().any(|s| s.status == StepStatus::Ok && claims(s.step))
 }
 
 /// What a result from no server breaks.
@@ -222,6 +226,42 @@ mod tests {
     use crate::transcript::Connection;
     use mcp_scenario::wire::{Recorded, WireEvent};
     use serde_json::json;
+
+    /// Whether a run of `connect`, `wait` in which nothing reached the mock, with the steps
+    /// reported `ok` as given, claims results from no server.
+    fn claimed(connect_ok: bool) -> bool {
+        use mcp_results::{ClientOutcome, StepOutcome, StepStatus};
+        let yaml = "name: t\nsummary: s\ntransport: http\nrevision: 2025-11-25\nclient:\n  - op: connect\n  - op: wait\n    ms: 100\nserver:\n  - op: handshake\n";
+        let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), yaml).expect("loads");
+        let step = |step, ok: bool| StepOutcome {
+            step,
+            what: String::new(),
+            status: if ok { StepStatus::Ok } else { StepStatus::Error },
+            result: None,
+            error: None,
+            elapsed_ms: 0,
+        };
+        let outcome = ClientOutcome { steps: vec![step(1, connect_ok), step(2, true)], ..ClientOutcome::default() };
+        let transcript = crate::transcript::Transcript::new(vec![]);
+        let scope = crate::scope::Scope {
+            target: crate::scope::TargetKind::External,
+            transport: mcp_scenario::TransportName::Http,
+            revision: scenario.revision,
+            deadline: crate::scope::Deadline { scenario_ms: scenario.deadline_ms, startup_ms: 0 },
+        };
+        super::claimed_without_server(&crate::checks::Run {
+            scenario: &scenario,
+            scope,
+            outcome: &outcome,
+            transcript: &transcript,
+        })
+    }
+
+    #[test]
+    fn a_plan_wait_reported_ok_claims_nothing_of_a_server() {
+        assert!(!claimed(false), "a failed connect and the driver's own sleep");
+        assert!(claimed(true), "a connect reported ok with nothing at the mock");
+    }
 
     /// A stdio refusal of the 2026-07-28 rules is named with the request it answered.
     #[test]
