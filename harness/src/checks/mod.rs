@@ -301,15 +301,18 @@ pub fn hang_reported_by_a_check(run: &Run<'_>) -> bool {
 /// room the scenario's deadline leaves beside the wait; the run is then re-run
 /// (`crate::starvation`), and no hang is reported.
 pub fn cut_in_plan_wait(scenario: &Scenario, outcome: &mcp_results::ClientOutcome) -> bool {
+    outcome.hung
+        && first_unfinished(scenario, outcome).is_some_and(|step| matches!(step, mcp_scenario::ClientStep::Wait { .. }))
+}
+
+/// The first plan step the client did not report (the one it was on when the run ended).
+pub fn first_unfinished<'s>(
+    scenario: &'s Scenario,
+    outcome: &mcp_results::ClientOutcome,
+) -> Option<&'s mcp_scenario::ClientStep> {
     let finished =
         |i: usize| outcome.steps.iter().any(|s| s.step == i + 1 && s.status != mcp_results::StepStatus::NotRun);
-    outcome.hung
-        && scenario
-            .client
-            .iter()
-            .enumerate()
-            .find(|(i, _)| !finished(*i))
-            .is_some_and(|(_, step)| matches!(step, mcp_scenario::ClientStep::Wait { .. }))
+    scenario.client.iter().enumerate().find(|(i, _)| !finished(*i)).map(|(_, step)| step)
 }
 
 /// Whether `check` holds by an absence (see [`CheckKind::holds_by_absence`]).

@@ -62,9 +62,7 @@ enum Waiting {
 /// The first plan step that did not finish, as a [`Waiting`].
 fn hung_step(run: &Run<'_>) -> Option<Waiting> {
     use mcp_scenario::ClientStep;
-    let finished =
-        |i: usize| run.outcome.steps.iter().any(|s| s.step == i + 1 && s.status != mcp_results::StepStatus::NotRun);
-    let (_, step) = run.scenario.client.iter().enumerate().find(|(i, _)| !finished(*i))?;
+    let step = crate::checks::first_unfinished(run.scenario, run.outcome)?;
     Some(match step {
         ClientStep::Request { .. } | ClientStep::Await { .. } => Waiting::Answer,
         ClientStep::Connect(_) => {
