@@ -313,9 +313,27 @@ async fn read_stdin(mock: Arc<Mock>, stdin: Input) {
     };
     let _ = tokio::time::timeout(Duration::from_secs(2), drain).await;
     if !mock.ignore_eof.load(Ordering::SeqCst) {
+        // A client that lives on after closing stdin may signal or kill at once rather than
+        // wait for the exit (the shutdown SHOULD): lingering lets that be recorded whichever
+        // of the EOF and the signal the kernel delivered first.
+        if !mock.parent_exiting() {
+            tokio::time::sleep(EOF_LINGER).await;
+            // A signal delivered while the mock was starved of CPU is recorded before the
+            // exit: a yield lets the runtime poll its driver, where the signal waits.
+            for _ in 0..2 {
+                tokio::task::yield_now().await;
+            }
+        }
         mock.exit(0, None, "stdin EOF");
     }
 }
+
+/// How long a stdio mock whose stdin was closed by a living client stays before it exits: a
+/// signal (or a kill) within it is a client that did not wait for the server to exit
+/// (`always: stdio shutdown closes stdin first`). Long enough that two calls the client makes
+/// back to back (close, then signal) land within it on a loaded machine; short beside any
+/// wait a client means (the SDKs wait a second or more).
+pub const EOF_LINGER: Duration = Duration::from_millis(100);
 
 /// Where `chunk`'s first line ends (the index of its `\n`). Found by std's word-at-a-time
 /// search (`BufRead::skip_until` on a slice reads nothing and copies nothing): a loop over

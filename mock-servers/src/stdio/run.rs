@@ -374,6 +374,11 @@ impl Mock {
         lock(&self.rules).insert(method.to_string(), StandingAnswer::new(&answer));
     }
 
+    /// Whether the process that started the mock (the client) is exiting or gone.
+    pub fn parent_exiting(&self) -> bool {
+        self.parent.exiting()
+    }
+
     /// Records that stdin reached EOF.
     pub fn saw_eof(&self) {
         let parent_exiting = self.parent.exiting();

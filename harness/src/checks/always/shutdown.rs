@@ -5,17 +5,21 @@
 //! its own stdin), not on a run the harness killed at its deadline, and not on a plan whose
 //! connect never succeeded (a failed connect drops its connection as it can).
 //!
-//! What the mock records tells the three ways apart: an EOF while its parent lived (the
-//! close), an EOF as its parent exited (`parent_exiting`: the client left without closing),
-//! a signal before any EOF (the client signalled first), or nothing at all (killed outright).
+//! What the mock records tells the ways apart: an EOF while its parent lived (the close),
+//! then its exit (the client waited) or a signal or nothing within the mock's linger (it
+//! signalled or killed at once); an EOF as its parent exited (`parent_exiting`: the client
+//! left without closing); a signal before any EOF (the client signalled first); or nothing at
+//! all (killed outright).
 
 use super::deadline::stdio_shutdown_should;
 use super::{At, Rule};
 use crate::checks::Run;
 use crate::scope::Scope;
 use crate::transcript::Connection;
+use mcp_mock::stdio::EOF_LINGER;
 use mcp_results::StepStatus;
 use mcp_scenario::basis::Level;
+use mcp_scenario::wire::WireEvent;
 use mcp_scenario::{ClientStep, ServerStep, TransportName};
 
 /// See the module docs.
@@ -53,7 +57,7 @@ impl Rule for ShutdownClosesStdinFirst {
             .map(|(i, e)| (i, e.parent_exiting(), e.signal_name()));
         let n = c.number();
         let violation = match first {
-            Some((_, Some(false), _)) => None,
+            Some((i, Some(false), _)) => waited(&script, &events[i..], n).map(|(j, v)| (i + j, v)),
             Some((i, Some(true), _)) => Some((i, Violation::LeftWithoutClosing(n))),
             Some((i, _, Some(name))) => Some((i, Violation::SignalledFirst(n, name.to_owned()))),
             // The server ended by itself (its own deadline): nothing of the client's to judge.
@@ -67,6 +71,26 @@ impl Rule for ShutdownClosesStdinFirst {
     }
 }
 
+/// After the client closed the server's stdin (`after[0]`, its EOF while the client lived) on
+/// connection `n`: whether it signalled or killed the server without waiting for it to exit. The mock lingers
+/// [`EOF_LINGER`] before it exits on EOF, so a signal or a kill that follows the close at once
+/// is seen whichever the kernel delivered first; without the linger, a client that closes and
+/// signals back to back was judged by which of the two the mock happened to record first.
+/// A mock that ignores EOF (`ignore_stdin_eof`) stays until signalled: there a signal within
+/// the linger is the one that did not wait.
+fn waited(script: &[ServerStep], after: &[WireEvent], n: usize) -> Option<(usize, Violation)> {
+    let ignores_eof = script.iter().any(|s| matches!(s, ServerStep::IgnoreStdinEof(_)));
+    let closed_at = after.first().and_then(WireEvent::t_us).unwrap_or(0);
+    let signal = after.iter().position(|e| e.signal_name().is_some());
+    if let Some(j) = signal {
+        let gap = after[j].t_us().unwrap_or(0).saturating_sub(closed_at);
+        let at_once = !ignores_eof || gap < EOF_LINGER.as_micros() as u64;
+        return at_once.then_some((j, Violation::SignalledWithoutWaiting(n)));
+    }
+    let exited = after.iter().any(WireEvent::is_exit);
+    (!ignores_eof && !exited).then_some((after.len(), Violation::KilledWithoutWaiting(n)))
+}
+
 /// How the client ended the stdio connection other than by closing stdin first.
 #[derive(Debug, thiserror::Error)]
 pub enum Violation {
@@ -78,6 +102,16 @@ pub enum Violation {
     /// A signal reached the server before its stdin was closed.
     #[error("connection {0}: the client sent the server {1} before closing its stdin")]
     SignalledFirst(usize, String),
+    /// A signal reached the server right after its stdin was closed, before it could exit.
+    #[error(
+        "connection {0}: the client closed the server's stdin and signalled it at once, without waiting for it to exit"
+    )]
+    SignalledWithoutWaiting(usize),
+    /// The server was killed right after its stdin was closed, before it could exit.
+    #[error(
+        "connection {0}: the client closed the server's stdin and killed it at once (no exit recorded), without waiting for it to exit"
+    )]
+    KilledWithoutWaiting(usize),
     /// The server ended with neither an EOF nor a signal it could record (SIGKILL).
     #[error(
         "connection {0}: the server was killed outright (no stdin EOF, no signal it could record, e.g. SIGKILL) without its stdin closed first"
@@ -116,10 +150,28 @@ mod tests {
         let started = WireEvent::Started { pid: 1, stderr_shared: false, origin_unix_us: None };
         let eof = |parent_exiting| WireEvent::StdinEof { t_us: 5, parent_exiting };
         let sigterm = WireEvent::Signal { t_us: 4, name: "SIGTERM".into(), ignored: false };
-        assert!(judged(vec![started.clone(), eof(false), sigterm.clone()], false).is_empty());
+        let exit = WireEvent::Exit { t_us: 100_005, code: Some(0), signal: None, why: "stdin EOF".into() };
+        assert!(judged(vec![started.clone(), eof(false), exit], false).is_empty());
+        assert!(
+            judged(vec![started.clone(), eof(false), sigterm.clone()], false)[0].contains("signalled it at once"),
+            "a signal within the mock's linger after the close"
+        );
+        assert!(judged(vec![started.clone(), eof(false)], false)[0].contains("killed it at once"));
         assert!(judged(vec![started.clone(), eof(true)], false)[0].contains("only as the client's process exited"));
         assert!(judged(vec![started.clone(), sigterm, eof(false)], false)[0].contains("SIGTERM before closing"));
         assert!(judged(vec![started.clone()], false)[0].contains("killed outright"));
+        // A server that ignores EOF stays: a signal a second after the close waited for it.
+        let script: Vec<ServerStep> = mcp_scenario::load::parse(
+            std::path::Path::new("t.yaml"),
+            "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\nserver:\n  - op: handshake\n  - op: ignore_stdin_eof\n  - op: stall\n",
+        )
+        .expect("parses")
+        .server;
+        let late = WireEvent::Signal { t_us: 1_000_005, name: "SIGTERM".into(), ignored: false };
+        assert!(waited(&script, &[eof(false), late], 1).is_none());
+        let soon = WireEvent::Signal { t_us: 6, name: "SIGTERM".into(), ignored: false };
+        assert!(waited(&script, &[eof(false), soon], 1).is_some());
+        assert!(waited(&script, &[eof(false)], 1).is_none(), "it stays until signalled");
         // The harness killed a hung client: not the client's shutdown.
         assert!(judged(vec![started], true).is_empty());
     }
