@@ -2,7 +2,7 @@
 
 use super::{Client, ClientRun, Endpoint};
 use crate::outcome::{describe_step, lock, not_run};
-use crate::run_record::RunRecord;
+use crate::run_record::{RECORD_POLL, RunRecord};
 use crate::scope::TargetKind;
 use futures::future::BoxFuture;
 use mcp_results::{ClientOutcome, DiagnosticCounters, ManagerEventRecord, StepOutcome, StepStatus};
@@ -82,10 +82,6 @@ impl Client for Bundled {
         })
     }
 }
-
-/// How often a `wait_sent` step looks at what the mock appended to the run's record: the mock
-/// is another process, whose writes no in-process event announces.
-const RECORD_POLL: Duration = Duration::from_millis(5);
 
 /// Why a plan step failed (the step outcome's error text is its Display).
 #[derive(Debug, thiserror::Error)]

@@ -558,6 +558,12 @@ async fn run_program(command_line: &str, run: ClientRun<'_>) -> ClientOutcome {
     let aborts: Vec<_> = readers.iter().map(|r| r.abort_handle()).collect();
     let mut readers = futures::future::join_all(readers);
     let drained = tokio::time::timeout(drain, &mut readers).await.is_ok();
+    // A stdio server the client left running (it exited without waiting for it) may still be
+    // reading the client's last lines: the group's kill below would cut its script short.
+    if !killed && matches!(endpoint, Endpoint::Command(_)) {
+        let left = deadline.total().saturating_sub(started.elapsed()).max(super::MOCK_SERVE_FLOOR);
+        record.until_mocks_served_all(scenario, left).await;
+    }
     // A client that exited by itself should have taken its children with it: whoever is
     // still in its group now is a leftover, reported before the group is killed (judged by
     // `client process ends cleanly`, which knows the mock's pids).

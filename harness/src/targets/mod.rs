@@ -30,6 +30,11 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The least time a stdio server left running by a client that is done may take to read what
+/// the client wrote last ([`crate::run_record::RunRecord::until_mocks_served_all`]), however
+/// little of the run's deadline is left: the client's own exit is not the run's fault.
+pub(crate) const MOCK_SERVE_FLOOR: Duration = Duration::from_secs(1);
+
 /// Where the client finds the mock server for this run.
 #[derive(Debug, Clone)]
 pub enum Endpoint {

@@ -442,7 +442,12 @@ impl Persistent {
             Ended::Done => {
                 // Whoever is left in the group beside the driver is the run's leftover, as for a
                 // one-shot driver that exited; a driver that leaves anything but its mock is
-                // not trusted with another plan.
+                // not trusted with another plan. A stdio server it left running reads what the
+                // client wrote last before anything is counted.
+                if matches!(endpoint, Endpoint::Command(_)) {
+                    let left = until.saturating_duration_since(Deadline::now()).max(super::MOCK_SERVE_FLOOR);
+                    record.until_mocks_served_all(scenario, left).await;
+                }
                 let leftovers =
                     settle_group(driver.pgid, MOCK_SETTLE.min(until.saturating_duration_since(Deadline::now()))).await;
                 let mocks = record.mock_pids();
