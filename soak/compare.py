@@ -16,7 +16,12 @@ differed. A transcript whose lines are the same but in another order (exchange n
 aside) is marked so: most often the client sent two messages at once and they arrived the
 other way round, which is still a difference, but one to read as such.
 
-    soak/compare.py DIR
+A client's own race is no flake of the harness: a run its baseline lists `flaky:` (with the
+race named in a comment there, e.g. the TypeScript SDKs' two concurrent token refreshes) is
+reported `flaky (baseline)` whatever its status, in CI and in every report, so a status that
+differs there is listed apart with the rest that is no verdict, and fails nothing.
+
+    soak/compare.py DIR [BASELINE]
 """
 import difflib
 import json
@@ -36,6 +41,24 @@ def runs_of(rep: Path):
         name = f"{r['path'].lstrip('/').removesuffix('.yaml')}.{r['transport']}.txt"
         out[(r["path"], r["transport"])] = (r["status"], failed, notes, name, r.get("target") == "bundled")
     return out
+
+
+def flaky_of(baseline: Path | None) -> set[str]:
+    """The `flaky:` entries of a baseline file (`name` or `name@transport`)."""
+    if baseline is None or not baseline.is_file():
+        return set()
+    entries, section = set(), None
+    for line in baseline.read_text().splitlines():
+        if line and not line.startswith((" ", "#")):
+            section = line.rstrip(":").strip()
+        elif section == "flaky" and line.strip().startswith("- "):
+            entries.add(line.strip()[2:].split("#")[0].strip())
+    return entries
+
+
+def listed_flaky(flaky: set[str], path: str, transport: str) -> bool:
+    name = Path(path).stem
+    return name in flaky or f"{name}@{transport}" in flaky
 
 
 def transcripts_of(rep: Path):
@@ -58,17 +81,18 @@ def same_lines_reordered(a: str, b: str) -> bool:
 
 
 def main() -> int:
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     root = Path(sys.argv[1])
+    flaky = flaky_of(Path(sys.argv[2]) if len(sys.argv) == 3 else None)
     reps = sorted((p for p in root.iterdir() if p.is_dir() and p.name.isdigit()), key=lambda p: int(p.name))
     reps = [p for p in reps if (p / "results.json").exists()]
     if len(reps) < 2:
         print(f"soak: fewer than two repetitions with results under {root}", file=sys.stderr)
         return 2
     first, first_texts = runs_of(reps[0]), transcripts_of(reps[0])
-    verdicts, wire = {}, {}
+    verdicts, wire, races = {}, {}, {}
     for rep in reps[1:]:
         other, texts = runs_of(rep), transcripts_of(rep)
         for key in sorted(set(first) | set(other)):
@@ -77,6 +101,10 @@ def main() -> int:
                 verdicts.setdefault(key, []).append((rep.name, "ran in only one of the two"))
                 continue
             (status_a, failed_a, notes_a, name, bundled), (status_b, failed_b, notes_b, _, _) = a, b
+            if listed_flaky(flaky, *key) and (status_a, failed_a) != (status_b, failed_b):
+                why = f"status {status_a} -> {status_b}, checks {list(failed_a)} -> {list(failed_b)}"
+                races.setdefault(key, []).append((rep.name, why))
+                continue
             if status_a != status_b:
                 verdicts.setdefault(key, []).append((rep.name, f"status {status_a} -> {status_b}"))
                 continue
@@ -113,6 +141,9 @@ def main() -> int:
     if wire:
         print(f"soak: {root}: {len(wire)} runs of a third-party client differed in their notes or transcript alone (no verdict; read them):")
         show(wire)
+    if races:
+        print(f"soak: {root}: {len(races)} runs its baseline lists flaky (the client's own race, reported 'flaky (baseline)' every time) differed in status or checks:")
+        show(races)
     return 1 if verdicts else 0
 
 
