@@ -16,7 +16,9 @@
 //! A run the deadline ended while its client was in the plan's own `wait` step
 //! ([`crate::checks::cut_in_plan_wait`]) is starved whatever lag the harness measured in its
 //! own process (a client starved of CPU took the room the deadline left beside the wait), and
-//! such an attempt, having finished no plan, has no verdict to weigh against another.
+//! such an attempt, having finished no plan, has no verdict to weigh against another; nor has
+//! a starved attempt that left the run *not exercised* (its client never met the fault, so
+//! nothing of its handling was judged): the attempt the machine did not starve decides.
 //!
 //! Test hook: `MCP_HARNESS_TEST_LAG=<scenario>=<ms>[,<scenario>=<ms>…]` adds that much lag
 //! to the measurement of each named scenario's first attempt, to force the re-run path
@@ -87,17 +89,19 @@ where
         return first.result;
     }
     let mut attempts = vec![summary(&first.result, lag)];
-    // An attempt the deadline cut in the plan's own wait finished no plan: it has no verdict
+    // An attempt the deadline cut in the plan's own wait finished no plan, and a starved one
+    // whose client never met the fault judged nothing of its handling: neither has a verdict
     // to weigh against another.
-    let mut cut = vec![first.cut_in_wait];
+    let no_verdict = |m: &Measured| m.cut_in_wait || m.result.status == Status::NotExercised;
+    let mut cut = vec![no_verdict(&first)];
     let mut last = first.result;
     let Ok(_slot) = reruns.acquire().await else { return last };
     let mut settled = false;
     for _ in 0..MAX_RERUNS {
         let next = attempt().await;
         attempts.push(summary(&next.result, next.lag));
-        cut.push(next.cut_in_wait);
         settled = !starved(&next, next.lag);
+        cut.push(!settled && no_verdict(&next));
         last = next.result;
         if settled {
             break;
@@ -305,6 +309,17 @@ mod tests {
         // The cut attempt finished no plan, so it is no verdict against the re-run's.
         assert_eq!((made, r.status), (2, Status::Passed));
         assert_eq!(r.load.expect("the attempts are recorded").attempts.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_starved_attempt_that_never_met_the_fault_is_no_verdict_against_an_unstarved_one() {
+        // Seen under the heavy soak: starved, the client never met the fault; the re-run did,
+        // and nothing there judges a third-party client.
+        let (r, made) = settled(vec![(Status::NotExercised, vec![], 900), (Status::NotApplicable, vec![], 10)]).await;
+        assert_eq!((r.status, made), (Status::NotApplicable, 2));
+        // An unstarved attempt that left it not exercised is evidence like any other.
+        let (r, _) = settled(vec![(Status::Passed, vec![], 900), (Status::NotExercised, vec![], 10)]).await;
+        assert_eq!(r.status, Status::FlakyUnderLoad);
     }
 
     #[tokio::test]
