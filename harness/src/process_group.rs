@@ -7,6 +7,8 @@
 //! `procfs` crate would add a large dependency for them.
 
 use mcp_results::Leftover;
+use std::collections::HashMap;
+use std::time::Duration;
 
 /// Characters of a leftover's command line kept.
 const COMMAND_CHARS: usize = 200;
@@ -37,14 +39,48 @@ pub(crate) fn kill(pgid: u32) {
 
 /// The living processes of group `pgid` (zombies are already dead and are left out).
 pub(crate) fn members(pgid: u32) -> Vec<Leftover> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
-    let mut found: Vec<Leftover> = entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|&pid| state_and_group(pid).is_some_and(|(state, group)| group == pgid && state != 'Z' && state != 'X'))
-        .map(|pid| Leftover { pid, command: command_of(pid) })
-        .collect();
+    let mut found: Vec<Leftover> = pids(pgid).map(|pid| Leftover { pid, command: command_of(pid) }).collect();
     found.sort_by_key(|l| l.pid);
     found
+}
+
+/// The pids of the living processes of group `pgid`.
+fn pids(pgid: u32) -> impl Iterator<Item = u32> {
+    let entries = std::fs::read_dir("/proc").into_iter().flatten();
+    entries.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok()).filter(move |&pid| {
+        state_and_group(pid).is_some_and(|(state, group)| group == pgid && state != 'Z' && state != 'X')
+    })
+}
+
+/// How long each thread of group `pgid` has waited for a CPU so far (runnable, not running),
+/// by thread id, in ns: the second field of `/proc/<pid>/task/<tid>/schedstat`. Empty where
+/// the kernel keeps no such figures. The harness's own scheduling lag does not show a client
+/// starved of CPU (a thread that wakes now and then is served promptly; a busy one waits its
+/// turn), and this does.
+pub(crate) fn cpu_waits(pgid: u32) -> HashMap<u32, u64> {
+    let mut waits = HashMap::new();
+    for pid in pids(pgid) {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { continue };
+        for task in tasks.flatten() {
+            let Some(tid) = task.file_name().to_str().and_then(|t| t.parse::<u32>().ok()) else { continue };
+            let stat = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
+            if let Some(wait) = stat.split_whitespace().nth(1).and_then(|w| w.parse().ok()) {
+                waits.insert(tid, wait);
+            }
+        }
+    }
+    waits
+}
+
+/// The longest any thread of group `pgid` has waited for a CPU since `before` was read
+/// ([`cpu_waits`]; a thread started since counts from zero).
+pub(crate) fn longest_cpu_wait_since(pgid: u32, before: &HashMap<u32, u64>) -> Duration {
+    let longest = cpu_waits(pgid)
+        .into_iter()
+        .map(|(tid, wait)| wait.saturating_sub(before.get(&tid).copied().unwrap_or(0)))
+        .max()
+        .unwrap_or(0);
+    Duration::from_nanos(longest)
 }
 
 /// The state and process group of `pid`, if it exists.
@@ -81,6 +117,35 @@ pub(crate) fn command_of(pid: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_group_whose_threads_share_one_cpu_is_seen_waiting_for_it() {
+        use std::os::unix::process::CommandExt;
+        // Three busy loops on one CPU: each runs a third of the time and waits the rest.
+        if std::process::Command::new("taskset").arg("-V").output().is_err() {
+            return eprintln!("taskset is missing: the CPU wait is not measured here");
+        }
+        let spin = |group: i32| {
+            std::process::Command::new("taskset")
+                .args(["-c", "0", "sh", "-c", "while :; do :; done"])
+                .process_group(group)
+                .spawn()
+                .expect("spawn a busy loop")
+        };
+        let mut leader = spin(0);
+        let pgid = leader.id();
+        let mut others = [spin(pgid as i32), spin(pgid as i32)];
+        let before = cpu_waits(pgid);
+        // Measured over a span: there is no event to wait on, the waiting is what is measured.
+        std::thread::sleep(Duration::from_millis(300));
+        let waited = longest_cpu_wait_since(pgid, &before);
+        kill(pgid);
+        for child in std::iter::once(&mut leader).chain(&mut others) {
+            let _ = child.wait();
+        }
+        assert!(waited >= Duration::from_millis(50), "the busiest loop waited only {waited:?} in 300 ms");
+        assert_eq!(longest_cpu_wait_since(pgid, &HashMap::new()), Duration::ZERO, "the group is gone");
+    }
 
     #[test]
     fn reads_state_and_group_past_a_command_name_with_parentheses() {

@@ -340,6 +340,10 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool, b
         (outcome, wire)
     };
     let hung = outcome.hung;
+    // A client that waited for a CPU longer than the room its plan had may have hung for the
+    // machine's sake: that wait counts as the run's lag (the slack is its limit).
+    let cpu_wait = outcome.process.as_ref().and_then(|p| p.cpu_wait_ms).unwrap_or(0);
+    let slow_start = slow_start.max(Duration::from_millis(cpu_wait));
     let cut_in_wait = checks::cut_in_plan_wait(scenario, &outcome);
     (finish(job, config, result, started, deadline, outcome, wire), slow_start, hung, cut_in_wait)
 }

@@ -536,6 +536,12 @@ pub struct ProcessReport {
     pub escaped: Vec<Escaped>,
     /// The SDK under test, as the driver named it (`{"sdk": {"name", "version"}}`).
     pub sdk: Option<Sdk>,
+    /// When the run's deadline ended it: how long its most-waiting thread had waited for a
+    /// CPU during the run, in ms (read from the kernel before the kill; Linux). A client
+    /// starved of CPU may hang for the machine's sake, which the harness's own scheduling
+    /// lag does not show: a wait past the room the plan had left re-runs the run.
+    #[serde(default)]
+    pub cpu_wait_ms: Option<u64>,
 }
 
 /// The SDK a driver runs.

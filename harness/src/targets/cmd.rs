@@ -494,6 +494,7 @@ async fn run_program(command_line: &str, run: ClientRun<'_>) -> ClientOutcome {
         leftovers: Vec::new(),
         escaped: Vec::new(),
         sdk: None,
+        cpu_wait_ms: None,
     };
     let argv = match argv(command_line, &endpoint) {
         Ok(a) => a,
@@ -544,6 +545,9 @@ async fn run_program(command_line: &str, run: ClientRun<'_>) -> ClientOutcome {
     // end, however the select above was ordered.
     let end = classify_flood(end, lock(&collected).flooded);
     let killed = matches!(end, ProcessEnd::KilledAtDeadline | ProcessEnd::KilledForFlooding { .. });
+    // Read before the kill, while the client's threads are there to be read.
+    let cpu_wait = (end == ProcessEnd::KilledAtDeadline)
+        .then(|| process_group::longest_cpu_wait_since(pgid, &std::collections::HashMap::new()));
     if killed {
         process_group::kill(pgid);
         // SIGKILL cannot be ignored; the bound only guards against a kernel that is slow
@@ -586,6 +590,7 @@ async fn run_program(command_line: &str, run: ClientRun<'_>) -> ClientOutcome {
     // the same: classify by what it wrote, not by which came first.
     let end = classify_flood(end, collected.flooded);
     let report = collected.report(end, wall_ms, leftovers, escaped);
+    let report = ProcessReport { cpu_wait_ms: cpu_wait.map(|w| w.as_millis() as u64), ..report };
     assemble(plan, collected, report, started, deadline)
 }
 
@@ -608,6 +613,7 @@ impl Collected {
             leftovers,
             escaped,
             sdk: self.sdk.clone(),
+            cpu_wait_ms: None,
         }
     }
 }

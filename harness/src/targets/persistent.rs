@@ -395,6 +395,9 @@ impl Persistent {
         // delays the run, never eats its deadline (a one-shot run would still be starting).
         let started = Instant::now();
         let until = Deadline::now() + deadline.total();
+        // The driver's threads' waits for a CPU so far: what it waits during this job is
+        // told from them if the deadline ends it.
+        let waits_before = process_group::cpu_waits(driver.pgid);
         let finish = |c: Collected, end: ProcessEnd, leftovers: Vec<Leftover>| finish(started, c, end, leftovers);
         let job = self.jobs.fetch_add(1, Ordering::SeqCst) + 1;
         let args: Vec<String> = match &endpoint {
@@ -427,6 +430,8 @@ impl Persistent {
                 }
             }
         };
+        let cpu_wait = matches!(ended, Ended::Deadline)
+            .then(|| process_group::longest_cpu_wait_since(driver.pgid, &waits_before).as_millis() as u64);
         if !matches!(ended, Ended::Done) {
             // The driver is going: its stderr ends with it (bounded, a grandchild may hold it).
             if matches!(ended, Ended::Deadline | Ended::Flooded) {
@@ -468,7 +473,11 @@ impl Persistent {
                 } else {
                     ProcessEnd::KilledForFlooding { cap: STDOUT_CAP, pipe: Pipe::Stdout }
                 };
-                finish(c, end, Vec::new())
+                let mut outcome = finish(c, end, Vec::new());
+                if let Some(report) = outcome.process.as_mut() {
+                    report.cpu_wait_ms = cpu_wait;
+                }
+                outcome
             }
             Ended::Framing(e) => {
                 let (end, _) = driver.fail(e);

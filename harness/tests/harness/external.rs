@@ -109,6 +109,10 @@ async fn hanging_client_with_grandchild_holding_stdout_is_a_timeout_and_leaves_n
     let (result, took) = run_fake(dir.path(), "hang.sh", body).await;
     assert!(took < bound(), "took {took:?}, bound {:?}", bound());
     assert!(result.transcript.contains("client killed at the run deadline"), "{}", result.transcript);
+    // How long it waited for a CPU was read before the kill (a starved client's hang is the
+    // machine's, and re-run).
+    let client = result.client.as_ref().expect("a process report");
+    assert!(client.cpu_wait_ms.is_some(), "{client:?}");
     // A hang is the timeouts SHOULD (a warning for a third party); the checks it leaves
     // unjudged fail on their own, and this scenario has none.
     let hang = result.warnings.iter().find(|f| f.check.contains("finishes before the deadline"));

@@ -151,6 +151,8 @@ async fn a_hang_is_killed_at_the_run_deadline_and_replaced() {
     let fake = Fake::new("");
     let (hung, took) = fake.run("hang").await;
     assert_eq!(end(&hung), ProcessEnd::KilledAtDeadline, "{:?}", hung.client);
+    // The driver's wait for a CPU during this job was read before the kill.
+    assert!(hung.client.as_ref().is_some_and(|c| c.cpu_wait_ms.is_some()), "{:?}", hung.client);
     let deadline = Duration::from_millis(DEADLINE_MS) + fake.config.target.startup_allowance();
     // Killed at the deadline, not before; the upper bound only tells a kill from a driver
     // that never ends (a loaded machine may take seconds past the deadline to reap it).
@@ -188,12 +190,13 @@ async fn a_mock_still_reading_at_done_is_waited_for_before_the_record_is_read() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_driver_that_does_not_announce_the_mode_is_a_clear_error() {
     let fake = Fake::new("env FAKE_NO_HELLO=1 ");
-    let (r, took) = fake.run("fine").await;
+    let (r, _) = fake.run("fine").await;
     assert_eq!(r.status, Status::Error, "{r:?}");
     let reason = r.reason.as_deref().unwrap_or_default();
     assert!(reason.contains(r#"first stdout line is not {"persistent":1}"#), "{reason}");
-    let deadline = Duration::from_millis(DEADLINE_MS) + fake.config.target.startup_allowance();
-    assert!(took < deadline, "no wait for the deadline ({deadline:?}): {took:?}");
+    // Ended by its first line, not by the run's deadline (a wall-time bound here failed under
+    // load: 2.8 s against the 2.5 s deadline, on the same path).
+    assert!(matches!(end(&r), ProcessEnd::NotStarted { .. }), "{:?}", r.client);
 }
 
 /// A real client through the framing: the reference client (standard library only) in the
