@@ -17,8 +17,10 @@
 //! ([`crate::checks::cut_in_plan_wait`]) is starved whatever lag the harness measured in its
 //! own process (a client starved of CPU took the room the deadline left beside the wait), and
 //! such an attempt, having finished no plan, has no verdict to weigh against another; nor has
-//! a starved attempt that left the run *not exercised* (its client never met the fault, so
-//! nothing of its handling was judged): the attempt the machine did not starve decides.
+//! any starved attempt the deadline ended (its lag, the client's wait for a CPU among it, was
+//! past the room the plan had: the hang may be the machine's), nor a starved attempt that
+//! left the run *not exercised* (its client never met the fault, so nothing of its handling
+//! was judged): the attempt the machine did not starve decides.
 //!
 //! Test hook: `MCP_HARNESS_TEST_LAG=<scenario>=<ms>[,<scenario>=<ms>…]` adds that much lag
 //! to the measurement of each named scenario's first attempt, to force the re-run path
@@ -89,10 +91,11 @@ where
         return first.result;
     }
     let mut attempts = vec![summary(&first.result, lag)];
-    // An attempt the deadline cut in the plan's own wait finished no plan, and a starved one
+    // A starved attempt the deadline ended (in the plan's own wait, or anywhere with a lag
+    // past the room the plan had) finished no plan for the machine's sake, and a starved one
     // whose client never met the fault judged nothing of its handling: neither has a verdict
     // to weigh against another.
-    let no_verdict = |m: &Measured| m.cut_in_wait || m.result.status == Status::NotExercised;
+    let no_verdict = |m: &Measured| m.cut_in_wait || m.hung || m.result.status == Status::NotExercised;
     let mut cut = vec![no_verdict(&first)];
     let mut last = first.result;
     let Ok(_slot) = reruns.acquire().await else { return last };
@@ -320,6 +323,26 @@ mod tests {
         // An unstarved attempt that left it not exercised is evidence like any other.
         let (r, _) = settled(vec![(Status::Passed, vec![], 900), (Status::NotExercised, vec![], 10)]).await;
         assert_eq!(r.status, Status::FlakyUnderLoad);
+    }
+
+    #[tokio::test]
+    async fn a_starved_hang_is_no_verdict_against_an_unstarved_attempt_that_finished() {
+        // Seen under the heavy soak: an OAuth connect waited 5.3 s for a CPU against a 3 s
+        // deadline and hung; the re-run, unstarved, passed.
+        let slots = tokio::sync::Semaphore::new(1);
+        let mut made = 0;
+        let r = settle(&scenario(), &slots, || {
+            made += 1;
+            let first = made == 1;
+            std::future::ready(Measured {
+                result: result(if first { Status::Failed } else { Status::Passed }, &[]),
+                lag: Duration::from_millis(if first { 5300 } else { 30 }),
+                hung: first,
+                cut_in_wait: false,
+            })
+        })
+        .await;
+        assert_eq!((made, r.status), (2, Status::Passed));
     }
 
     #[tokio::test]
