@@ -225,8 +225,8 @@ pub async fn run_one(job: &Job, config: &RunConfig) -> RunResult {
 async fn run_settled(job: &Job, config: &RunConfig, reruns: &tokio::sync::Semaphore) -> RunResult {
     starvation::settle(&job.scenario, reruns, || async {
         let watch = LagWatch::start();
-        let (result, slow_start, hung, cut_in_wait) = attempt(job, config).await;
-        starvation::Measured { result, lag: watch.stop().max(slow_start), hung, cut_in_wait }
+        let (result, slow_start, hung, cut_in_wait, failed_by_hang) = attempt(job, config).await;
+        starvation::Measured { result, lag: watch.stop().max(slow_start), hung, cut_in_wait, failed_by_hang }
     })
     .await
 }
@@ -237,7 +237,7 @@ async fn run_settled(job: &Job, config: &RunConfig, reruns: &tokio::sync::Semaph
 /// ([`crate::targets::Client::waits_for_server_ready`] says no): its handshake bound counts
 /// the server's spawn and start-up, so a machine slow to start a process eats the scenario's
 /// timing margin as a scheduling lag does.
-async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool, bool) {
+async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool, bool, bool) {
     let started = Instant::now();
     let scenario = &job.scenario;
     let target = &config.target;
@@ -246,19 +246,19 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool, b
         // Loaded and validated like any scenario, never run: no mock, no client, no snapshot.
         result.status = Status::Pending;
         result.reason = Some(reason.clone());
-        return (result, Duration::ZERO, false, false);
+        return (result, Duration::ZERO, false, false, false);
     }
     if let Some(reason) = target.declines(scenario) {
         // Never run with a field the driver would drop: no mock, no client, no snapshot.
         result.status = Status::Skipped;
         result.reason = Some(reason);
-        return (result, Duration::ZERO, false, false);
+        return (result, Duration::ZERO, false, false, false);
     }
     let run_dir = match tempfile::Builder::new().prefix("mcp-run-").tempdir() {
         Ok(d) => d,
         Err(e) => {
             result.reason = Some(format!("cannot create a temp dir: {e}"));
-            return (result, Duration::ZERO, false, false);
+            return (result, Duration::ZERO, false, false, false);
         }
     };
     let deadline =
@@ -307,7 +307,7 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool, b
                 Ok(m) => m,
                 Err(e) => {
                     result.reason = Some(e.to_string());
-                    return (result, Duration::ZERO, false, false);
+                    return (result, Duration::ZERO, false, false, false);
                 }
             };
         // `via:` puts proxies between the client and the mock (crate::via).
@@ -317,7 +317,7 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool, b
                 Err(e) => {
                     result.reason = Some(e.to_string());
                     mock.stop().await;
-                    return (result, Duration::ZERO, false, false);
+                    return (result, Duration::ZERO, false, false, false);
                 }
             };
         let url = proxies.as_ref().map_or_else(|| mock.url.clone(), |p| p.url.clone());
@@ -345,7 +345,10 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool, b
     let cpu_wait = outcome.process.as_ref().and_then(|p| p.cpu_wait_ms).unwrap_or(0);
     let slow_start = slow_start.max(Duration::from_millis(cpu_wait));
     let cut_in_wait = checks::cut_in_plan_wait(scenario, &outcome);
-    (finish(job, config, result, started, deadline, outcome, wire), slow_start, hung, cut_in_wait)
+    let result = finish(job, config, result, started, deadline, outcome, wire);
+    // Failed only where the hang left steps unreported: no verdict when the machine starved it.
+    let hang_only = checks::failed_by_the_hang_alone(scenario, hung, &result);
+    (result, slow_start, hung, cut_in_wait, hang_only)
 }
 
 /// Judges a run whose client part is over from what its mock recorded in `run_dir`: the

@@ -305,6 +305,20 @@ pub fn cut_in_plan_wait(scenario: &Scenario, outcome: &mcp_results::ClientOutcom
         && first_unfinished(scenario, outcome).is_some_and(|step| matches!(step, mcp_scenario::ClientStep::Wait { .. }))
 }
 
+/// Whether the run hung to its deadline and each of its failures is an `outcome` check on a
+/// plan step the client never reported: what the hang alone makes fail. Starved, such an
+/// attempt has no verdict of its own (`crate::starvation`); one that failed on what the
+/// client did (an id reused while in flight, a header missing) has, hang or not.
+pub fn failed_by_the_hang_alone(scenario: &Scenario, hung: bool, result: &mcp_results::RunResult) -> bool {
+    let unreported = |step: usize| {
+        result.steps.iter().find(|s| s.step == step).is_none_or(|s| s.status == mcp_results::StepStatus::NotRun)
+    };
+    hung && result.failures.iter().all(|f| {
+        let check = index_of_label(&f.check).and_then(|i| scenario.checks.get(i)).map(|e| &e.check);
+        matches!(check, Some(Check::Outcome(o)) if unreported(o.step))
+    })
+}
+
 /// The first plan step the client did not report (the one it was on when the run ended).
 pub fn first_unfinished<'s>(
     scenario: &'s Scenario,
@@ -671,6 +685,47 @@ mod tests {
     use super::{TargetKind, weigh};
     use mcp_results::CheckResult;
     use mcp_scenario::basis::Level;
+
+    #[test]
+    fn a_hang_alone_fails_only_the_outcomes_of_the_steps_it_left_unreported() {
+        let text = "name: t\nsummary: s\ntransport: stdio\nrevision: 2025-11-25\nclient:\n  - op: connect\n  - op: request\n    method: tools/list\nserver:\n  - op: handshake\nchecks:\n  - outcome: {step: 1, ok: true}\n    must: m\n  - outcome: {step: 2, ok: true}\n    must: m\n  - sent: {method: tools/list}\n    must: m\n";
+        let scenario = mcp_scenario::load::parse(std::path::Path::new("t.yaml"), text).expect("parses");
+        let failed = |checks: &[&str], connect: mcp_results::StepStatus| {
+            let mut r: mcp_results::RunResult = serde_json::from_value(serde_json::json!({
+                "scenario": "t", "path": "t.yaml", "transport": "stdio", "status": "failed",
+            }))
+            .expect("a run");
+            r.steps = [(1, connect), (2, mcp_results::StepStatus::NotRun)]
+                .into_iter()
+                .map(|(step, status)| mcp_results::StepOutcome {
+                    step,
+                    what: String::new(),
+                    status,
+                    result: None,
+                    error: None,
+                    elapsed_ms: 0,
+                })
+                .collect();
+            r.failures = checks
+                .iter()
+                .map(|c| CheckResult {
+                    check: c.to_string(),
+                    message: String::new(),
+                    level: Level::Must,
+                    reference: None,
+                    about: Vec::new(),
+                })
+                .collect();
+            r
+        };
+        use mcp_results::StepStatus::{NotRun, Ok};
+        let hang_alone = |r: &mcp_results::RunResult| super::failed_by_the_hang_alone(&scenario, true, r);
+        assert!(hang_alone(&failed(&["check 1 (outcome)", "check 2 (outcome)"], NotRun)));
+        assert!(!hang_alone(&failed(&["check 1 (outcome)"], Ok)), "step 1 was reported");
+        assert!(!hang_alone(&failed(&["check 2 (outcome)", "check 3 (sent)"], Ok)), "judged on the wire");
+        assert!(!hang_alone(&failed(&["always: ids are unique"], Ok)));
+        assert!(!super::failed_by_the_hang_alone(&scenario, false, &failed(&["check 2 (outcome)"], Ok)), "no hang");
+    }
 
     #[test]
     fn only_the_bundled_client_fails_on_should_and_project() {

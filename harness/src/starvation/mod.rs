@@ -17,8 +17,9 @@
 //! ([`crate::checks::cut_in_plan_wait`]) is starved whatever lag the harness measured in its
 //! own process (a client starved of CPU took the room the deadline left beside the wait), and
 //! such an attempt, having finished no plan, has no verdict to weigh against another; nor has
-//! any starved attempt the deadline ended (its lag, the client's wait for a CPU among it, was
-//! past the room the plan had: the hang may be the machine's), nor a starved attempt that
+//! a starved attempt the deadline ended (its lag, the client's wait for a CPU among it, was
+//! past the room the plan had: the hang may be the machine's) that failed only on the plan
+//! steps its hang left unreported (an id it reused before hanging still counts), nor one that
 //! left the run *not exercised* (its client never met the fault, so nothing of its handling
 //! was judged): the attempt the machine did not starve decides.
 //!
@@ -69,6 +70,10 @@ pub struct Measured {
     /// client was not hung, the machine too slow for the scenario's deadline, whatever lag
     /// the harness measured in its own process.
     pub cut_in_wait: bool,
+    /// The deadline ended it, and it failed only on outcome checks of the plan steps it
+    /// never reported ([`crate::checks::failed_by_the_hang_alone`]): starved, that is no
+    /// verdict on the client.
+    pub failed_by_hang: bool,
 }
 
 /// Runs `attempt` once, and again, each re-run holding a slot of `reruns`, while the machine
@@ -91,11 +96,11 @@ where
         return first.result;
     }
     let mut attempts = vec![summary(&first.result, lag)];
-    // A starved attempt the deadline ended (in the plan's own wait, or anywhere with a lag
-    // past the room the plan had) finished no plan for the machine's sake, and a starved one
-    // whose client never met the fault judged nothing of its handling: neither has a verdict
-    // to weigh against another.
-    let no_verdict = |m: &Measured| m.cut_in_wait || m.hung || m.result.status == Status::NotExercised;
+    // A starved attempt the deadline ended in the plan's own wait, or that failed only on the
+    // steps its hang left unreported, finished no plan for the machine's sake; a starved one
+    // whose client never met the fault judged nothing of its handling: none has a verdict to
+    // weigh against another.
+    let no_verdict = |m: &Measured| m.cut_in_wait || m.failed_by_hang || m.result.status == Status::NotExercised;
     let mut cut = vec![no_verdict(&first)];
     let mut last = first.result;
     let Ok(_slot) = reruns.acquire().await else { return last };
@@ -206,6 +211,7 @@ mod tests {
                 lag: Duration::from_millis(lag),
                 hung: false,
                 cut_in_wait: false,
+                failed_by_hang: false,
             })
         })
         .await;
@@ -285,6 +291,7 @@ mod tests {
                     lag: Duration::from_millis(lag),
                     hung: true,
                     cut_in_wait: false,
+                    failed_by_hang: false,
                 })
             })
             .await;
@@ -306,6 +313,7 @@ mod tests {
                 lag: Duration::from_millis(5),
                 hung: cut,
                 cut_in_wait: cut,
+                failed_by_hang: false,
             })
         })
         .await;
@@ -326,23 +334,27 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_starved_hang_is_no_verdict_against_an_unstarved_attempt_that_finished() {
+    async fn a_starved_hang_failed_only_by_its_unreported_steps_is_no_verdict() {
         // Seen under the heavy soak: an OAuth connect waited 5.3 s for a CPU against a 3 s
-        // deadline and hung; the re-run, unstarved, passed.
-        let slots = tokio::sync::Semaphore::new(1);
-        let mut made = 0;
-        let r = settle(&scenario(), &slots, || {
-            made += 1;
-            let first = made == 1;
-            std::future::ready(Measured {
-                result: result(if first { Status::Failed } else { Status::Passed }, &[]),
-                lag: Duration::from_millis(if first { 5300 } else { 30 }),
-                hung: first,
-                cut_in_wait: false,
+        // deadline and hung, failing only the connect's outcome check; the re-run, unstarved,
+        // passed. A hung attempt that failed on what it sent (an id reused) is a verdict.
+        for (failed_by_hang, status) in [(true, Status::Passed), (false, Status::FlakyUnderLoad)] {
+            let slots = tokio::sync::Semaphore::new(1);
+            let mut made = 0;
+            let r = settle(&scenario(), &slots, || {
+                made += 1;
+                let first = made == 1;
+                std::future::ready(Measured {
+                    result: result(if first { Status::Failed } else { Status::Passed }, &[]),
+                    lag: Duration::from_millis(if first { 5300 } else { 30 }),
+                    hung: first,
+                    cut_in_wait: false,
+                    failed_by_hang: first && failed_by_hang,
+                })
             })
-        })
-        .await;
-        assert_eq!((made, r.status), (2, Status::Passed));
+            .await;
+            assert_eq!((made, r.status), (2, status), "failed by the hang alone: {failed_by_hang}");
+        }
     }
 
     #[tokio::test]
