@@ -10,7 +10,7 @@
 
 use crate::transcript::{Redactor, Transcript, count_sent};
 use mcp_mock::record::RunFollower;
-use mcp_scenario::script::connection_script;
+use mcp_scenario::script::connection_parts;
 use mcp_scenario::{Scenario, ServerStep, WireEvent};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -101,9 +101,11 @@ impl RunRecord {
         let mut follower = crate::outcome::lock(&self.follower);
         follower.update_all(&self.dir);
         let scripted = follower.connections().count();
-        let script = |i: usize| if i < scripted { connection_script(&scenario.server, i + 1) } else { Vec::new() };
+        // Each scripted connection's script, borrowed (the poll runs every few milliseconds);
+        // a mock not yet bound to one has none.
+        let scripts: Vec<&[ServerStep]> = connection_parts(&scenario.server).take(scripted).collect();
         follower.records().enumerate().all(|(i, events)| {
-            let script = script(i);
+            let script = scripts.get(i).copied().unwrap_or_default();
             let (reached, finished) = events
                 .iter()
                 .filter_map(WireEvent::script_progress)

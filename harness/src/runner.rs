@@ -236,7 +236,9 @@ async fn run_settled(job: &Job, config: &RunConfig, reruns: &tokio::sync::Semaph
 /// for a client whose connect clock starts at the spawn
 /// ([`crate::targets::Client::waits_for_server_ready`] says no): its handshake bound counts
 /// the server's spawn and start-up, so a machine slow to start a process eats the scenario's
-/// timing margin as a scheduling lag does.
+/// timing margin as a scheduling lag does; or, when the deadline ended it, how long the
+/// client waited for a CPU, whichever is longer. Then whether it hung, was cut in the plan's
+/// own wait, and failed by its hang alone (see [`starvation::Measured`]).
 async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool, bool, bool) {
     let started = Instant::now();
     let scenario = &job.scenario;
@@ -343,12 +345,12 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool, b
     // A client that waited for a CPU longer than the room its plan had may have hung for the
     // machine's sake: that wait counts as the run's lag (the slack is its limit).
     let cpu_wait = outcome.process.as_ref().and_then(|p| p.cpu_wait_ms).unwrap_or(0);
-    let slow_start = slow_start.max(Duration::from_millis(cpu_wait));
+    let lag = slow_start.max(Duration::from_millis(cpu_wait));
     let cut_in_wait = checks::cut_in_plan_wait(scenario, &outcome);
     let result = finish(job, config, result, started, deadline, outcome, wire);
     // Failed only where the hang left steps unreported: no verdict when the machine starved it.
     let hang_only = checks::failed_by_the_hang_alone(scenario, hung, &result);
-    (result, slow_start, hung, cut_in_wait, hang_only)
+    (result, lag, hung, cut_in_wait, hang_only)
 }
 
 /// Judges a run whose client part is over from what its mock recorded in `run_dir`: the
