@@ -202,8 +202,18 @@ async fn the_mocks_own_errors_reach_stderr() {
     let dir = tempfile::tempdir().expect("tempdir");
     let Served { mut child, mut err, url, record } = serve_recording(dir.path()).await;
     // The rendering can no longer be written where it was asked for: a directory is in the way.
-    std::fs::remove_file(&record).ok();
-    std::fs::create_dir(&record).expect("mkdir");
+    // The mock may still be rewriting the file for what it recorded while starting, so the
+    // file can come back between the two calls; once the directory stands, every rewrite fails.
+    let mut tries = 0;
+    loop {
+        std::fs::remove_file(&record).ok();
+        match std::fs::create_dir(&record) {
+            Ok(()) => break,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 1000 => tries += 1,
+            Err(e) => panic!("mkdir {} (after {tries} rewrites by the mock): {e}", record.display()),
+        }
+        tokio::task::yield_now().await;
+    }
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
     assert_eq!(post(&reqwest::Client::new(), &url, None, init).await.status(), 200);
