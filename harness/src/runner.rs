@@ -237,8 +237,10 @@ async fn run_settled(job: &Job, config: &RunConfig, reruns: &tokio::sync::Semaph
 /// ([`crate::targets::Client::waits_for_server_ready`] says no): its handshake bound counts
 /// the server's spawn and start-up, so a machine slow to start a process eats the scenario's
 /// timing margin as a scheduling lag does; or, when the deadline ended it, how long the
-/// client waited for a CPU, whichever is longer. Then whether it hung, was cut in the plan's
-/// own wait, and failed by its hang alone (see [`starvation::Measured`]).
+/// client waited for a CPU or, over HTTP, how much later than its usual start-up it first
+/// reached the mock (a client slow to start eats the room its plan had before the deadline),
+/// whichever is longest. Then whether it hung, was cut in the plan's own wait, and failed by
+/// its hang alone (see [`starvation::Measured`]).
 async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool, bool, bool) {
     let started = Instant::now();
     let scenario = &job.scenario;
@@ -273,6 +275,7 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool, b
     // for a client whose close waited on the mock, whether the run finished.
     let mock_deadline_ms = deadline.total().as_millis() as u64 + MOCK_DEADLINE_MARGIN_MS;
     let mut slow_start = Duration::ZERO;
+    let mut late_start = Duration::ZERO;
     // The run's one record: followed while the client runs, read to its end after.
     let record = RunRecord::new(run_dir.path());
     let client_run = |endpoint| ClientRun { scenario, transport: job.transport, endpoint, deadline, record: &record };
@@ -325,6 +328,7 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool, b
         let url = proxies.as_ref().map_or_else(|| mock.url.clone(), |p| p.url.clone());
         // A proxy's port is the client's, and its error texts may quote it; no mock records it.
         let proxy_port = proxies.as_ref().and_then(|p| url::Url::parse(&p.url).ok()?.port());
+        let asked = mcp_mock::record::origin_unix_us(Instant::now());
         let outcome = target.run(client_run(Endpoint::Url(url))).await;
         result.mock_pids.push(mock.pid());
         let client_hop = match proxies {
@@ -339,13 +343,20 @@ async fn attempt(job: &Job, config: &RunConfig) -> (RunResult, Duration, bool, b
         if let Some(port) = proxy_port {
             wire.redactor.learn_port(port);
         }
+        if outcome.hung {
+            late_start = first_contact(&wire.transcript)
+                .map(|contact| Duration::from_micros(contact.saturating_sub(asked)))
+                .unwrap_or_default()
+                .saturating_sub(target.usual_startup());
+        }
         (outcome, wire)
     };
     let hung = outcome.hung;
-    // A client that waited for a CPU longer than the room its plan had may have hung for the
-    // machine's sake: that wait counts as the run's lag (the slack is its limit).
+    // A client that waited for a CPU, or (over HTTP) took to reach the mock, longer than the
+    // room its plan had may have hung for the machine's sake: that counts as the run's lag
+    // (the slack is its limit).
     let cpu_wait = outcome.process.as_ref().and_then(|p| p.cpu_wait_ms).unwrap_or(0);
-    let lag = slow_start.max(Duration::from_millis(cpu_wait));
+    let lag = slow_start.max(late_start).max(Duration::from_millis(cpu_wait));
     let cut_in_wait = checks::cut_in_plan_wait(scenario, &outcome);
     let result = finish(job, config, result, started, deadline, outcome, wire);
     // Failed only where the hang left steps unreported: no verdict when the machine starved it.
@@ -370,6 +381,17 @@ pub fn judge(job: &Job, config: &RunConfig, outcome: ClientOutcome, run_dir: &Pa
 fn first_serving(transcript: &Transcript) -> Option<u64> {
     let origin = |c: &crate::transcript::Connection| c.recorded().iter().find_map(WireEvent::origin_unix_us);
     transcript.connections().iter().filter_map(origin).min()
+}
+
+/// When the client's first bytes reached a mock or proxy, in µs since the Unix epoch: each
+/// connection's first event from the client, on the clock its `Started` event gives.
+fn first_contact(transcript: &Transcript) -> Option<u64> {
+    let contact = |c: &crate::transcript::Connection| {
+        let origin = c.recorded().iter().find_map(WireEvent::origin_unix_us)?;
+        let first = c.recorded().iter().find(|e| e.direction() == mcp_scenario::wire::Direction::ClientToMock)?;
+        Some(origin + first.t_us()?)
+    };
+    transcript.connections().iter().filter_map(contact).min()
 }
 
 /// Checks, renders and snapshots a run whose client part is over.

@@ -7,7 +7,8 @@
 //! for a lone `run_one`), so the re-runs meet less contention than the runs they check —
 //! until an attempt is not starved (at most [`MAX_RERUNS`]). A run the deadline ended is
 //! held to the deadline's slack instead ([`margin::Margins::slack`]): a lag shorter than the room the
-//! plan had left cannot have made it hang. The attempt the
+//! plan had left cannot have made it hang; its lag also counts how long the client waited for
+//! a CPU and, over HTTP, how much later than its usual start-up it first reached the mock. The attempt the
 //! machine did not starve is the evidence: when it gives the first attempt's verdict, that
 //! verdict stands (as the last attempt reports it); when it differs — or, with every attempt
 //! starved, when any two differ — the run is `flaky_under_load`, with each attempt's verdict

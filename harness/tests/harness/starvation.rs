@@ -96,3 +96,53 @@ fn without_the_lag_the_same_flipping_client_just_fails() {
     assert_eq!(run["status"], "failed", "{}", String::from_utf8_lossy(&out.stdout));
     assert!(run.get("load").is_none_or(Value::is_null), "{run}");
 }
+
+/// A client that reaches the mock late on its first attempt only (it sleeps before starting
+/// the reference client; its declaration run does not): a machine slow to start a process,
+/// as seen from outside. Written into `dir`; its path.
+fn late_starting_client(dir: &Path, sleep_s: &str) -> PathBuf {
+    let late = dir.join("late.sh");
+    std::fs::write(
+        &late,
+        format!(
+            "#!/bin/sh\nstate=\"{}\"\nif [ -z \"$MCP_HARNESS_DECLARE\" ] && [ ! -e \"$state\" ]; then : > \"$state\"; sleep {sleep_s}; fi\nexec \"{}\" \"$@\"\n",
+            dir.join("first-done").display(),
+            root().join("clients/reference/run").display()
+        ),
+    )
+    .expect("script");
+    std::fs::set_permissions(&late, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+    late
+}
+
+#[test]
+fn a_client_that_reached_the_mock_too_late_for_its_deadline_is_re_run() {
+    // The deadline (1000 ms + 500 ms for start-up) leaves the plan 400 ms beside the reply's
+    // 600 ms delay; the first attempt's client starts 1.2 s late, so its reply comes after the
+    // deadline. It waited for no CPU: only the time it took to reach the mock says the
+    // machine (here, the sleep) and not the client made it hang.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let scenario = tmp.path().join("late-start.yaml");
+    std::fs::write(
+        &scenario,
+        "name: late-start\nsummary: s\ntransport: http\nrevision: 2025-11-25\ndeadline_ms: 1000\nclient:\n  - op: connect\n  - op: request\n    method: ping\nserver:\n  - op: handshake\n  - op: expect\n    method: ping\n  - op: delay\n    ms: 600\n  - op: reply\nchecks:\n  - outcome: {step: 2, ok: true}\n    must: \"2025-11-25 basic/utilities/ping: the receiver MUST respond promptly with an empty response\"\n",
+    )
+    .expect("scenario");
+    let late = late_starting_client(tmp.path(), "1.2");
+    let reports = tmp.path().join("reports");
+    let out = Command::cargo_bin("mcp-harness")
+        .expect("binary")
+        .current_dir(tmp.path())
+        .env("MCP_HARNESS_STARTUP_MS", "500")
+        .args(["run", "late-start.yaml", "--no-snapshots", "--target", &format!("cmd:{}", late.display())])
+        .arg("--reports")
+        .arg(&reports)
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let run = &runs(&reports)[0];
+    assert_eq!(run["status"], "passed", "{stdout}\n{run}");
+    let attempts = run["load"]["attempts"].as_array().expect("the first attempt was re-run");
+    assert_eq!(attempts.len(), 2, "{run}");
+    assert!(attempts[0]["lag_ms"].as_u64().expect("lag") >= 1000, "the late start is the lag: {run}");
+}
