@@ -22,7 +22,8 @@
 //! past the room the plan had: the hang may be the machine's) that failed only on the plan
 //! steps its hang left unreported (an id it reused before hanging still counts), nor one that
 //! left the run *not exercised* (its client never met the fault, so nothing of its handling
-//! was judged): the attempt the machine did not starve decides.
+//! was judged), *not applicable* or *skipped* (a step its driver could not take): none judged
+//! the client. The attempt the machine did not starve decides.
 //!
 //! Test hook: `MCP_HARNESS_TEST_LAG=<scenario>=<ms>[,<scenario>=<ms>…]` adds that much lag
 //! to the measurement of each named scenario's first attempt, to force the re-run path
@@ -99,9 +100,11 @@ where
     let mut attempts = vec![summary(&first.result, lag)];
     // A starved attempt the deadline ended in the plan's own wait, or that failed only on the
     // steps its hang left unreported, finished no plan for the machine's sake; a starved one
-    // whose client never met the fault judged nothing of its handling: none has a verdict to
-    // weigh against another.
-    let no_verdict = |m: &Measured| m.cut_in_wait || m.failed_by_hang || m.result.status == Status::NotExercised;
+    // whose client never met the fault judged nothing of its handling, and one not applicable
+    // or skipped judged nothing of the client at all: none has a verdict to weigh against
+    // another.
+    let judged_nothing = |status| matches!(status, Status::NotExercised | Status::NotApplicable | Status::Skipped);
+    let no_verdict = |m: &Measured| m.cut_in_wait || m.failed_by_hang || judged_nothing(m.result.status);
     let mut cut = vec![no_verdict(&first)];
     let mut last = first.result;
     let Ok(_slot) = reruns.acquire().await else { return last };
@@ -332,6 +335,24 @@ mod tests {
         // An unstarved attempt that left it not exercised is evidence like any other.
         let (r, _) = settled(vec![(Status::Passed, vec![], 900), (Status::NotExercised, vec![], 10)]).await;
         assert_eq!(r.status, Status::FlakyUnderLoad);
+    }
+
+    #[tokio::test]
+    async fn starved_attempts_that_judged_nothing_never_make_a_run_flaky() {
+        // Seen under the heavy soak (Python 2.x, a step its SDK cannot take): the starved first
+        // attempt's connect gave up before that step, so nothing applied; the two starved
+        // re-runs reached the step and were skipped. No attempt judged the client.
+        let (r, made) = settled(vec![
+            (Status::NotApplicable, vec![], 900),
+            (Status::Skipped, vec![], 800),
+            (Status::Skipped, vec![], 700),
+        ])
+        .await;
+        assert_eq!((r.status, made), (Status::Skipped, 3));
+        // Against an attempt that judged, a starved one that did not is no evidence.
+        let (r, _) =
+            settled(vec![(Status::NotApplicable, vec![], 900), (Status::Failed, vec!["check 2 (outcome)"], 10)]).await;
+        assert_eq!(r.status, Status::Failed);
     }
 
     #[tokio::test]
