@@ -379,17 +379,20 @@ pub fn judge(job: &Job, config: &RunConfig, outcome: ClientOutcome, run_dir: &Pa
 
 /// When the run's first stdio server started serving, in µs since the Unix epoch.
 fn first_serving(transcript: &Transcript) -> Option<u64> {
-    let origin = |c: &crate::transcript::Connection| c.recorded().iter().find_map(WireEvent::origin_unix_us);
     transcript.connections().iter().filter_map(origin).min()
+}
+
+/// The wall-clock zero of a connection's record (its `Started` event), in µs since the epoch.
+fn origin(c: &crate::transcript::Connection) -> Option<u64> {
+    c.recorded().iter().find_map(WireEvent::origin_unix_us)
 }
 
 /// When the client's first bytes reached a mock or proxy, in µs since the Unix epoch: each
 /// connection's first event from the client, on the clock its `Started` event gives.
 fn first_contact(transcript: &Transcript) -> Option<u64> {
     let contact = |c: &crate::transcript::Connection| {
-        let origin = c.recorded().iter().find_map(WireEvent::origin_unix_us)?;
         let first = c.recorded().iter().find(|e| e.direction() == mcp_scenario::wire::Direction::ClientToMock)?;
-        Some(origin + first.t_us()?)
+        Some(origin(c)? + first.t_us()?)
     };
     transcript.connections().iter().filter_map(contact).min()
 }

@@ -35,24 +35,32 @@ fn run_starved(lagged: bool, target: Option<String>, reports: &Path) -> Output {
     cmd.arg("--reports").arg(reports).output().expect("runs")
 }
 
-/// A client that fails its first attempt (the reference client with a planted id bug) and not
-/// its second: what a verdict that rests on the load looks like from outside. The harness's
-/// declaration question before the runs is no attempt. Written into `dir`; its path.
-fn flipping_client(dir: &Path) -> PathBuf {
-    let flips = dir.join("flips.sh");
-    let reference = root().join("clients/reference/run");
+/// A wrapper around the reference client that runs `on_first` (shell) on its first attempt
+/// only, then the reference client; the harness's declaration run before the runs is no
+/// attempt. Written into `dir` as `name`; its path.
+fn first_attempt_differs(dir: &Path, name: &str, on_first: &str) -> PathBuf {
+    let script = dir.join(name);
     std::fs::write(
-        &flips,
+        &script,
         format!(
-            "#!/bin/sh\nstate=\"{}\"\nif [ -z \"$MCP_HARNESS_DECLARE\" ] && [ ! -e \"$state\" ]; then : > \"$state\"; exec \"{}\" --bug reuses-ids \"$@\"; fi\nexec \"{}\" \"$@\"\n",
+            "#!/bin/sh\nstate=\"{}\"\nif [ -z \"$MCP_HARNESS_DECLARE\" ] && [ ! -e \"$state\" ]; then : > \"$state\"; {on_first}; fi\nexec \"{}\" \"$@\"\n",
             dir.join("first-done").display(),
-            reference.display(),
-            reference.display()
+            reference().display()
         ),
     )
     .expect("script");
-    std::fs::set_permissions(&flips, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
-    flips
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+    script
+}
+
+fn reference() -> PathBuf {
+    root().join("clients/reference/run")
+}
+
+/// A client that fails its first attempt (the reference client with a planted id bug) and not
+/// its second: what a verdict that rests on the load looks like from outside.
+fn flipping_client(dir: &Path) -> PathBuf {
+    first_attempt_differs(dir, "flips.sh", &format!("exec \"{}\" --bug reuses-ids \"$@\"", reference().display()))
 }
 
 #[test]
@@ -90,29 +98,17 @@ fn a_starved_run_whose_verdict_changes_is_flaky_under_load() {
 fn without_the_lag_the_same_flipping_client_just_fails() {
     // The control: no starvation, no re-run — its first verdict is the verdict.
     let tmp = tempfile::tempdir().expect("tempdir");
-    let target = format!("cmd:{} --bug reuses-ids", root().join("clients/reference/run").display());
+    let target = format!("cmd:{} --bug reuses-ids", reference().display());
     let out = run_starved(false, Some(target), tmp.path());
     let run = &runs(tmp.path())[0];
     assert_eq!(run["status"], "failed", "{}", String::from_utf8_lossy(&out.stdout));
     assert!(run.get("load").is_none_or(Value::is_null), "{run}");
 }
 
-/// A client that reaches the mock late on its first attempt only (it sleeps before starting
-/// the reference client; its declaration run does not): a machine slow to start a process,
-/// as seen from outside. Written into `dir`; its path.
+/// A client that reaches the mock late on its first attempt only (it sleeps `sleep_s` before
+/// starting): a machine slow to start a process, as seen from outside.
 fn late_starting_client(dir: &Path, sleep_s: &str) -> PathBuf {
-    let late = dir.join("late.sh");
-    std::fs::write(
-        &late,
-        format!(
-            "#!/bin/sh\nstate=\"{}\"\nif [ -z \"$MCP_HARNESS_DECLARE\" ] && [ ! -e \"$state\" ]; then : > \"$state\"; sleep {sleep_s}; fi\nexec \"{}\" \"$@\"\n",
-            dir.join("first-done").display(),
-            root().join("clients/reference/run").display()
-        ),
-    )
-    .expect("script");
-    std::fs::set_permissions(&late, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
-    late
+    first_attempt_differs(dir, "late.sh", &format!("sleep {sleep_s}"))
 }
 
 #[test]
