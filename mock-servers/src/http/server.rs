@@ -4,7 +4,8 @@
 //! either hands it to the script or answers it at once with a default that never makes a
 //! client wait: an unscripted request gets `200` with its [`crate::defaults`] answer
 //! (`ping`, `tools/list`) or JSON-RPC `-32601`, a notification or response `202`, a GET
-//! `405` (unless the script keeps a standing GET answer), a DELETE `200`.
+//! `405` (unless the script keeps a standing GET answer; before the authorization server's
+//! guard, which only GETs the script takes meet), a DELETE `200`.
 
 use super::body::MockBody;
 use super::conn::{Conn, DELETE, GetKind, Inbound, ReplyTx, Route};
@@ -152,6 +153,12 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
         }
         return shared.respond(n, exchange, rule.status, &hs, Bytes::from(rule.text.clone()), "auth required");
     }
+    if shared.oauth().is_some() && matches!(route, Route::Conn(_)) && never_served_get(&shared, &conn, &req) {
+        // Before the credential: the endpoint serves no stream whoever asks, so a client's
+        // listener meets the 405 whenever it comes, never a 401 whose refresh races the
+        // client's own requests (when the listener came after `expire_tokens` is its timing).
+        return unscripted_get(&shared, n, exchange);
+    }
     if let Some(server) = shared.oauth()
         && let Some(refusal) = server.guard(
             req.authorization.as_deref(),
@@ -184,8 +191,7 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
             if let Some(answer) = super::standing::answer(&shared, &conn, arrived, exchange, socket) {
                 return answer;
             }
-            let allow = [("allow".to_string(), shared.allow_besides(&Method::GET))];
-            shared.respond(n, exchange, 405, &allow, Bytes::new(), "unscripted GET")
+            unscripted_get(&shared, n, exchange)
         }
         Method::DELETE => {
             if shared.stateless_rules().is_some() && !conn.take(DELETE) {
@@ -208,6 +214,22 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
             "method not allowed",
         ),
     }
+}
+
+/// Whether `req` is a Streamable HTTP GET that neither the script nor a standing answer
+/// will take: the one the handler answers [`unscripted_get`].
+fn never_served_get(shared: &Shared, conn: &Conn, req: &Incoming_) -> bool {
+    let arrived = GetKind::arrived(&req.headers);
+    req.method == Method::GET
+        && shared.flavour == Flavour::StreamableHttp
+        && conn.get_key(arrived).is_none()
+        && lock(&conn.standing_gets).admitting(arrived).is_none()
+}
+
+/// `405` with `Allow`: the endpoint offers no stream on this GET.
+fn unscripted_get(shared: &Shared, n: usize, exchange: u64) -> Response<MockBody> {
+    let allow = [("allow".to_string(), shared.allow_besides(&Method::GET))];
+    shared.respond(n, exchange, 405, &allow, Bytes::new(), "unscripted GET")
 }
 
 /// A request to the authorization server ([`crate::oauth`]): recorded on the latest

@@ -99,3 +99,26 @@ async fn answer_json(request: reqwest::RequestBuilder) -> Value {
     let url = response.url().clone();
     response.json().await.unwrap_or_else(|e| panic!("{url}: not JSON: {e}"))
 }
+
+/// A GET the script never takes is answered 405 before its credential is looked at, so a
+/// client's listener meets the same answer whether it came before or after `expire_tokens`;
+/// a GET the script takes is guarded like any request.
+#[tokio::test]
+async fn only_a_get_the_script_takes_meets_the_guard() {
+    let statuses = |server: &'static str| async move {
+        let mock = Http::streamable(server).await;
+        let get = |token: Option<&'static str>| {
+            let mut r = mock.client.get(&mock.url).header("accept", "text/event-stream");
+            if let Some(t) = token {
+                r = r.header("authorization", format!("Bearer {t}"));
+            }
+            async move { r.send().await.expect("GET").status().as_u16() }
+        };
+        let answers = [get(None).await, get(Some("expired-or-unknown")).await];
+        mock.stop().await;
+        answers
+    };
+    assert_eq!(statuses("  - op: authorization_server\n  - op: stall\n").await, [405, 405]);
+    let scripted = "  - op: authorization_server\n  - op: expect_get\n    repeat: true\n  - op: stall\n";
+    assert_eq!(statuses(scripted).await, [401, 401]);
+}
