@@ -17,9 +17,10 @@ aside) is marked so: most often the client sent two messages at once and they ar
 other way round, which is still a difference, but one to read as such.
 
 A client's own race is no flake of the harness: a run its baseline lists `flaky:` (with the
-race named in a comment there, e.g. the TypeScript SDKs' two concurrent token refreshes) is
-reported `flaky (baseline)` whatever its status, in CI and in every report, so a status that
-differs there is listed apart with the rest that is no verdict, and fails nothing.
+race named in a comment there, e.g. the TypeScript SDK's two concurrent POSTs after a
+cancellation) is reported `flaky (baseline)` whatever its status, in CI and in every report,
+so a status that differs there is listed apart with the rest that is no verdict, and fails
+nothing.
 
     soak/compare.py DIR [BASELINE]
 """
