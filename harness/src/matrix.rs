@@ -121,6 +121,16 @@ fn evidence(run: &RunResult) -> Option<String> {
         .map(|j| format!("{}: {} — {}", j.level, j.check, j.reference.as_deref().unwrap_or("")))
 }
 
+/// A grid cell: the run's [`symbol`], unless the client's own race (named in its baseline)
+/// decides it: this run's status is one draw of that race and the next `make validate` may
+/// show the other, so the grid claims neither (the client's page keeps the draw).
+fn grid_symbol(cell: &Cell) -> &'static str {
+    if cell.baseline == Some(Verdict::Flaky) && cell.status.is_verdict() {
+        return "flaky (baseline)";
+    }
+    symbol(cell)
+}
+
 fn symbol(cell: &Cell) -> &'static str {
     match cell.status {
         Status::Passed => match cell.flagged {
@@ -186,7 +196,9 @@ pub fn write(dir: &Path) -> Result<Vec<String>, HarnessError> {
          for the bundled transports. `not exercised`: the client never met the scenario's fault, or \
          never finished its plan after it (no evidence either way); `n/a`: no check with an MCP \
          basis applies to a third-party client there (every check is SPEC.md's); `(warn)` beside either \
-         keeps a robustness finding or an unmet SHOULD seen on the way. Each client's page \
+         keeps a robustness finding or an unmet SHOULD seen on the way; `flaky (baseline)`: the client's \
+         own race, named in its expected-failures baseline, moves this cell between runs (its page \
+         gives the status this run drew, and no finding is written from it). Each client's page \
          says what every reason rests on; the times a run measured appear there cut to the 100 ms \
          below (`≈`), exact in each client's `results.json`.\n\n",
     );
@@ -215,7 +227,7 @@ pub fn write(dir: &Path) -> Result<Vec<String>, HarnessError> {
     for ((scenario, transport), cells) in &rows {
         let _ = write!(grid, "| {scenario} | {transport} |");
         for c in &names {
-            let shown = cells.get(*c).map(symbol).unwrap_or("—");
+            let shown = cells.get(*c).map(grid_symbol).unwrap_or("—");
             let _ = write!(grid, " {shown} |");
         }
         grid.push('\n');
@@ -301,7 +313,9 @@ mod tests {
              "warnings": [{"check": "check 2 (sent)", "message": "never sent ping", "level": "should", "reference": "2025-11-25 basic/utilities/ping: SHOULD"}]},
             {"scenario": "e", "path": "scenarios/http/e.yaml", "transport": "http", "status": "not_applicable",
              "reason": "nothing here judges a third-party client",
-             "warnings": [{"check": "check 3 (http)", "message": "2 GETs", "level": "robustness", "reference": "a retry loop"}]}
+             "warnings": [{"check": "check 3 (http)", "message": "2 GETs", "level": "robustness", "reference": "a retry loop"}]},
+            {"scenario": "f", "path": "scenarios/http/f.yaml", "transport": "http", "status": "failed", "baseline": "flaky",
+             "failures": [{"check": "check 4 (http)", "message": "1 of 7 lacked Authorization", "level": "must", "reference": "r"}]}
         ]});
         std::fs::write(client.join("results.json"), runs.to_string()).expect("write");
         assert_eq!(write(dir.path()).expect("writes"), vec!["fake".to_string()]);
@@ -315,9 +329,21 @@ mod tests {
         assert!(page.contains("no string ids"));
         let grid = std::fs::read_to_string(dir.path().join("README.md")).expect("grid");
         // Harm seen in a run that earns no verdict (e) is not dropped from the grid.
-        for row in ["| a | stdio | pass |", "| e | http | n/a (warn) |", "| d | stdio | pass (warn) |"] {
+        let rows = [
+            "| a | stdio | pass |",
+            "| e | http | n/a (warn) |",
+            "| d | stdio | pass (warn) |",
+            "| f | http | flaky (baseline) |",
+        ];
+        for row in rows {
             assert!(grid.contains(row), "{row} in {grid}");
         }
+        // The client's own race: its page keeps this run's draw, and no finding comes of it.
+        assert!(
+            page.contains("| f | http | **FAIL** | flaky | check 4 (http): 1 of 7 lacked Authorization | must: r |"),
+            "{page}"
+        );
+        assert!(!dir.path().join("findings/fake/f@http.md").exists());
         assert!(
             page.contains("| d | stdio | pass (warn) |  | check 2 (sent): never sent ping | should: 2025-11-25 basic/utilities/ping: SHOULD |"),
             "{page}"
