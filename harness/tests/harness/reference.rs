@@ -349,9 +349,19 @@ fn variant_problem(variant: &Variant, result: &RunResult) -> Option<String> {
         Level::Project | Level::Unclassified => false,
     };
     (!bit).then(|| {
+        // Why the run came out as it did, for a failure seen once under load.
+        let steps: Vec<String> =
+            result.steps.iter().map(|s| format!("{} {:?} {} ms", s.what, s.status, s.elapsed_ms)).collect();
         format!(
-            "--bug {} on {}: expected a failure containing {:?}, got {:?} {:?}",
-            variant.bug, variant.scenario, variant.message, result.status, result.failures
+            "--bug {} on {}: expected a failure containing {:?}, got {:?} {:?}\n  reason: {:?}\n  steps: {steps:?}\n  load: {:?}\n  took {} ms",
+            variant.bug,
+            variant.scenario,
+            variant.message,
+            result.status,
+            result.failures,
+            result.reason,
+            result.load,
+            result.duration_ms
         )
     })
 }
