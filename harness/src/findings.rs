@@ -9,7 +9,7 @@
 
 use crate::error::HarnessError;
 use crate::targets::Target;
-use mcp_results::{CheckResult, RunResult, Status, Verdict};
+use mcp_results::{CheckResult, RunResult, Status};
 use mcp_scenario::basis::Level;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -21,7 +21,7 @@ const EXCERPT_LINES: usize = 40;
 /// The failures of a run that make it a finding: none for a run its baseline lists `flaky:`
 /// (the client's own race; one run's draw of it is no one-file reproduction).
 pub fn must_failures(run: &RunResult) -> Vec<&CheckResult> {
-    if run.status != Status::Failed || run.baseline == Some(Verdict::Flaky) {
+    if run.status != Status::Failed || run.is_baseline_race_draw() {
         return Vec::new();
     }
     run.failures.iter().filter(|f| f.level == Level::Must).collect()

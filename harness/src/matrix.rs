@@ -22,6 +22,8 @@ struct Cell {
     /// What the reason's check rests on: `must: <sentence>`, `unclassified`, ….
     rests_on: String,
     baseline: Option<Verdict>,
+    /// [`RunResult::is_baseline_race_draw`].
+    race_draw: bool,
 }
 
 const REASON_CHARS: usize = 140;
@@ -103,6 +105,7 @@ fn cell(run: &RunResult) -> Cell {
         reason: one_line(&without_jitter(&reason)),
         rests_on: one_line(&rests_on),
         baseline: run.baseline,
+        race_draw: run.is_baseline_race_draw(),
     }
 }
 
@@ -125,7 +128,7 @@ fn evidence(run: &RunResult) -> Option<String> {
 /// decides it: this run's status is one draw of that race and the next `make validate` may
 /// show the other, so the grid claims neither (the client's page keeps the draw).
 fn grid_symbol(cell: &Cell) -> &'static str {
-    if cell.baseline == Some(Verdict::Flaky) && cell.status.is_verdict() {
+    if cell.race_draw {
         return "flaky (baseline)";
     }
     symbol(cell)
@@ -240,9 +243,8 @@ pub fn write(dir: &Path) -> Result<Vec<String>, HarnessError> {
 /// (`flaky:`) counted apart, as the grid shows them: a passed, warn or failed total then moves
 /// only when a verdict does.
 fn totals(runs: &[RunResult]) -> (Totals, usize) {
-    let drawn = |r: &&RunResult| r.baseline == Some(Verdict::Flaky) && r.status.is_verdict();
-    let kept: Vec<RunResult> = runs.iter().filter(|r| !drawn(r)).cloned().collect();
-    (Totals::of(&kept), runs.iter().filter(drawn).count())
+    let drawn = runs.iter().filter(|r| r.is_baseline_race_draw()).count();
+    (Totals::of(runs.iter().filter(|r| !r.is_baseline_race_draw())), drawn)
 }
 
 fn client_page(client: &str, runs: &[RunResult]) -> String {

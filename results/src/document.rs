@@ -118,7 +118,7 @@ pub struct Totals {
 
 impl Totals {
     /// Counts results.
-    pub fn of(results: &[RunResult]) -> Self {
+    pub fn of<'a>(results: impl IntoIterator<Item = &'a RunResult>) -> Self {
         let mut t = Totals::default();
         for r in results {
             t.warned += usize::from(!r.warnings.is_empty());

@@ -203,6 +203,14 @@ pub enum Judgement {
     NotJudged,
 }
 
+impl RunResult {
+    /// Its verdict is one draw of a race the client's baseline names (`flaky:`): the next run
+    /// may draw the other, so neither the matrix nor a finding claims it.
+    pub fn is_baseline_race_draw(&self) -> bool {
+        self.baseline == Some(Verdict::Flaky) && self.status.is_verdict()
+    }
+}
+
 impl Judgement {
     /// The name as written (`held`, `unmet`, `not_applicable`, `not_judged`).
     pub fn as_str(self) -> &'static str {

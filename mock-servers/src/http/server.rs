@@ -153,10 +153,10 @@ async fn handle(shared: Arc<Shared>, socket: Arc<SocketControl>, req: Request<In
         }
         return shared.respond(n, exchange, rule.status, &hs, Bytes::from(rule.text.clone()), "auth required");
     }
-    if shared.oauth().is_some() && matches!(route, Route::Conn(_)) && never_served_get(&shared, &conn, &req) {
-        // Before the credential: the endpoint serves no stream whoever asks, so a client's
-        // listener meets the 405 whenever it comes, never a 401 whose refresh races the
-        // client's own requests (when the listener came after `expire_tokens` is its timing).
+    if matches!(route, Route::Conn(_)) && never_served_get(&shared, &conn, &req) {
+        // Before the authorization server's guard: the endpoint serves no stream whoever asks,
+        // so a client's listener meets the 405 whenever it comes, never a 401 whose refresh
+        // races the client's own requests (when it came after `expire_tokens` is its timing).
         return unscripted_get(&shared, n, exchange);
     }
     if let Some(server) = shared.oauth()
